@@ -1,0 +1,36 @@
+import { all, create, type MathJsInstance } from 'mathjs';
+import { z } from 'zod';
+import { runBounded } from './bounded';
+import { defineTool } from './types';
+
+/** Functions that could alter the instance, parse code, or allocate huge structures. */
+const DISABLED = [
+  'import', 'createUnit', 'evaluate', 'parse', 'compile', 'simplify', 'derivative', 'resolve', 'parser', 'chain', 'help',
+  'range', 'zeros', 'ones', 'identity', 'resize', 'reshape', 'random', 'randomInt', 'pickRandom', 'sparse',
+];
+
+let instance: { math: MathJsInstance; evaluate: MathJsInstance['evaluate'] } | undefined;
+
+/** A mathjs instance with the dangerous functions disabled (built once: it is a pure library object). */
+function calculatorMath() {
+  if (!instance) {
+    const math = create(all);
+    const evaluate = math.evaluate;
+    const off: Record<string, () => never> = {};
+    for (const name of DISABLED) off[name] = () => { throw new Error(`${name} is disabled in the calculator`); };
+    math.import(off, { override: true });
+    instance = { math, evaluate };
+  }
+  return instance;
+}
+
+export const calculator = defineTool({
+  name: 'calculator',
+  description: 'Evaluates a math expression (arithmetic, functions, units like "5 cm to inch", small matrices). No variables persist.',
+  input: z.object({ expression: z.string().min(1).max(300) }),
+  run({ expression }) {
+    const { math, evaluate } = calculatorMath();
+    const value = runBounded(() => math.format(evaluate(expression, {}), { precision: 14 }));
+    return { expression, result: value };
+  },
+});

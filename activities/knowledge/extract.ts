@@ -1,0 +1,68 @@
+import mammoth from 'mammoth';
+import { extractText as pdfText, getDocumentProxy, getMeta } from 'unpdf';
+import { AppError } from '../../schema/errors';
+import type { SupportedMediaType } from '../../schema/knowledge';
+import { extractHtml } from './html';
+import { decodeText } from './sniff';
+
+export interface Extracted {
+  title?: string;
+  text: string;
+}
+
+function unreadable(kind: string, err: unknown): AppError {
+  const reason = (err as Error)?.message?.split('\n')[0]?.slice(0, 200) ?? 'unknown error';
+  return new AppError('invalid_request', `The ${kind} could not be read: ${reason}`, { cause: err });
+}
+
+async function extractPdf(buf: Uint8Array): Promise<Extracted> {
+  let pdf;
+  try {
+    pdf = await getDocumentProxy(new Uint8Array(buf), { verbosity: 0 });
+  } catch (err) {
+    throw unreadable('PDF', err);
+  }
+  try {
+    const { text } = await pdfText(pdf, { mergePages: false });
+    const meta = await getMeta(pdf).catch(() => ({ info: {} as Record<string, unknown> }));
+    const title = typeof meta.info?.Title === 'string' && meta.info.Title.trim() ? meta.info.Title.trim() : undefined;
+    return { title, text: (text as string[]).map((p) => p.trim()).filter(Boolean).join('\n\n') };
+  } catch (err) {
+    throw unreadable('PDF', err);
+  } finally {
+    await pdf.destroy().catch(() => {});
+  }
+}
+
+async function extractDocx(buf: Uint8Array): Promise<Extracted> {
+  try {
+    const { value } = await mammoth.extractRawText({ buffer: Buffer.from(buf) });
+    return { text: value };
+  } catch (err) {
+    throw unreadable('DOCX document', err);
+  }
+}
+
+function firstHeading(markdown: string): string | undefined {
+  return /^#{1,3}\s+(.+?)\s*#*\s*$/m.exec(markdown)?.[1]?.trim() || undefined;
+}
+
+/**
+ * Extracted plain text (and a title when the document carries one) by maintained parsers:
+ * unpdf (pdf.js) for PDF, mammoth for DOCX, Readability + linkedom for HTML.
+ * @throws AppError invalid_request when the file cannot be parsed or holds no text
+ */
+export async function extractDocument(buf: Uint8Array, mediaType: SupportedMediaType, url?: string): Promise<Extracted> {
+  let out: Extracted;
+  if (mediaType === 'application/pdf') out = await extractPdf(buf);
+  else if (mediaType === 'application/vnd.openxmlformats-officedocument.wordprocessingml.document') out = await extractDocx(buf);
+  else {
+    const text = decodeText(buf);
+    if (text === null) throw new AppError('unsupported_media_type', 'The file is not text.');
+    if (mediaType === 'text/html') out = extractHtml(text, url);
+    else out = { title: mediaType === 'text/markdown' ? firstHeading(text) : undefined, text };
+  }
+  const text = out.text.replaceAll('\u0000', '').trim();
+  if (!text) throw new AppError('invalid_request', 'No text could be extracted from the document (scanned pages need OCR, which is not offered).');
+  return { title: out.title?.replace(/\s+/g, ' ').slice(0, 300), text };
+}

@@ -1,0 +1,40 @@
+import type { Logger } from 'pino';
+import type { Config } from '../../schema/config';
+import { AppError } from '../../schema/errors';
+import type { Db } from '../store/db';
+import { insertDocument, type InsertedDocument, type NewDocument } from '../store/documents';
+import { getSpace } from '../store/spaces';
+import { chunkText } from './chunker';
+import { embedTexts } from './embeddings';
+import { knowledgeMode } from './mode';
+
+export interface KnowledgeDeps {
+  db: Db;
+  config: Config;
+  log: Logger;
+}
+
+/** @throws AppError not_found when the space is not the tenant's */
+export async function requireSpace(db: Db, tenantId: string, spaceId: string | undefined | null): Promise<void> {
+  if (spaceId && !(await getSpace(db, tenantId, spaceId))) throw new AppError('not_found', `Space ${spaceId} not found.`);
+}
+
+/**
+ * The one write path of the knowledge store: chunk, embed (hybrid mode), then write the document,
+ * its chunks and memory fragments in one transaction.
+ */
+export async function indexDocument(deps: KnowledgeDeps, doc: Omit<NewDocument, 'chunks' | 'embeddings'>): Promise<InsertedDocument> {
+  await requireSpace(deps.db, doc.tenantId, doc.spaceId);
+  const chunks = chunkText(doc.text);
+  let embeddings: number[][] | undefined;
+  const mode = await knowledgeMode(deps.db, deps.config, deps.log);
+  if (mode.search_mode === 'hybrid' && chunks.length) {
+    try {
+      embeddings = await embedTexts(deps.config, chunks);
+    } catch (err) {
+      // Full-text search still finds the document; vectors are an improvement, not a requirement.
+      deps.log.warn({ err: (err as Error).message }, 'embedding failed; document indexed for full-text search only');
+    }
+  }
+  return insertDocument(deps.db, { ...doc, chunks, embeddings });
+}

@@ -1,0 +1,257 @@
+import { z } from 'zod';
+import { AppError } from '../../schema/errors';
+import { faultFromNetwork, faultFromStatus, timeoutFault, upstreamFault } from './errors';
+import { sseData } from './sse';
+import type { ChatMessageIn, ModelRequest, ModelResult, ModelStreamChunk, ModelUsage } from './types';
+
+/** One OpenAI-compatible upstream, as configured (the name is public, the rest is not). */
+export interface ProviderDef {
+  name: string;
+  baseUrl: string;
+  apiKey?: string;
+  timeoutMs: number;
+  headers?: Record<string, string>;
+}
+
+export interface Target {
+  provider: ProviderDef;
+  model: string;
+}
+
+const ToolCall = z.object({
+  id: z.string(),
+  type: z.literal('function').catch('function'),
+  function: z.object({ name: z.string(), arguments: z.string().catch('{}') }),
+});
+const Usage = z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number().optional() });
+const Completion = z.object({
+  choices: z
+    .array(
+      z.object({
+        message: z.object({ content: z.string().nullish(), tool_calls: z.array(ToolCall).nullish() }),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .min(1),
+  usage: Usage.nullish(),
+});
+const StreamChunk = z.object({
+  choices: z
+    .array(
+      z.object({
+        delta: z
+          .object({
+            content: z.string().nullish(),
+            tool_calls: z
+              .array(
+                z.object({
+                  index: z.number().int().min(0).max(15),
+                  id: z.string().nullish(),
+                  function: z.object({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
+                }),
+              )
+              .nullish(),
+          })
+          .nullish(),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .nullish(),
+  usage: Usage.nullish(),
+  error: z.unknown().optional(),
+});
+
+/** Rough token count (4 characters a token) for upstreams that report no usage. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+function usageOf(u: z.infer<typeof Usage> | null | undefined, messages: ChatMessageIn[], output: string): ModelUsage {
+  if (u) return { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens ?? u.prompt_tokens + u.completion_tokens };
+  const prompt = estimateTokens(messages.map((m) => m.content ?? '').join('\n'));
+  const completion = estimateTokens(output);
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+function requestInit(t: Target, req: ModelRequest, stream: boolean, signal: AbortSignal): RequestInit {
+  const body: Record<string, unknown> = { ...req.extra, model: t.model, messages: req.messages, stream };
+  if (req.temperature !== undefined) body.temperature = req.temperature;
+  if (req.max_tokens !== undefined) body.max_tokens = req.max_tokens;
+  if (req.tools && req.tools.length > 0) body.tools = req.tools;
+  if (req.tool_choice !== undefined) body.tool_choice = req.tool_choice;
+  if (stream) body.stream_options = { include_usage: true };
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' };
+  if (t.provider.apiKey) headers.authorization = `Bearer ${t.provider.apiKey}`;
+  return { method: 'POST', headers: { ...t.provider.headers, ...headers }, body: JSON.stringify(body), signal };
+}
+
+function endpoint(p: ProviderDef): string {
+  return `${p.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+}
+
+/** Abort wiring for one attempt: the caller's signal plus our own timers. */
+class AttemptControl {
+  readonly ctl = new AbortController();
+  readonly signal: AbortSignal;
+  private idle?: NodeJS.Timeout;
+  private overall?: NodeJS.Timeout;
+  timedOutAfter = 0;
+
+  constructor(
+    private readonly outer: AbortSignal | undefined,
+    private readonly idleMs: number,
+    overallMs: number,
+  ) {
+    this.signal = outer ? AbortSignal.any([outer, this.ctl.signal]) : this.ctl.signal;
+    // setTimeout overflows above 2^31-1 ms (it would fire at once): no overall timer then.
+    if (overallMs < 2 ** 31 - 1) this.overall = setTimeout(() => this.expire(overallMs), overallMs);
+    this.touch();
+  }
+
+  private expire(ms: number) {
+    this.timedOutAfter = ms;
+    this.ctl.abort(new Error('timeout'));
+  }
+
+  /** Resets the idle timer (first byte, and every streamed read). */
+  touch() {
+    clearTimeout(this.idle);
+    this.idle = setTimeout(() => this.expire(this.idleMs), this.idleMs);
+  }
+
+  /** Turns whatever was thrown into the error the router should see. */
+  translate(provider: string, err: unknown, started: boolean): unknown {
+    if (this.outer?.aborted) return this.outer.reason;
+    if (this.timedOutAfter) return timeoutFault(provider, this.timedOutAfter);
+    if (err instanceof AppError) return err;
+    return faultFromNetwork(provider, err, started);
+  }
+
+  done() {
+    clearTimeout(this.idle);
+    clearTimeout(this.overall);
+  }
+
+  /** Stops the upstream request (early consumer exit). */
+  cancel() {
+    this.done();
+    if (!this.ctl.signal.aborted) this.ctl.abort(new Error('closed'));
+  }
+}
+
+/** One non-streaming call to one provider. */
+export async function completeOnce(t: Target, req: ModelRequest, remainingMs: number): Promise<ModelResult> {
+  const limit = Math.max(1, Math.min(t.provider.timeoutMs, remainingMs));
+  const a = new AttemptControl(req.signal, limit, limit);
+  try {
+    const res = await fetch(endpoint(t.provider), requestInit(t, req, false, a.signal));
+    if (!res.ok) {
+      await res.body?.cancel().catch(() => undefined);
+      throw faultFromStatus(t.provider.name, res.status, res.headers.get('retry-after'));
+    }
+    const text = await res.text();
+    let parsed: z.infer<typeof Completion>;
+    try {
+      parsed = Completion.parse(JSON.parse(text));
+    } catch {
+      throw upstreamFault('upstream_error', `The model provider '${t.provider.name}' answered with an unreadable completion.`, { fallback: true });
+    }
+    const choice = parsed.choices[0];
+    const content = choice.message.content ?? '';
+    const toolCalls = choice.message.tool_calls ?? undefined;
+    return {
+      content,
+      finish_reason: choice.finish_reason ?? (toolCalls?.length ? 'tool_calls' : 'stop'),
+      ...(toolCalls?.length ? { tool_calls: toolCalls } : {}),
+      usage: usageOf(parsed.usage, req.messages, content),
+      provider: t.provider.name,
+    };
+  } catch (err) {
+    throw a.translate(t.provider.name, err, false);
+  } finally {
+    a.done();
+  }
+}
+
+export interface OpenedStream {
+  chunks: AsyncGenerator<ModelStreamChunk>;
+}
+
+/**
+ * Opens a streaming call: resolves once the upstream answered 2xx (so the router may still
+ * fall back on connect errors, 429 and 5xx), then yields deltas. Returning early from the
+ * generator aborts the upstream request.
+ */
+export async function openStream(t: Target, req: ModelRequest, remainingMs: number): Promise<OpenedStream> {
+  const idle = Math.max(1, Math.min(t.provider.timeoutMs, remainingMs));
+  const a = new AttemptControl(req.signal, idle, Math.max(1, remainingMs));
+  let res: Response;
+  try {
+    res = await fetch(endpoint(t.provider), requestInit(t, req, true, a.signal));
+    if (!res.ok) {
+      await res.body?.cancel().catch(() => undefined);
+      throw faultFromStatus(t.provider.name, res.status, res.headers.get('retry-after'));
+    }
+    if (!res.body) throw upstreamFault('upstream_error', `The model provider '${t.provider.name}' sent no stream.`, { fallback: true });
+  } catch (err) {
+    a.done();
+    throw a.translate(t.provider.name, err, false);
+  }
+  const body = res.body;
+  async function* chunks(): AsyncGenerator<ModelStreamChunk> {
+    let output = '';
+    let finish: string | undefined;
+    let usage: z.infer<typeof Usage> | undefined;
+    const calls: Array<{ id: string; name: string; arguments: string }> = [];
+    let ended = false;
+    try {
+      for await (const data of sseData(body, () => a.touch())) {
+        if (data.trim() === '[DONE]') {
+          ended = true;
+          break;
+        }
+        let chunk: z.infer<typeof StreamChunk>;
+        try {
+          chunk = StreamChunk.parse(JSON.parse(data));
+        } catch {
+          throw upstreamFault('upstream_error', `The model provider '${t.provider.name}' sent an unreadable stream chunk.`, { fallback: false });
+        }
+        if (chunk.error !== undefined) {
+          throw upstreamFault('upstream_error', `The model provider '${t.provider.name}' reported an error mid-stream.`, { fallback: false });
+        }
+        if (chunk.usage) usage = chunk.usage;
+        const choice = chunk.choices?.[0];
+        if (!choice) continue;
+        for (const tc of choice.delta?.tool_calls ?? []) {
+          const c = (calls[tc.index] ??= { id: '', name: '', arguments: '' });
+          if (tc.id) c.id = tc.id;
+          if (tc.function?.name) c.name += tc.function.name;
+          if (tc.function?.arguments) c.arguments += tc.function.arguments;
+        }
+        if (choice.finish_reason) finish = choice.finish_reason;
+        const delta = choice.delta?.content ?? '';
+        if (delta) {
+          output += delta;
+          yield { delta };
+        }
+      }
+      if (!ended && !finish) {
+        throw upstreamFault('upstream_error', `The model provider '${t.provider.name}' ended the stream before the answer was complete.`, {
+          fallback: false,
+        });
+      }
+      const toolCalls = calls.filter(Boolean).map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } }));
+      yield {
+        delta: '',
+        finish_reason: finish ?? (toolCalls.length ? 'tool_calls' : 'stop'),
+        usage: usageOf(usage, req.messages, output),
+        ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+      };
+    } catch (err) {
+      throw a.translate(t.provider.name, err, true);
+    } finally {
+      a.cancel();
+    }
+  }
+  return { chunks: chunks() };
+}

@@ -1,0 +1,49 @@
+import { createPool, createTypeParserPreset, type DatabasePool, type Interceptor } from 'slonik';
+import type { Logger } from 'pino';
+
+/**
+ * Validates every row of a typed query (`sql.type(schema)`) so a drifting database fails
+ * loudly instead of leaking wrong shapes into the service.
+ */
+const resultParser: Interceptor = {
+  name: 'result-parser',
+  transformRowAsync: async (ctx, _query, row) => {
+    const parser = ctx.resultParser;
+    if (!parser) return row;
+    const result = await parser['~standard'].validate(row);
+    if (result.issues) {
+      const first = result.issues[0];
+      throw new Error(
+        `Row does not match its schema at ${first?.path?.map((p) => (typeof p === 'object' ? p.key : p)).join('.')}: ${first?.message}`,
+      );
+    }
+    return result.value as typeof row;
+  },
+};
+
+const isoTimestamp = (value: string) => new Date(value.includes('T') ? value : value.replace(' ', 'T')).toISOString();
+
+/** Timestamps as ISO strings, int8 and numeric as numbers. */
+const typeParsers = [
+  ...createTypeParserPreset().filter(
+    (p) => !['timestamp', 'timestamptz', 'int8', 'numeric', 'date'].includes(p.name),
+  ),
+  { name: 'timestamptz', parse: (v: string) => new Date(v).toISOString() },
+  { name: 'timestamp', parse: (v: string) => isoTimestamp(v + 'Z') },
+  { name: 'int8', parse: (v: string) => Number.parseInt(v, 10) },
+  { name: 'numeric', parse: (v: string) => Number.parseFloat(v) },
+  { name: 'date', parse: (v: string) => v },
+];
+
+export type Db = DatabasePool;
+
+export async function createDb(opts: { url: string; maxConnections?: number; log?: Logger }): Promise<Db> {
+  return createPool(opts.url, {
+    interceptors: [resultParser],
+    typeParsers,
+    maximumPoolSize: opts.maxConnections ?? 10,
+    connectionTimeout: 10_000,
+    statementTimeout: 60_000,
+    idleTimeout: 10_000,
+  });
+}

@@ -1,0 +1,81 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { GoalSnapshot, PlanStepState } from '../../workflows/job-types';
+
+export const GoalRow = z.object({
+  id: z.string(),
+  tenant_id: z.string(),
+  kind: z.enum(['goal', 'sovereign']),
+  title: z.string(),
+  description: z.string().nullable(),
+  lane: z.string(),
+  status: z.string(),
+  plan: z.array(z.any()),
+  step_index: z.number(),
+  last_step: z.any().nullable(),
+  result: z.string().nullable(),
+  error: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type GoalRow = z.infer<typeof GoalRow>;
+
+const COLS = sql.fragment`id, tenant_id, kind, title, description, lane, status, plan, step_index, last_step, result, error, created_at, updated_at`;
+
+export async function insertGoal(
+  db: CommonQueryMethods,
+  g: { id: string; tenantId: string; kind: 'goal' | 'sovereign'; title: string; description: string | null; lane: string; status: string; plan: PlanStepState[] },
+): Promise<GoalRow> {
+  return db.one(sql.type(GoalRow)`
+    INSERT INTO goals (id, tenant_id, kind, title, description, lane, status, plan)
+    VALUES (${g.id}, ${g.tenantId}, ${g.kind}, ${g.title}, ${g.description}, ${g.lane}, ${g.status}, ${sql.jsonb(g.plan as never)})
+    RETURNING ${COLS}`);
+}
+
+/**
+ * Writes a workflow's snapshot: goal fields, plus the whole plan or only the changed steps
+ * (patched in place by index). Only rows that still exist are updated (a deleted goal stays deleted).
+ */
+export async function saveGoalState(db: CommonQueryMethods, s: GoalSnapshot): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.query(sql.unsafe`
+      UPDATE goals SET status = ${s.status}, title = ${s.title}, description = ${s.description},
+        ${s.plan ? sql.fragment`plan = ${sql.jsonb(s.plan as never)},` : sql.fragment``}
+        step_index = ${s.stepIndex},
+        last_step = ${s.lastStep ? sql.jsonb(s.lastStep as never) : null},
+        result = ${s.resultOutputId}, error = ${s.error}, updated_at = now()
+      WHERE id = ${s.goalId} AND tenant_id = ${s.tenantId}`);
+    for (const step of s.steps ?? []) {
+      await tx.query(sql.unsafe`
+        UPDATE goals SET plan = jsonb_set(plan, ${sql.array([String(step.index)], 'text')}, ${sql.jsonb(step as never)})
+        WHERE id = ${s.goalId} AND tenant_id = ${s.tenantId}`);
+    }
+  });
+}
+
+export async function getGoalRow(db: CommonQueryMethods, tenantId: string, kind: 'goal' | 'sovereign', id: string): Promise<GoalRow | null> {
+  return db.maybeOne(sql.type(GoalRow)`SELECT ${COLS} FROM goals WHERE id = ${id} AND tenant_id = ${tenantId} AND kind = ${kind}`);
+}
+
+export async function listGoalRows(
+  db: CommonQueryMethods,
+  o: { tenantId: string; kind: 'goal' | 'sovereign'; limit: number; offset: number },
+): Promise<{ rows: readonly GoalRow[]; total: number }> {
+  const rows = await db.any(sql.type(GoalRow)`
+    SELECT ${COLS} FROM goals WHERE tenant_id = ${o.tenantId} AND kind = ${o.kind}
+    ORDER BY created_at DESC, id DESC LIMIT ${o.limit} OFFSET ${o.offset}`);
+  const total = await db.oneFirst(sql.type(z.object({ n: z.number() }))`
+    SELECT count(*)::int AS n FROM goals WHERE tenant_id = ${o.tenantId} AND kind = ${o.kind}`);
+  return { rows, total };
+}
+
+export async function updateGoalText(db: CommonQueryMethods, tenantId: string, id: string, patch: { title?: string; description?: string }): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE goals SET title = coalesce(${patch.title ?? null}, title),
+      description = coalesce(${patch.description ?? null}, description), updated_at = now()
+    WHERE id = ${id} AND tenant_id = ${tenantId}`);
+}
+
+export async function deleteGoalRow(db: CommonQueryMethods, tenantId: string, id: string): Promise<void> {
+  await db.query(sql.unsafe`DELETE FROM goals WHERE id = ${id} AND tenant_id = ${tenantId}`);
+}

@@ -1,0 +1,168 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { notFound } from '../../schema/errors';
+import { taskStream, type StepStatus, type Task, type TaskStatus } from '../../schema/tasks';
+import type { Db } from './db';
+import { appendEvent, lastEventId } from './events';
+import { appendDone, getTask, STEP_COLS, StepRow, stepsOf, taskRow } from './tasks';
+
+/** A step run's outcome text shortened for events. */
+export function snippetOf(text: string | null | undefined, max = 200): string {
+  const t = (text ?? '').replace(/\s+/g, ' ').trim();
+  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+}
+
+async function stepEvent(tx: CommonQueryMethods, tenantId: string, taskId: string, stepId: string, status: StepStatus, snippet: string) {
+  await appendEvent(tx, { tenantId, stream: taskStream(taskId), type: 'step', data: { task_id: taskId, step_id: stepId, status, snippet } });
+}
+
+/** Thrown when an activity belongs to a run that no longer owns the task (cancelled, deleted, superseded). */
+export class StaleRunError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StaleRunError';
+  }
+}
+
+/**
+ * Marks the task running for a new run, unless it already runs (then the caller attaches).
+ * Steps not yet completed go back to pending; completed steps keep their results.
+ * @returns `attached` when a run was already going; `floor` = where the run's events start
+ * @throws AppError not_found
+ */
+export async function claimTaskRun(
+  db: Db,
+  opts: { tenantId: string; taskId: string },
+): Promise<{ attached: boolean; floor: number; previous: TaskStatus }> {
+  return db.transaction(async (tx) => {
+    const row = await taskRow(tx, opts.tenantId, opts.taskId, true);
+    if (!row) throw notFound('Task');
+    if (row.status === 'running') return { attached: true, floor: row.run_event_floor, previous: row.status };
+    const floor = await lastEventId(tx, { tenantId: opts.tenantId, stream: taskStream(opts.taskId) });
+    await tx.query(sql.unsafe`
+      UPDATE tasks SET status = 'running', run_id = NULL, run_event_floor = ${floor}, updated_at = now()
+      WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId}`);
+    await tx.query(sql.unsafe`
+      UPDATE task_steps SET status = 'pending', error = NULL, result = NULL, run_id = NULL, started_at = NULL, finished_at = NULL
+      WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status <> 'completed'`);
+    return { attached: false, floor, previous: row.status };
+  });
+}
+
+/** Undoes a claim whose workflow could not be started. */
+export async function releaseTaskRun(db: Db, opts: { tenantId: string; taskId: string; previous: TaskStatus }): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE tasks SET status = ${opts.previous}, updated_at = now()
+    WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status = 'running' AND run_id IS NULL`);
+}
+
+/**
+ * The workflow run takes ownership of a claimed task (idempotent for the same run).
+ * @returns the steps to schedule, or null when the task is gone or no longer claimed for this run
+ */
+export async function beginTaskRun(
+  db: Db,
+  opts: { tenantId: string; taskId: string; runId: string },
+): Promise<Array<{ id: string; action: string; depends_on: string[]; status: StepStatus }> | null> {
+  const owned = await db.maybeOne(sql.unsafe`
+    UPDATE tasks SET run_id = ${opts.runId}, updated_at = now()
+    WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status = 'running'
+      AND (run_id IS NULL OR run_id = ${opts.runId})
+    RETURNING id`);
+  if (!owned) return null;
+  const steps = await stepsOf(db, opts.tenantId, [opts.taskId]);
+  return steps.map((s) => ({ id: s.id, action: s.action, depends_on: s.depends_on, status: s.status }));
+}
+
+async function ownedStep(tx: CommonQueryMethods, opts: { tenantId: string; taskId: string; stepId: string; runId: string }) {
+  const task = await taskRow(tx, opts.tenantId, opts.taskId, true);
+  if (!task || task.status !== 'running' || task.run_id !== opts.runId) {
+    throw new StaleRunError(`Run ${opts.runId} no longer owns task ${opts.taskId}.`);
+  }
+  const step = await tx.maybeOne(sql.type(StepRow)`
+    SELECT ${STEP_COLS} FROM task_steps WHERE task_id = ${opts.taskId} AND id = ${opts.stepId} AND tenant_id = ${opts.tenantId}`);
+  if (!step) throw new StaleRunError(`Step ${opts.stepId} of task ${opts.taskId} no longer exists.`);
+  return step;
+}
+
+/**
+ * Starts (or re-starts, on a retry) one step of a run. A step this run already completed
+ * returns its stored result, so a retried activity never repeats finished work.
+ * @throws StaleRunError when the run no longer owns the task
+ */
+export async function startStep(
+  db: Db,
+  opts: { tenantId: string; taskId: string; stepId: string; runId: string },
+): Promise<{ done: true; result: string | null } | { done: false; step: StepRow; depResults: Record<string, string> }> {
+  return db.transaction(async (tx) => {
+    const step = await ownedStep(tx, opts);
+    if (step.status === 'completed') return { done: true as const, result: step.result };
+    const updated = await tx.one(sql.type(StepRow)`
+      UPDATE task_steps SET status = 'running', attempts = attempts + 1, run_id = ${opts.runId},
+        started_at = coalesce(started_at, now()), error = NULL
+      WHERE task_id = ${opts.taskId} AND id = ${opts.stepId} AND tenant_id = ${opts.tenantId}
+      RETURNING ${STEP_COLS}`);
+    if (step.status !== 'running') await stepEvent(tx, opts.tenantId, opts.taskId, opts.stepId, 'running', '');
+    const deps = (await stepsOf(tx, opts.tenantId, [opts.taskId])).filter((s) => step.depends_on.includes(s.id));
+    return { done: false as const, step: updated, depResults: Object.fromEntries(deps.map((d) => [d.id, d.result ?? ''])) };
+  });
+}
+
+/** Stores a step's result and marks it completed (once per run). @throws StaleRunError */
+export async function completeStep(
+  db: Db,
+  opts: { tenantId: string; taskId: string; stepId: string; runId: string; result: string },
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const step = await ownedStep(tx, opts);
+    if (step.status === 'completed') return;
+    await tx.query(sql.unsafe`
+      UPDATE task_steps SET status = 'completed', result = ${opts.result}, error = NULL, finished_at = now()
+      WHERE task_id = ${opts.taskId} AND id = ${opts.stepId} AND tenant_id = ${opts.tenantId}`);
+    await stepEvent(tx, opts.tenantId, opts.taskId, opts.stepId, 'completed', snippetOf(opts.result));
+  });
+}
+
+/** Marks steps of a run failed/skipped/cancelled with a reason; steps already finished are left alone. */
+export async function settleSteps(
+  db: Db,
+  opts: { tenantId: string; taskId: string; runId: string; stepIds: string[]; status: 'failed' | 'skipped' | 'cancelled'; reason: string },
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const task = await taskRow(tx, opts.tenantId, opts.taskId, true);
+    if (!task || task.run_id !== opts.runId) return;
+    const changed = await tx.anyFirst(sql.unsafe`
+      UPDATE task_steps SET status = ${opts.status}, error = ${opts.reason}, finished_at = now()
+      WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND id = ANY(${sql.array(opts.stepIds, 'text')})
+        AND status IN ('pending', 'running')
+      RETURNING id`);
+    for (const id of opts.stepIds.filter((s) => changed.includes(s))) {
+      await stepEvent(tx, opts.tenantId, opts.taskId, id, opts.status, snippetOf(opts.reason));
+    }
+  });
+}
+
+/**
+ * Ends a run: sets the task's final status and appends the `done` event with the task.
+ * A run that no longer owns the task (cancelled, deleted) changes nothing.
+ */
+export async function finishTaskRun(
+  db: Db,
+  opts: { tenantId: string; taskId: string; runId: string; status: 'completed' | 'failed' | 'cancelled' },
+): Promise<Task | null> {
+  return db.transaction(async (tx) => {
+    const task = await taskRow(tx, opts.tenantId, opts.taskId, true);
+    if (!task || task.status !== 'running' || task.run_id !== opts.runId) return null;
+    if (opts.status === 'cancelled') {
+      const ids = await tx.anyFirst(sql.unsafe`
+        UPDATE task_steps SET status = 'cancelled', finished_at = now()
+        WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status IN ('pending', 'running')
+        RETURNING id`);
+      for (const id of ids) await stepEvent(tx, opts.tenantId, opts.taskId, String(id), 'cancelled', 'run cancelled');
+    }
+    await tx.query(sql.unsafe`
+      UPDATE tasks SET status = ${opts.status}, updated_at = now() WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId}`);
+    const full = await getTask(tx, opts.tenantId, opts.taskId);
+    await appendDone(tx, opts.tenantId, opts.taskId, opts.status, full);
+    return full;
+  });
+}

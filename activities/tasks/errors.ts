@@ -1,0 +1,26 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { AppError } from '../../schema/errors';
+import { PERMANENT_STEP_ERROR } from '../../schema/tasks';
+
+/** A step failure that retrying cannot fix (bad input, refused address, 4xx answer, no model provider). */
+export class StepPermanentError extends Error {
+  constructor(message: string, opts?: { cause?: unknown }) {
+    super(message, opts);
+    this.name = PERMANENT_STEP_ERROR;
+  }
+}
+
+/** Model-layer errors that retrying cannot fix. */
+const PERMANENT_APP_CODES = new Set(['model_not_found', 'service_unavailable', 'invalid_request', 'not_found', 'forbidden', 'unauthorized']);
+
+/**
+ * The failure Temporal sees: permanent errors become non-retryable ApplicationFailures of one
+ * type (PERMANENT_STEP_ERROR, listed in the workflow's retry policy); everything else retries.
+ */
+export function toActivityFailure(err: unknown): unknown {
+  if (err instanceof ApplicationFailure) return err;
+  if (err instanceof StepPermanentError || (err instanceof AppError && PERMANENT_APP_CODES.has(err.code))) {
+    return ApplicationFailure.create({ message: (err as Error).message, type: PERMANENT_STEP_ERROR, nonRetryable: true });
+  }
+  return err;
+}

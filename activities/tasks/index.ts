@@ -1,0 +1,72 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import type { StepAction } from '../../schema/tasks';
+import type { ActivityDeps } from '../deps';
+import { createModelRouter } from '../providers';
+import { beginTaskRun, completeStep, finishTaskRun, settleSteps, snippetOf, StaleRunError, startStep } from '../store/task-runs';
+import { resolveArgs, runAction } from './actions';
+import { toActivityFailure } from './errors';
+
+export interface StepActivityInput {
+  tenantId: string;
+  taskId: string;
+  stepId: string;
+  runId: string;
+}
+
+/** Activities of the task platform: run bookkeeping and one activity per step action. */
+export function createTasksActivities(deps: ActivityDeps) {
+  const models = createModelRouter(deps.config, { log: deps.log });
+
+  /**
+   * One step of one run, idempotent per (run, step): a step this run already completed returns
+   * its stored result without repeating the side effect. Heartbeats so a lost worker is noticed
+   * and cancellation reaches the action.
+   */
+  const runStep = (action: StepAction) => async (input: StepActivityInput): Promise<{ snippet: string }> => {
+    const ctx = Context.current();
+    const beat = setInterval(() => ctx.heartbeat(), 1000);
+    try {
+      const started = await startStep(deps.db, input);
+      if (started.done) return { snippet: snippetOf(started.result) };
+      const result = await runAction(action, {
+        deps,
+        models,
+        tenantId: input.tenantId,
+        taskId: input.taskId,
+        runId: input.runId,
+        step: started.step,
+        args: resolveArgs(started.step.args, started.depResults),
+        depResults: started.depResults,
+        signal: ctx.cancellationSignal,
+      });
+      await completeStep(deps.db, { ...input, result });
+      return { snippet: snippetOf(result) };
+    } catch (err) {
+      const reason = ctx.cancellationSignal.aborted ? (ctx.cancellationSignal.reason as Error | undefined)?.message : undefined;
+      // A worker going down is not the step's fault: fail retryably so the next worker runs it.
+      if (reason === 'WORKER_SHUTDOWN') throw ApplicationFailure.retryable('The worker shut down during this step.', 'WorkerShutdown');
+      if (err instanceof StaleRunError) throw ApplicationFailure.create({ message: err.message, type: 'StaleRunError', nonRetryable: true });
+      throw toActivityFailure(err);
+    } finally {
+      clearInterval(beat);
+    }
+  };
+
+  return {
+    /** The run takes the task; returns the steps to schedule, or null when the task is gone or not claimed. */
+    taskBeginRun: (input: { tenantId: string; taskId: string; runId: string }) => beginTaskRun(deps.db, input),
+    taskSettleSteps: (input: Parameters<typeof settleSteps>[1]) => settleSteps(deps.db, input),
+    taskFinishRun: async (input: Parameters<typeof finishTaskRun>[1]): Promise<{ finished: boolean }> => ({
+      finished: (await finishTaskRun(deps.db, input)) !== null,
+    }),
+    taskStepResearch: runStep('research'),
+    taskStepFetch: runStep('fetch'),
+    taskStepSummarize: runStep('summarize'),
+    taskStepCompare: runStep('compare'),
+    taskStepDraft: runStep('draft'),
+    taskStepGenerate: runStep('generate'),
+    taskStepSave: runStep('save'),
+    taskStepWebhook: runStep('webhook'),
+  };
+}

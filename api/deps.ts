@@ -1,0 +1,18 @@
+import type { Client, Connection } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { Config } from '../schema/config';
+import type { Db } from '../activities/store/db';
+import type { ModelRouter } from '../activities/providers/types';
+
+/** Everything the API needs, built by a process entry and passed to `createApp`. */
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  log: Logger;
+  temporal: {
+    connection: Connection;
+    client: Client;
+  };
+  /** Model router; when absent the chat routes build one from `config` (once per deps object). */
+  models?: ModelRouter;
+}

@@ -1,0 +1,76 @@
+import { outputsById } from '../activities/store/job-outputs';
+import type { GoalRow } from '../activities/store/goals';
+import type { Db } from '../activities/store/db';
+import type { GoalState, PlanStepState } from '../workflows/job-types';
+
+/** A goal's state from its workflow (live) or its row (finished or not yet started). */
+export function stateFromRow(r: GoalRow): GoalState {
+  return {
+    goalId: r.id,
+    tenantId: r.tenant_id,
+    kind: r.kind,
+    title: r.title,
+    description: r.description,
+    lane: r.lane,
+    status: r.status,
+    plan: r.plan as PlanStepState[],
+    stepIndex: r.step_index,
+    paused: r.status === 'paused',
+    lastStep: (r.last_step as GoalState['lastStep']) ?? null,
+    resultOutputId: r.result,
+    error: r.error,
+  };
+}
+
+async function outputsOf(db: Db, s: GoalState): Promise<Map<string, string>> {
+  const ids = s.plan.map((p) => p.outputId).filter((x): x is string => Boolean(x));
+  return outputsById(db, s.tenantId, ids);
+}
+
+function planView(s: GoalState, outputs: Map<string, string>) {
+  return s.plan.map((p) => ({
+    index: p.index,
+    title: p.title,
+    prompt: p.prompt,
+    lane: p.lane,
+    status: p.status,
+    output_id: p.outputId,
+    output: p.outputId ? (outputs.get(p.outputId) ?? p.snippet) : null,
+  }));
+}
+
+export async function goalView(db: Db, s: GoalState, times: { created_at: string; updated_at: string }) {
+  const outputs = await outputsOf(db, s);
+  const done = s.plan.filter((p) => p.status === 'completed').length;
+  return {
+    id: s.goalId,
+    title: s.title,
+    description: s.description,
+    status: s.status,
+    plan: planView(s, outputs),
+    progress: { done, total: s.plan.length },
+    result: s.resultOutputId ? (outputs.get(s.resultOutputId) ?? null) : null,
+    error: s.error,
+    created_at: times.created_at,
+    updated_at: times.updated_at,
+  };
+}
+
+export async function sovereignView(db: Db, s: GoalState, times: { created_at: string; updated_at: string }) {
+  const outputs = await outputsOf(db, s);
+  return {
+    id: s.goalId,
+    title: s.title,
+    description: s.description,
+    status: s.status,
+    plan: planView(s, outputs),
+    step_index: s.stepIndex,
+    total_steps: s.plan.length,
+    last_step: s.lastStep
+      ? { index: s.lastStep.index, title: s.lastStep.title, output_id: s.lastStep.outputId, output: outputs.get(s.lastStep.outputId) ?? s.lastStep.snippet }
+      : null,
+    error: s.error,
+    created_at: times.created_at,
+    updated_at: times.updated_at,
+  };
+}

@@ -1,0 +1,59 @@
+import type { z } from 'zod';
+import type { RuntimeScope } from '../schema/auth';
+import type { AppContext } from './context';
+
+/**
+ * Who may call a route:
+ * - `{ scope }`: a runtime (or legacy) key holding that scope;
+ * - `key`: any runtime or legacy key (no particular scope);
+ * - `bootstrap`: a bootstrap key (`agb.`), checked by the handler against the app it mints for;
+ * - `token`: the registration token (POST /v1/app/register);
+ * - `public`: nobody needs a credential.
+ */
+export type Access = { scope: RuntimeScope } | 'key' | 'bootstrap' | 'token' | 'public';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface RouteInput<B, Q, P> {
+  body: B;
+  query: Q;
+  params: P;
+}
+
+export interface RouteSpec<
+  B extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  P extends z.ZodType = z.ZodType,
+> {
+  method: HttpMethod;
+  /** Koa path, e.g. `/v1/tasks/:id`. */
+  path: string;
+  access: Access;
+  summary: string;
+  tags: string[];
+  body?: B;
+  query?: Q;
+  params?: P;
+  /** Response schema for the OpenAPI document (status `status`). */
+  response?: z.ZodType;
+  /** Other documented statuses with their meaning. */
+  responses?: Record<number, string>;
+  status?: number;
+  /** Request example for the OpenAPI document. */
+  example?: unknown;
+  /** Response media type when not JSON (e.g. `text/event-stream`, `text/html`). */
+  produces?: string[];
+  /** Request media type when not JSON (e.g. `multipart/form-data`); the handler reads the body itself. */
+  consumes?: string;
+  handler: (
+    ctx: AppContext,
+    input: RouteInput<z.output<B>, z.output<Q>, z.output<P>>,
+  ) => Promise<unknown> | unknown;
+}
+
+/** Keeps the schema generics while declaring a route. */
+export function defineRoute<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType>(
+  spec: RouteSpec<B, Q, P>,
+): RouteSpec {
+  return spec as unknown as RouteSpec;
+}

@@ -1,0 +1,74 @@
+import { createModelRouter } from '../../activities/providers';
+import type { ModelRequest, ModelResult, ModelRouter } from '../../activities/providers/types';
+import { randomToken } from '../../activities/store/ids';
+import { SAMPLING_KEYS, type UtilityChatRequest } from '../../schema/chat';
+import { AppError } from '../../schema/errors';
+import type { AppContext } from '../context';
+import type { AppDeps } from '../deps';
+
+const routers = new WeakMap<AppDeps, ModelRouter>();
+
+/** The app's model router: `deps.models`, else one built from `deps.config` once per deps object. */
+export function modelsOf(deps: AppDeps): ModelRouter {
+  if (deps.models) return deps.models;
+  let r = routers.get(deps);
+  if (!r) {
+    r = createModelRouter(deps.config, { log: deps.log });
+    routers.set(deps, r);
+  }
+  return r;
+}
+
+export function completionId(): string {
+  return `chatcmpl-${randomToken(24)}`;
+}
+
+/** OpenAI sampling fields of a request, as the router wants them. */
+export function samplingOf(body: Omit<UtilityChatRequest, 'messages'>): Pick<ModelRequest, 'temperature' | 'max_tokens' | 'extra'> {
+  const extra: Record<string, unknown> = {};
+  for (const k of SAMPLING_KEYS) if (body[k] !== undefined && k !== 'temperature') extra[k] = body[k];
+  return {
+    temperature: body.temperature,
+    max_tokens: body.max_tokens ?? body.max_completion_tokens,
+    extra: Object.keys(extra).length ? extra : undefined,
+  };
+}
+
+/**
+ * An AbortSignal that fires when the client goes away before the response is complete,
+ * so the upstream call stops too.
+ */
+export function abortOnDisconnect(ctx: AppContext): AbortController {
+  const ctl = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) ctl.abort(new Error('client disconnected'));
+  });
+  return ctl;
+}
+
+/**
+ * Awaits a model call; when the client hung up meanwhile, the abort is reported as a client
+ * error (logged as 4xx, not as a server fault; nobody reads the answer anyway).
+ */
+export async function unlessClientGone<T>(abort: AbortController, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (abort.signal.aborted && !(err instanceof AppError)) {
+      throw new AppError('invalid_request', 'The client closed the connection before the answer was complete.');
+    }
+    throw err;
+  }
+}
+
+export function completionBody(opts: { id: string; lane: string; result: ModelResult; meta: Record<string, unknown> }) {
+  return {
+    id: opts.id,
+    object: 'chat.completion' as const,
+    created: Math.floor(Date.now() / 1000),
+    model: opts.lane,
+    choices: [{ index: 0, message: { role: 'assistant' as const, content: opts.result.content }, finish_reason: opts.result.finish_reason }],
+    usage: opts.result.usage,
+    meta: { provider: opts.result.provider, ...opts.meta },
+  };
+}

@@ -1,0 +1,83 @@
+import { PassThrough } from 'node:stream';
+import type { ModelStreamChunk, ModelUsage } from '../../activities/providers/types';
+import { AppError } from '../../schema/errors';
+import type { AppContext } from '../context';
+
+export interface StreamOptions {
+  stream: AsyncIterable<ModelStreamChunk> & { provider: Promise<string> };
+  abort: AbortController;
+  id: string;
+  lane: string;
+  includeUsage: boolean;
+  meta: (provider: string) => Record<string, unknown>;
+  /** Runs after the last delta, before the final chunk (e.g. storing the session). */
+  onComplete?: (content: string, provider: string) => Promise<void>;
+}
+
+/**
+ * Answers with an OpenAI chunk stream (`chat.completion.chunk` events, then `data: [DONE]`).
+ * The first upstream delta is awaited before any header is sent, so failures before it still
+ * answer with a proper status (429/502/503/504). After that, a failure ends the stream with an
+ * error chunk and [DONE]; a client disconnect aborts the upstream call.
+ */
+export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promise<void> {
+  const it = o.stream[Symbol.asyncIterator]();
+  let next = await it.next();
+  const provider = await o.stream.provider;
+
+  const body = new PassThrough();
+  ctx.req.socket.setTimeout(0);
+  ctx.req.socket.setNoDelay(true);
+  ctx.status = 200;
+  ctx.type = 'text/event-stream';
+  ctx.set('Cache-Control', 'no-cache, no-transform');
+  ctx.set('X-Accel-Buffering', 'no');
+  ctx.body = body;
+
+  const created = Math.floor(Date.now() / 1000);
+  const base = { id: o.id, object: 'chat.completion.chunk', created, model: o.lane };
+  let closed = false;
+  const write = (data: unknown) => {
+    if (!closed) body.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+  };
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) {
+      closed = true;
+      o.abort.abort(new Error('client disconnected'));
+    }
+  });
+
+  const run = async () => {
+    let content = '';
+    let finish = 'stop';
+    let usage: ModelUsage | undefined;
+    write({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+    try {
+      while (!next.done && !closed) {
+        const c = next.value;
+        if (c.delta) {
+          content += c.delta;
+          write({ ...base, choices: [{ index: 0, delta: { content: c.delta }, finish_reason: null }] });
+        }
+        if (c.finish_reason) finish = c.finish_reason;
+        if (c.usage) usage = c.usage;
+        next = await it.next();
+      }
+      if (closed) return;
+      await o.onComplete?.(content, provider);
+      write({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }], meta: o.meta(provider) });
+      if (o.includeUsage && usage) write({ ...base, choices: [], usage });
+    } catch (err) {
+      if (closed) return;
+      const e = err instanceof AppError ? err : new AppError('internal', 'The stream failed.');
+      if (!(err instanceof AppError)) ctx.deps.log.error({ err, request_id: ctx.state.requestId }, 'chat stream failed');
+      write({ error: { message: e.message, type: e.code, code: e.code, status: e.status }, meta: o.meta(provider) });
+    } finally {
+      if (closed) await it.return?.(undefined).catch(() => undefined);
+      write('[DONE]');
+      closed = true;
+      body.end();
+    }
+  };
+  void run();
+}

@@ -1,0 +1,150 @@
+import { z } from 'zod';
+import { feedbackSignal, recordFeedback } from '../../activities/store/feedback';
+import { appendExchange, getSession, listSessions, type SessionRow } from '../../activities/store/sessions';
+import { adjustSass, baseSass, profileFor } from '../../reasoning/surfaces-registry';
+import {
+  ChatCompletionRequest,
+  ChatCompletionResponse,
+  ChatFeedbackBody,
+  FeedbackResponse,
+  SessionDetail,
+  SessionList,
+  SessionListQuery,
+} from '../../schema/chat';
+import { AppError, notFound } from '../../schema/errors';
+import { DEFAULT_LANE } from '../../schema/model-config';
+import { parseSurface, type Surface } from '../../schema/surfaces';
+import { principalOf, type AppContext } from '../context';
+import { defineRoute, type RouteSpec } from '../route';
+import { chatCommonsRoutes } from './chat-commons';
+import { chatLaneRoutes } from './chat-lanes';
+import { planChat } from './chat-plan';
+import { abortOnDisconnect, completionBody, completionId, modelsOf, samplingOf, unlessClientGone } from './chat-shared';
+import { sendChunkStream } from './chat-sse';
+
+const CHAT = { scope: 'runtime:chat' } as const;
+const UPSTREAM = { 429: 'The upstream provider is rate limiting (Retry-After).', 502: 'The upstream provider failed.', 503: 'No model provider is configured.', 504: 'The upstream provider timed out.' };
+
+function sessionOut(r: SessionRow) {
+  return { id: r.session_key, surface: r.surface || null, title: r.title, message_count: r.message_count, created_at: r.created_at, updated_at: r.updated_at };
+}
+
+/** `?surface=` when valid, else X-Svc-Context; undefined = any surface. */
+function surfaceFilter(ctx: AppContext, query: string | undefined): string | undefined {
+  return parseSurface(query) ?? ctx.state.surface;
+}
+
+async function completions(ctx: AppContext, body: ChatCompletionRequest) {
+  const p = principalOf(ctx);
+  const lane = body.model ?? DEFAULT_LANE;
+  const models = modelsOf(ctx.deps);
+  if (!models.hasLane(lane)) throw new AppError('model_not_found', `The model '${lane}' does not exist. GET /v1/models lists the available lanes.`);
+  const plan = await planChat(ctx, body, p.tenantId);
+  const abort = abortOnDisconnect(ctx);
+  const req = { lane, messages: plan.messages, ...samplingOf(body), signal: abort.signal };
+  const meta = (provider: string) => ({
+    provider,
+    sass_factor: plan.sass,
+    surface: plan.surface ?? null,
+    profile: plan.profile ?? null,
+    skills: plan.skills,
+    session_id: plan.sessionKey ?? null,
+  });
+  const store = async (answer: string, provider: string) => {
+    if (!plan.sessionKey || plan.lastUser === undefined) return;
+    await appendExchange(ctx.deps.db, { tenantId: p.tenantId, surface: plan.surface ?? '', sessionKey: plan.sessionKey, user: plan.lastUser, assistant: answer, lane, provider });
+  };
+  const id = completionId();
+  if (body.stream) {
+    const stream = models.stream(req);
+    await unlessClientGone(abort, () => sendChunkStream(ctx, { stream, abort, id, lane, includeUsage: body.stream_options?.include_usage === true, meta, onComplete: store }));
+    return undefined;
+  }
+  const result = await unlessClientGone(abort, () => models.complete(req));
+  await store(result.content, result.provider);
+  return completionBody({ id, lane, result, meta: meta(result.provider) });
+}
+
+async function feedback(ctx: AppContext, body: z.output<typeof ChatFeedbackBody>) {
+  const p = principalOf(ctx);
+  const surface = ctx.state.surface as Surface | undefined;
+  const { id } = await recordFeedback(ctx.deps.db, {
+    tenantId: p.tenantId,
+    surface: surface ?? '',
+    profile: body.profile,
+    sessionKey: body.session_id,
+    prompt: body.prompt,
+    response: body.response,
+    sass: body.sass,
+    roast: body.roast,
+    lesson: body.lesson,
+  });
+  const signal = await feedbackSignal(ctx.deps.db, { tenantId: p.tenantId, surface: surface ?? '' });
+  const profile = profileFor(surface, body.profile);
+  return { ok: true as const, id, surface: surface ?? null, sass_factor: adjustSass(baseSass(surface, profile?.def), signal) };
+}
+
+function feedbackRoute(path: string, summary: string): RouteSpec {
+  return defineRoute({
+    method: 'post',
+    path,
+    access: CHAT,
+    summary,
+    tags: ['chat'],
+    body: ChatFeedbackBody,
+    response: FeedbackResponse,
+    example: { prompt: 'Plan my week', response: 'Here is a plan...', sass: 0.2, roast: 'Too flippant', lesson: 'Keep planning answers earnest' },
+    handler: (ctx: AppContext, { body }) => feedback(ctx, body),
+  });
+}
+
+/** Chat gateway: completions (JSON and SSE), feedback, sessions, plus the lane and commons routes. */
+export function chatRoutes(): RouteSpec[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/chat/completions',
+      access: CHAT,
+      summary: 'OpenAI-compatible chat completion through the persona, surface, profile and skills; SSE when stream is true.',
+      tags: ['chat'],
+      body: ChatCompletionRequest,
+      response: ChatCompletionResponse,
+      produces: ['application/json', 'text/event-stream'],
+      responses: { 404: 'Unknown model (model_not_found).', ...UPSTREAM },
+      example: { model: 'svc-oracle', messages: [{ role: 'user', content: 'Hello' }], stream: false },
+      handler: (ctx: AppContext, { body }) => completions(ctx, body),
+    }),
+    feedbackRoute('/v1/chat/feedback', 'Record feedback on an answer (sass 0..1, roast, lesson); it tunes later answers on the surface.'),
+    feedbackRoute('/v1/feedback', 'Persona feedback (same record as POST /v1/chat/feedback).'),
+    defineRoute({
+      method: 'get',
+      path: '/v1/sessions',
+      access: CHAT,
+      summary: "List the tenant's chat sessions (newest first); filter with ?surface= or X-Svc-Context.",
+      tags: ['chat'],
+      query: SessionListQuery,
+      response: SessionList,
+      handler: async (ctx: AppContext, { query }) => {
+        const rows = await listSessions(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, surface: surfaceFilter(ctx, query.surface), limit: query.limit, offset: query.offset });
+        return { object: 'list' as const, data: rows.map(sessionOut) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/sessions/:id',
+      access: CHAT,
+      summary: 'One chat session with its messages (surface from ?surface= or X-Svc-Context, else the latest with that id).',
+      tags: ['chat'],
+      params: z.object({ id: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'not a session id') }),
+      query: z.object({ surface: z.string().max(20).optional() }),
+      response: SessionDetail,
+      handler: async (ctx: AppContext, { params, query }) => {
+        const row = await getSession(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, sessionKey: params.id, surface: surfaceFilter(ctx, query.surface) });
+        if (!row) throw notFound('Session');
+        return { ...sessionOut(row), messages: row.messages };
+      },
+    }),
+    ...chatLaneRoutes(),
+    ...chatCommonsRoutes(),
+  ];
+}

@@ -1,0 +1,20 @@
+import { reasoningEndpoints } from '../../reasoning/registry';
+import type { AppContext } from '../context';
+import { defineRoute, type RouteSpec } from '../route';
+
+/** Mounts every structured-reasoning compiler at POST /v1<path>. Nothing is stored or sent. */
+export function reasoningRoutes(): RouteSpec[] {
+  return reasoningEndpoints().map((e) =>
+    defineRoute({
+      method: 'post',
+      path: `/v1${e.path}`,
+      access: { scope: 'runtime:chat' },
+      summary: e.summary,
+      tags: ['reasoning'],
+      body: e.request,
+      response: e.response,
+      example: e.example,
+      handler: (ctx: AppContext, { body }) => e.compile(body, { surface: ctx.state.surface }),
+    }),
+  );
+}

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { renderShareContent, SHARE_PAGE_HEADERS, sharePage } from '../../activities/knowledge/share-page';
+import { createShare, getSharePage, listShares } from '../../activities/store/shares';
+import { PageQuery } from '../../schema/knowledge';
+import { ShareBody, ShareList, ShareRecord } from '../../schema/shares';
+import { principalOf, type AppContext } from '../context';
+import { defineRoute, type RouteSpec } from '../route';
+
+/** Public origin of share pages: SVC_PUBLIC_URL without a trailing /v1, else the request's origin. */
+function publicBase(ctx: AppContext): string {
+  const configured = ctx.deps.config.publicUrl?.replace(/\/+$/, '').replace(/\/v1$/, '');
+  return configured ?? ctx.origin;
+}
+
+const access = { scope: 'runtime:chat' } as const;
+const tags = ['shares'];
+
+/** Share links (scope runtime:chat) and the public page GET /share/:id (no key, no /v1). */
+export function shareRoutes(): RouteSpec[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/share',
+      access,
+      tags,
+      summary: 'Create a permanent public share link for an artifact (markdown or HTML, sanitised on render).',
+      body: ShareBody,
+      status: 201,
+      response: ShareRecord,
+      example: { title: 'Q3 plan', content: '# Q3 plan\n\n- ship the beta', format: 'markdown' },
+      handler: async (ctx: AppContext, { body }) => {
+        const html = renderShareContent(body.content, body.format);
+        const row = await createShare(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, ...body, html });
+        return { ...row, url: `${publicBase(ctx)}/share/${row.id}` };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/shares',
+      access,
+      tags,
+      summary: 'Your recent shares, newest first.',
+      query: PageQuery,
+      response: ShareList,
+      handler: async (ctx: AppContext, { query }) => {
+        const page = await listShares(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, limit: query.limit, offset: query.offset });
+        const base = publicBase(ctx);
+        return { ...page, data: page.data.map((s) => ({ ...s, url: `${base}/share/${s.id}` })), limit: query.limit, offset: query.offset };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/share/:id',
+      access: 'public',
+      tags,
+      summary: 'Public HTML render of a share (no key; unknown id answers a 404 page).',
+      params: z.object({ id: z.string().max(100) }),
+      produces: ['text/html'],
+      responses: { 404: 'Unknown share (an HTML page).' },
+      handler: async (ctx: AppContext, { params }) => {
+        const row = await getSharePage(ctx.deps.db, params.id);
+        for (const [k, v] of Object.entries(SHARE_PAGE_HEADERS)) ctx.set(k, v);
+        ctx.type = 'text/html; charset=utf-8';
+        if (!row) {
+          ctx.status = 404;
+          ctx.body = sharePage({ title: 'Share not found', html: '<p>This shared page does not exist or was removed.</p>', status: 'missing' });
+          return;
+        }
+        ctx.set('Cache-Control', 'public, max-age=300');
+        ctx.status = 200;
+        ctx.body = sharePage({ title: row.title, html: row.html, url: `${publicBase(ctx)}/share/${row.id}`, createdAt: row.created_at });
+      },
+    }),
+  ];
+}

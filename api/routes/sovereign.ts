@@ -1,0 +1,90 @@
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { z } from 'zod';
+import { getGoalRow, listGoalRows } from '../../activities/store/goals';
+import { AppError } from '../../schema/errors';
+import { ListQuery, SovereignCreateBody, SovereignGoal } from '../../schema/jobs';
+import { tickUpdate } from '../../workflows/job-defs';
+import { isTerminal } from '../../workflows/job-rules';
+import { principalOf, type AppContext } from '../context';
+import { withIdempotency } from '../idempotency';
+import { sovereignView, stateFromRow } from '../job-views';
+import { defineRoute, type RouteSpec } from '../route';
+import { cancelAndConfirm, createGoal, goalHandle, goalRowOr404, liveState } from './goals';
+
+const IdParams = z.object({ id: z.string().min(1).max(100) });
+
+function isClosedWorkflowError(err: unknown): boolean {
+  return err instanceof WorkflowNotFoundError || /already completed|workflow execution.*(completed|closed)|not found/i.test((err as Error)?.message ?? '');
+}
+
+export function sovereignRoutes(): RouteSpec[] {
+  const scope = { scope: 'runtime:chat' } as const;
+  return [
+    defineRoute({
+      method: 'post', path: '/v1/sovereign/goals', access: scope, tags: ['sovereign goals'], body: SovereignCreateBody, response: SovereignGoal,
+      summary: 'Create a sovereign goal (workflow sovereign-<id>): status ready, no step runs until a tick. Idempotency-Key supported.',
+      example: { title: 'Weekly review', steps: [{ title: 'Collect', prompt: 'List what happened this week.' }, { title: 'Reflect', prompt: 'What went well and what did not?' }] },
+      handler: (ctx: AppContext, { body }) =>
+        withIdempotency(ctx, 'POST /v1/sovereign/goals', body, async () => {
+          const { row, state } = await createGoal(ctx, 'sovereign', body);
+          return sovereignView(ctx.deps.db, state, row);
+        }),
+    }),
+    defineRoute({
+      method: 'get', path: '/v1/sovereign/goals', access: scope, tags: ['sovereign goals'], query: ListQuery,
+      summary: 'List sovereign goals, newest first.',
+      handler: async (ctx: AppContext, { query }) => {
+        const { rows, total } = await listGoalRows(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, kind: 'sovereign', ...query });
+        return { object: 'list', data: await Promise.all(rows.map((r) => sovereignView(ctx.deps.db, stateFromRow(r), r))), total, limit: query.limit, offset: query.offset };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/v1/sovereign/goals/:id', access: scope, tags: ['sovereign goals'], params: IdParams, response: SovereignGoal,
+      summary: 'Sovereign goal state (workflow query while it lives).',
+      handler: async (ctx: AppContext, { params }) => {
+        const row = await goalRowOr404(ctx, 'sovereign', params.id);
+        return sovereignView(ctx.deps.db, await liveState(ctx, row), row);
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/v1/sovereign/goals/:id/tick', access: scope, tags: ['sovereign goals'], params: IdParams, response: SovereignGoal,
+      responses: { 409: 'The goal is completed, failed, cancelled or still planning.' },
+      summary: 'Run exactly one step (a Temporal update) and answer with the new state. Concurrent ticks are serialised; an Idempotency-Key makes a retried tick return the same result without running a second step.',
+      handler: async (ctx: AppContext, { params }) => {
+        const row = await goalRowOr404(ctx, 'sovereign', params.id);
+        return withIdempotency(ctx, `tick ${row.id}`, {}, async () => {
+          if (isTerminal(row.status)) throw new AppError('conflict', `The goal is ${row.status}; no step left to run.`);
+          const key = ctx.get('Idempotency-Key');
+          try {
+            // The tick answers compactly; the workflow saved the full state to the row before answering.
+            // A concurrent later tick may already have moved the row on: this tick's own fields win.
+            const tick = await goalHandle(ctx, 'sovereign', row.id).executeUpdate(tickUpdate, key ? { updateId: `tick-${key}` } : {});
+            const fresh = (await getGoalRow(ctx.deps.db, row.tenant_id, 'sovereign', row.id)) ?? row;
+            const state = { ...stateFromRow(fresh), status: tick.status, stepIndex: tick.stepIndex, lastStep: tick.lastStep, error: tick.error };
+            return sovereignView(ctx.deps.db, state, fresh);
+          } catch (err) {
+            if (err instanceof WorkflowUpdateFailedError) {
+              const cause = (err.cause as Error | undefined)?.message ?? err.message;
+              throw new AppError('conflict', cause);
+            }
+            if (isClosedWorkflowError(err)) {
+              const now = (await getGoalRow(ctx.deps.db, row.tenant_id, 'sovereign', row.id)) ?? row;
+              throw new AppError('conflict', `The goal is ${now.status}; no step left to run.`);
+            }
+            throw err;
+          }
+        });
+      },
+    }),
+    defineRoute({
+      method: 'delete', path: '/v1/sovereign/goals/:id', access: scope, tags: ['sovereign goals'], params: IdParams, response: SovereignGoal,
+      summary: 'Cancel a sovereign goal (answers once confirmed); the goal stays readable with status cancelled.',
+      handler: async (ctx: AppContext, { params }) => {
+        const row = await goalRowOr404(ctx, 'sovereign', params.id);
+        if (!isTerminal(row.status)) await cancelAndConfirm(ctx, 'sovereign', row.id);
+        const final = (await getGoalRow(ctx.deps.db, row.tenant_id, 'sovereign', row.id)) ?? row;
+        return sovereignView(ctx.deps.db, stateFromRow(final), final);
+      },
+    }),
+  ];
+}

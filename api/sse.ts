@@ -1,0 +1,180 @@
+import { PassThrough } from 'node:stream';
+import type { CommonQueryMethods } from 'slonik';
+import { createEventListener, type EventListener } from '../activities/store/event-listener';
+import { readEventsAfter, type EventRow } from '../activities/store/events';
+import { AppError } from '../schema/errors';
+import type { AppContext } from './context';
+import type { AppDeps } from './deps';
+
+export interface SseMessage {
+  id?: string | number;
+  /** SSE `event:` name; omit for plain `message` events (what `EventSource.onmessage` sees). */
+  event?: string;
+  data: unknown;
+}
+
+export interface SseWriter {
+  send(msg: SseMessage): void;
+  comment(text: string): void;
+  close(): void;
+  readonly closed: boolean;
+  /** Resolves when the client goes away or `close()` is called. */
+  readonly done: Promise<void>;
+}
+
+/** True when the client asked for a stream (`Accept: text/event-stream`). */
+export function wantsEventStream(ctx: AppContext): boolean {
+  return (ctx.get('Accept') ?? '').toLowerCase().includes('text/event-stream');
+}
+
+/**
+ * The resume point a reconnecting client sent: `Last-Event-ID` header (what EventSource sends)
+ * or `last_event_id` query parameter. Undefined when absent.
+ * @throws AppError invalid_request when it is not a non-negative integer
+ */
+export function lastEventIdOf(ctx: AppContext): number | undefined {
+  const raw = ctx.get('Last-Event-ID') || (typeof ctx.query.last_event_id === 'string' ? ctx.query.last_event_id : '');
+  if (!raw) return undefined;
+  if (!/^\d{1,15}$/.test(raw.trim())) {
+    throw new AppError('invalid_request', 'Last-Event-ID must be an event id (a non-negative integer).', {
+      details: [{ path: 'headers.last-event-id', message: 'not an event id' }],
+    });
+  }
+  return Number(raw.trim());
+}
+
+/**
+ * Turns the response into a server-sent-event stream: headers that defeat proxy buffering,
+ * no socket timeout, a comment heartbeat so idle connections stay open (and dead ones are
+ * found), and cleanup when the client disconnects.
+ */
+export function openSse(ctx: AppContext, opts: { heartbeatMs?: number; retryMs?: number } = {}): SseWriter {
+  const body = new PassThrough();
+  ctx.req.socket.setTimeout(0);
+  ctx.req.socket.setNoDelay(true);
+  ctx.req.socket.setKeepAlive(true);
+  ctx.status = 200;
+  ctx.type = 'text/event-stream';
+  ctx.set('Cache-Control', 'no-cache, no-transform');
+  ctx.set('Connection', 'keep-alive');
+  ctx.set('X-Accel-Buffering', 'no');
+  ctx.body = body;
+
+  let closed = false;
+  let resolveDone!: () => void;
+  const done = new Promise<void>((r) => (resolveDone = r));
+  const heartbeat = setInterval(() => write(': keep-alive\n\n'), opts.heartbeatMs ?? 15_000);
+  heartbeat.unref();
+
+  function write(text: string) {
+    if (!closed && !body.destroyed) body.write(text);
+  }
+  function close() {
+    if (closed) return;
+    closed = true;
+    clearInterval(heartbeat);
+    body.end();
+    resolveDone();
+  }
+  ctx.req.on('close', close);
+  body.on('error', close);
+  if (opts.retryMs !== undefined) write(`retry: ${opts.retryMs}\n\n`);
+
+  return {
+    send(msg) {
+      let text = '';
+      if (msg.id !== undefined) text += `id: ${msg.id}\n`;
+      if (msg.event) text += `event: ${msg.event.replace(/[\r\n]/g, ' ')}\n`;
+      const data = typeof msg.data === 'string' ? msg.data : JSON.stringify(msg.data);
+      for (const line of data.split(/\r?\n/)) text += `data: ${line}\n`;
+      write(text + '\n');
+    },
+    comment(text) {
+      write(`: ${text.replace(/[\r\n]/g, ' ')}\n\n`);
+    },
+    close,
+    get closed() {
+      return closed;
+    },
+    done,
+  };
+}
+
+const listeners = new WeakMap<AppDeps, EventListener>();
+
+/** The process's LISTEN connection for this app instance (created on first use). */
+export function eventListenerOf(deps: AppDeps): EventListener {
+  let l = listeners.get(deps);
+  if (!l) {
+    l = createEventListener({ url: deps.config.databaseUrl, log: deps.log });
+    listeners.set(deps, l);
+  }
+  return l;
+}
+
+/**
+ * Streams a persisted event stream as SSE from `afterId` on: each row once, in id order, with
+ * its id as the SSE id, until `isFinal(row)` or the client leaves. NOTIFY wakes the reader;
+ * a slow poll covers a listener that is down. Returns at once: the stream runs in the background.
+ */
+export function pipeEventStream(
+  ctx: AppContext,
+  opts: {
+    db: CommonQueryMethods;
+    tenantId: string;
+    stream: string;
+    afterId: number;
+    types?: string[];
+    toMessage: (row: EventRow) => SseMessage | null;
+    isFinal: (row: EventRow) => boolean;
+    heartbeatMs?: number;
+    pollMs?: number;
+  },
+): SseWriter {
+  const sse = openSse(ctx, { heartbeatMs: opts.heartbeatMs });
+  const listener = eventListenerOf(ctx.deps);
+  let last = opts.afterId;
+  let dirty = true;
+  let wake: (() => void) | undefined;
+  const unsubscribe = listener.subscribe(opts.stream, () => {
+    dirty = true;
+    wake?.();
+  });
+  const loop = async () => {
+    while (!sse.closed) {
+      if (dirty) {
+        dirty = false;
+        const rows = await readEventsAfter(opts.db, { tenantId: opts.tenantId, stream: opts.stream, afterId: last, types: opts.types, limit: 500 });
+        for (const row of rows) {
+          last = row.id;
+          const msg = opts.toMessage(row);
+          if (msg) sse.send({ id: row.id, ...msg });
+          if (opts.isFinal(row)) {
+            sse.close();
+            return;
+          }
+        }
+        if (rows.length === 500) dirty = true;
+        continue;
+      }
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        new Promise<void>((r) => (wake = r)),
+        new Promise<void>((r) => (timer = setTimeout(() => ((dirty = true), r()), listener.connected ? (opts.pollMs ?? 5000) : 500))),
+        sse.done,
+      ]);
+      clearTimeout(timer);
+      wake = undefined;
+    }
+  };
+  loop()
+    .catch((err: Error) => {
+      ctx.deps.log.warn({ err: err.message, stream: opts.stream }, 'event stream ended by an error');
+      sse.comment('error: stream interrupted; reconnect with Last-Event-ID');
+    })
+    .finally(() => {
+      unsubscribe();
+      sse.close();
+    });
+  return sse;
+}

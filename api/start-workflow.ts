@@ -1,0 +1,58 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import { AppError } from '../schema/errors';
+import { SvcKind, SvcSurface, SvcTenant } from '../workflows/search-attributes';
+import type { AppContext } from './context';
+
+const START_DEADLINE_MS = 10_000;
+
+export interface StartJobOptions {
+  workflow: string;
+  workflowId: string;
+  /** SvcKind: goal, sovereign, pad, swarm, task, learn, ... */
+  kind: string;
+  tenantId: string;
+  /** Human title for the memo (shown in the Temporal UI). */
+  title: string;
+  args: unknown[];
+  surface?: string;
+  /** Default FAIL + REJECT_DUPLICATE: a duplicate start is refused, never a silent second run. */
+  idConflictPolicy?: 'FAIL' | 'USE_EXISTING' | 'TERMINATE_EXISTING';
+  idReusePolicy?: 'ALLOW_DUPLICATE' | 'ALLOW_DUPLICATE_FAILED_ONLY' | 'REJECT_DUPLICATE';
+  /** Undo what the caller stored for the job when the workflow could not be started. */
+  onStartFailed?: () => Promise<unknown>;
+}
+
+/**
+ * Starts a workflow the way every job of ours starts: meaningful id, an explicit id-conflict
+ * policy, search attributes for the Temporal UI (tenant, kind, surface), a memo with the human
+ * title, and the start metric.
+ * @returns whether this call started it (false: a run with this id already exists)
+ * @throws AppError service_unavailable when Temporal cannot be reached (after `onStartFailed`)
+ */
+export async function startJobWorkflow(ctx: AppContext, o: StartJobOptions): Promise<{ started: boolean }> {
+  const { client, connection } = ctx.deps.temporal;
+  try {
+    // A start takes milliseconds; when the cluster is unreachable, answer 503 within 10 s instead of retrying on.
+    await connection.withDeadline(Date.now() + START_DEADLINE_MS, () => client.workflow.start(o.workflow, {
+      taskQueue: ctx.deps.config.temporal.taskQueue,
+      workflowId: o.workflowId,
+      args: o.args,
+      workflowIdConflictPolicy: o.idConflictPolicy ?? 'FAIL',
+      workflowIdReusePolicy: o.idReusePolicy ?? 'REJECT_DUPLICATE',
+      typedSearchAttributes: new TypedSearchAttributes([
+        { key: SvcTenant, value: o.tenantId },
+        { key: SvcKind, value: o.kind },
+        { key: SvcSurface, value: o.surface ?? ctx.state.surface ?? 'api' },
+      ]),
+      memo: { title: o.title },
+    }));
+    ctx.metrics.workflowStarts.inc({ kind: o.kind });
+    return { started: true };
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return { started: false };
+    ctx.deps.log.error({ err: (err as Error).message, workflow_id: o.workflowId }, 'workflow start failed');
+    await o.onStartFailed?.().catch((e: Error) => ctx.deps.log.warn({ err: e.message }, 'cleanup after failed start failed'));
+    throw new AppError('service_unavailable', `The ${o.kind} could not be started: the workflow service is unavailable. Try again shortly.`, { cause: err });
+  }
+}

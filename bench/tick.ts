@@ -1,0 +1,81 @@
+/**
+ * Sovereign-goal tick benchmark, same run, interleaved:
+ *  - API: POST /v1/sovereign/goals/{id}/tick (auth, tenant check, Temporal update, state view);
+ *  - raw: client.workflow executeUpdate(tick) on an equivalent sovereign workflow started directly.
+ * Both run the same one-step model call against a local fake OpenAI upstream that answers at once.
+ * Prints p50/p99 of each, the ratio, and the 1st vs 500th tick latency (history growth).
+ * Run: npm run build && node dist/bench/tick.js   (TICKS=500 by default)
+ */
+import { TypedSearchAttributes } from '@temporalio/common';
+import { insertGoal } from '../activities/store/goals';
+import { randomToken } from '../activities/store/ids';
+import { createTenant } from '../activities/store/keys';
+import { startFakeOpenAI } from '../test/helpers/fake-openai';
+import { tickUpdate } from '../workflows/job-defs';
+import { planFrom } from '../workflows/job-rules';
+import type { GoalState } from '../workflows/job-types';
+import { SvcKind, SvcSurface, SvcTenant } from '../workflows/search-attributes';
+import { fmt, percentile, startBenchStack } from './helpers';
+
+const TICKS = Number(process.env.TICKS ?? 500);
+
+async function main(): Promise<void> {
+  const fake = await startFakeOpenAI({ defaults: { reply: 'ok', usage: { prompt_tokens: 1, completion_tokens: 1 } } });
+  const { app, client, taskQueue, close } = await startBenchStack({ workflowsPath: require.resolve('../workflows'), env: { OPENAI_BASE_URL: fake.url } });
+
+  try {
+    const key = await app.key(['runtime:chat']);
+    const steps = Array.from({ length: TICKS }, (_, i) => ({ title: `s${i}`, prompt: `step ${i}` }));
+    const created = await fetch(`${app.url}/v1/sovereign/goals`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'bench', steps }),
+    }).then((r) => r.json() as Promise<{ id: string }>);
+
+    // The raw workflow gets its own tenant and goal row, so its activities do the same bookkeeping.
+    const rawTenant = await createTenant(app.db, { name: 'bench-raw' });
+    const rawId = `raw-${randomToken(8)}`;
+    await insertGoal(app.db, { id: rawId, tenantId: rawTenant, kind: 'sovereign', title: 'raw bench', description: null, lane: 'svc-oracle', status: 'ready', plan: planFrom(steps, 'svc-oracle') });
+    const state: GoalState = {
+      goalId: rawId, tenantId: rawTenant, kind: 'sovereign', title: 'raw bench', description: null, lane: 'svc-oracle', status: 'ready',
+      plan: planFrom(steps, 'svc-oracle'), stepIndex: 0, paused: false, lastStep: null, resultOutputId: null, error: null,
+    };
+    const raw = await client.workflow.start('sovereignGoalWorkflow', {
+      taskQueue, workflowId: `sovereign-${rawId}`, args: [{ state }],
+      typedSearchAttributes: new TypedSearchAttributes([{ key: SvcTenant, value: rawTenant }, { key: SvcKind, value: 'sovereign' }, { key: SvcSurface, value: 'api' }]),
+    });
+
+    const api: number[] = [];
+    const direct: number[] = [];
+    for (let i = 0; i < TICKS; i++) {
+      let t = performance.now();
+      const r = await fetch(`${app.url}/v1/sovereign/goals/${created.id}/tick`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+      await r.arrayBuffer();
+      if (r.status !== 200) throw new Error(`API tick ${i} answered ${r.status}`);
+      api.push(performance.now() - t);
+      t = performance.now();
+      await raw.executeUpdate(tickUpdate);
+      direct.push(performance.now() - t);
+      if ((i + 1) % 100 === 0) console.error(`… ${i + 1}/${TICKS} ticks`);
+    }
+    const avg = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
+    const head = (a: number[]) => avg(a.slice(0, 10));
+    const tail = (a: number[]) => avg(a.slice(-10));
+    console.log(`## Sovereign tick: API vs raw Temporal update (${TICKS} ticks each, interleaved, same run)\n`);
+    console.log('| path | p50 ms | p99 ms | first 10 avg ms | last 10 avg ms | last/first |');
+    console.log('|---|---|---|---|---|---|');
+    for (const [name, a] of [['API POST /tick', api], ['raw executeUpdate', direct]] as const) {
+      console.log(`| ${name} | ${fmt(percentile(a, 50))} | ${fmt(percentile(a, 99))} | ${fmt(head(a))} | ${fmt(tail(a))} | ${(tail(a) / head(a)).toFixed(2)}× |`);
+    }
+    console.log(`\nAPI/raw p50 ratio: ${(percentile(api, 50) / percentile(direct, 50)).toFixed(2)}×; added p50: ${fmt(percentile(api, 50) - percentile(direct, 50))} ms`);
+    console.log(`1st tick: API ${fmt(api[0])} ms, raw ${fmt(direct[0])} ms; ${TICKS}th tick: API ${fmt(api[TICKS - 1])} ms, raw ${fmt(direct[TICKS - 1])} ms`);
+  } finally {
+    await close();
+    await fake.close();
+  }
+}
+
+main().catch((err: Error) => {
+  console.error(err.stack ?? err.message);
+  process.exitCode = 1;
+});

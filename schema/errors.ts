@@ -1,0 +1,86 @@
+import { z } from 'zod';
+
+/** Every error the API can answer with, and its HTTP status. One table, used everywhere. */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_json: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  model_not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  idempotency_conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal: 500,
+  upstream_error: 502,
+  service_unavailable: 503,
+  upstream_timeout: 504,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+/** The one application error. `error` is a sentence a person can act on. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly scope?: string;
+  readonly details?: ErrorDetail[];
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    opts: { scope?: string; details?: ErrorDetail[]; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(message, { cause: opts.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.scope = opts.scope;
+    this.details = opts.details;
+    this.headers = opts.headers;
+  }
+}
+
+export const ErrorResponse = z
+  .object({
+    error: z.string().describe('What went wrong, as a sentence.'),
+    code: z.string().optional().describe('Machine-readable error code.'),
+    scope: z.string().optional().describe('The scope involved, when relevant.'),
+    details: z
+      .array(z.object({ path: z.string(), message: z.string() }))
+      .optional()
+      .describe('Each invalid field path with its problem.'),
+    request_id: z.string().optional(),
+  })
+  .meta({ id: 'ErrorResponse' });
+
+/** Turns zod issues into `details` entries (`body.messages.0.role`). */
+export function zodDetails(issues: readonly z.core.$ZodIssue[], prefix: string): ErrorDetail[] {
+  return issues.map((i) => ({
+    path: [prefix, ...i.path.map(String)].filter((p) => p !== '').join('.'),
+    message: i.message,
+  }));
+}
+
+export function invalid(details: ErrorDetail[], what = 'request'): AppError {
+  const list = details
+    .slice(0, 5)
+    .map((d) => `${d.path}: ${d.message}`)
+    .join('; ');
+  return new AppError('invalid_request', `Invalid ${what}: ${list}${details.length > 5 ? '; ...' : ''}`, {
+    details,
+  });
+}
+
+export function notFound(what: string): AppError {
+  return new AppError('not_found', `${what} not found.`);
+}

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { MAX_ITEMS, capField, dateTime, idText, integrationHint, longText, shortText, stringList, surfaceField } from './common';
+
+/** POST /v1/memory/semantic/graph (path-only in the spec; shape designed here). */
+export const memoryItem = z.object({
+  id: idText,
+  text: longText.describe('Memory text; entities, concepts and relations are read from it.'),
+  tags: stringList(50).optional(),
+  kind: shortText.optional().describe('fact, preference, event, note, ...'),
+  time: dateTime.optional(),
+});
+
+export const memorySemanticGraphRequest = z.object({
+  surface: surfaceField,
+  intent: shortText.optional(),
+  items: z.array(memoryItem).min(1).max(MAX_ITEMS).describe('Memory items to connect.'),
+  preferences: z
+    .object({
+      max_nodes: capField(2000).describe('At most this many nodes (default 50).'),
+      max_edges: capField(10_000).describe('At most this many edges (default 4 × max_nodes).'),
+      include_tags: z.boolean().optional().describe('Add tag nodes (default true).'),
+    })
+    .default({}),
+});
+export type MemorySemanticGraphRequest = z.output<typeof memorySemanticGraphRequest>;
+
+export const relationType = z.enum(['is_a', 'part_of', 'works_at', 'located_in', 'uses', 'depends_on', 'prefers', 'tagged', 'co_occurs']);
+
+export const memorySemanticGraphResponse = z.object({
+  nodes: z.array(z.object({ id: z.string(), label: z.string(), kind: z.enum(['entity', 'concept', 'tag']), weight: z.number(), item_ids: z.array(z.string()), cluster_id: z.string() })),
+  edges: z.array(z.object({ id: z.string(), from: z.string(), to: z.string(), type: relationType, weight: z.number(), evidence_item_ids: z.array(z.string()) })),
+  clusters: z.array(z.object({ id: z.string(), label: z.string(), node_ids: z.array(z.string()), item_count: z.number().int() })),
+  unlinked_item_ids: z.array(z.string()).describe('Items that produced no node within the cap.'),
+  stats: z.object({ items: z.number().int(), candidate_nodes: z.number().int(), dropped_nodes: z.number().int(), typed_edges: z.number().int() }),
+  integration_hints: z.array(integrationHint),
+});
+export type MemorySemanticGraphResponse = z.input<typeof memorySemanticGraphResponse>;

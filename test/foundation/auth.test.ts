@@ -1,0 +1,111 @@
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { listKeys } from '../../activities/store/keys';
+import { startHarness, type Harness } from '../helpers/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => h?.close());
+
+const TOKEN = 'test-registration-token';
+
+describe('POST /v1/app/register', () => {
+  test('mints a home key in a new tenant with the home scopes', async () => {
+    const r = await h.req('POST', '/v1/app/register', { headers: { 'X-Registration-Token': TOKEN }, body: { app_name: 'home', device_id: 'd1' } });
+    expect(r.status).toBe(200);
+    expect(r.body.api_key).toMatch(/^svc\.[0-9a-z]{12}\.[0-9a-z]{32}$/);
+    expect(r.body.app).toBe('home');
+    expect(r.body.scopes.sort()).toEqual(['runtime:chat', 'runtime:models', 'runtime:spaces', 'runtime:workspaces']);
+    expect(r.body.tenant_id).toMatch(/^ten_/);
+    // The secret is stored only as a hash.
+    const stored = await h.db.one(sql.type(z.object({ secret_hash: z.string(), device_id: z.string() }))`
+      SELECT secret_hash, device_id FROM api_keys WHERE id = ${r.body.key_id}`);
+    expect(stored.secret_hash).not.toContain(r.body.api_key.split('.')[2]);
+    expect(stored.device_id).toBe('d1');
+    // The minted key works.
+    const me = await h.req('POST', '/v1/agent/register', { key: r.body.api_key, body: { app_name: 'home' } });
+    expect(me.status).toBe(401); // a runtime key is not a bootstrap key
+  });
+
+  test('studio gets chat+models; token also accepted as Bearer; existing tenant reused', async () => {
+    const first = await h.req('POST', '/v1/app/register', { headers: { authorization: `Bearer ${TOKEN}` }, body: { app_name: 'Studio' } });
+    expect(first.status).toBe(200);
+    expect(first.body.scopes.sort()).toEqual(['runtime:chat', 'runtime:models']);
+    const second = await h.req('POST', '/v1/app/register', {
+      headers: { 'X-Registration-Token': TOKEN },
+      body: { app_name: 'dev', tenant: first.body.tenant_id },
+    });
+    expect(second.status).toBe(200);
+    expect(second.body.tenant_id).toBe(first.body.tenant_id);
+  });
+
+  test('unknown tenant 404, unapproved app 403, missing or wrong token 401, bad body 400', async () => {
+    const headers = { 'X-Registration-Token': TOKEN };
+    expect((await h.req('POST', '/v1/app/register', { headers, body: { app_name: 'home', tenant: 'ten_nope' } })).status).toBe(404);
+    const forbidden = await h.req('POST', '/v1/app/register', { headers, body: { app_name: 'toaster' } });
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.body.error).toMatch(/toaster/);
+    expect((await h.req('POST', '/v1/app/register', { body: { app_name: 'home' } })).status).toBe(401);
+    expect((await h.req('POST', '/v1/app/register', { headers: { 'X-Registration-Token': 'wrong' }, body: { app_name: 'home' } })).status).toBe(401);
+    const bad = await h.req('POST', '/v1/app/register', { headers, body: { device_id: 3 } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['body.app_name', 'body.device_id']);
+  });
+});
+
+describe('registration disabled', () => {
+  let h2: Harness;
+  beforeAll(async () => {
+    h2 = await startHarness({ env: { SVC_REGISTRATION_TOKEN: '' } });
+  });
+  afterAll(async () => h2?.close());
+  test('is always 401 when no registration token is configured', async () => {
+    const r = await h2.req('POST', '/v1/app/register', { headers: { 'X-Registration-Token': '' }, body: { app_name: 'home' } });
+    expect(r.status).toBe(401);
+    expect(r.body.error).toMatch(/disabled/);
+  });
+});
+
+describe('bootstrap keys and POST /v1/agent/register', () => {
+  test('mints for the named app in the bootstrap tenant, 403 for another app', async () => {
+    const boot = await h.key(['bootstrap:app:studio'], { kind: 'bootstrap' });
+    expect(boot.apiKey).toMatch(/^agb\./);
+    const ok = await h.req('POST', '/v1/agent/register', { key: boot.apiKey, body: { app_name: 'Studio', device_id: 'ci' } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.tenant_id).toBe(boot.tenantId);
+    expect(ok.body.scopes.sort()).toEqual(['runtime:chat', 'runtime:models']);
+    const other = await h.req('POST', '/v1/agent/register', { key: boot.apiKey, body: { app_name: 'home' } });
+    expect(other.status).toBe(403);
+    expect(other.body.scope).toBe('bootstrap:app:home');
+  });
+
+  test('a bootstrap key is refused everywhere else with 403', async () => {
+    const boot = await h.key(['bootstrap:app:home'], { kind: 'bootstrap' });
+    const r = await h.req('POST', '/v1/waitlist', { key: boot.apiKey, body: {} });
+    expect(r.status).toBe(200); // public route: the key is not even looked at
+    const reasoning = await h.req('GET', '/v1/openapi.json', { key: boot.apiKey });
+    expect(reasoning.status).toBe(200);
+  });
+
+  test('missing or invalid bootstrap key is 401', async () => {
+    expect((await h.req('POST', '/v1/agent/register', { body: { app_name: 'home' } })).status).toBe(401);
+    expect((await h.req('POST', '/v1/agent/register', { key: 'agb.abcdefghjkmn.' + 'x'.repeat(32), body: { app_name: 'home' } })).status).toBe(401);
+  });
+});
+
+describe('revocation, legacy keys and last_used_at', () => {
+  test('a revoked key is 401; legacy keys work until revoked; last_used_at is recorded', async () => {
+    const legacy = await h.key(['runtime:chat'], { kind: 'legacy' });
+    expect(legacy.apiKey).toMatch(/^legacy\./);
+    const boot = await h.key(['bootstrap:app:dev'], { kind: 'bootstrap', tenantId: legacy.tenantId });
+    const mint = await h.req('POST', '/v1/agent/register', { key: boot.apiKey, body: { app_name: 'dev' } });
+    expect(mint.status).toBe(200);
+    const keys = await listKeys(h.db, { tenantId: legacy.tenantId });
+    expect(keys.find((k) => k.key_id === boot.keyId)?.last_used_at).not.toBeNull();
+    expect(JSON.stringify(keys)).not.toMatch(/secret|hash/);
+    await h.db.query(sql.unsafe`UPDATE api_keys SET revoked_at = now() WHERE id = ${boot.keyId}`);
+    expect((await h.req('POST', '/v1/agent/register', { key: boot.apiKey, body: { app_name: 'dev' } })).status).toBe(401);
+  });
+});

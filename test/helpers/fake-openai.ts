@@ -1,0 +1,245 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A real local HTTP server speaking the OpenAI chat-completions protocol (JSON and SSE), for
+ * tests of anything that calls a model lane. Point the app at it with
+ * `startHarness({ env: { OPENAI_BASE_URL: fake.url } })`.
+ *
+ * Each chat request takes the next scripted behaviour (`fake.script(...)`), else the result of
+ * `fake.onRequest(fn)`, else the default. Every request is recorded with its parsed body, and
+ * the server tracks how many chat requests are in flight now and at most.
+ */
+export interface FakeBehavior {
+  /** Reply text (default "Hello from the fake upstream."). */
+  reply?: string;
+  /** Reply with the prompt itself: one `role: content` line per message. */
+  echo?: boolean;
+  /** Wait this long before answering (headers included). */
+  delayMs?: number;
+  /** Stream: wait this long between chunks. */
+  chunkDelayMs?: number;
+  /** Answer with this HTTP status and an OpenAI-style error body. */
+  status?: number;
+  /** With `status` (e.g. 429): the Retry-After header. */
+  retryAfter?: string;
+  /** Never answer; the request stays open until the client goes away. */
+  hang?: boolean;
+  /** Stream: send this many content chunks, then hang. */
+  hangAfterChunks?: number;
+  /** Stream: send this many content chunks, then destroy the connection. */
+  dropAfterChunks?: number;
+  /** Ask for tool calls (finish_reason "tool_calls"); arguments are JSON-encoded unless strings. */
+  toolCalls?: Array<{ name: string; arguments?: unknown; id?: string }>;
+  /** `null` leaves usage out of the answer. */
+  usage?: { prompt_tokens: number; completion_tokens: number } | null;
+  finishReason?: string;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  /** Parsed JSON body (undefined when none or not JSON). */
+  body: any;
+  stream: boolean;
+  at: number;
+  /** True once the answer was completely sent. */
+  finished: boolean;
+  /** True when the client went away before the answer was complete (abort, disconnect). */
+  closedEarly: boolean;
+}
+
+export interface FakeOpenAI {
+  /** Base URL ending in /v1 (use as OPENAI_BASE_URL or a provider base_url). */
+  url: string;
+  port: number;
+  requests: RecordedRequest[];
+  /** Chat requests only (POST .../chat/completions). */
+  readonly chats: RecordedRequest[];
+  readonly inFlight: number;
+  readonly maxInFlight: number;
+  /** TCP connections accepted so far (keep-alive reuse shows as fewer connections than requests). */
+  readonly connections: number;
+  script(...behaviors: FakeBehavior[]): void;
+  setDefault(behavior: FakeBehavior): void;
+  onRequest(fn: ((req: RecordedRequest) => FakeBehavior | undefined) | undefined): void;
+  /** Clears recorded requests, the script, the handler and the max-in-flight mark. */
+  reset(): void;
+  /** Polls (every 10 ms) until `pred` holds; rejects after `timeoutMs`. */
+  waitFor(pred: () => boolean, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function pieces(text: string): string[] {
+  return text.match(/\s*\S+\s*$|\s*\S+/g) ?? (text ? [text] : []);
+}
+
+function promptText(body: any): string {
+  const msgs: Array<{ role?: string; content?: unknown }> = Array.isArray(body?.messages) ? body.messages : [];
+  return msgs.map((m) => `${m.role}: ${typeof m.content === 'string' ? m.content : JSON.stringify(m.content)}`).join('\n');
+}
+
+export async function startFakeOpenAI(opts: { defaults?: FakeBehavior; models?: string[]; apiKey?: string } = {}): Promise<FakeOpenAI> {
+  const requests: RecordedRequest[] = [];
+  let queue: FakeBehavior[] = [];
+  let handler: ((req: RecordedRequest) => FakeBehavior | undefined) | undefined;
+  let defaults: FakeBehavior = opts.defaults ?? {};
+  let inFlight = 0;
+  let maxInFlight = 0;
+  let seq = 0;
+
+  async function chat(rec: RecordedRequest, b: FakeBehavior, res: http.ServerResponse, closed: () => boolean) {
+    if (b.delayMs) await sleep(b.delayMs);
+    if (closed()) return;
+    if (b.hang) return; // left open until the client goes away
+    if (b.status && b.status >= 400) {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (b.retryAfter) headers['retry-after'] = b.retryAfter;
+      res.writeHead(b.status, headers).end(JSON.stringify({ error: { message: `fake failure ${b.status}`, type: 'server_error' } }));
+      return;
+    }
+    const id = `chatcmpl-fake${++seq}`;
+    const created = Math.floor(Date.now() / 1000);
+    const model = String(rec.body?.model ?? 'fake-model');
+    const text = b.echo ? promptText(rec.body) : (b.reply ?? 'Hello from the fake upstream.');
+    const calls = (b.toolCalls ?? []).map((c, i) => ({
+      id: c.id ?? `call_${seq}_${i}`,
+      type: 'function' as const,
+      function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}) },
+    }));
+    const finish = b.finishReason ?? (calls.length ? 'tool_calls' : 'stop');
+    const parts = calls.length ? [] : pieces(text);
+    const usage =
+      b.usage === null
+        ? undefined
+        : { prompt_tokens: b.usage?.prompt_tokens ?? Math.ceil(promptText(rec.body).length / 4), completion_tokens: b.usage?.completion_tokens ?? parts.length, total_tokens: 0 };
+    if (usage) usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+
+    if (!rec.stream) {
+      const message = calls.length ? { role: 'assistant', content: null, tool_calls: calls } : { role: 'assistant', content: text };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: finish }], ...(usage ? { usage } : {}) }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices, ...extra })}\n\n`);
+    send([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
+    let sent = 0;
+    for (const p of parts) {
+      if (b.hangAfterChunks !== undefined && sent >= b.hangAfterChunks) return;
+      if (b.dropAfterChunks !== undefined && sent >= b.dropAfterChunks) {
+        await sleep(20); // let what was written reach the client first
+        res.socket?.destroy();
+        return;
+      }
+      if (b.chunkDelayMs && sent > 0) await sleep(b.chunkDelayMs);
+      if (closed()) return;
+      send([{ index: 0, delta: { content: p }, finish_reason: null }]);
+      sent++;
+    }
+    if (b.hangAfterChunks !== undefined) return;
+    if (b.dropAfterChunks !== undefined) {
+      await sleep(20);
+      res.socket?.destroy();
+      return;
+    }
+    calls.forEach((c, index) => send([{ index: 0, delta: { tool_calls: [{ index, ...c }] }, finish_reason: null }]));
+    send([{ index: 0, delta: {}, finish_reason: finish }]);
+    if (usage && rec.body?.stream_options?.include_usage) send([], { usage });
+    res.end('data: [DONE]\n\n');
+  }
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      let body: any;
+      try {
+        body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+      } catch {
+        body = undefined;
+      }
+      const path = (req.url ?? '/').split('?')[0];
+      const rec: RecordedRequest = { method: req.method ?? 'GET', path, headers: req.headers, body, stream: body?.stream === true, at: Date.now(), finished: false, closedEarly: false };
+      requests.push(rec);
+      if (opts.apiKey && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+        res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'bad key' } }));
+        return;
+      }
+      if (req.method === 'GET' && path.endsWith('/models')) {
+        const data = (opts.models ?? ['fake-model']).map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake' }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data }));
+        return;
+      }
+      if (req.method !== 'POST' || !path.endsWith('/chat/completions')) {
+        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'no such route' } }));
+        return;
+      }
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      let isClosed = false;
+      res.on('close', () => {
+        isClosed = true;
+        inFlight--;
+        rec.finished = res.writableFinished;
+        rec.closedEarly = !res.writableFinished;
+      });
+      const behavior = queue.shift() ?? handler?.(rec) ?? defaults;
+      chat(rec, behavior, res, () => isClosed).catch(() => res.socket?.destroy());
+    });
+  });
+  server.keepAliveTimeout = 5_000;
+  let connections = 0;
+  server.on('connection', () => connections++);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    port,
+    requests,
+    get chats() {
+      return requests.filter((r) => r.method === 'POST' && r.path.endsWith('/chat/completions'));
+    },
+    get inFlight() {
+      return inFlight;
+    },
+    get maxInFlight() {
+      return maxInFlight;
+    },
+    get connections() {
+      return connections;
+    },
+    script: (...b) => void queue.push(...b),
+    setDefault: (b) => void (defaults = b),
+    onRequest: (fn) => void (handler = fn),
+    reset() {
+      requests.length = 0;
+      queue = [];
+      handler = undefined;
+      maxInFlight = inFlight;
+    },
+    async waitFor(pred, timeoutMs = 5_000) {
+      const until = Date.now() + timeoutMs;
+      while (!pred()) {
+        if (Date.now() > until) throw new Error('fake upstream: condition not met in time');
+        await sleep(10);
+      }
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** For beforeEach: waits until none of `fakes` has a chat request in flight (an earlier test's), then resets them. */
+export async function resetWhenIdle(...fakes: FakeOpenAI[]): Promise<void> {
+  await fakes[0].waitFor(() => fakes.every((f) => f.inFlight === 0));
+  for (const f of fakes) f.reset();
+}

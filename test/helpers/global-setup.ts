@@ -1,0 +1,61 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { findOrBuildTemporalCli, freePort, startDevServer } from '../../workers/temporal-dev';
+
+export const TMP_DIR = path.resolve(__dirname, '../../.test-tmp');
+export const ENV_FILE = path.join(TMP_DIR, 'env.json');
+/** History length at which the test server suggests continue-as-new (production default: 4096). */
+export const CONTINUE_AS_NEW_AFTER_EVENTS = 150;
+
+/**
+ * Once per Jest run: one real Temporal dev server (in memory, on a free port) and one
+ * workflow bundle that every test worker reuses.
+ */
+export default async function globalSetup(): Promise<void> {
+  mkdirSync(TMP_DIR, { recursive: true });
+  await dropStaleDatabases();
+  const log = pino({ level: 'warn' });
+  let address = process.env.TEST_TEMPORAL_ADDRESS;
+  if (!address) {
+    const found = await findOrBuildTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH, log });
+    if (found.path === null) throw new Error(`Temporal CLI unavailable: ${found.attempts.join('; ')}`);
+    const port = await freePort();
+    const server = await startDevServer({
+      cli: found.path,
+      port,
+      namespace: 'default',
+      logFile: path.join(TMP_DIR, 'temporal.log'),
+      // Suggest continue-as-new early, so long-lived workflows exercise it in ordinary tests.
+      dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': CONTINUE_AS_NEW_AFTER_EVENTS },
+      log,
+    });
+    (globalThis as { __temporalServer?: typeof server }).__temporalServer = server;
+    address = server.address;
+  }
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../../workflows'),
+    logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never,
+  });
+  const bundlePath = path.join(TMP_DIR, 'workflow-bundle.js');
+  writeFileSync(bundlePath, code);
+  writeFileSync(ENV_FILE, JSON.stringify({ temporalAddress: address, bundlePath }));
+}
+
+/** Databases left by killed runs: dropped when nobody is connected (a concurrent run keeps its own). */
+async function dropStaleDatabases(): Promise<void> {
+  const base = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
+  const c = new pg.Client({ connectionString: `${base}/postgres` });
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ datname: string }>(
+      `SELECT d.datname FROM pg_database d WHERE (d.datname LIKE 'svc\\_test\\_%' OR d.datname LIKE 'svc\\_bench\\_%')
+         AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)`,
+    );
+    for (const { datname } of rows) await c.query(`DROP DATABASE IF EXISTS "${datname}"`).catch(() => undefined);
+  } finally {
+    await c.end();
+  }
+}

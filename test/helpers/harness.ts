@@ -1,0 +1,141 @@
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import { Client, Connection } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { createDb, type Db } from '../../activities/store/db';
+import { createTenant, mintKey } from '../../activities/store/keys';
+import { ensureDatabase, runMigrations } from '../../activities/store/migrate';
+import { randomToken } from '../../activities/store/ids';
+import { createApp } from '../../api/app';
+import { parseConfig, type Config } from '../../schema/config';
+import { createRuntimeWorker, installTemporalLogging } from '../../workers/runtime';
+
+const ENV_FILE = path.resolve(__dirname, '../../.test-tmp/env.json');
+export const PG_BASE = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
+
+export function testEnv(): { temporalAddress: string; bundlePath: string } {
+  return JSON.parse(readFileSync(ENV_FILE, 'utf8'));
+}
+
+/** A fresh database for one test file (or benchmark run, with its own server and name prefix), migrated. */
+export async function freshDatabase(opts: { base?: string; prefix?: string } = {}): Promise<{ url: string; drop(): Promise<void> }> {
+  const base = opts.base ?? PG_BASE;
+  const name = `${opts.prefix ?? 'svc_test'}_${randomToken(10)}`;
+  const url = `${base}/${name}`;
+  await ensureDatabase(url);
+  await runMigrations(url);
+  return {
+    url,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: `${base}/postgres` });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export interface Harness {
+  url: string;
+  config: Config;
+  db: Db;
+  dbUrl: string;
+  client: Client;
+  connection: Connection;
+  taskQueue: string;
+  worker?: Worker;
+  /** Mints a key in a new (or given) tenant. */
+  key(scopes: string[], opts?: { tenantId?: string; kind?: 'runtime' | 'legacy' | 'bootstrap' }): Promise<{ apiKey: string; keyId: string; tenantId: string }>;
+  /** fetch against the app with optional bearer key. */
+  req(method: string, p: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string>; raw?: string }): Promise<{ status: number; body: any; headers: Headers; text: string }>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the real app on a random port against a fresh PostgreSQL database and the shared
+ * Temporal dev server; with `worker: true` also a worker on its own task queue.
+ */
+export async function startHarness(opts: { worker?: boolean; env?: Record<string, string> } = {}): Promise<Harness> {
+  const env = testEnv();
+  const database = await freshDatabase();
+  const taskQueue = `test-${randomToken(10)}`;
+  const config = parseConfig({
+    DATABASE_URL: database.url,
+    TEMPORAL_ADDRESS: env.temporalAddress,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    SVC_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    SVC_REGISTRATION_TOKEN: 'test-registration-token',
+    ...opts.env,
+  });
+  const log = pino({ level: config.logLevel });
+  installTemporalLogging(pino({ level: process.env.TEST_LOG_LEVEL ?? 'error' }));
+  const db = await createDb({ url: database.url, maxConnections: 5 });
+  // Generous: on a loaded 2-core machine the first connect can take several seconds.
+  const connection = await Connection.connect({ address: env.temporalAddress, connectTimeout: '60 seconds' });
+  const client = new Client({ connection, namespace: config.temporal.namespace });
+  const app = createApp({ config, db, log, temporal: { connection, client } });
+  const server = http.createServer(app.callback());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  let worker: Worker | undefined;
+  let running: Promise<void> | undefined;
+  let workerConn: { close(): Promise<void> } | undefined;
+  if (opts.worker) {
+    const w = await createRuntimeWorker({ config, db, log, address: env.temporalAddress, taskQueue, bundlePath: env.bundlePath });
+    worker = w.worker;
+    workerConn = w.connection;
+    running = worker.run();
+  }
+
+  return {
+    url,
+    config,
+    db,
+    dbUrl: database.url,
+    client,
+    connection,
+    taskQueue,
+    worker,
+    async key(scopes, o = {}) {
+      const tenantId = o.tenantId ?? (await createTenant(db));
+      return mintKey(db, { tenantId, kind: o.kind ?? 'runtime', scopes });
+    },
+    async req(method, p, o = {}) {
+      const headers: Record<string, string> = { ...(o.headers ?? {}) };
+      if (o.key) headers.authorization = `Bearer ${o.key}`;
+      let body: string | undefined = o.raw;
+      if (o.body !== undefined) {
+        body = JSON.stringify(o.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const res = await fetch(url + p, { method, headers, body });
+      const text = await res.text();
+      let parsed: unknown = undefined;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
+      return { status: res.status, body: parsed, headers: res.headers, text };
+    },
+    async close() {
+      if (worker) {
+        worker.shutdown();
+        await running;
+        await workerConn?.close();
+      }
+      await new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      });
+      await connection.close();
+      await db.end();
+      await database.drop();
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import type { FakeOpenAI } from '../helpers/fake-openai';
+import { withFakeUpstream } from '../helpers/fake-upstream';
+import type { Harness } from '../helpers/harness';
+
+let fake: FakeOpenAI;
+let h: Harness;
+let key: string;
+withFakeUpstream({ worker: true, scopes: ['runtime:chat'] }, (up) => ({ fake, h, key } = up));
+beforeEach(() => {
+  fake.reset();
+  fake.onRequest((r) => ({ reply: `out: ${r.body.messages.at(-1).content.split('\n')[0]}` }));
+});
+
+const steps = (n: number) => Array.from({ length: n }, (_, i) => ({ title: `S${i + 1}`, prompt: `Do step ${i + 1}.` }));
+
+test('created ready with no step run; nothing runs between ticks; each tick runs exactly one step', async () => {
+  const created = await h.req('POST', '/v1/sovereign/goals', { key, body: { title: 'Tick me', steps: steps(3) } });
+  expect(created.status).toBe(200);
+  expect(created.body).toMatchObject({ status: 'ready', step_index: 0, total_steps: 3, last_step: null });
+  const id = created.body.id;
+  await new Promise((r) => setTimeout(r, 1500));
+  expect(fake.chats).toHaveLength(0);
+
+  const t1 = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
+  expect(t1.status).toBe(200);
+  expect(t1.body).toMatchObject({ status: 'ready', step_index: 1, last_step: { index: 0, title: 'S1', output: 'out: Do step 1.' } });
+  expect(fake.chats).toHaveLength(1);
+  await new Promise((r) => setTimeout(r, 1000));
+  expect(fake.chats).toHaveLength(1);
+  expect((await h.req('GET', `/v1/sovereign/goals/${id}`, { key })).body.step_index).toBe(1);
+
+  await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
+  const t3 = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
+  expect(t3.body).toMatchObject({ status: 'completed', step_index: 3, last_step: { title: 'S3', output: 'out: Do step 3.' } });
+  expect(fake.chats).toHaveLength(3);
+  const after = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
+  expect(after.status).toBe(409);
+  expect(after.body.error).toMatch(/completed/);
+  expect(fake.chats).toHaveLength(3);
+});
+
+test('concurrent ticks are serialised, each advancing exactly one step', async () => {
+  fake.setDefault({ reply: 'slow', delayMs: 300 });
+  fake.onRequest(undefined);
+  const id = (await h.req('POST', '/v1/sovereign/goals', { key, body: { title: 'Race', steps: steps(5) } })).body.id;
+  const results = await Promise.all([1, 2, 3].map(() => h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key })));
+  expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
+  expect(results.map((r) => r.body.step_index).sort()).toEqual([1, 2, 3]);
+  expect(fake.maxInFlight).toBe(1);
+  expect(fake.chats).toHaveLength(3);
+  // More concurrent ticks than steps left: the extra ones are 409, never a sixth step.
+  const more = await Promise.all([1, 2, 3].map(() => h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key })));
+  expect(more.map((r) => r.status).sort()).toEqual([200, 200, 409]);
+  expect(fake.chats).toHaveLength(5);
+});
+
+test('Idempotency-Key on tick returns the same result without running a second step', async () => {
+  const id = (await h.req('POST', '/v1/sovereign/goals', { key, body: { title: 'Retry', steps: steps(3) } })).body.id;
+  const headers = { 'Idempotency-Key': 'tick-abc' };
+  const a = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key, headers });
+  const b = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key, headers });
+  expect(b.status).toBe(200);
+  expect(b.body.step_index).toBe(1);
+  expect(b.body.last_step).toEqual(a.body.last_step);
+  expect(fake.chats).toHaveLength(1);
+  const c = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key, headers: { 'Idempotency-Key': 'tick-def' } });
+  expect(c.body.step_index).toBe(2);
+  expect(fake.chats).toHaveLength(2);
+});
+
+test('without steps the plan comes from the model lane; DELETE cancels and later ticks are 409', async () => {
+  fake.onRequest((r) =>
+    /Answer with JSON only/.test(r.body.messages.at(-1).content) ? { reply: '[{"title":"A","prompt":"Do A"},{"title":"B","prompt":"Do B"}]' } : { reply: 'ok' },
+  );
+  const created = await h.req('POST', '/v1/sovereign/goals', { key, body: { title: 'Planned' } });
+  expect(['planning', 'ready']).toContain(created.body.status);
+  const id = created.body.id;
+  let state = created.body;
+  for (let i = 0; i < 100 && state.status !== 'ready'; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    state = (await h.req('GET', `/v1/sovereign/goals/${id}`, { key })).body;
+  }
+  expect(state.plan.map((p: any) => p.title)).toEqual(['A', 'B']);
+  expect(fake.chats).toHaveLength(1);
+  const del = await h.req('DELETE', `/v1/sovereign/goals/${id}`, { key });
+  expect(del.status).toBe(200);
+  expect(del.body.status).toBe('cancelled');
+  expect((await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key })).status).toBe(409);
+  expect((await h.req('GET', `/v1/sovereign/goals/${id}`, { key })).body.status).toBe('cancelled');
+});
+
+test('tenant isolation: another tenant gets 404 on read, tick and delete', async () => {
+  const id = (await h.req('POST', '/v1/sovereign/goals', { key, body: { title: 'Mine', steps: steps(1) } })).body.id;
+  const other = (await h.key(['runtime:chat'])).apiKey;
+  expect((await h.req('GET', `/v1/sovereign/goals/${id}`, { key: other })).status).toBe(404);
+  expect((await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key: other })).status).toBe(404);
+  expect((await h.req('DELETE', `/v1/sovereign/goals/${id}`, { key: other })).status).toBe(404);
+  expect(fake.chats).toHaveLength(0);
+  const list = await h.req('GET', '/v1/sovereign/goals', { key });
+  expect(list.body.data.map((g: any) => g.id)).toContain(id);
+});
+
+test('a long-lived sovereign goal continues as new (the test server suggests it after 150 events) without losing state', async () => {
+  const n = 30;
+  const id = (await h.req('POST', '/v1/sovereign/goals', { key, body: { title: 'Long', steps: steps(n) } })).body.id;
+  for (let i = 1; i <= n; i++) {
+    const t = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
+    expect({ i, status: t.status, step_index: t.body.step_index }).toEqual({ i, status: 200, step_index: i });
+  }
+  const runs: string[] = [];
+  for await (const wf of h.client.workflow.list({ query: `WorkflowId = "sovereign-${id}"` })) runs.push(wf.runId);
+  expect(runs.length).toBeGreaterThan(1);
+  const final = await h.req('GET', `/v1/sovereign/goals/${id}`, { key });
+  expect(final.body).toMatchObject({ status: 'completed', step_index: n, last_step: { title: `S${n}`, output: `out: Do step ${n}.` } });
+  expect(final.body.plan.every((p: any) => p.status === 'completed' && p.output === `out: Do step ${p.index + 1}.`)).toBe(true);
+  expect(fake.chats).toHaveLength(n);
+});

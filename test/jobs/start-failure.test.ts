@@ -1,0 +1,52 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { Client, Connection } from '@temporalio/client';
+import { createApp } from '../../api/app';
+import { freePort } from '../../workers/temporal-dev';
+import { startHarness, type Harness } from '../helpers/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => h?.close());
+
+test('when Temporal is unreachable, creates answer 503 and leave nothing behind; the metric counts only real starts', async () => {
+  const connection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, connectTimeout: '1 second' });
+  const app = createApp({ config: h.config, db: h.db, log: pino({ level: 'silent' }), temporal: { connection, client: new Client({ connection }) } });
+  const server = http.createServer(app.callback());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const key = (await h.key(['runtime:chat', 'runtime:records'])).apiKey;
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  try {
+    const steps = [{ title: 'a', prompt: 'b' }];
+    const creates = [
+      ['/v1/goals', { title: 'g', steps }],
+      ['/v1/sovereign/goals', { title: 's', steps }],
+      ['/v1/pad/dispatch', { agents: [{ name: 'x', prompt: 'y' }] }],
+      ['/v1/swarm/run', { operation: 'map', params: { prompt: 'p {{item}}', items: ['1'] } }],
+    ] as const;
+    // Concurrently: each gives up on the unreachable cluster after the start deadline.
+    const results = await Promise.all(creates.map(([path, body]) => post(path, body)));
+    results.forEach((r, i) => {
+      const path = creates[i][0];
+      expect({ path, status: r.status, code: r.body.code }).toEqual({ path, status: 503, code: 'service_unavailable' });
+      expect(r.body.error).toMatch(/workflow service is unavailable/);
+    });
+    const count = (table: string) => h.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM ${sql.identifier([table])}`);
+    expect([await count('goals'), await count('pad_sessions'), await count('swarm_runs')]).toEqual([0, 0, 0]);
+    const metrics = await (await fetch(`${url}/v1/metrics`)).text();
+    expect(metrics).not.toMatch(/svc_workflow_starts_total\{kind="goal"\} [1-9]/);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+    await connection.close().catch(() => undefined);
+  }
+});

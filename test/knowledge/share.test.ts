@@ -1,0 +1,103 @@
+import { startHarness, type Harness } from '../helpers/harness';
+import { openBrowser, type PageProbe } from './browser';
+
+let h: Harness;
+let key: string;
+beforeAll(async () => {
+  h = await startHarness({ env: { SVC_PUBLIC_URL: 'https://svc.example.com/v1' } });
+  key = (await h.key(['runtime:chat'])).apiKey;
+});
+afterAll(async () => h?.close());
+
+const HOSTILE = `# Release notes
+
+Hello **world**, the beta ships on *Friday*.
+
+| step | owner |
+| --- | --- |
+| build | Ada |
+
+<script>window.__pwned = 1; document.title = 'PWNED';</script>
+<img src="x" onerror="window.__pwned = 2">
+<svg onload="window.__pwned = 3"></svg>
+<iframe src="javascript:parent.__pwned = 4"></iframe>
+<a href="javascript:window.__pwned = 5" id="bad">bad link</a>
+
+[md link](javascript:window.__pwned=6) and [good link](https://example.com/docs)
+<div style="background:url(javascript:alert(1))" onclick="window.__pwned = 7">styled</div>
+`;
+
+test('create returns the public url (origin of SVC_PUBLIC_URL, no /v1); list is recent and tenant-scoped', async () => {
+  const r = await h.req('POST', '/v1/share', { key, body: { title: 'Notes', content: 'hello' } });
+  expect(r.status).toBe(201);
+  expect(r.body).toMatchObject({ title: 'Notes', format: 'markdown', url: `https://svc.example.com/share/${r.body.id}` });
+  expect(r.body.id).toMatch(/^shr_[0-9a-z]{24}$/);
+  const second = await h.req('POST', '/v1/share', { key, body: { title: 'Second', content: '<p>x</p>', format: 'html' } });
+  const list = await h.req('GET', '/v1/shares', { key });
+  expect(list.body.data.map((s: { id: string }) => s.id)).toEqual([second.body.id, r.body.id]);
+  expect(list.body.data[0].url).toBe(second.body.url);
+  const other = (await h.key(['runtime:chat'])).apiKey;
+  expect((await h.req('GET', '/v1/shares', { key: other })).body).toMatchObject({ data: [], total: 0 });
+  expect((await h.req('POST', '/v1/share', { key, body: { title: 'x', content: 'y', format: 'pdf' } })).status).toBe(400);
+  expect((await h.req('POST', '/v1/share', { key, body: { content: 'y' } })).status).toBe(400);
+  expect((await h.req('GET', '/v1/shares', { key: (await h.key(['runtime:records'])).apiKey })).status).toBe(403);
+});
+
+test('the public page is sanitised HTML with title, social meta tags and a strict CSP; unknown ids get a 404 page', async () => {
+  const r = await h.req('POST', '/v1/share', { key, body: { title: 'Release <notes> & "plans"', content: HOSTILE } });
+  const page = await h.req('GET', `/share/${r.body.id}`);
+  expect(page.status).toBe(200);
+  expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+  expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+  const html = page.text;
+  expect(html).toContain('<title>Release &lt;notes&gt; &amp; &quot;plans&quot;</title>');
+  expect(html).toContain(`<meta property="og:url" content="https://svc.example.com/share/${r.body.id}">`);
+  expect(html).toMatch(/<meta property="og:description" content="Release notes Hello world, the beta ships on Friday\./);
+  expect(html).toContain('<meta name="twitter:card" content="summary">');
+  expect(html).not.toMatch(/<script|onerror|onload|onclick|javascript:|<iframe|style="background/i);
+  expect(html).toContain('<a href="https://example.com/docs" rel="noopener noreferrer nofollow">good link</a>');
+
+  for (const id of ['shr_000000000000000000000000', 'nope', '..%2f..%2fetc']) {
+    const missing = await h.req('GET', `/share/${id}`);
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(missing.text).toContain('<title>Share not found</title>');
+  }
+  expect((await h.req('GET', `/v1/share/${r.body.id}`)).status).toBe(404);
+});
+
+describe('in headless Chromium', () => {
+  let browser: PageProbe;
+  beforeAll(async () => {
+    browser = await openBrowser();
+  }, 30_000);
+  afterAll(async () => browser?.close());
+
+  test('the content renders and no injected script runs', async () => {
+    const r = await h.req('POST', '/v1/share', { key, body: { title: 'Release notes', content: HOSTILE } });
+    await browser.open(`${h.url}/share/${r.body.id}`);
+    // Give handlers (onerror of the broken image, svg onload) a moment to fire if they existed.
+    await browser.evaluate('new Promise((r) => setTimeout(r, 300))');
+    const seen = await browser.evaluate<Record<string, unknown>>(`({
+      pwned: window.__pwned ?? null,
+      title: document.title,
+      h1: document.querySelector('header h1').textContent,
+      bold: document.querySelector('.content strong')?.textContent,
+      cell: document.querySelector('.content td')?.textContent,
+      text: document.body.innerText,
+      scripts: document.scripts.length,
+      handlers: [...document.querySelectorAll('*')].flatMap((e) => [...e.attributes].map((a) => a.name)).filter((n) => n.startsWith('on')),
+      jsLinks: [...document.querySelectorAll('a')].filter((a) => (a.getAttribute('href') || '').startsWith('javascript')).length,
+      ogTitle: document.querySelector('meta[property="og:title"]').content,
+      width: document.querySelector('main').getBoundingClientRect().width,
+    })`);
+    expect(seen).toMatchObject({ pwned: null, title: 'Release notes', h1: 'Release notes', bold: 'world', cell: 'build', scripts: 0, handlers: [], jsLinks: 0, ogTitle: 'Release notes' });
+    expect(seen.text).toContain('Hello world, the beta ships on Friday.');
+    expect(seen.text).toContain('good link');
+    expect(seen.width).toBeGreaterThan(200);
+    // Clicking the neutralised link must not run anything either.
+    await browser.evaluate(`document.getElementById('bad')?.click(); [...document.querySelectorAll('a')].find((a) => a.textContent === 'md link')?.click(); 0`);
+    expect(await browser.evaluate('window.__pwned ?? null')).toBeNull();
+    expect(browser.events.filter((e) => e.startsWith('error'))).toEqual([]);
+  });
+});

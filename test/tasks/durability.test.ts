@@ -1,0 +1,137 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import type { Worker } from '@temporalio/worker';
+import { createApp } from '../../api/app';
+import { createRuntimeWorker } from '../../workers/runtime';
+import { startHarness, testEnv, type Harness } from '../helpers/harness';
+import { startReceiver, type Receiver } from './receiver';
+import { openStream, until, type SseEvent } from './sse-client';
+
+jest.setTimeout(180_000);
+
+let h: Harness;
+let rx: Receiver;
+let key: string;
+
+beforeAll(async () => {
+  // No harness worker: this file starts and kills its own workers on the harness task queue.
+  h = await startHarness({ env: { SVC_ALLOW_PRIVATE_FETCH: 'true' } });
+  rx = await startReceiver();
+  key = (await h.key(['runtime:records'])).apiKey;
+});
+afterAll(async () => {
+  await rx?.close();
+  await h?.close();
+});
+
+async function startWorker(): Promise<{ worker: Worker; stop: () => Promise<void> }> {
+  const { worker, connection } = await createRuntimeWorker({
+    config: h.config,
+    db: h.db,
+    log: pino({ level: 'silent' }),
+    address: testEnv().temporalAddress,
+    taskQueue: h.taskQueue,
+    bundlePath: testEnv().bundlePath,
+  });
+  const running = worker.run();
+  return {
+    worker,
+    stop: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
+
+/** A second API instance on the same database: what "the API restarted" looks like. */
+async function startApi(): Promise<{ url: string; close: () => Promise<void> }> {
+  const app = createApp({ config: h.config, db: h.db, log: pino({ level: 'silent' }), temporal: { connection: h.connection, client: h.client } });
+  const server = http.createServer(app.callback());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+test('a run survives the worker dying mid-step and the API restarting; completed steps ran once; SSE resumes', async () => {
+  // `first` answers at once; `slow` holds the step open until the worker is killed (then answers normally).
+  rx.route('/k/slow', { hang: true });
+  const hook = (id: string, path: string, deps: string[] = []) => ({
+    id,
+    title: id,
+    action: 'webhook',
+    args: { url: `${rx.url}${path}`, secret: 's' },
+    depends_on: deps,
+  });
+  const t = (
+    await h.req('POST', '/v1/tasks', {
+      key,
+      body: { title: 'durable', steps: [hook('first', '/k/first'), hook('slow', '/k/slow', ['first']), hook('last', '/k/last', ['slow'])] },
+    })
+  ).body;
+
+  let w = await startWorker();
+  const apiA = await startApi();
+  // Stream from API instance A until the slow step is running.
+  const seenA = await openStream(`${apiA.url}/v1/tasks/${t.id}/execute`, {
+    key,
+    onEvent: (e) => e.data.step_id === 'slow' && e.data.status === 'running',
+  });
+  expect(seenA.events.map((e) => `${e.data.step_id}:${e.data.status}`)).toEqual(['first:running', 'first:completed', 'slow:running']);
+  await rx.waitFor(() => rx.on('/k/slow').length === 1);
+
+  // Kill the worker while `slow` is in flight, and take API instance A down.
+  await w.stop();
+  await apiA.close();
+  expect(rx.on('/k/slow')[0].closedEarly).toBe(true);
+  expect((await h.req('GET', `/v1/tasks/${t.id}`, { key })).body.status).toBe('running');
+
+  // A new worker on the same task queue, a new API instance; the client resumes from its last id.
+  rx.route('/k/slow', {});
+  w = await startWorker();
+  const apiB = await startApi();
+  const lastSeen = seenA.events[seenA.events.length - 1].id;
+  const seenB = await openStream(`${apiB.url}/v1/tasks/${t.id}/execute`, { key, lastEventId: lastSeen });
+  const all: SseEvent[] = [...seenA.events, ...seenB.events];
+  const ids = all.map((e) => Number(e.id));
+  expect(new Set(ids).size).toBe(ids.length); // no duplicates
+  expect([...ids].sort((a, b) => a - b)).toEqual(ids); // in order
+  expect(all.filter((e) => !e.data.done).map((e) => `${e.data.step_id}:${e.data.status}`)).toEqual([
+    'first:running',
+    'first:completed',
+    'slow:running',
+    'slow:completed',
+    'last:running',
+    'last:completed',
+  ]);
+  expect(all[all.length - 1].data).toMatchObject({ done: true, status: 'completed' });
+
+  const done = await until(async () => {
+    const r = await h.req('GET', `/v1/tasks/${t.id}`, { key });
+    return r.body.status === 'completed' ? r.body : null;
+  });
+  const s = Object.fromEntries(done.steps.map((x: any) => [x.id, x]));
+  // Steps completed before the kill ran exactly once; the interrupted one ran again.
+  expect(rx.on('/k/first')).toHaveLength(1);
+  expect(s.first.attempts).toBe(1);
+  expect(rx.on('/k/slow')).toHaveLength(2);
+  expect(s.slow.attempts).toBe(2);
+  expect(rx.on('/k/last')).toHaveLength(1);
+  expect(s.last.attempts).toBe(1);
+  // Both deliveries of the interrupted step carry the same idempotency key, so a receiver can dedupe.
+  expect(rx.on('/k/slow')[0].headers['idempotency-key']).toBe(rx.on('/k/slow')[1].headers['idempotency-key']);
+  // One workflow execution did it all (its final bookkeeping may land just after the row says completed).
+  const handle = h.client.workflow.getHandle(`task-${t.id}`);
+  await handle.result();
+  const desc = await handle.describe();
+  expect(desc.status.name).toBe('COMPLETED');
+  await w.stop();
+  await apiB.close();
+});

@@ -1,0 +1,134 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import pino from 'pino';
+import { createEventListener } from '../../activities/store/event-listener';
+import { appendEvent, lastEventId, readEventsAfter } from '../../activities/store/events';
+import { createTenant } from '../../activities/store/keys';
+import { createApp } from '../../api/app';
+import type { AppContext } from '../../api/context';
+import { defineRoute } from '../../api/route';
+import { openSse, pipeEventStream, type SseWriter } from '../../api/sse';
+import { startHarness, type Harness } from '../helpers/harness';
+import { openStream, sleep, until } from './sse-client';
+
+let h: Harness;
+let tenant: string;
+let otherTenant: string;
+beforeAll(async () => {
+  h = await startHarness();
+  tenant = await createTenant(h.db);
+  otherTenant = await createTenant(h.db);
+});
+afterAll(async () => h?.close());
+
+test('append and read-after-id: monotonic per stream, tenant-filtered, typed', async () => {
+  const ids: number[] = [];
+  await Promise.all(Array.from({ length: 20 }, (_, i) => appendEvent(h.db, { tenantId: tenant, stream: 's1', type: i % 2 ? 'odd' : 'even', data: { i } }).then((id) => ids.push(id))));
+  await appendEvent(h.db, { tenantId: otherTenant, stream: 's1', type: 'even', data: { foreign: true } });
+  const rows = await readEventsAfter(h.db, { tenantId: tenant, stream: 's1', afterId: 0 });
+  expect(rows).toHaveLength(20);
+  expect(rows.map((r) => r.id)).toEqual([...ids].sort((a, b) => a - b));
+  const after = await readEventsAfter(h.db, { tenantId: tenant, stream: 's1', afterId: rows[9].id, types: ['odd'] });
+  expect(after.every((r) => r.type === 'odd' && r.id > rows[9].id)).toBe(true);
+  expect(after).toHaveLength(5);
+  expect(await lastEventId(h.db, { tenantId: tenant, stream: 's1' })).toBe(rows[19].id);
+  expect(await lastEventId(h.db, { tenantId: tenant, stream: 'empty' })).toBe(0);
+});
+
+test('the listener wakes subscribers on NOTIFY and again after reconnecting a killed connection', async () => {
+  const listener = createEventListener({ url: h.dbUrl, log: pino({ level: 'silent' }), idleCloseMs: 50 });
+  let wakes = 0;
+  const off = listener.subscribe('s2', () => wakes++);
+  await until(async () => listener.connected);
+  const base = wakes;
+  await appendEvent(h.db, { tenantId: tenant, stream: 's2', type: 't', data: {} });
+  await until(async () => wakes > base);
+  // Another stream's events do not wake this subscriber.
+  const before = wakes;
+  await appendEvent(h.db, { tenantId: tenant, stream: 'elsewhere', type: 't', data: {} });
+  await sleep(200);
+  expect(wakes).toBe(before);
+  // Kill the LISTEN connection from the server side: it reconnects, re-LISTENs and wakes everyone.
+  const admin = new pg.Client({ connectionString: h.dbUrl });
+  await admin.connect();
+  await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN svc_events' AND pid <> pg_backend_pid()");
+  await admin.end();
+  await until(async () => !listener.connected || wakes > before, 5000);
+  await until(async () => listener.connected && wakes > before, 10_000);
+  const afterReconnect = wakes;
+  await appendEvent(h.db, { tenantId: tenant, stream: 's2', type: 't', data: {} });
+  await until(async () => wakes > afterReconnect);
+  // The last subscriber leaving closes the connection.
+  off();
+  await until(async () => !listener.connected);
+  await listener.close();
+});
+
+test('openSse sends heartbeats and cleans up when the client disconnects; pipeEventStream resumes by id', async () => {
+  let writer: SseWriter | undefined;
+  const routes = [
+    defineRoute({
+      method: 'get',
+      path: '/test/sse',
+      access: 'public',
+      summary: 'test',
+      tags: ['test'],
+      handler: (ctx: AppContext) => {
+        writer = openSse(ctx, { heartbeatMs: 30 });
+        writer.send({ id: 1, event: 'hello', data: { a: 'line1\nline2' } });
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/test/stream',
+      access: 'public',
+      summary: 'test',
+      tags: ['test'],
+      handler: (ctx: AppContext) => {
+        pipeEventStream(ctx, {
+          db: h.db,
+          tenantId: tenant,
+          stream: 's3',
+          afterId: Number(ctx.get('Last-Event-ID') || 0),
+          toMessage: (row) => ({ data: row.data }),
+          isFinal: (row) => row.type === 'end',
+        });
+      },
+    }),
+  ];
+  const app = createApp({ config: h.config, db: h.db, log: pino({ level: 'silent' }), temporal: { connection: h.connection, client: h.client } }, routes);
+  const server = http.createServer(app.callback());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const ac = new AbortController();
+    const res = await fetch(`${url}/test/sse`, { signal: ac.signal });
+    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+    expect(res.headers.get('cache-control')).toMatch(/no-cache/);
+    expect(res.headers.get('x-accel-buffering')).toBe('no');
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes(': keep-alive')) text += new TextDecoder().decode((await reader.read()).value);
+    expect(text).toContain('id: 1\nevent: hello\ndata: {"a":"line1\\nline2"}\n\n');
+    ac.abort();
+    await until(async () => writer!.closed);
+
+    // A persisted stream: the first client reads 3 events, a second resumes after the 2nd.
+    const ids: number[] = [];
+    for (let i = 0; i < 3; i++) ids.push(await appendEvent(h.db, { tenantId: tenant, stream: 's3', type: 'tick', data: { i } }));
+    const first = openStream(`${url}/test/stream`, { key: 'unused', method: 'GET' });
+    await sleep(100);
+    ids.push(await appendEvent(h.db, { tenantId: tenant, stream: 's3', type: 'end', data: { i: 3 } }));
+    const got = await first;
+    expect(got.events.map((e) => Number(e.id))).toEqual(ids);
+    expect(got.events.map((e) => e.data.i)).toEqual([0, 1, 2, 3]);
+    const resumed = await openStream(`${url}/test/stream`, { key: 'unused', method: 'GET', lastEventId: String(ids[1]) });
+    expect(resumed.events.map((e) => e.data.i)).toEqual([2, 3]);
+  } finally {
+    await new Promise<void>((r) => {
+      server.close(() => r());
+      server.closeAllConnections();
+    });
+  }
+});

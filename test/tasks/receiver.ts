@@ -1,0 +1,108 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One request a local receiver got. */
+export interface Received {
+  path: string;
+  method: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  json: any;
+  startedAt: number;
+  endedAt?: number;
+  /** True when the client went away before the answer was sent (an aborted fetch). */
+  closedEarly: boolean;
+}
+
+/**
+ * A real local HTTP server standing in for the outside world: webhook receivers and web pages.
+ * `route(path, { status, delayMs, hang, body, contentType })` sets how a path answers.
+ */
+export interface Receiver {
+  url: string;
+  got: Received[];
+  on(path: string): Received[];
+  route(path: string, how: { status?: number; delayMs?: number; hang?: boolean; body?: string; contentType?: string; failFirst?: number }): void;
+  readonly inFlight: number;
+  readonly maxInFlight: number;
+  waitFor(pred: () => boolean, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Checks `x-svc-signature` the way a receiver would: HMAC-SHA256 over "<timestamp>.<body>". */
+export function verifySignature(r: Received, secret: string): boolean {
+  const ts = String(r.headers['x-svc-timestamp'] ?? '');
+  const sig = String(r.headers['x-svc-signature'] ?? '');
+  const expected = `sha256=${createHmac('sha256', secret).update(`${ts}.${r.body}`).digest('hex')}`;
+  return sig.length === expected.length && timingSafeEqual(Buffer.from(sig), Buffer.from(expected));
+}
+
+export async function startReceiver(): Promise<Receiver> {
+  const got: Received[] = [];
+  const routes = new Map<string, { status?: number; delayMs?: number; hang?: boolean; body?: string; contentType?: string; failFirst?: number }>();
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const sockets = new Set<import('node:net').Socket>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const path = (req.url ?? '/').split('?')[0];
+      const body = Buffer.concat(chunks).toString('utf8');
+      let json: unknown;
+      try {
+        json = body ? JSON.parse(body) : undefined;
+      } catch {
+        json = undefined;
+      }
+      const rec: Received = { path, method: req.method ?? 'GET', headers: req.headers, body, json, startedAt: Date.now(), closedEarly: false };
+      got.push(rec);
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      let done = false;
+      res.on('close', () => {
+        if (!done) rec.closedEarly = true;
+        inFlight--;
+        rec.endedAt = Date.now();
+      });
+      const how = routes.get(path) ?? {};
+      if (how.delayMs) await new Promise((r) => setTimeout(r, how.delayMs));
+      if (how.hang) return;
+      const seen = got.filter((g) => g.path === path).length;
+      const status = how.failFirst && seen <= how.failFirst ? 503 : (how.status ?? 200);
+      done = true;
+      res.writeHead(status, { 'content-type': how.contentType ?? 'text/plain' }).end(how.body ?? 'ok');
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    got,
+    on: (path) => got.filter((g) => g.path === path),
+    route: (path, how) => void routes.set(path, how),
+    get inFlight() {
+      return inFlight;
+    },
+    get maxInFlight() {
+      return maxInFlight;
+    },
+    async waitFor(pred, timeoutMs = 20_000) {
+      const end = Date.now() + timeoutMs;
+      while (!pred()) {
+        if (Date.now() > end) throw new Error('receiver: condition not reached in time');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}

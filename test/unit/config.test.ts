@@ -1,0 +1,47 @@
+import { ConfigError, DEFAULT_DATABASE_URL, parseConfig } from '../../schema/config';
+
+describe('parseConfig', () => {
+  test('applies the documented defaults', () => {
+    const c = parseConfig({});
+    expect(c.port).toBe(8080);
+    expect(c.host).toBe('127.0.0.1');
+    expect(c.databaseUrl).toBe(DEFAULT_DATABASE_URL);
+    expect(c.databaseUrlExplicit).toBe(false);
+    expect(c.temporal.namespace).toBe('default');
+    expect(c.temporal.address).toBeUndefined();
+    expect(c.dataDir).toBe('./.data');
+    expect(c.bodyLimit).toBe(1024 * 1024);
+    expect(c.registrationToken).toBeUndefined();
+  });
+
+  test('reads every variable', () => {
+    const c = parseConfig({
+      PORT: '9000',
+      DATABASE_URL: 'postgres://u@db:5432/x',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      TEMPORAL_TASK_QUEUE: 'q',
+      SVC_REGISTRATION_TOKEN: 'tok',
+      OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1',
+      SVC_LOG_LEVEL: 'warn',
+    });
+    expect(c.port).toBe(9000);
+    expect(c.databaseUrlExplicit).toBe(true);
+    expect(c.temporal.address).toBe('temporal:7233');
+    expect(c.temporal.taskQueue).toBe('q');
+    expect(c.registrationToken).toBe('tok');
+    expect(c.openai.baseUrl).toBe('http://127.0.0.1:11434/v1');
+    expect(c.logLevel).toBe('warn');
+  });
+
+  test.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['TEMPORAL_ADDRESS', 'no-port'],
+    ['OPENAI_BASE_URL', 'not a url'],
+    ['SVC_LOG_LEVEL', 'loud'],
+  ])('a bad %s stops start-up naming the variable', (name, value) => {
+    expect(() => parseConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => parseConfig({ [name]: value })).toThrow(name);
+  });
+});

@@ -1,0 +1,4 @@
+import { runAsProcess } from './cli';
+import { runKeysCli } from './keys-command';
+
+runAsProcess(runKeysCli);

@@ -1,0 +1,93 @@
+import http from 'node:http';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { createActivities } from '../activities';
+import type { Db } from '../activities/store/db';
+import { createApp } from '../api/app';
+import type { Config } from '../schema/config';
+
+/**
+ * Routes the Temporal SDK's own logs through our structured logger. Must run before the first
+ * worker or native connection; a second call in the same process is a no-op.
+ */
+export function installTemporalLogging(log: Logger, level: LogLevel = 'WARN'): void {
+  try {
+    Runtime.install({
+      logger: new DefaultLogger(level, (entry) => {
+        const fields = { sdk: true, ...(entry.meta ?? {}) };
+        if (entry.level === 'ERROR') log.error(fields, entry.message);
+        else if (entry.level === 'WARN') log.warn(fields, entry.message);
+        else log.info(fields, entry.message);
+      }),
+    });
+  } catch {
+    // Already installed in this process.
+  }
+}
+
+export async function connectClient(address: string, namespace: string): Promise<{ connection: Connection; client: Client }> {
+  const connection = await Connection.connect({ address, connectTimeout: '30 seconds' });
+  return { connection, client: new Client({ connection, namespace }) };
+}
+
+/** Source or bundle of the workflows: production bundles from source at start; tests pass a prebuilt bundle. */
+export function workflowSource(bundlePath?: string): Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'> {
+  if (bundlePath) return { workflowBundle: { codePath: bundlePath } };
+  return { workflowsPath: require.resolve(path.join(__dirname, '../workflows')) };
+}
+
+export async function createRuntimeWorker(opts: {
+  config: Config;
+  db: Db;
+  log: Logger;
+  address: string;
+  taskQueue?: string;
+  bundlePath?: string;
+}): Promise<{ worker: Worker; connection: NativeConnection }> {
+  const connection = await NativeConnection.connect({ address: opts.address });
+  const worker = await Worker.create({
+    connection,
+    namespace: opts.config.temporal.namespace,
+    taskQueue: opts.taskQueue ?? opts.config.temporal.taskQueue,
+    activities: createActivities({ config: opts.config, db: opts.db, log: opts.log }),
+    ...workflowSource(opts.bundlePath),
+  });
+  return { worker, connection };
+}
+
+export async function serveApi(opts: {
+  config: Config;
+  db: Db;
+  log: Logger;
+  temporal: { connection: Connection; client: Client };
+}): Promise<http.Server> {
+  const app = createApp({ config: opts.config, db: opts.db, log: opts.log, temporal: opts.temporal });
+  const server = http.createServer(app.callback());
+  server.requestTimeout = 0; // streams (SSE) may run long; Koa routes set their own limits
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.config.port, opts.config.host, () => resolve());
+  });
+  return server;
+}
+
+export async function closeServer(server: http.Server): Promise<void> {
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+export function waitForSignal(log: Logger): Promise<void> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: string) => {
+      log.info({ signal }, 'shutting down');
+      resolve();
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  });
+}
+

@@ -1,0 +1,4 @@
+import { runAsProcess } from './cli';
+import { runSpacesCli } from './spaces-command';
+
+runAsProcess(runSpacesCli);

@@ -1,0 +1,30 @@
+import { createDb } from '../activities/store/db';
+import { ConfigError, parseConfig } from '../schema/config';
+import { prepareDatabase } from './database';
+import { createLogger } from './logger';
+import { createRuntimeWorker, installTemporalLogging, waitForSignal } from './runtime';
+
+/** Worker-only entry (`npm run worker`) for production: polls TEMPORAL_TASK_QUEUE on TEMPORAL_ADDRESS. */
+async function main(): Promise<void> {
+  const config = parseConfig(process.env);
+  const log = createLogger(config, 'svc-worker');
+  installTemporalLogging(log, 'INFO');
+  const database = await prepareDatabase(config, log);
+  const db = await createDb({ url: database.url, maxConnections: database.maxConnections });
+  const address = config.temporal.address ?? '127.0.0.1:7233';
+  const { worker, connection } = await createRuntimeWorker({ config, db, log, address });
+  log.info({ address, task_queue: config.temporal.taskQueue }, 'svc worker polling');
+  const running = worker.run();
+  await Promise.race([running, waitForSignal(log)]);
+  worker.shutdown();
+  await running;
+  await connection.close();
+  await db.end();
+  await database.stop();
+}
+
+main().catch((err: Error) => {
+  console.error(err instanceof ConfigError ? err.message : (err.stack ?? err.message));
+  process.exitCode = 1;
+  setTimeout(() => process.exit(1), 2000).unref();
+});

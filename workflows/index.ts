@@ -1,0 +1,5 @@
+// Barrel for the workflow bundler: every workflow the worker runs is exported here.
+export { smokeWorkflow } from './smoke';
+export * from './tasks';
+export * from './knowledge';
+export * from './jobs';

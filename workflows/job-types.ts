@@ -1,0 +1,75 @@
+/** State shapes shared by the job workflows, their activities and the API (types only, no logic). */
+
+export interface PlanStepState {
+  index: number;
+  title: string;
+  prompt: string;
+  lane: string;
+  status: 'pending' | 'running' | 'completed' | 'failed' | 'cancelled';
+  outputId: string | null;
+  /** First characters of the output; the full text lives in job_outputs. */
+  snippet: string | null;
+}
+
+export interface GoalState {
+  goalId: string;
+  tenantId: string;
+  kind: 'goal' | 'sovereign';
+  title: string;
+  description: string | null;
+  lane: string;
+  status: string;
+  plan: PlanStepState[];
+  stepIndex: number;
+  paused: boolean;
+  lastStep: { index: number; title: string; outputId: string; snippet: string } | null;
+  resultOutputId: string | null;
+  error: string | null;
+}
+
+/**
+ * What a workflow writes to its goal row: the goal fields, and either the whole plan (after
+ * planning, on cancellation) or only the steps that changed (every step), so payloads and
+ * history stay small however long the plan is.
+ */
+export type GoalSnapshot = Omit<GoalState, 'plan' | 'paused'> & { totalSteps: number; plan?: PlanStepState[]; steps?: PlanStepState[] };
+
+/** The answer of a sovereign tick (the API reads the full goal from its row). */
+export interface TickResult {
+  status: string;
+  stepIndex: number;
+  totalSteps: number;
+  lastStep: GoalState['lastStep'];
+  error: string | null;
+}
+
+export interface StepOutputRef {
+  outputId: string;
+  snippet: string;
+  provider: string | null;
+  durationMs: number;
+  /** True when the output already existed (a retried or replayed step): the model was not called. */
+  reused: boolean;
+}
+
+export interface PadAgentInput {
+  index: number;
+  name: string;
+  prompt: string;
+  lane: string;
+  surface: string | null;
+}
+
+export interface PadInput {
+  sessionId: string;
+  tenantId: string;
+  maxConcurrency: number;
+  agents: PadAgentInput[];
+}
+
+export interface SwarmInput {
+  runId: string;
+  tenantId: string;
+  operation: string;
+  params: Record<string, unknown>;
+}

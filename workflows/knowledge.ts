@@ -1,0 +1,2 @@
+// Workflows of the knowledge area.
+export { learnWorkflow, learnProgressQuery } from './learn';

@@ -1,0 +1,146 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  defineQuery,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { dependantsOf, PERMANENT_STEP_ERROR } from '../schema/task-graph';
+import type { StepAction, StepStatus, TaskRunInput, TaskRunState, TaskStatus } from '../schema/tasks';
+
+/** Live state of a run (GET /v1/tasks/{id}/execute while running). */
+export const taskStatusQuery = defineQuery<TaskRunState>('taskStatus');
+
+const nonRetryableErrorTypes = [PERMANENT_STEP_ERROR, 'StaleRunError'];
+
+/** Run bookkeeping: short database writes, retried patiently. */
+const book = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 ms', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 20, nonRetryableErrorTypes },
+});
+const fetchActs = proxyActivities<Activities>({
+  startToCloseTimeout: '60 seconds',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 4, nonRetryableErrorTypes },
+});
+const modelActs = proxyActivities<Activities>({
+  startToCloseTimeout: '150 seconds',
+  heartbeatTimeout: '15 seconds',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3, nonRetryableErrorTypes },
+});
+const saveActs = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5, nonRetryableErrorTypes },
+});
+/** Webhooks: retries with exponential backoff (1 s, 2 s, 4 s, ... up to a minute apart). */
+const webhookActs = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '60 seconds', maximumAttempts: 6, nonRetryableErrorTypes },
+});
+
+type StepActivity = (input: { tenantId: string; taskId: string; stepId: string; runId: string }) => Promise<{ snippet: string }>;
+const ACTIVITY: Record<StepAction, StepActivity> = {
+  research: modelActs.taskStepResearch,
+  summarize: modelActs.taskStepSummarize,
+  compare: modelActs.taskStepCompare,
+  draft: modelActs.taskStepDraft,
+  generate: modelActs.taskStepGenerate,
+  fetch: fetchActs.taskStepFetch,
+  save: saveActs.taskStepSave,
+  webhook: webhookActs.taskStepWebhook,
+};
+
+function failureOf(err: unknown): { type?: string; message: string } {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure) return { type: cause.type ?? undefined, message: cause.message };
+  return { message: cause instanceof Error ? cause.message : String(cause) };
+}
+
+interface PlanStep {
+  action: StepAction;
+  depends_on: string[];
+  status: StepStatus;
+}
+
+/**
+ * Runs a task's step DAG (workflow id `task-<taskId>`): every step whose dependencies are all
+ * completed starts at once, so independent steps run in parallel. A failed step skips its
+ * dependants; the others keep running; the task ends failed. Step results stay in PostgreSQL:
+ * the history carries only ids and short snippets. Cancellation marks open steps cancelled in a
+ * non-cancellable scope.
+ */
+export async function taskDagWorkflow(input: TaskRunInput): Promise<{ status: TaskStatus }> {
+  const base = { tenantId: input.tenantId, taskId: input.taskId, runId: workflowInfo().runId };
+  let status: TaskStatus = 'running';
+  const steps = new Map<string, PlanStep>();
+  setHandler(taskStatusQuery, () => ({ status, steps: [...steps].map(([id, s]) => ({ id, status: s.status })) }));
+
+  const plan = await book.taskBeginRun(base);
+  if (!plan) return { status: 'cancelled' };
+  for (const s of plan) steps.set(s.id, { action: s.action as StepAction, depends_on: s.depends_on, status: s.status });
+  const graph = [...steps].map(([id, s]) => ({ id, depends_on: s.depends_on }));
+
+  let stale = false;
+  const inflight = new Map<string, Promise<void>>();
+
+  const onFailure = async (id: string, err: unknown) => {
+    if (isCancellation(err)) throw err;
+    const f = failureOf(err);
+    if (f.type === 'StaleRunError') {
+      stale = true;
+      return;
+    }
+    steps.get(id)!.status = 'failed';
+    const skipped = dependantsOf(graph, id).filter((d) => steps.get(d)?.status === 'pending');
+    for (const d of skipped) steps.get(d)!.status = 'skipped';
+    await book.taskSettleSteps({ ...base, stepIds: [id], status: 'failed', reason: f.message });
+    if (skipped.length) await book.taskSettleSteps({ ...base, stepIds: skipped, status: 'skipped', reason: `Skipped: step ${id} failed.` });
+  };
+
+  const start = (id: string, s: PlanStep) => {
+    s.status = 'running';
+    const p = ACTIVITY[s.action]({ ...base, stepId: id })
+      .then(
+        () => void (s.status = 'completed'),
+        (err: unknown) => onFailure(id, err),
+      )
+      .finally(() => inflight.delete(id));
+    p.catch(() => undefined); // rejections are observed through Promise.race below
+    inflight.set(id, p);
+  };
+
+  try {
+    for (;;) {
+      if (!stale) {
+        for (const [id, s] of steps) {
+          if (s.status === 'pending' && !inflight.has(id) && s.depends_on.every((d) => steps.get(d)?.status === 'completed')) start(id, s);
+        }
+      }
+      if (inflight.size === 0) break;
+      await Promise.race(inflight.values());
+    }
+    if (stale) return { status: 'cancelled' };
+    const stuck = [...steps].filter(([, s]) => s.status === 'pending').map(([id]) => id);
+    if (stuck.length) {
+      for (const id of stuck) steps.get(id)!.status = 'skipped';
+      await book.taskSettleSteps({ ...base, stepIds: stuck, status: 'skipped', reason: 'Skipped: a dependency did not complete.' });
+    }
+    const final = [...steps.values()].some((s) => s.status === 'failed' || s.status === 'skipped') ? 'failed' : 'completed';
+    await book.taskFinishRun({ ...base, status: final });
+    status = final; // only now: the query never reports an end the database does not yet show
+    return { status };
+  } catch (err) {
+    if (isCancellation(err)) {
+      status = 'cancelled';
+      for (const s of steps.values()) if (s.status === 'pending' || s.status === 'running') s.status = 'cancelled';
+      await CancellationScope.nonCancellable(() => book.taskFinishRun({ ...base, status: 'cancelled' }));
+    }
+    throw err;
+  }
+}

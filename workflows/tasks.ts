@@ -1,0 +1,2 @@
+// Workflows of the task platform.
+export { taskDagWorkflow, taskStatusQuery } from './task-dag';
