@@ -204,7 +204,7 @@ test('validation, unknown ids, tenant isolation and scope', async () => {
   const wipe = await h.req('DELETE', '/v1/enterprise/knowledge', { key: other });
   expect(wipe.body).toEqual({ deleted_documents: 0, deleted_chunks: 0 });
   expect((await h.req('GET', '/v1/enterprise/knowledge/search?q=owned%20first%20tenant', { key })).body.data).toHaveLength(1);
-  expect((await h.req('POST', '/v1/enterprise/learn', { key: chatKey.replace(/.$/, '0'), body: { sources: [{ text: 'x' }] } })).status).toBe(401);
+  expect((await h.req('POST', '/v1/enterprise/learn', { key: chatKey.slice(0, -1) + (chatKey.endsWith('0') ? '1' : '0'), body: { sources: [{ text: 'x' }] } })).status).toBe(401);
   const chatOnly = (await h.key(['runtime:chat'])).apiKey;
   expect((await h.req('POST', '/v1/enterprise/learn', { key: chatOnly, body: { sources: [{ text: 'x' }] } })).status).toBe(403);
 }, 60_000);
