@@ -19,6 +19,36 @@ function parseInput<T extends z.ZodType | undefined>(schema: T, value: unknown, 
   return r.data;
 }
 
+const NUL = '\u0000';
+const NUL_MESSAGE = 'must not contain NUL (\\u0000) characters';
+
+/**
+ * Paths of every string (value or object key) containing NUL: PostgreSQL cannot store it in text or
+ * jsonb, so it is refused up front for every route. Walks plain objects and arrays only.
+ */
+function nulPaths(value: unknown, path: string, out: string[] = [], depth = 0): string[] {
+  if (out.length >= 20 || depth > 100) return out;
+  if (typeof value === 'string') {
+    if (value.includes(NUL)) out.push(path);
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => nulPaths(v, `${path}.${i}`, out, depth + 1));
+  } else if (value !== null && typeof value === 'object') {
+    const proto = Object.getPrototypeOf(value) as unknown;
+    if (proto !== Object.prototype && proto !== null) return out;
+    for (const [k, v] of Object.entries(value)) {
+      if (k.includes(NUL)) out.push(`${path}.${k.replaceAll(NUL, '\\u0000')}`);
+      else nulPaths(v, `${path}.${k}`, out, depth + 1);
+    }
+  }
+  return out;
+}
+
+/** @throws AppError invalid_request naming each field that contains NUL */
+function rejectNul(inputs: Array<[unknown, string]>): void {
+  const paths = inputs.flatMap(([value, where]) => nulPaths(value, where));
+  if (paths.length) throw invalid(paths.map((path) => ({ path, message: NUL_MESSAGE })));
+}
+
 function hasBody(ctx: AppContext): boolean {
   const len = ctx.get('Content-Length');
   return (len !== '' && len !== '0') || ctx.get('Transfer-Encoding') !== '';
@@ -40,6 +70,7 @@ function validate(route: RouteSpec, bodyLimit: number) {
     const body = route.body && !route.consumes ? parseInput(route.body, ctx.request.body ?? {}, 'body') : undefined;
     const query = parseInput(route.query, { ...ctx.query }, 'query');
     const params = parseInput(route.params, (ctx as unknown as { params: unknown }).params, 'path');
+    rejectNul([[body, 'body'], [query, 'query'], [params, 'path']]);
     const result = await route.handler(ctx, { body, query, params } as never);
     if (result !== undefined) {
       ctx.status = route.status ?? 200;

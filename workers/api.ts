@@ -8,7 +8,8 @@ import { closeServer, connectClient, serveApi, waitForSignal } from './runtime';
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
   const log = createLogger(config, 'svc-api');
-  const database = await prepareDatabase(config, log);
+  // Never the PGlite fallback: a separate API or worker process must not open the same PGlite directory.
+  const database = await prepareDatabase(config, log, { embeddedFallback: false });
   const db = await createDb({ url: database.url, maxConnections: database.maxConnections });
   const temporal = await connectClient(config.temporal.address ?? '127.0.0.1:7233', config.temporal.namespace);
   const server = await serveApi({ config, db, log, temporal });

@@ -1,6 +1,7 @@
 import { createDb, type Db } from '../activities/store/db';
 import { ensureDatabase, runMigrations } from '../activities/store/migrate';
 import { parseConfig } from '../schema/config';
+import { databaseAnswers, pgliteUrlFile, publishedPgliteUrl } from './database';
 
 /** Where an operator command reads its environment and writes its output (tests pass their own). */
 export interface CliIo {
@@ -37,12 +38,43 @@ export async function runCommand(
   }
 }
 
-/** Runs `fn` on the DATABASE_URL database (created and migrated when needed; works while the service runs), then closes it. */
+/**
+ * The database an operator command works on: DATABASE_URL when given; else the embedded PGlite a
+ * running `npm start` published under SVC_DATA_DIR (the service's own database) when it answers;
+ * else the default server.
+ */
+export async function commandDatabase(env: CliIo['env']): Promise<{ url: string; embedded: boolean }> {
+  const config = parseConfig(env);
+  if (!config.databaseUrlExplicit) {
+    const published = publishedPgliteUrl(config.dataDir);
+    if (published && (await databaseAnswers(published))) return { url: published, embedded: true };
+  }
+  return { url: config.databaseUrl, embedded: false };
+}
+
+/**
+ * Runs `fn` on the command's database (see `commandDatabase`; a server database is created and
+ * migrated when needed; works while the service runs), then closes it.
+ * @throws Error saying what to start or set when no database answers
+ */
 export async function withCommandDb<T>(env: CliIo['env'], fn: (db: Db) => Promise<T>): Promise<T> {
   const config = parseConfig(env);
-  await ensureDatabase(config.databaseUrl);
-  await runMigrations(config.databaseUrl);
-  const db = await createDb({ url: config.databaseUrl, maxConnections: 1 });
+  const { url, embedded } = await commandDatabase(env);
+  if (!embedded) {
+    try {
+      await ensureDatabase(url);
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? '';
+      if (config.databaseUrlExplicit || !['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT'].includes(code)) throw err;
+      throw new Error(
+        `no PostgreSQL answers at ${new URL(url).host} (${code}), and no running npm start published an embedded ` +
+          `database in ${pgliteUrlFile(config.dataDir)}. Start the service (npm start) or set DATABASE_URL.`,
+        { cause: err },
+      );
+    }
+    await runMigrations(url);
+  }
+  const db = await createDb({ url, maxConnections: 1 });
   try {
     return await fn(db);
   } finally {

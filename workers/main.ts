@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const stops: Array<() => Promise<unknown>> = [];
 
-  const database = await prepareDatabase(config, log);
+  const database = await prepareDatabase(config, log, { embeddedFallback: true });
   stops.unshift(() => database.stop());
   const db = await createDb({ url: database.url, maxConnections: database.maxConnections });
   stops.unshift(() => db.end());

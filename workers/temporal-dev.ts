@@ -110,6 +110,15 @@ async function waitForPort(port: number, child: ChildProcess, timeoutMs: number)
   throw new Error(`temporal server did not listen on ${port} within ${timeoutMs} ms`);
 }
 
+/** Search attributes and dynamic config every dev server of ours starts with (CLI or SDK download). */
+function devServerExtraArgs(dynamicConfig: Record<string, unknown> = {}): string[] {
+  const args = SEARCH_ATTRIBUTES.flatMap((sa) => ['--search-attribute', sa]);
+  // Updates (sovereign ticks) are on by default in recent servers; stated so older CLIs agree.
+  args.push('--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true');
+  for (const [key, value] of Object.entries(dynamicConfig)) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  return args;
+}
+
 export interface DevServer {
   address: string;
   uiUrl?: string;
@@ -139,10 +148,7 @@ export async function startDevServer(opts: {
     mkdirSync(path.dirname(opts.dbFile), { recursive: true });
     args.push('--db-filename', opts.dbFile);
   }
-  for (const sa of SEARCH_ATTRIBUTES) args.push('--search-attribute', sa);
-  // Updates (sovereign ticks) are on by default in recent servers; stated so older CLIs agree.
-  args.push('--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true');
-  for (const [key, value] of Object.entries(opts.dynamicConfig ?? {})) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  args.push(...devServerExtraArgs(opts.dynamicConfig));
   let out: number | 'ignore' = 'ignore';
   if (opts.logFile) {
     mkdirSync(path.dirname(opts.logFile), { recursive: true });
@@ -166,6 +172,38 @@ export async function startDevServer(opts: {
 }
 
 /**
+ * The dev server the Temporal SDK downloads itself (`TestWorkflowEnvironment.createLocal`), with our
+ * search attributes and dynamic config: the fallback when no CLI can be found or built.
+ * @throws Error when the download or the start fails
+ */
+export async function startSdkDevServer(opts: {
+  port: number;
+  uiPort?: number;
+  dbFile?: string;
+  namespace: string;
+  dynamicConfig?: Record<string, unknown>;
+  log: Logger;
+}): Promise<Omit<DevServer, 'child'>> {
+  opts.log.info({ port: opts.port }, 'trying the Temporal SDK download of the dev server');
+  const { TestWorkflowEnvironment } = await import('@temporalio/testing');
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      ip: '127.0.0.1',
+      port: opts.port,
+      ...(opts.uiPort ? { ui: true, uiPort: opts.uiPort } : {}),
+      ...(opts.dbFile ? { dbFilename: opts.dbFile } : {}),
+      namespace: opts.namespace,
+      extraArgs: devServerExtraArgs(opts.dynamicConfig),
+    },
+  });
+  return {
+    address: `127.0.0.1:${opts.port}`,
+    uiUrl: opts.uiPort ? `http://127.0.0.1:${opts.uiPort}` : undefined,
+    stop: () => env.teardown(),
+  };
+}
+
+/**
  * The embedded default: our CLI (found or built), else the SDK's own dev-server download,
  * else an error that says how to install it.
  * @throws Error listing each attempt
@@ -185,19 +223,7 @@ export async function startEmbeddedTemporal(opts: {
   const uiPort = (await portInUse(opts.uiPort)) ? await freePort() : opts.uiPort;
   if (found.path !== null) return startDevServer({ ...opts, cli: found.path, port, uiPort });
   try {
-    opts.log.info('trying the Temporal SDK download of the dev server');
-    const { TestWorkflowEnvironment } = await import('@temporalio/testing');
-    const env = await TestWorkflowEnvironment.createLocal({
-      server: {
-        ip: '127.0.0.1',
-        port,
-        uiPort,
-        dbFilename: opts.dbFile,
-        namespace: opts.namespace,
-        extraArgs: SEARCH_ATTRIBUTES.flatMap((sa) => ['--search-attribute', sa]),
-      },
-    });
-    return { address: `127.0.0.1:${port}`, uiUrl: `http://127.0.0.1:${uiPort}`, stop: () => env.teardown() };
+    return await startSdkDevServer({ ...opts, port, uiPort });
   } catch (err) {
     found.attempts.push(`SDK dev-server download: ${(err as Error).message.split('\n')[0]}`);
   }

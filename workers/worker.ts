@@ -9,7 +9,8 @@ async function main(): Promise<void> {
   const config = parseConfig(process.env);
   const log = createLogger(config, 'svc-worker');
   installTemporalLogging(log, 'INFO');
-  const database = await prepareDatabase(config, log);
+  // Never the PGlite fallback: a separate API or worker process must not open the same PGlite directory.
+  const database = await prepareDatabase(config, log, { embeddedFallback: false });
   const db = await createDb({ url: database.url, maxConnections: database.maxConnections });
   const address = config.temporal.address ?? '127.0.0.1:7233';
   const { worker, connection } = await createRuntimeWorker({ config, db, log, address });

@@ -15,8 +15,9 @@ export interface ModelRouterOptions {
 
 /**
  * Builds the model router from the Config (OPENAI_BASE_URL/OPENAI_API_KEY and the SVC_CONFIG
- * file). Never throws: an invalid configuration file makes every model call answer 503 naming
- * the problem, so the service still starts. Build it once per process (or per app instance).
+ * file). Never throws: an invalid configuration file makes every model call answer 503 (the
+ * problem itself is logged and kept in `configError`), so the service still starts. Build it
+ * once per process (or per app instance).
  */
 export function createModelRouter(config: Config, opts: ModelRouterOptions = {}): ModelRouter & { configError?: string } {
   let setup: ProviderSetup | null = null;

@@ -16,7 +16,7 @@ export class LaneRouter implements ModelRouter {
     private readonly setup: ProviderSetup | null,
     private readonly local: LocalDiscovery | null,
     private readonly log?: Logger,
-    /** Why the configuration could not be loaded (then every call answers 503 with it). */
+    /** Why the configuration could not be loaded (then every call answers 503; the detail is logged, not returned). */
     readonly configError?: string,
   ) {}
 
@@ -38,7 +38,11 @@ export class LaneRouter implements ModelRouter {
     if (!isPublicLane(lane)) {
       throw new AppError('model_not_found', `The model '${lane}' does not exist. GET /v1/models lists the available lanes.`);
     }
-    if (this.configError) throw new AppError('service_unavailable', `The model configuration is invalid: ${this.configError}`);
+    if (this.configError) {
+      // The detail names server-side paths: it goes to the log (also at start-up), not to the client.
+      this.log?.error({ lane, err: this.configError }, 'model call refused: the provider configuration (SVC_CONFIG) is invalid');
+      throw new AppError('service_unavailable', 'The provider configuration is invalid; see the service log.', { cause: new Error(this.configError) });
+    }
     const configured = this.setup?.lanes.get(lane as PublicLane) ?? [];
     if (configured.length > 0) return configured;
     const local = this.local && this.setup?.providers.size === 0 ? await this.local.targets(lane as PublicLane) : [];

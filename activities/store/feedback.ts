@@ -27,19 +27,15 @@ export async function recordFeedback(
 }
 
 const Signal = z.object({ mean: z.number().nullable(), count: z.number().int(), lessons: z.array(z.string()) });
+type SignalRow = z.infer<typeof Signal>;
 
-/**
- * What recent feedback (the last 20 records of the tenant on that surface) says: the mean
- * desired sass, how many votes, and the three newest lessons.
- */
-export async function feedbackSignal(
-  db: Db,
-  opts: { tenantId: string; surface: string },
-): Promise<{ mean: number; count: number; lessons: string[] } | undefined> {
-  const row = await db.one(sql.type(Signal)`
+/** The last 20 records of the tenant on the surface (and the profile, when given, compared trimmed and case-blind). */
+async function recentSignal(db: Db, opts: { tenantId: string; surface: string; profile?: string }): Promise<SignalRow> {
+  const byProfile = opts.profile === undefined ? sql.fragment`TRUE` : sql.fragment`lower(btrim(profile)) = lower(btrim(${opts.profile}))`;
+  return db.one(sql.type(Signal)`
     WITH recent AS (
       SELECT sass, lesson, created_at, id FROM chat_feedback
-      WHERE tenant_id = ${opts.tenantId} AND surface = ${opts.surface}
+      WHERE tenant_id = ${opts.tenantId} AND surface = ${opts.surface} AND ${byProfile}
       ORDER BY created_at DESC, id DESC LIMIT 20
     )
     SELECT avg(sass)::float8 AS mean, count(sass)::int AS count,
@@ -47,6 +43,23 @@ export async function feedbackSignal(
                      FROM (SELECT lesson, created_at, id FROM recent WHERE lesson IS NOT NULL AND lesson <> ''
                            ORDER BY created_at DESC, id DESC LIMIT 3) l), '{}') AS lessons
     FROM recent`);
+}
+
+/**
+ * What recent feedback says (the last 20 records of the tenant on that surface, of the profile when
+ * one is given): the mean desired sass, how many votes, and the three newest lessons. A profile
+ * without votes (or without lessons) takes the votes (or lessons) of the whole surface.
+ */
+export async function feedbackSignal(
+  db: Db,
+  opts: { tenantId: string; surface: string; profile?: string },
+): Promise<{ mean: number; count: number; lessons: string[] } | undefined> {
+  const surfaceWide = () => recentSignal(db, { tenantId: opts.tenantId, surface: opts.surface });
+  let row = opts.profile === undefined ? await surfaceWide() : await recentSignal(db, opts);
+  if (opts.profile !== undefined && (row.count === 0 || row.lessons.length === 0)) {
+    const wide = await surfaceWide();
+    row = row.count === 0 ? { ...wide, lessons: row.lessons.length ? row.lessons : wide.lessons } : { ...row, lessons: wide.lessons };
+  }
   if (row.count === 0 && row.lessons.length === 0) return undefined;
   return { mean: row.mean ?? 0, count: row.count, lessons: row.lessons };
 }

@@ -64,7 +64,7 @@ export async function planChat(ctx: AppContext, body: ChatCompletionRequest, ten
   // A client that sends its own earlier turns keeps control of the history: no server history then.
   const wantsHistory = sessionKey !== undefined && !body.messages.some((m) => m.role === 'assistant');
   const [signal, history] = await Promise.all([
-    feedbackSignal(ctx.deps.db, { tenantId, surface: surface ?? '' }),
+    feedbackSignal(ctx.deps.db, { tenantId, surface: surface ?? '', profile: profile?.id }),
     wantsHistory ? loadHistory(ctx.deps.db, { tenantId, surface: surface ?? '', sessionKey }) : Promise.resolve([]),
   ]);
   const sass = adjustSass(baseSass(surface, profile?.def), signal);

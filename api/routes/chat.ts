@@ -79,8 +79,9 @@ async function feedback(ctx: AppContext, body: z.output<typeof ChatFeedbackBody>
     roast: body.roast,
     lesson: body.lesson,
   });
-  const signal = await feedbackSignal(ctx.deps.db, { tenantId: p.tenantId, surface: surface ?? '' });
+  // The factor a chat with this profile would now get (an unknown profile counts as none, as in chat).
   const profile = profileFor(surface, body.profile);
+  const signal = await feedbackSignal(ctx.deps.db, { tenantId: p.tenantId, surface: surface ?? '', profile: profile?.id });
   return { ok: true as const, id, surface: surface ?? null, sass_factor: adjustSass(baseSass(surface, profile?.def), signal) };
 }
 

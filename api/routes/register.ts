@@ -7,6 +7,11 @@ import { defineRoute, type RouteSpec } from '../route';
 /** Non-first-party apps minted through a bootstrap key get the base runtime scopes. */
 const DEFAULT_APP_SCOPES = ['runtime:chat', 'runtime:models'];
 
+/** The scopes of a first-party app; own keys only, so `constructor` or `__proto__` are not apps. */
+function firstPartyScopes(app: string): string[] | undefined {
+  return Object.hasOwn(APP_SCOPES, app) ? APP_SCOPES[app] : undefined;
+}
+
 export function registerRoutes(): RouteSpec[] {
   return [
     defineRoute({
@@ -21,7 +26,7 @@ export function registerRoutes(): RouteSpec[] {
       example: { app_name: 'home', device_id: 'pixel-8-a1' },
       handler: async (ctx: AppContext, { body }) => {
         const app = normalizeAppName(body.app_name);
-        const scopes = APP_SCOPES[app];
+        const scopes = firstPartyScopes(app);
         if (!scopes) {
           throw new AppError('forbidden', `App "${body.app_name}" is not an approved first-party app (home, studio, mobile, dev).`);
         }
@@ -53,7 +58,7 @@ export function registerRoutes(): RouteSpec[] {
         if (!app || !principal.scopes.includes(needed)) {
           throw new AppError('forbidden', `This bootstrap key may not mint keys for app "${body.app_name}".`, { scope: needed });
         }
-        const scopes = APP_SCOPES[app] ?? DEFAULT_APP_SCOPES;
+        const scopes = firstPartyScopes(app) ?? DEFAULT_APP_SCOPES;
         const key = await mintKey(ctx.deps.db, {
           tenantId: principal.tenantId,
           kind: 'runtime',

@@ -1,3 +1,5 @@
+import { isGrpcDeadlineError } from '@temporalio/client';
+import type { Logger } from 'pino';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { knowledgeMode } from '../../activities/knowledge/mode';
@@ -7,25 +9,40 @@ import type { AppContext } from '../context';
 import { buildOpenApi, CONTRACT_VERSION } from '../openapi';
 import { defineRoute, type RouteSpec } from '../route';
 
-async function timed(check: () => Promise<unknown>, timeoutMs: number) {
+/**
+ * Runs one dependency check with a time limit. The public answer says only `timeout` or
+ * `unreachable`: the error text (hosts, ports, driver details) goes to the log, never to the client.
+ */
+async function timed(name: string, log: Logger, check: () => Promise<unknown>, timeoutMs: number) {
   const started = performance.now();
   let timer: NodeJS.Timeout | undefined;
+  let timedOut = false;
   try {
     await Promise.race([
       check(),
       new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+        timer = setTimeout(() => {
+          timedOut = true;
+          reject(new Error(`no answer within ${timeoutMs} ms`));
+        }, timeoutMs);
       }),
     ]);
     return { status: 'ok' as const, latency_ms: Math.round(performance.now() - started) };
   } catch (err) {
-    return { status: 'down' as const, error: (err as Error).message.split('\n')[0].slice(0, 200) };
+    const detail = (err as Error).message?.split('\n')[0].slice(0, 300) ?? String(err);
+    const error = timedOut || isGrpcDeadlineError(err) || /time(d)? ?out|deadline/i.test(detail) ? 'timeout' : 'unreachable';
+    log.warn({ check: name, err: detail }, `health check failed: ${name} ${error}`);
+    return { status: 'down' as const, error };
   } finally {
     clearTimeout(timer);
   }
 }
 
+/** Distinct server URLs whose OpenAPI document is kept (bounds what Host headers can make us hold). */
+const OPENAPI_CACHE_SIZE = 8;
+
 export function systemRoutes(all: () => RouteSpec[]): RouteSpec[] {
+  const openApiCache = new Map<string, ReturnType<typeof buildOpenApi>>();
   return [
     defineRoute({
       method: 'get',
@@ -38,8 +55,10 @@ export function systemRoutes(all: () => RouteSpec[]): RouteSpec[] {
       handler: async (ctx: AppContext) => {
         const { db, temporal } = ctx.deps;
         const [database, temporalCheck, knowledge] = await Promise.all([
-          timed(() => db.oneFirst(sql.type(z.object({ ok: z.number() }))`SELECT 1::int AS ok`), 2000),
+          timed('database', ctx.deps.log, () => db.oneFirst(sql.type(z.object({ ok: z.number() }))`SELECT 1::int AS ok`), 2000),
           timed(
+            'temporal',
+            ctx.deps.log,
             () => temporal.connection.withDeadline(Date.now() + 2000, () => temporal.connection.workflowService.getSystemInfo({})),
             2500,
           ),
@@ -68,7 +87,17 @@ export function systemRoutes(all: () => RouteSpec[]): RouteSpec[] {
       access: 'public',
       summary: 'This OpenAPI 3.1 contract.',
       tags: ['system'],
-      handler: (ctx: AppContext) => buildOpenApi(all(), { serverUrl: ctx.deps.config.publicUrl ?? ctx.origin }),
+      handler: (ctx: AppContext) => {
+        // Built once per server URL (the Host header decides it without SVC_PUBLIC_URL; a few kept).
+        const serverUrl = ctx.deps.config.publicUrl ?? ctx.origin;
+        let doc = openApiCache.get(serverUrl);
+        if (!doc) {
+          doc = buildOpenApi(all(), { serverUrl });
+          if (openApiCache.size >= OPENAPI_CACHE_SIZE) openApiCache.delete(openApiCache.keys().next().value!);
+          openApiCache.set(serverUrl, doc);
+        }
+        return doc;
+      },
     }),
     defineRoute({
       method: 'post',

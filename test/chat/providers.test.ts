@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pino from 'pino';
 import { createModelRouter } from '../../activities/providers';
 import type { ModelStreamChunk } from '../../activities/providers/types';
 import { parseConfig } from '../../schema/config';
@@ -225,14 +226,23 @@ describe('model router over a real OpenAI-compatible upstream', () => {
     expect(r.lanes()[0]).toEqual({ id: 'svc-oracle', provider: 'ollama', available: true });
   });
 
-  test('an invalid config file does not throw at start; calls answer 503 naming the problem', async () => {
+  test('an invalid config file does not throw at start; calls answer 503 without server paths, the problem goes to the log', async () => {
     const file = writeConfig('bad.yaml', 'lanes:\n  mid: nowhere\n');
-    const r = router({ SVC_CONFIG: file });
+    const logged: string[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => logged.push(line) });
+    const r = createModelRouter(parseConfig({ SVC_CONFIG: file }), { localUrl: null, log });
     const e = await caught(r.complete({ lane: 'mid', messages: [{ role: 'user', content: 'x' }] }));
     expect(e.status).toBe(503);
-    expect(e.message).toMatch(/unknown provider 'nowhere'/);
-    const r2 = router({ SVC_CONFIG: path.join(dir, 'missing.yaml') });
-    expect((await caught(r2.complete({ lane: 'mid', messages: [{ role: 'user', content: 'x' }] }))).message).toMatch(/cannot read/);
+    expect(e.message).toBe('The provider configuration is invalid; see the service log.');
+    expect(e.message).not.toContain(dir);
+    expect(r.configError).toMatch(/unknown provider 'nowhere'/);
+    // Logged at start-up and on the refused call, with the detail.
+    expect(logged.filter((l) => l.includes("unknown provider 'nowhere'")).length).toBeGreaterThanOrEqual(2);
+    const missing = path.join(dir, 'missing.yaml');
+    const r2 = router({ SVC_CONFIG: missing });
+    const e2 = await caught(r2.complete({ lane: 'mid', messages: [{ role: 'user', content: 'x' }] }));
+    expect([e2.status, e2.message.includes(missing)]).toEqual([503, false]);
+    expect(r2.configError).toMatch(/cannot read/);
   });
 
   test('the fake tracks concurrency and echoes the prompt', async () => {

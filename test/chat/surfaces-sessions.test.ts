@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { feedbackSignal } from '../../activities/store/feedback';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
@@ -132,6 +133,17 @@ describe('sessions', () => {
     expect(JSON.stringify(fake.chats[1].body.messages)).not.toMatch(/tenant A secret|secret plan/);
   });
 
+  test('text with NUL (\\u0000) is 400 naming the field, before the upstream is called or anything is stored', async () => {
+    const r = await chat({ messages: [{ role: 'user', content: 'a\u0000b' }] }, { 'X-Session-ID': 'nul-session' });
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe('invalid_request');
+    expect(r.body.details).toEqual([{ path: 'body.messages.0.content', message: expect.stringMatching(/NUL/) }]);
+    const fb = await h.req('POST', '/v1/chat/feedback', { key, body: { prompt: 'p', response: 'r', lesson: 'x\u0000' } });
+    expect([fb.status, fb.body.details?.[0]?.path]).toEqual([400, 'body.lesson']);
+    expect(fake.chats).toHaveLength(0);
+    expect((await h.req('GET', '/v1/sessions/nul-session', { key })).status).toBe(404);
+  });
+
   test('an invalid X-Session-ID is 400; an unknown session is 404', async () => {
     const r = await chat({}, { 'X-Session-ID': 'bad id with spaces' });
     expect(r.status).toBe(400);
@@ -159,5 +171,28 @@ describe('feedback', () => {
     expect(prompt(1)).toContain('- Cite the exact config key.');
     // Other surfaces are not affected.
     expect((await chat({}, { 'X-Svc-Context': 'studio' })).body.meta.sass_factor).toBe(0.45);
+  });
+
+  test('votes count per profile; a profile without votes follows the whole surface', async () => {
+    const { apiKey: k, tenantId } = await h.key(['runtime:chat']);
+    const vote = (profile: string, sass: number, lesson?: string) =>
+      h.req('POST', '/v1/chat/feedback', { key: k, headers: { 'X-Svc-Context': 'dev' }, body: { prompt: 'p', response: 'r', profile, sass, lesson } });
+    const factor = async (profile?: string) => (await chat(profile ? { profile } : {}, { 'X-Svc-Context': 'dev' }, k)).body.meta.sass_factor;
+    // dev: surface 0.30; reviewer +0.15 = 0.45; architect -0.05 = 0.25; pair 0.30.
+    for (let i = 0; i < 4; i++) {
+      const r = await vote('Reviewer', 1, i === 3 ? 'Rank findings by severity.' : undefined);
+      expect(r.status).toBe(200);
+      if (i === 3) expect(r.body.sass_factor).toBe(0.56); // 0.45·0.8 + 1·0.2
+    }
+    expect(await factor('reviewer')).toBe(0.56);
+    expect(await factor('architect')).toBe(0.4); // no architect votes yet: the surface's (mean 1, 4 votes)
+    for (let i = 0; i < 4; i++) expect((await vote('architect', 0)).status).toBe(200);
+    expect(await factor('architect')).toBe(0.2); // its own votes only: 0.25·0.8
+    expect(await factor('reviewer')).toBe(0.56); // unchanged by the architect votes
+    expect(await factor('pair')).toBe(0.38); // no pair votes: the whole surface (mean 0.5, 8 votes)
+    expect(await factor()).toBe(0.38);
+    // Lessons: a profile without its own takes the surface's newest.
+    expect((await feedbackSignal(h.db, { tenantId, surface: 'dev', profile: 'architect' }))?.lessons).toEqual(['Rank findings by severity.']);
+    expect(await feedbackSignal(h.db, { tenantId, surface: 'learn', profile: 'tutor' })).toBeUndefined();
   });
 });

@@ -55,6 +55,28 @@ describe('POST /v1/app/register', () => {
   });
 });
 
+describe('app names that are Object.prototype members', () => {
+  const tenants = () => h.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM tenants`);
+
+  test.each(['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf', 'isPrototypeOf'])(
+    'POST /v1/app/register with app_name %p is 403 like any unknown app, and creates no tenant',
+    async (name) => {
+      const before = await tenants();
+      const r = await h.req('POST', '/v1/app/register', { headers: { 'X-Registration-Token': TOKEN }, body: { app_name: name } });
+      expect({ status: r.status, code: r.body.code }).toEqual({ status: 403, code: 'forbidden' });
+      expect(await tenants()).toBe(before);
+    },
+  );
+
+  test('POST /v1/agent/register for app "constructor" mints a key with the base scopes (not a 500)', async () => {
+    const boot = await h.key(['bootstrap:app:constructor'], { kind: 'bootstrap' });
+    const r = await h.req('POST', '/v1/agent/register', { key: boot.apiKey, body: { app_name: 'constructor' } });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ app: 'constructor', tenant_id: boot.tenantId });
+    expect(r.body.scopes.sort()).toEqual(['runtime:chat', 'runtime:models']);
+  });
+});
+
 describe('registration disabled', () => {
   let h2: Harness;
   beforeAll(async () => {

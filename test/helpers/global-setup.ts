@@ -3,7 +3,7 @@ import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { findOrBuildTemporalCli, freePort, startDevServer } from '../../workers/temporal-dev';
+import { findOrBuildTemporalCli, freePort, startDevServer, startSdkDevServer, TEMPORAL_CLI_VERSION } from '../../workers/temporal-dev';
 
 export const TMP_DIR = path.resolve(__dirname, '../../.test-tmp');
 export const ENV_FILE = path.join(TMP_DIR, 'env.json');
@@ -20,18 +20,7 @@ export default async function globalSetup(): Promise<void> {
   const log = pino({ level: 'warn' });
   let address = process.env.TEST_TEMPORAL_ADDRESS;
   if (!address) {
-    const found = await findOrBuildTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH, log });
-    if (found.path === null) throw new Error(`Temporal CLI unavailable: ${found.attempts.join('; ')}`);
-    const port = await freePort();
-    const server = await startDevServer({
-      cli: found.path,
-      port,
-      namespace: 'default',
-      logFile: path.join(TMP_DIR, 'temporal.log'),
-      // Suggest continue-as-new early, so long-lived workflows exercise it in ordinary tests.
-      dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': CONTINUE_AS_NEW_AFTER_EVENTS },
-      log,
-    });
+    const server = await startTestTemporal(log);
     (globalThis as { __temporalServer?: typeof server }).__temporalServer = server;
     address = server.address;
   }
@@ -42,6 +31,33 @@ export default async function globalSetup(): Promise<void> {
   const bundlePath = path.join(TMP_DIR, 'workflow-bundle.js');
   writeFileSync(bundlePath, code);
   writeFileSync(ENV_FILE, JSON.stringify({ temporalAddress: address, bundlePath }));
+}
+
+/**
+ * The test Temporal server (in memory, free port, low continue-as-new threshold): the `temporal` CLI
+ * when one is found or built, else the dev server the Temporal SDK downloads itself.
+ * @throws Error listing every attempt when neither starts
+ */
+async function startTestTemporal(log: pino.Logger): Promise<{ address: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  // Suggest continue-as-new early, so long-lived workflows exercise it in ordinary tests.
+  const dynamicConfig = { 'limit.historyCount.suggestContinueAsNew': CONTINUE_AS_NEW_AFTER_EVENTS };
+  const found = await findOrBuildTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH, log });
+  if (found.path !== null) {
+    return startDevServer({ cli: found.path, port, namespace: 'default', logFile: path.join(TMP_DIR, 'temporal.log'), dynamicConfig, log });
+  }
+  log.warn({ attempts: found.attempts }, 'no Temporal CLI found or built: trying the SDK dev-server download');
+  try {
+    return await startSdkDevServer({ port, namespace: 'default', dynamicConfig, log });
+  } catch (err) {
+    throw new Error(
+      'No Temporal server for the tests. Tried:\n  - ' +
+        [...found.attempts, `SDK dev-server download: ${(err as Error).message.split('\n')[0]}`].join('\n  - ') +
+        `\nInstall the CLI (GOBIN=${found.bin} go install github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}), ` +
+        'set TEMPORAL_CLI_PATH to an existing binary, or set TEST_TEMPORAL_ADDRESS to a running server.',
+      { cause: err },
+    );
+  }
 }
 
 /** Databases left by killed runs: dropped when nobody is connected (a concurrent run keeps its own). */
