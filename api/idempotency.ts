@@ -14,18 +14,25 @@ function canonical(v: unknown): string {
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
+/** The stored fingerprint of a request body (sha256 of its canonical JSON). */
+export function requestHashOf(body: unknown): string {
+  return createHash('sha256').update(canonical(body ?? null)).digest('hex');
+}
+
 /**
  * Stripe-style idempotency for creates and ticks: with an `Idempotency-Key` header, the first
  * request runs and its answer is stored; a retry with the same key and body gets the same
  * answer (and status) without running again; the same key with another body is 409. A request
- * still in flight under the same key is 409 too (retry later). Failures free the key.
+ * still in flight under the same key is 409 too (retry later). Failures free the key. A claim
+ * left without an answer (the API died mid-request) is taken over by a retry after
+ * IDEMPOTENCY_LEASE_SECONDS; keys expire after IDEMPOTENCY_TTL_SECONDS (24 h).
  */
 export async function withIdempotency<T>(ctx: AppContext, route: string, body: unknown, run: () => Promise<T>): Promise<T> {
   const key = ctx.get('Idempotency-Key');
   if (!key) return run();
   if (!KEY.test(key)) throw new AppError('invalid_request', 'Idempotency-Key must be 1-255 printable ASCII characters.');
   const tenantId = principalOf(ctx).tenantId;
-  const requestHash = createHash('sha256').update(canonical(body ?? null)).digest('hex');
+  const requestHash = requestHashOf(body);
   const claim = await claimIdempotencyKey(ctx.deps.db, { tenantId, route, key, requestHash });
   if (!claim.claimed) {
     if (claim.requestHash !== requestHash) {
@@ -36,9 +43,10 @@ export async function withIdempotency<T>(ctx: AppContext, route: string, body: u
     return claim.response as T;
   }
   try {
+    if (claim.takenOver) ctx.deps.log.info({ route, key }, 'idempotency key taken over from an abandoned request');
     const result = await run();
-    await completeIdempotencyKey(ctx.deps.db, { tenantId, route, key, status: 200, response: result });
-    return result;
+    // When a takeover raced the original request, the first stored answer is the one every caller gets.
+    return (await completeIdempotencyKey(ctx.deps.db, { tenantId, route, key, status: 200, response: result })) as T;
   } catch (err) {
     await releaseIdempotencyKey(ctx.deps.db, { tenantId, route, key });
     throw err;

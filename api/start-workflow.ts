@@ -1,10 +1,46 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { AppError } from '../schema/errors';
 import { SvcKind, SvcSurface, SvcTenant } from '../workflows/search-attributes';
 import type { AppContext } from './context';
 
 const START_DEADLINE_MS = 10_000;
+/** Deadline of the short calls the API makes to a running workflow (query, signal, cancel). */
+export const SHORT_CALL_DEADLINE_MS = 3_000;
+
+const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_UNAVAILABLE = 14;
+
+/** The gRPC status code of a Temporal client error (or of one of its causes), if any. */
+export function grpcCode(err: unknown): number | undefined {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 10; e = e.cause as typeof e, depth++) {
+    if (isGrpcServiceError(e)) return e.code;
+  }
+  return undefined;
+}
+
+/** True when the Temporal frontend could not be reached, or did not answer before the deadline. */
+export function isTemporalUnavailable(err: unknown): boolean {
+  const code = grpcCode(err);
+  return code === GRPC_UNAVAILABLE || code === GRPC_DEADLINE_EXCEEDED;
+}
+
+/**
+ * A short call to Temporal (signal, cancel, describe) bounded by a deadline: an unreachable or
+ * silent cluster becomes 503 instead of a hanging request. Other errors (e.g.
+ * WorkflowNotFoundError for a closed workflow) pass through for the caller to map.
+ * @throws AppError service_unavailable
+ */
+export async function shortTemporalCall<T>(ctx: AppContext, what: string, fn: () => Promise<T>, ms = SHORT_CALL_DEADLINE_MS): Promise<T> {
+  try {
+    return await ctx.deps.temporal.connection.withDeadline(Date.now() + ms, fn);
+  } catch (err) {
+    if (isTemporalUnavailable(err)) {
+      throw new AppError('service_unavailable', `Could not ${what}: the workflow service did not answer. Try again shortly.`, { cause: err });
+    }
+    throw err;
+  }
+}
 
 export interface StartJobOptions {
   workflow: string;

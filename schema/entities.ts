@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { blankAsAbsent } from './tasks';
 
 export const ENTITY_KINDS = ['person', 'business', 'vendor', 'account', 'unknown'] as const;
 export const ENTITY_EVENT_KINDS = ['message', 'invoice', 'booking', 'call', 'note', 'event'] as const;
@@ -30,13 +31,14 @@ export const EntityEventBody = z
   .meta({ id: 'EntityEventCreate' });
 export type EntityEventBody = z.infer<typeof EntityEventBody>;
 
+// An empty value (`?search=&kind=`) counts as absent; a search of only spaces lists everything too.
 export const EntityListQuery = z.strictObject({
-  search: z.string().trim().min(1).max(300).optional(),
-  kind: z.enum(ENTITY_KINDS).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  search: blankAsAbsent(z.string().trim().max(300).optional().transform((v) => v || undefined)),
+  kind: blankAsAbsent(z.enum(ENTITY_KINDS).optional()),
+  limit: blankAsAbsent(z.coerce.number().int().min(1).max(200).default(50)),
 });
 export const EntityGetQuery = z.strictObject({
-  event_limit: z.coerce.number().int().min(0).max(1000).default(50),
+  event_limit: blankAsAbsent(z.coerce.number().int().min(0).max(1000).default(50)),
 });
 export const EntityIdParams = z.object({ id: z.string().min(1).max(100) });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { blankAsAbsent } from './tasks';
 
 /** Public lanes a job step may use (the chat gateway's lane ids). */
 export const JOB_LANES = ['svc-oracle', 'mid', 'mid-strong', 'micro', 'nano', 'slm-fast', 'slm-code', 'slm-reason'] as const;
@@ -195,6 +196,6 @@ export const SwarmRunRecord = z
 export const JobCreated = z.object({ id: z.string(), status: z.string() }).loose();
 
 export const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  offset: z.coerce.number().int().min(0).max(100_000).default(0),
+  limit: blankAsAbsent(z.coerce.number().int().min(1).max(100).default(20)),
+  offset: blankAsAbsent(z.coerce.number().int().min(0).max(100_000).default(0)),
 });

@@ -72,12 +72,18 @@ export const StepPatchBody = z
   .meta({ id: 'StepUpdate' });
 export type StepPatchBody = z.infer<typeof StepPatchBody>;
 
+/**
+ * A query parameter given empty (`?surface=`) counts as absent: forms and client libraries send
+ * empty values for unset filters, and "no filter" is what they mean.
+ */
+export const blankAsAbsent = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
+
 export const TaskListQuery = z.strictObject({
-  status: z.enum(TASK_STATUSES).optional(),
-  surface: z.string().min(1).max(50).optional(),
-  session_id: z.string().min(1).max(200).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).max(100_000).default(0),
+  status: blankAsAbsent(z.enum(TASK_STATUSES).optional()),
+  surface: blankAsAbsent(z.string().min(1).max(50).optional()),
+  session_id: blankAsAbsent(z.string().min(1).max(200).optional()),
+  limit: blankAsAbsent(z.coerce.number().int().min(1).max(200).default(50)),
+  offset: blankAsAbsent(z.coerce.number().int().min(0).max(100_000).default(0)),
 });
 
 export const TaskIdParams = z.object({ id: z.string().min(1).max(100) });

@@ -8,6 +8,8 @@ export const resumeGoalSignal = defineSignal('resumeGoal');
 export const renameGoalSignal = defineSignal<[{ title?: string; description?: string }]>('renameGoal');
 /** Runs exactly one step of a sovereign goal and answers with the new state. */
 export const tickUpdate = defineUpdate<TickResult>('tick');
+/** Answers once a sovereign goal is planned (and the plan saved) or has ended; the goal's state then. */
+export const awaitPlannedUpdate = defineUpdate<GoalState>('awaitPlanned');
 
 export interface PadLiveState {
   running: number[];

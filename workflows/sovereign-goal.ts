@@ -1,5 +1,5 @@
 import { ApplicationFailure, condition, continueAsNew, isCancellation, setHandler, workflowInfo, allHandlersFinished } from '@temporalio/workflow';
-import { goalStateQuery, tickUpdate } from './job-defs';
+import { awaitPlannedUpdate, goalStateQuery, tickUpdate } from './job-defs';
 import { endGoalOnError, ensurePlan, failureMessage, isTerminal, runNextStep, saveSnapshot } from './job-steps';
 import type { GoalState, TickResult } from './job-types';
 
@@ -13,7 +13,13 @@ import type { GoalState, TickResult } from './job-types';
 export async function sovereignGoalWorkflow(input: { state: GoalState }): Promise<GoalState> {
   const s = input.state;
   let busy = false;
+  let planSaved = false;
   setHandler(goalStateQuery, () => s);
+  // The API's create waits on this (bounded) so that it can answer `ready` with the plan.
+  setHandler(awaitPlannedUpdate, async () => {
+    await condition(() => planSaved || isTerminal(s.status));
+    return s;
+  });
   setHandler(
     tickUpdate,
     async () => {
@@ -57,6 +63,7 @@ export async function sovereignGoalWorkflow(input: { state: GoalState }): Promis
     }
     if (s.status === 'planning' || s.status === 'running') s.status = 'ready';
     await saveSnapshot(s);
+    planSaved = true;
     for (;;) {
       await condition(() => isTerminal(s.status) || (!busy && workflowInfo().continueAsNewSuggested));
       if (isTerminal(s.status)) break;
@@ -66,6 +73,8 @@ export async function sovereignGoalWorkflow(input: { state: GoalState }): Promis
     await condition(allHandlersFinished);
     return s;
   } catch (err) {
-    return endGoalOnError(s, err, ['running']);
+    const end = await endGoalOnError(s, err, ['running']);
+    await condition(allHandlersFinished);
+    return end;
   }
 }

@@ -38,7 +38,7 @@ export function createJobsActivities(deps: ActivityDeps) {
   const models = createModelRouter(deps.config, { log });
 
   async function runJobStep(i: RunStepInput): Promise<StepOutputRef> {
-    const existing = await findJobOutput(db, i.jobId, i.stepKey);
+    const existing = await findJobOutput(db, i.tenantId, i.jobId, i.stepKey);
     if (existing) {
       return { outputId: existing.id, snippet: snippet(existing.content), provider: existing.provider, durationMs: existing.duration_ms ?? 0, reused: true };
     }
@@ -61,6 +61,11 @@ export function createJobsActivities(deps: ActivityDeps) {
       return { outputId: row.id, snippet: snippet(row.content), provider: row.provider, durationMs: Math.round(durationMs), reused: false };
     } catch (err) {
       if (ctx.cancellationSignal.aborted) {
+        // A worker going down is not a cancellation of the step: fail retryably so the next worker runs it.
+        if ((ctx.cancellationSignal.reason as Error | undefined)?.message === 'WORKER_SHUTDOWN') {
+          log.info({ job: i.jobId, step: i.stepKey }, 'job step interrupted by worker shutdown; it will be retried');
+          throw ApplicationFailure.retryable('The worker shut down during this step.', 'WorkerShutdown');
+        }
         log.info({ job: i.jobId, step: i.stepKey }, 'job step cancelled: upstream call aborted');
         throw new CancelledFailure('step cancelled');
       }
@@ -81,7 +86,7 @@ export function createJobsActivities(deps: ActivityDeps) {
     /** Asks the lane for a plan (stored like any step output) and parses it. */
     async planJob(i: { tenantId: string; jobId: string; title: string; description: string | null; lane: string; stream?: string }): Promise<PlannedStep[]> {
       const out = await runJobStep({ tenantId: i.tenantId, jobId: i.jobId, stepKey: 'plan', lane: i.lane, prompt: planningPrompt(i.title, i.description), stream: i.stream });
-      const full = await findJobOutput(db, i.jobId, 'plan');
+      const full = await findJobOutput(db, i.tenantId, i.jobId, 'plan');
       return parsePlan(full?.content ?? out.snippet, i.title, i.description);
     },
 
@@ -98,7 +103,7 @@ export function createJobsActivities(deps: ActivityDeps) {
 
     /** One PAD agent: a bounded model call whose attempts are recorded on the agent row. */
     async runPadAgent(i: { tenantId: string; sessionId: string; index: number; prompt: string; lane: string; surface: string | null }): Promise<StepOutputRef> {
-      await updatePadAgent(db, { sessionId: i.sessionId, index: i.index, status: 'running', attempt: Context.current().info.attempt });
+      await updatePadAgent(db, { tenantId: i.tenantId, sessionId: i.sessionId, index: i.index, status: 'running', attempt: Context.current().info.attempt });
       return runJobStep({
         tenantId: i.tenantId, jobId: i.sessionId, stepKey: `agent-${i.index}`, lane: i.lane, prompt: i.prompt,
         system: i.surface ? `You are one agent of a parallel dispatch, working for the ${i.surface} surface. Answer concisely.` : undefined,
@@ -106,7 +111,7 @@ export function createJobsActivities(deps: ActivityDeps) {
     },
 
     async finishPad(i: { tenantId: string; sessionId: string; status: 'completed' | 'cancelled' }): Promise<void> {
-      await finishPadSession(db, i.sessionId, i.status);
+      await finishPadSession(db, i.tenantId, i.sessionId, i.status);
       await appendEvent(db, { tenantId: i.tenantId, stream: `pad:${i.sessionId}`, type: 'session.state', data: { status: i.status } });
     },
 

@@ -12,8 +12,8 @@ const IdRow = z.object({ id: z.string() });
 
 const ENTITY_SELECT = sql.fragment`
   SELECT e.id, e.name, e.kind,
-    coalesce((SELECT array_agg(a.alias ORDER BY a.position, a.alias_norm) FROM entity_aliases a WHERE a.entity_id = e.id), '{}') AS aliases,
-    (SELECT count(*) FROM entity_events v WHERE v.entity_id = e.id)::int8 AS event_count,
+    coalesce((SELECT array_agg(a.alias ORDER BY a.position, a.alias_norm) FROM entity_aliases a WHERE a.entity_id = e.id AND a.tenant_id = e.tenant_id), '{}') AS aliases,
+    (SELECT count(*) FROM entity_events v WHERE v.entity_id = e.id AND v.tenant_id = e.tenant_id)::int8 AS event_count,
     e.created_at, e.updated_at
   FROM entities e`;
 
@@ -78,7 +78,7 @@ export async function upsertEntity(
     }
     const conflicts: Array<{ alias: string; entity_id: string }> = [];
     let position = await tx.oneFirst(sql.type(z.object({ n: z.number().int() }))`
-      SELECT coalesce(max(position) + 1, 0)::int8 AS n FROM entity_aliases WHERE entity_id = ${id}`);
+      SELECT coalesce(max(position) + 1, 0)::int8 AS n FROM entity_aliases WHERE entity_id = ${id} AND tenant_id = ${opts.tenantId}`);
     for (const a of cleanAliases(b.aliases ?? [], nameNorm)) {
       const owner: string = await tx.oneFirst(sql.type(IdRow)`
         WITH ins AS (

@@ -5,9 +5,9 @@ import { newId } from './ids';
 const OutputRow = z.object({ id: z.string(), content: z.string(), provider: z.string().nullable(), duration_ms: z.number().nullable() });
 
 /** The stored output of one job step, or null. Keyed by (job, step key): the idempotency key of a step. */
-export async function findJobOutput(db: CommonQueryMethods, jobId: string, stepKey: string) {
+export async function findJobOutput(db: CommonQueryMethods, tenantId: string, jobId: string, stepKey: string) {
   return db.maybeOne(sql.type(OutputRow)`
-    SELECT id, content, provider, duration_ms FROM job_outputs WHERE job_id = ${jobId} AND step_key = ${stepKey}`);
+    SELECT id, content, provider, duration_ms FROM job_outputs WHERE tenant_id = ${tenantId} AND job_id = ${jobId} AND step_key = ${stepKey}`);
 }
 
 /** Stores a step output once; a concurrent duplicate keeps the first and returns it. */
@@ -21,7 +21,7 @@ export async function saveJobOutput(
             ${sql.jsonb((o.usage ?? null) as never)}, ${Math.round(o.durationMs)})
     ON CONFLICT (job_id, step_key) DO NOTHING
     RETURNING id, content, provider, duration_ms`);
-  return inserted ?? (await findJobOutput(db, o.jobId, o.stepKey))!;
+  return inserted ?? (await findJobOutput(db, o.tenantId, o.jobId, o.stepKey))!;
 }
 
 /** Full texts of outputs by id, tenant-filtered. */

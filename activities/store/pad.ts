@@ -36,7 +36,7 @@ export async function insertPadSession(
 /** Records an agent transition; `attempts` only grows (a retried activity counts each attempt). */
 export async function updatePadAgent(
   db: CommonQueryMethods,
-  a: { sessionId: string; index: number; status: PadAgentRow['status']; outputId?: string | null; error?: string | null; attempt?: number; durationMs?: number | null },
+  a: { tenantId: string; sessionId: string; index: number; status: PadAgentRow['status']; outputId?: string | null; error?: string | null; attempt?: number; durationMs?: number | null },
 ): Promise<void> {
   await db.query(sql.unsafe`
     UPDATE pad_agents SET status = ${a.status},
@@ -46,16 +46,17 @@ export async function updatePadAgent(
       started_at = CASE WHEN ${a.status} = 'running' THEN coalesce(started_at, now()) ELSE started_at END,
       finished_at = CASE WHEN ${a.status} IN ('completed', 'failed', 'cancelled') THEN now() ELSE finished_at END,
       duration_ms = coalesce(${a.durationMs ?? null}, duration_ms)
-    WHERE session_id = ${a.sessionId} AND idx = ${a.index}`);
+    WHERE session_id = ${a.sessionId} AND idx = ${a.index} AND tenant_id = ${a.tenantId}`);
 }
 
-export async function finishPadSession(db: CommonQueryMethods, sessionId: string, status: 'completed' | 'cancelled'): Promise<void> {
+export async function finishPadSession(db: CommonQueryMethods, tenantId: string, sessionId: string, status: 'completed' | 'cancelled'): Promise<void> {
   await db.transaction(async (tx) => {
-    await tx.query(sql.unsafe`UPDATE pad_sessions SET status = ${status}, finished_at = coalesce(finished_at, now()) WHERE id = ${sessionId}`);
+    await tx.query(sql.unsafe`
+      UPDATE pad_sessions SET status = ${status}, finished_at = coalesce(finished_at, now()) WHERE id = ${sessionId} AND tenant_id = ${tenantId}`);
     if (status === 'cancelled') {
       await tx.query(sql.unsafe`
         UPDATE pad_agents SET status = 'cancelled', finished_at = now()
-        WHERE session_id = ${sessionId} AND status IN ('queued', 'running')`);
+        WHERE session_id = ${sessionId} AND tenant_id = ${tenantId} AND status IN ('queued', 'running')`);
     }
   });
 }
@@ -67,7 +68,7 @@ export async function getPadSession(db: CommonQueryMethods, tenantId: string, id
   if (!session) return null;
   const agents = await db.any(sql.type(PadAgentRow)`
     SELECT a.session_id, a.idx, a.name, a.lane, a.surface, a.status, a.output_id, o.content AS output, a.error, a.attempts, a.duration_ms
-    FROM pad_agents a LEFT JOIN job_outputs o ON o.id = a.output_id
+    FROM pad_agents a LEFT JOIN job_outputs o ON o.id = a.output_id AND o.tenant_id = a.tenant_id
     WHERE a.session_id = ${id} AND a.tenant_id = ${tenantId} ORDER BY a.idx`);
   return { session, agents };
 }
@@ -99,7 +100,7 @@ export async function padStats(db: CommonQueryMethods, tenantId: string, window 
     WITH recent AS (
       SELECT * FROM pad_sessions WHERE tenant_id = ${tenantId} ORDER BY created_at DESC, id DESC LIMIT ${window}
     ), ag AS (
-      SELECT a.* FROM pad_agents a JOIN recent r ON r.id = a.session_id
+      SELECT a.* FROM pad_agents a JOIN recent r ON r.id = a.session_id WHERE a.tenant_id = ${tenantId}
     )
     SELECT
       (SELECT count(*) FROM recent)::int AS sessions,

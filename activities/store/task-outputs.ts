@@ -35,3 +35,13 @@ export async function listTaskOutputs(db: Db, opts: { tenantId: string; taskId: 
     SELECT id, task_id, step_id, run_id, title, content, created_at FROM task_outputs
     WHERE tenant_id = ${opts.tenantId} AND task_id = ${opts.taskId} ORDER BY created_at, id`);
 }
+
+/**
+ * The knowledge-store document a `save` step wrote for a task output (keyed by the output id,
+ * which is one per (run, step)), or null.
+ */
+export async function findTaskOutputDocument(db: Db, opts: { tenantId: string; outputId: string }): Promise<string | null> {
+  return db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+    SELECT id FROM documents WHERE tenant_id = ${opts.tenantId} AND provenance->>'task_output_id' = ${opts.outputId}
+    ORDER BY created_at, id LIMIT 1`);
+}

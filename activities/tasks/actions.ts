@@ -3,7 +3,8 @@ import { STEP_REF, type StepAction } from '../../schema/tasks';
 import type { ActivityDeps } from '../deps';
 import type { ModelRouter } from '../providers/types';
 import type { StepRow } from '../store/tasks';
-import { saveTaskOutput } from '../store/task-outputs';
+import { indexDocument } from '../knowledge/pipeline';
+import { findTaskOutputDocument, saveTaskOutput } from '../store/task-outputs';
 import { StepPermanentError } from './errors';
 import { safeFetch } from './safe-fetch';
 import { postWebhook } from './webhook';
@@ -73,18 +74,42 @@ async function fetchAction(input: ActionInput): Promise<string> {
   return text.trim().slice(0, MAX_RESULT_CHARS);
 }
 
+/**
+ * Stores the content as a tenant record (task_outputs, one per run and step) and as a document of
+ * the tenant's knowledge store (listed by GET /v1/documents, found by knowledge search). The
+ * result is the document id. Idempotent per (run, step): a retried activity finds the document
+ * its earlier attempt wrote (by the output id in its provenance) instead of writing a second one.
+ */
 async function saveAction(input: ActionInput): Promise<string> {
   const content = input.args.content ?? context(input);
   if (!content.trim()) throw new StepPermanentError('The save step has nothing to save: give args.content or a dependency with a result.');
-  const id = await saveTaskOutput(input.deps.db, {
+  const title = input.args.title ?? input.step.title;
+  const outputId = await saveTaskOutput(input.deps.db, {
     tenantId: input.tenantId,
     taskId: input.taskId,
     stepId: input.step.id,
     runId: input.runId,
-    title: input.args.title ?? input.step.title,
+    title,
     content,
   });
-  return id;
+  const existing = await findTaskOutputDocument(input.deps.db, { tenantId: input.tenantId, outputId });
+  if (existing) return existing;
+  const doc = await indexDocument(input.deps, {
+    tenantId: input.tenantId,
+    sourceKind: 'ingest',
+    title,
+    mediaType: 'text/plain',
+    sizeBytes: Buffer.byteLength(content),
+    text: content,
+    provenance: {
+      source: `task:${input.taskId}/${input.step.id}`,
+      task_id: input.taskId,
+      step_id: input.step.id,
+      run_id: input.runId,
+      task_output_id: outputId,
+    },
+  });
+  return doc.document.id;
 }
 
 async function webhookAction(input: ActionInput): Promise<string> {

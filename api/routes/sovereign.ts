@@ -9,6 +9,7 @@ import { principalOf, type AppContext } from '../context';
 import { withIdempotency } from '../idempotency';
 import { sovereignView, stateFromRow } from '../job-views';
 import { defineRoute, type RouteSpec } from '../route';
+import { isTemporalUnavailable } from '../start-workflow';
 import { cancelAndConfirm, createGoal, goalHandle, goalRowOr404, liveState } from './goals';
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
@@ -22,7 +23,9 @@ export function sovereignRoutes(): RouteSpec[] {
   return [
     defineRoute({
       method: 'post', path: '/v1/sovereign/goals', access: scope, tags: ['sovereign goals'], body: SovereignCreateBody, response: SovereignGoal,
-      summary: 'Create a sovereign goal (workflow sovereign-<id>): status ready, no step runs until a tick. Idempotency-Key supported.',
+      summary:
+        'Create a sovereign goal (workflow sovereign-<id>): status ready, no step runs until a tick. Without steps the model plans first: ' +
+        'the answer waits (up to 20 s) for the plan and is ready (or failed when planning failed); after 20 s it answers planning. Idempotency-Key supported.',
       example: { title: 'Weekly review', steps: [{ title: 'Collect', prompt: 'List what happened this week.' }, { title: 'Reflect', prompt: 'What went well and what did not?' }] },
       handler: (ctx: AppContext, { body }) =>
         withIdempotency(ctx, 'POST /v1/sovereign/goals', body, async () => {
@@ -48,7 +51,7 @@ export function sovereignRoutes(): RouteSpec[] {
     }),
     defineRoute({
       method: 'post', path: '/v1/sovereign/goals/:id/tick', access: scope, tags: ['sovereign goals'], params: IdParams, response: SovereignGoal,
-      responses: { 409: 'The goal is completed, failed, cancelled or still planning.' },
+      responses: { 409: 'The goal is completed, failed, cancelled or still planning.', 503: 'The workflow service is unavailable.' },
       summary: 'Run exactly one step (a Temporal update) and answer with the new state. Concurrent ticks are serialised; an Idempotency-Key makes a retried tick return the same result without running a second step.',
       handler: async (ctx: AppContext, { params }) => {
         const row = await goalRowOr404(ctx, 'sovereign', params.id);
@@ -67,6 +70,9 @@ export function sovereignRoutes(): RouteSpec[] {
               const cause = (err.cause as Error | undefined)?.message ?? err.message;
               throw new AppError('conflict', cause);
             }
+            if (isTemporalUnavailable(err)) {
+              throw new AppError('service_unavailable', 'The tick could not reach the workflow service; retry with the same Idempotency-Key.', { cause: err });
+            }
             if (isClosedWorkflowError(err)) {
               const now = (await getGoalRow(ctx.deps.db, row.tenant_id, 'sovereign', row.id)) ?? row;
               throw new AppError('conflict', `The goal is ${now.status}; no step left to run.`);
@@ -78,6 +84,7 @@ export function sovereignRoutes(): RouteSpec[] {
     }),
     defineRoute({
       method: 'delete', path: '/v1/sovereign/goals/:id', access: scope, tags: ['sovereign goals'], params: IdParams, response: SovereignGoal,
+      responses: { 503: 'The workflow service is unavailable.', 504: 'The running step did not acknowledge the cancellation within 60 s.' },
       summary: 'Cancel a sovereign goal (answers once confirmed); the goal stays readable with status cancelled.',
       handler: async (ctx: AppContext, { params }) => {
         const row = await goalRowOr404(ctx, 'sovereign', params.id);

@@ -12,13 +12,16 @@ import {
 } from '../../schema/tasks';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import { startJobWorkflow } from '../start-workflow';
+import { SHORT_CALL_DEADLINE_MS, startJobWorkflow } from '../start-workflow';
 import { lastEventIdOf, pipeEventStream, wantsEventStream } from '../sse';
 
 /** Cancels a task's workflow; a run that already ended (or never started) is fine. */
 export async function cancelTaskWorkflow(ctx: AppContext, taskId: string): Promise<void> {
   try {
-    await ctx.deps.temporal.client.workflow.getHandle(taskWorkflowId(taskId)).cancel();
+    const handle = ctx.deps.temporal.client.workflow.getHandle(taskWorkflowId(taskId));
+    // Bounded: with Temporal unreachable the database change stands and the run's activities stop on
+    // their own (StaleRunError: the run no longer owns the task).
+    await ctx.deps.temporal.connection.withDeadline(Date.now() + SHORT_CALL_DEADLINE_MS, () => handle.cancel());
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return;
     ctx.deps.log.warn({ err: (err as Error).message, task_id: taskId }, 'could not cancel the task workflow');

@@ -64,6 +64,21 @@ test('search matches names and aliases case-insensitively, best match first; kin
   expect((await h.req('GET', '/v1/entities?kind=planet', { key })).status).toBe(400);
 });
 
+test('empty query values count as absent: ?search=&kind=&limit= lists everything', async () => {
+  await upsert({ name: 'Blank Filter Ltd', kind: 'business' });
+  const all = await h.req('GET', '/v1/entities', { key });
+  const blank = await h.req('GET', '/v1/entities?search=&kind=&limit=', { key });
+  expect(blank.status).toBe(200);
+  expect(blank.body.data.map((e: { id: string }) => e.id)).toEqual(all.body.data.map((e: { id: string }) => e.id));
+  expect(blank.body.data.map((e: { name: string }) => e.name)).toContain('Blank Filter Ltd');
+  // An empty value beside a real one: only the real one filters.
+  const kindOnly = await h.req('GET', '/v1/entities?search=&kind=business', { key });
+  expect(kindOnly.status).toBe(200);
+  expect(kindOnly.body.data.length).toBeGreaterThan(0);
+  expect(kindOnly.body.data.every((e: { kind: string }) => e.kind === 'business')).toBe(true);
+  expect((await h.req('GET', '/v1/entities/x?event_limit=', { key })).status).toBe(404);
+});
+
 test('events: recorded with defaults, listed newest first, limited by event_limit, linked to tasks', async () => {
   const e = (await upsert({ name: 'Event Target' })).body;
   const task = (await h.req('POST', '/v1/tasks', { key, body: { title: 'linked' } })).body;

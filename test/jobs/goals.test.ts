@@ -115,3 +115,25 @@ test('tenant isolation and validation', async () => {
   expect(bad.body.details.map((d: any) => d.path).sort()).toEqual(['body.lane', 'body.steps.0.prompt', 'body.title']);
   expect((await h.req('PUT', `/v1/goals/${created.body.id}`, { key, body: {} })).status).toBe(400);
 });
+
+test('PUT and DELETE on a goal whose workflow already closed answer 409 / the stored state, never 500', async () => {
+  fake.setDefault({ hang: true });
+  const created = await h.req('POST', '/v1/goals', { key, body: { title: 'Gone', steps } });
+  const id = created.body.id;
+  // (Goals of earlier tests may still be calling the upstream: wait for this goal's first step.)
+  await fake.waitFor(() => fake.chats.some((c) => String(c.body.messages[0].content).includes('of the goal "Gone"')), 30_000);
+  // The workflow ends behind the API's back (operator terminate): the row still says running.
+  await h.client.workflow.getHandle(`goal-${id}`).terminate('test: closed outside the API');
+  expect((await h.req('GET', `/v1/goals/${id}`, { key })).body.status).not.toMatch(/completed|failed|cancelled/);
+  const pause = await h.req('PUT', `/v1/goals/${id}`, { key, body: { status: 'paused' } });
+  expect(pause.status).toBe(409);
+  expect(pause.body.code).toBe('conflict');
+  expect(pause.body.error).toMatch(/finished/);
+  const rename = await h.req('PUT', `/v1/goals/${id}`, { key, body: { title: 'Renamed anyway' } });
+  expect(rename.status).toBe(200);
+  expect(rename.body.title).toBe('Renamed anyway');
+  const del = await h.req('DELETE', `/v1/goals/${id}`, { key });
+  expect(del.status).toBe(200);
+  expect(del.body.deleted).toBe(true);
+  expect((await h.req('GET', `/v1/goals/${id}`, { key })).status).toBe(404);
+});

@@ -73,13 +73,13 @@ test('without steps the plan comes from the model lane; DELETE cancels and later
     /Answer with JSON only/.test(r.body.messages.at(-1).content) ? { reply: '[{"title":"A","prompt":"Do A"},{"title":"B","prompt":"Do B"}]' } : { reply: 'ok' },
   );
   const created = await h.req('POST', '/v1/sovereign/goals', { key, body: { title: 'Planned' } });
-  expect(['planning', 'ready']).toContain(created.body.status);
+  // The create waited for the plan: ready, with the planned steps, and no step ran.
+  expect(created.status).toBe(200);
+  expect(created.body).toMatchObject({ status: 'ready', step_index: 0, total_steps: 2, last_step: null });
+  expect(created.body.plan.map((p: any) => [p.title, p.status])).toEqual([['A', 'pending'], ['B', 'pending']]);
   const id = created.body.id;
-  let state = created.body;
-  for (let i = 0; i < 100 && state.status !== 'ready'; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    state = (await h.req('GET', `/v1/sovereign/goals/${id}`, { key })).body;
-  }
+  const state = (await h.req('GET', `/v1/sovereign/goals/${id}`, { key })).body;
+  expect(state).toMatchObject({ status: 'ready', step_index: 0 });
   expect(state.plan.map((p: any) => p.title)).toEqual(['A', 'B']);
   expect(fake.chats).toHaveLength(1);
   const del = await h.req('DELETE', `/v1/sovereign/goals/${id}`, { key });
@@ -87,6 +87,15 @@ test('without steps the plan comes from the model lane; DELETE cancels and later
   expect(del.body.status).toBe('cancelled');
   expect((await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key })).status).toBe(409);
   expect((await h.req('GET', `/v1/sovereign/goals/${id}`, { key })).body.status).toBe('cancelled');
+});
+
+test('without steps, a plan that cannot be made answers failed on create; ticks are then 409', async () => {
+  fake.onRequest(() => ({ status: 400 }));
+  const created = await h.req('POST', '/v1/sovereign/goals', { key, body: { title: 'Unplannable' } });
+  expect(created.status).toBe(200);
+  expect(created.body.status).toBe('failed');
+  expect(created.body.error).toBeTruthy();
+  expect((await h.req('POST', `/v1/sovereign/goals/${created.body.id}/tick`, { key })).status).toBe(409);
 });
 
 test('tenant isolation: another tenant gets 404 on read, tick and delete', async () => {

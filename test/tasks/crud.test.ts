@@ -64,6 +64,18 @@ describe('task CRUD', () => {
     expect((await h.req('GET', '/v1/tasks?status=done', { key })).status).toBe(400);
   });
 
+  test('empty query values count as absent (?surface=&status=&session_id=&limit=&offset=)', async () => {
+    const all = await h.req('GET', '/v1/tasks', { key });
+    const blank = await h.req('GET', '/v1/tasks?surface=&status=&session_id=&limit=&offset=', { key });
+    expect(blank.status).toBe(200);
+    expect(blank.body.total).toBe(all.body.total);
+    expect(blank.body.total).toBeGreaterThan(0);
+    expect(blank.body).toMatchObject({ limit: 50, offset: 0 });
+    const sessionOnly = await h.req('GET', '/v1/tasks?surface=&session_id=list-s', { key });
+    expect(sessionOnly.status).toBe(200);
+    expect(sessionOnly.body.total).toBe(3);
+  });
+
   test('another tenant sees none of it: 404 for the task, its steps and its execution', async () => {
     const t = (await h.req('POST', '/v1/tasks', { key, body: diamond })).body;
     expect((await h.req('GET', `/v1/tasks/${t.id}`, { key: other })).status).toBe(404);

@@ -99,8 +99,8 @@ test('a wide fan-out runs its branches concurrently, then the join saves their r
   expect(rx.on('/w/slow')).toHaveLength(8);
   expect(Math.max(before, rx.maxInFlight)).toBeGreaterThanOrEqual(4);
   const join = done.steps.find((x: any) => x.id === 'join');
-  expect(join.result).toMatch(/^out_/);
-  const content = await h.db.oneFirst(sql.unsafe`SELECT content FROM task_outputs WHERE id = ${join.result} AND tenant_id = ${tenantId}`);
+  expect(join.result).toMatch(/^doc_/); // the save step's result is the knowledge-store document it wrote
+  const content = await h.db.oneFirst(sql.unsafe`SELECT content FROM task_outputs WHERE task_id = ${t.id} AND step_id = 'join' AND tenant_id = ${tenantId}`);
   expect(content).toContain('[w0]\nHTTP 200: ok');
   expect(content).toContain('[w7]\nHTTP 200: ok');
 });
@@ -153,7 +153,7 @@ test('fetch cleans HTML to text and passes it on', async () => {
   expect(got).toContain('HELLO PAGE');
   expect(got).toContain('Some bold text.');
   expect(got).not.toMatch(/<|var x/);
-  const saved = await h.db.oneFirst(sql.unsafe`SELECT content FROM task_outputs WHERE id = ${done.steps[1].result}`);
+  const saved = await h.db.oneFirst(sql.unsafe`SELECT text FROM documents WHERE id = ${done.steps[1].result} AND tenant_id = ${tenantId}`);
   expect(saved).toBe(`Got: ${got}`);
 });
 

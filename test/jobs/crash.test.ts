@@ -1,0 +1,143 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import pino from 'pino';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { createRuntimeWorker } from '../../workers/runtime';
+import type { FakeOpenAI } from '../helpers/fake-openai';
+import { withFakeUpstream } from '../helpers/fake-upstream';
+import { testEnv, type Harness } from '../helpers/harness';
+import { pollUntil } from './poll';
+
+jest.setTimeout(120_000);
+
+let fake: FakeOpenAI;
+let h: Harness;
+let key: string;
+// No harness worker: the first worker is a child process this file kills with SIGKILL.
+withFakeUpstream({ scopes: ['runtime:chat'] }, (up) => ({ fake, h, key } = up));
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** Starts a worker in a child process (TypeScript compiled on the fly by SWC) and waits until it polls. */
+async function startChildWorker(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['-r', path.join(ROOT, 'test/helpers/ts-register.js'), path.join(ROOT, 'test/helpers/worker-child.ts')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: h.dbUrl,
+      TEMPORAL_ADDRESS: h.config.temporal.address ?? testEnv().temporalAddress,
+      TEMPORAL_TASK_QUEUE: h.taskQueue,
+      OPENAI_BASE_URL: fake.url,
+      WORKFLOW_BUNDLE_PATH: testEnv().bundlePath,
+      SVC_LOG_LEVEL: 'silent',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`child worker not ready within 60 s: ${stderr.slice(-2000)}`)), 60_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      if (d.toString().includes('WORKER_READY')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`child worker exited with ${code}: ${stderr.slice(-2000)}`));
+    });
+  });
+  return child;
+}
+
+async function startInProcessWorker() {
+  const { worker, connection } = await createRuntimeWorker({
+    config: h.config, db: h.db, log: pino({ level: 'silent' }), address: h.config.temporal.address ?? testEnv().temporalAddress, taskQueue: h.taskQueue, bundlePath: testEnv().bundlePath,
+  });
+  const running = worker.run();
+  return {
+    stop: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
+
+const lastUser = (r: { body: any }) => String(r.body.messages.at(-1).content).split('\n')[0];
+const calls = (p: string) => fake.chats.filter((c) => lastUser(c) === p).length;
+
+async function storedOutputs(jobIds: string[]): Promise<string[]> {
+  const rows = await h.db.anyFirst(sql.type(z.object({ content: z.string() }))`
+    SELECT content FROM job_outputs WHERE job_id = ANY(${sql.array(jobIds, 'text')}) ORDER BY content`);
+  return [...rows];
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const t0 = Date.now();
+  const value = await fn();
+  return { value, ms: Date.now() - t0 };
+}
+
+test('SIGKILL of the worker process mid-step: a goal and a PAD session finish on a new worker; no completed step runs twice', async () => {
+  let holding = true;
+  fake.onRequest((r) => (holding && /HOLD/.test(lastUser(r)) ? { hang: true } : { reply: `did ${lastUser(r)}` }));
+  const child = await startChildWorker();
+  const exited = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_code, signal) => r(signal)));
+
+  const goal = await h.req('POST', '/v1/goals', {
+    key,
+    body: { title: 'Crash goal', steps: [{ title: 'one', prompt: 'goal one' }, { title: 'two', prompt: 'goal two HOLD' }, { title: 'three', prompt: 'goal three' }] },
+  });
+  const pad = await h.req('POST', '/v1/pad/dispatch', {
+    key,
+    body: { max_concurrency: 2, agents: [{ name: 'a', prompt: 'pad a' }, { name: 'b', prompt: 'pad b' }, { name: 'c', prompt: 'pad c HOLD' }, { name: 'd', prompt: 'pad d' }] },
+  });
+  const sov = await h.req('POST', '/v1/sovereign/goals', { key, body: { title: 'Idle sovereign', steps: [{ title: 'x', prompt: 'sov x' }] } });
+  expect([goal.status, pad.status, sov.status]).toEqual([200, 200, 200]);
+  expect(sov.body.status).toBe('ready');
+
+  // Mid-step: the held requests are in flight at the upstream, the earlier steps completed.
+  await fake.waitFor(() => calls('goal two HOLD') === 1 && calls('pad c HOLD') === 1, 30_000);
+  child.kill('SIGKILL');
+  expect(await exited).toBe('SIGKILL');
+  holding = false;
+
+  const completedBefore = (await storedOutputs([goal.body.id, pad.body.id])).map((c) => c.replace(/^did /, ''));
+  expect(completedBefore).toEqual(expect.arrayContaining(['goal one', 'pad a', 'pad b']));
+  expect(completedBefore).not.toContain('goal two HOLD');
+  expect(completedBefore).not.toContain('pad c HOLD');
+
+  // With no worker to answer queries, reads still answer within seconds (from the stored rows).
+  const g = await timed(() => h.req('GET', `/v1/goals/${goal.body.id}`, { key }));
+  expect(g.value.status).toBe(200);
+  expect(g.value.body.progress.done).toBe(1);
+  expect(g.ms).toBeLessThan(6_000);
+  const s = await timed(() => h.req('GET', `/v1/sovereign/goals/${sov.body.id}`, { key }));
+  expect(s.value.status).toBe(200);
+  expect(s.value.body.status).toBe('ready');
+  expect(s.ms).toBeLessThan(6_000);
+  const put = await timed(() => h.req('PUT', `/v1/goals/${goal.body.id}`, { key, body: { title: 'Crash goal (renamed)' } }));
+  expect(put.value.status).toBe(200);
+  expect(put.ms).toBeLessThan(8_000);
+
+  const w = await startInProcessWorker();
+  try {
+    const gDone = await pollUntil(() => h.req('GET', `/v1/goals/${goal.body.id}`, { key }), (r) => r.body.status === 'completed', 60_000);
+    const pDone = await pollUntil(() => h.req('GET', `/v1/pad/sessions/${pad.body.id}`, { key }), (r) => r.body.status === 'completed', 60_000);
+    expect(gDone.body.title).toBe('Crash goal (renamed)');
+    expect(gDone.body.plan.map((p: any) => p.output)).toEqual(['did goal one', 'did goal two HOLD', 'did goal three']);
+    expect(pDone.body.summary).toMatchObject({ completed: 4, failed: 0 });
+  } finally {
+    await w.stop();
+  }
+  // Steps that had completed before the kill were never called again; the interrupted ones ran again, once each to completion.
+  for (const prompt of completedBefore) expect({ prompt, calls: calls(prompt) }).toEqual({ prompt, calls: 1 });
+  expect(calls('goal two HOLD')).toBe(2);
+  expect(calls('pad c HOLD')).toBe(2);
+  expect(await storedOutputs([goal.body.id, pad.body.id])).toEqual(
+    ['goal one', 'goal three', 'goal two HOLD', 'pad a', 'pad b', 'pad c HOLD', 'pad d'].map((p) => `did ${p}`),
+  );
+});
