@@ -6,7 +6,8 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { findOrBuildTemporalCli, freePort, startDevServer, startSdkDevServer, TEMPORAL_CLI_VERSION } from '../../workers/temporal-dev';
 
 export const TMP_DIR = path.resolve(__dirname, '../../.test-tmp');
-export const ENV_FILE = path.join(TMP_DIR, 'env.json');
+/** Per run, so concurrent Jest runs on one checkout never read each other's server address. */
+export const ENV_FILE = path.join(TMP_DIR, `env-${process.pid}.json`);
 /** History length at which the test server suggests continue-as-new (production default: 4096). */
 export const CONTINUE_AS_NEW_AFTER_EVENTS = 150;
 
@@ -28,9 +29,11 @@ export default async function globalSetup(): Promise<void> {
     workflowsPath: require.resolve('../../workflows'),
     logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never,
   });
-  const bundlePath = path.join(TMP_DIR, 'workflow-bundle.js');
+  const bundlePath = path.join(TMP_DIR, `workflow-bundle-${process.pid}.js`);
   writeFileSync(bundlePath, code);
   writeFileSync(ENV_FILE, JSON.stringify({ temporalAddress: address, bundlePath }));
+  // Test workers are spawned after this and inherit the variable.
+  process.env.SVC_TEST_ENV_FILE = ENV_FILE;
 }
 
 /**
@@ -44,7 +47,7 @@ async function startTestTemporal(log: pino.Logger): Promise<{ address: string; s
   const dynamicConfig = { 'limit.historyCount.suggestContinueAsNew': CONTINUE_AS_NEW_AFTER_EVENTS };
   const found = await findOrBuildTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH, log });
   if (found.path !== null) {
-    return startDevServer({ cli: found.path, port, namespace: 'default', logFile: path.join(TMP_DIR, 'temporal.log'), dynamicConfig, log });
+    return startDevServer({ cli: found.path, port, namespace: 'default', logFile: path.join(TMP_DIR, `temporal-${process.pid}.log`), dynamicConfig, log });
   }
   log.warn({ attempts: found.attempts }, 'no Temporal CLI found or built: trying the SDK dev-server download');
   try {

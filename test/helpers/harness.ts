@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
 import { Client, Connection } from '@temporalio/client';
@@ -14,11 +13,12 @@ import { createApp } from '../../api/app';
 import { parseConfig, type Config } from '../../schema/config';
 import { createRuntimeWorker, installTemporalLogging } from '../../workers/runtime';
 
-const ENV_FILE = path.resolve(__dirname, '../../.test-tmp/env.json');
 export const PG_BASE = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
 
 export function testEnv(): { temporalAddress: string; bundlePath: string } {
-  return JSON.parse(readFileSync(ENV_FILE, 'utf8'));
+  const file = process.env.SVC_TEST_ENV_FILE;
+  if (!file) throw new Error('SVC_TEST_ENV_FILE is unset: run the tests through Jest (its global setup starts Temporal)');
+  return JSON.parse(readFileSync(file, 'utf8'));
 }
 
 /** A fresh database for one test file (or benchmark run, with its own server and name prefix), migrated. */
