@@ -2,44 +2,28 @@
  * Structured-reasoning benchmark.
  * 1. p50/p99 per endpoint for its typical input (the documented example): the compiler called
  *    directly (baseline) vs the same request through our HTTP API (auth, validation, JSON), same run.
- * 2. Scaling: the example's main list scaled to 10, 100, 1,000 and 10,000 items; prints the time per
- *    call and the growth per 10× step next to the n·log n bound.
- * Run: npm run build && node dist/bench/reasoning.js
+ * 2. Scaling: the example's lists grown to 10, 100, 1,000 and 10,000 items with realistic text
+ *    (bench/reasoning-inputs.ts: sentences of 10-30 words, remapped references, shifted dates).
+ *    Prints the time per call (best of several runs, the estimate least disturbed by other load)
+ *    and the growth 1k→10k, with PASS when it stays within the n·log n bound (13.3×).
+ * 3. Worst case: the largest request that fits the default 1 MiB body limit and the schema caps
+ *    (every list grown together, output caps in `preferences` at their maximum; once with prose of
+ *    the example's length, once 8× longer where the schema allows), with PASS under 500 ms: the
+ *    compilers run on the API's event loop, so this is the longest a request can block it.
+ * Exits non-zero when any row FAILs. Run: npm run build && node dist/bench/reasoning.js
+ * (or npm run bench -- reasoning). Options: `--no-api` skips part 1 (no database needed),
+ * `--growth` / `--worst` run only part 2 / part 3, a path (e.g. `/quest/scaffold`) limits parts 2-3 to it.
  */
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { reasoningEndpoints } from '../reasoning/registry';
 import type { ReasoningEndpoint } from '../reasoning/types';
 import { fmt, percentile, startBenchApp } from './helpers';
+import { grownBody, largestBody, maxedPreferences, prose, rng, type Obj } from './reasoning-inputs';
 
-type Obj = Record<string, unknown>;
-
-/** The largest top-level list of objects in the example: the input that grows with n. */
-function mainList(example: Obj): string | undefined {
-  let best: string | undefined;
-  for (const [k, v] of Object.entries(example)) {
-    if (Array.isArray(v) && v.length && typeof v[0] === 'object' && (!best || v.length > (example[best] as unknown[]).length)) best = k;
-  }
-  return best;
-}
-
-/** Replicates the main list to n items; copies get unique ids and titles, and keep references to originals. */
-function scaled(example: Obj, n: number): Obj | undefined {
-  const key = mainList(example);
-  if (!key) return undefined;
-  const items = example[key] as Obj[];
-  const out: Obj[] = [];
-  for (let i = 0; i < n; i++) {
-    const src = items[i % items.length];
-    if (i < items.length) {
-      out.push(src);
-      continue;
-    }
-    const copy: Obj = { ...src };
-    for (const f of ['id', 'title', 'name', 'text', 'label']) if (typeof copy[f] === 'string') copy[f] = `${copy[f]} ${i}`;
-    for (const f of ['dependencies', 'depends_on', 'needs']) if (Array.isArray(copy[f])) copy[f] = [];
-    out.push(copy);
-  }
-  return { ...example, [key]: out };
-}
+const GROWTH_BOUND = (10 * Math.log(10_000)) / Math.log(1_000); // n·log n from 1k to 10k: 13.3×
+const BLOCK_BUDGET_MS = 500;
+const BODY_LIMIT = 1024 * 1024;
 
 function timeCompile(e: ReasoningEndpoint, body: unknown, runs: number): number[] {
   const input = e.request.parse(body);
@@ -52,10 +36,51 @@ function timeCompile(e: ReasoningEndpoint, body: unknown, runs: number): number[
   return samples;
 }
 
-async function main(): Promise<void> {
+// A full collection before each timed run (outside the timing): every run starts from the same
+// heap, not from the garbage of the input generator or of the previous run.
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc') as () => void;
+
+/** Best of at least 3 and at most `max` runs, stopping after about a second. */
+function bestTime(e: ReasoningEndpoint, body: unknown, max = 15): number {
+  const input = e.request.parse(body);
+  e.compile(input, { surface: 'studio' }); // warm-up
+  let best = Infinity;
+  const start = performance.now();
+  for (let i = 0; i < max && (i < 3 || performance.now() - start < 1000); i++) {
+    gc();
+    const t = performance.now();
+    e.compile(input, { surface: 'studio' });
+    best = Math.min(best, performance.now() - t);
+  }
+  return best;
+}
+
+/** For endpoints without a list: every prose field as bullet lines, as long as the schema allows. */
+function longestProseBody(e: ReasoningEndpoint): Obj {
+  let body = maxedPreferences(e, e.example as Obj);
+  for (const [k, v] of Object.entries(body)) {
+    if (typeof v !== 'string' || v.length < 30) continue;
+    const r = rng(7);
+    const lines = (len: number) => {
+      let out = '';
+      while (out.length < len) out += `- ${prose(r, 200)}\n`;
+      return out.slice(0, len);
+    };
+    for (const len of [20_000, 10_000, 5_000, 2_000, 500]) {
+      const candidate = { ...body, [k]: lines(len) };
+      if (e.request.safeParse(candidate).success) {
+        body = candidate;
+        break;
+      }
+    }
+  }
+  return body;
+}
+
+async function typical(endpoints: ReasoningEndpoint[]): Promise<void> {
   const app = await startBenchApp();
   const key = await app.key(['runtime:chat']);
-  const endpoints = reasoningEndpoints();
   console.log('## Typical input (documented example): compiler direct vs through the API, same run\n');
   console.log('| endpoint | direct p50 ms | API p50 ms | API p99 ms | API/direct |');
   console.log('|---|---|---|---|---|');
@@ -78,32 +103,81 @@ async function main(): Promise<void> {
     const a = percentile(api, 50);
     console.log(`| ${e.path} | ${fmt(d)} | ${fmt(a)} | ${fmt(percentile(api, 99))} | ${(a / d).toFixed(1)}× |`);
   }
+  await app.close();
+}
 
-  console.log('\n## Scaling of the main input list (ms per call, p50; growth per 10× vs the n·log n bound)\n');
+/** Returns the number of FAIL rows. */
+function scaling(endpoints: ReasoningEndpoint[], only?: string): number {
+  console.log(`\n## Scaling with realistic text (ms per call, best of runs; growth 1k→10k vs the n·log n bound ${GROWTH_BOUND.toFixed(1)}×)\n`);
   const sizes = [10, 100, 1000, 10000];
-  console.log(`| endpoint | list | ${sizes.join(' | ')} | growth 100→1k | growth 1k→10k | n·log n bound |`);
+  console.log(`| endpoint | lists grown | ${sizes.join(' | ')} | growth 100→1k | growth 1k→10k | verdict |`);
   console.log(`|---|---|${sizes.map(() => '---').join('|')}|---|---|---|`);
+  let failed = 0;
   for (const e of endpoints) {
-    const key = mainList(e.example as Obj);
+    if (only && e.path !== only) continue;
     const row: string[] = [];
     const times: number[] = [];
+    let lists = '-';
     for (const n of sizes) {
-      const body = scaled(e.example as Obj, n);
-      if (!body || !e.request.safeParse(body).success) {
+      const g = grownBody(e, n);
+      if (!g) {
         row.push('cap');
         times.push(NaN);
         continue;
       }
-      const runs = n >= 10000 ? 3 : n >= 1000 ? 5 : 15;
-      timeCompile(e, body, 1);
-      const t = percentile(timeCompile(e, body, runs), 50);
+      lists = g.lists.join(', ');
+      const t = bestTime(e, g.body, n >= 10000 ? 5 : 15);
       times.push(t);
       row.push(fmt(t));
     }
-    const g = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) ? `${(b / a).toFixed(1)}×` : 'n/a');
-    console.log(`| ${e.path} | ${key ?? '-'} | ${row.join(' | ')} | ${g(times[1], times[2])} | ${g(times[2], times[3])} | ≤ ${(10 * Math.log(10000) / Math.log(1000)).toFixed(1)}× |`);
+    const ratio = (a: number, b: number) => b / a;
+    const g = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) ? `${ratio(a, b).toFixed(1)}×` : 'n/a');
+    const growth = ratio(times[2], times[3]);
+    const verdict = !Number.isFinite(growth) ? 'n/a (no list)' : growth <= GROWTH_BOUND ? 'PASS' : 'FAIL';
+    if (verdict === 'FAIL') failed++;
+    console.log(`| ${e.path} | ${lists} | ${row.join(' | ')} | ${g(times[1], times[2])} | ${g(times[2], times[3])} | ${verdict} |`);
   }
-  await app.close();
+  return failed;
+}
+
+/** Returns the number of FAIL rows. */
+function worstCase(endpoints: ReasoningEndpoint[], only?: string): number {
+  console.log(`\n## Worst case within the ${BODY_LIMIT / 1024} KiB body limit and the schema caps (output caps maxed; budget ${BLOCK_BUDGET_MS} ms)\n`);
+  console.log('| endpoint | prose | main list n | body KiB | lists grown | ms | verdict |');
+  console.log('|---|---|---|---|---|---|---|');
+  let failed = 0;
+  for (const e of endpoints) {
+    if (only && e.path !== only) continue;
+    const variants: { label: string; body: Obj; n: string; lists: string }[] = [];
+    for (const scale of [1, 8]) {
+      const w = largestBody(e, BODY_LIMIT, { proseScale: scale });
+      if (w) variants.push({ label: `${scale}×`, body: w.body, n: String(w.n), lists: w.lists.join(', ') });
+    }
+    if (!variants.length) variants.push({ label: 'longest', body: longestProseBody(e), n: '-', lists: '-' });
+    for (const v of variants) {
+      const ms = bestTime(e, v.body, 3);
+      const verdict = ms <= BLOCK_BUDGET_MS ? 'PASS' : 'FAIL';
+      if (verdict === 'FAIL') failed++;
+      const kib = (Buffer.byteLength(JSON.stringify(v.body)) / 1024).toFixed(0);
+      console.log(`| ${e.path} | ${v.label} | ${v.n} | ${kib} | ${v.lists} | ${fmt(ms)} | ${verdict} |`);
+    }
+  }
+  return failed;
+}
+
+async function main(): Promise<void> {
+  const endpoints = reasoningEndpoints();
+  const args = process.argv.slice(2);
+  const only = args.find((a) => a.startsWith('/'));
+  // --no-api: skip part 1 (no database needed); --growth / --worst: only part 2 / part 3; /path: one endpoint.
+  const partsGiven = args.includes('--growth') || args.includes('--worst');
+  if (!args.includes('--no-api') && !partsGiven && !only) await typical(endpoints);
+  const failed =
+    (!partsGiven || args.includes('--growth') ? scaling(endpoints, only) : 0) + (!partsGiven || args.includes('--worst') ? worstCase(endpoints, only) : 0);
+  if (failed) {
+    console.log(`\n${failed} row(s) FAIL`);
+    process.exitCode = 1;
+  } else console.log('\nall rows PASS');
 }
 
 main().catch((err: Error) => {

@@ -2,7 +2,7 @@ import { defineReasoning } from './types';
 import { actionsPlanRequest, actionsPlanResponse, type ActionsPlanRequest, type ActionsPlanResponse } from '../schema/reasoning/actions-plan';
 import { classifyEffects, forbiddenWords, sensitiveInputs, type EffectClass } from './lib/action-effects';
 import { assignIds, normKey } from './lib/workflow-parts';
-import { keywordSet, splitWords } from './lib/text-segments';
+import { isContentWord, keywordSetEach, splitWordsEach } from './lib/text-segments';
 
 type Out = ActionsPlanResponse;
 type Risk = Out['risk_tolerance'];
@@ -63,16 +63,22 @@ export function planActions(input: ActionsPlanRequest, ctx: { surface?: string }
   providers.forEach((p, i) => {
     for (const k of [p.id, p.name ?? '']) if (k && !byName.has(normKey(k))) byName.set(normKey(k), i);
   });
-  for (const i of byStatic)
-    for (const c of providers[i].capabilities ?? []) {
-      push(byCap, normKey(c), i);
-      for (const w of keywordSet(c)) push(byCapWord, w, i);
-    }
+  const caps = byStatic.flatMap((i) => (providers[i].capabilities ?? []).map((c) => ({ i, c })));
+  const capWords = keywordSetEach(caps.map((x) => x.c)); // one segmenter pass per batch
+  caps.forEach(({ i, c }, k) => {
+    push(byCap, normKey(c), i);
+    for (const w of capWords[k]) push(byCapWord, w, i);
+  });
   const headSize = perAction * 3 + 4;
 
-  const all: Out['ranked_action_candidates'] = [];
+  // Factor lists are built only for the candidates that make the ranked output (see `ranked`).
+  const all: (Omit<Out['ranked_action_candidates'][number], 'factors'> & { values: Record<string, number> | null })[] = [];
   const best: { provider: number; eligible: boolean }[][] = [];
-  const effectsOf = hints.map((h) => classifyEffects(h));
+  // Words of every hint from one segmenter pass per batch (a segment() call per hint is GC-bound on long lists).
+  const titleWords = splitWordsEach(hints.map((h) => h.title));
+  const toolWords = splitWordsEach(hints.map((h) => h.tool ?? ''));
+  const hintWords = splitWordsEach(hints.map((h) => `${h.title} ${h.tool ?? ''}`));
+  const effectsOf = hints.map((h, a) => classifyEffects(h, { titleWords: titleWords[a], toolWords: toolWords[a] }));
   hints.forEach((h, a) => {
     const { classes } = effectsOf[a];
     const isWrite = classes[0] === 'write';
@@ -82,7 +88,7 @@ export function planActions(input: ActionsPlanRequest, ctx: { surface?: string }
     };
     if (h.provider) offer(byName.get(normKey(h.provider)), 1);
     if (h.tool) for (const i of (byCap.get(normKey(h.tool)) ?? []).slice(0, headSize)) offer(i, 1);
-    for (const w of keywordSet(`${h.title} ${h.tool ?? ''}`)) for (const i of (byCapWord.get(w) ?? []).slice(0, headSize)) offer(i, 0.6);
+    for (const w of new Set(hintWords[a].filter(isContentWord))) for (const i of (byCapWord.get(w) ?? []).slice(0, headSize)) offer(i, 0.6);
     // Score every matched provider with plain numbers; notes and factor objects are only built
     // for the few that are kept (keeps 10,000 actions x many providers cheap).
     const evaluate = (i: number, capability: number) => {
@@ -123,12 +129,15 @@ export function planActions(input: ActionsPlanRequest, ctx: { surface?: string }
     best.push(kept.map((s) => ({ provider: s.i, eligible: s.eligible })));
     const labels = effectsOf[a].declared.length ? [...classes, ...effectsOf[a].declared.filter((d) => !classes.includes(d as EffectClass))] : classes;
     if (kept.length === 0)
-      all.push({ rank: 0, action_id: ids[a], title: h.title, provider_id: null, score: 0, factors: [], effects: labels, eligible: false, notes: ['no available provider offers this capability; plan it as a manual step'] });
-    for (const s of kept) all.push({ rank: 0, action_id: ids[a], title: h.title, provider_id: providers[s.i].id, score: s.score, factors: factorList(W, s.values), effects: labels, eligible: s.eligible, notes: s.notes });
+      all.push({ rank: 0, action_id: ids[a], title: h.title, provider_id: null, score: 0, values: null, effects: labels, eligible: false, notes: ['no available provider offers this capability; plan it as a manual step'] });
+    for (const s of kept) all.push({ rank: 0, action_id: ids[a], title: h.title, provider_id: providers[s.i].id, score: s.score, values: s.values, effects: labels, eligible: s.eligible, notes: s.notes });
   });
   const order = all.map((_, k) => k);
   order.sort((x, y) => Number(all[y].eligible) - Number(all[x].eligible) || all[y].score - all[x].score || x - y);
-  const ranked = order.slice(0, maxCandidates).map((k, r) => ({ ...all[k], rank: r + 1 }));
+  const ranked = order.slice(0, maxCandidates).map((k, r) => {
+    const { values, ...c } = all[k];
+    return { rank: r + 1, action_id: c.action_id, title: c.title, provider_id: c.provider_id, score: c.score, factors: values ? factorList(W, values) : [], effects: c.effects, eligible: c.eligible, notes: c.notes };
+  });
 
   // Gates, labels, route.
   const gated: Out['approval_gate']['gated_actions'] = [];
@@ -148,7 +157,7 @@ export function planActions(input: ActionsPlanRequest, ctx: { surface?: string }
     }
     if (prov?.requires_approval) reasons.push('provider_requires_approval');
     if (risk === 'low' && classes[0] === 'write' && !reasons.length && !autonomous.has('write')) reasons.push('low_risk_tolerance');
-    const words = new Set([...splitWords(`${h.title} ${h.tool ?? ''}`), ...classes]);
+    const words = new Set([...hintWords[a], ...classes]);
     const conflict = [...forbidden].find((w) => words.has(w));
     if (conflict) reasons.push(`constraint_conflict:${conflict}`);
     if (reasons.length) gated.push({ action_id: ids[a], reasons });

@@ -110,8 +110,9 @@ export function compileAmbientContinuity(input: Req, ctx: { surface?: string } =
   }
   const linked = new Set(commitments.map((c) => c.task_id));
   for (const e of kept) if (e.due !== null && e.state !== 'done' && !linked.has(e.id)) commitments.push({ id: e.id, title: e.title, when: e.dueIso, task_id: e.id, status: ref !== null && e.due < ref ? 'overdue' : 'upcoming' });
-  const whenMs = (c: Res['commitments'][number]) => (c.when ? at(c.when)!.toMillis() : Infinity);
-  commitments.sort((a, b) => whenMs(a) - whenMs(b) || (a.id < b.id ? -1 : 1));
+  // Parsed once per commitment: parsing inside the comparator cost n·log n luxon parses.
+  const whenMs = new Map(commitments.map((c) => [c, c.when ? at(c.when)!.toMillis() : Infinity]));
+  commitments.sort((a, b) => whenMs.get(a)! - whenMs.get(b)! || (a.id < b.id ? -1 : 1));
   const outCommitments = commitments.slice(0, 50);
 
   const recent = [...events].reverse().slice(0, prefs.max_events ?? 10).map(({ ev, i, t }) => ({

@@ -6,7 +6,7 @@ import {
   type AmbientIntentSuggestResponse as Res,
 } from '../schema/reasoning/ambient-intent-suggest';
 import { isoOut, parseInstant, resolveZone } from './lib/luxon-time';
-import { keywordSet, splitWords } from './lib/text-segments';
+import { keywordSet, keywordSetEach, splitWordsEach } from './lib/text-segments';
 
 const HOUR = 3_600_000;
 const INTENT = { overdue: 'reschedule', commitment: 'prepare', open_loop: 'close_loop', paused: 'resume', active: 'continue' } as const;
@@ -37,10 +37,15 @@ export function compileAmbientIntentSuggest(input: Req, ctx: { surface?: string 
   };
   let lowEnergy = false;
   const dismissed = new Map<string, string>();
+  // Words of all signals and candidates from one segmenter pass per batch (a segment() call per
+  // item made long lists GC-bound).
+  const signalWords = keywordSetEach(signals.map((s) => `${s.value ?? ''} ${(s.tags ?? []).join(' ')}`));
+  const candidateWords = keywordSetEach(sc.candidates.map((c) => `${c.title} ${(c.signals ?? []).join(' ')}`));
+  const titleWords = splitWordsEach(sc.candidates.map((c) => c.title));
   signals.forEach((s, i) => {
     if (s.item_id) push(byItem, s.item_id, i);
     if (s.project) push(byProject, s.project.toLowerCase(), i);
-    for (const w of keywordSet(`${s.value ?? ''} ${(s.tags ?? []).join(' ')}`).slice(0, 12)) push(byWord, w, i);
+    for (const w of signalWords[i].slice(0, 12)) push(byWord, w, i);
     if (/energy/i.test(s.kind) && /\b(low|tired|drained)\b/i.test(s.value ?? '')) lowEnergy = true;
     if (/dismiss|snooze|reject/i.test(s.kind) && s.item_id) dismissed.set(s.item_id, s.sid);
   });
@@ -79,7 +84,7 @@ export function compileAmbientIntentSuggest(input: Req, ctx: { surface?: string 
     const add = (list: number[] | undefined, f: number) => list?.forEach((i) => evidence.set(i, Math.max(evidence.get(i) ?? 0, f * signals[i].strength)));
     add(byItem.get(c.id), 1);
     if (c.project) add(byProject.get(c.project.toLowerCase()), 0.6);
-    for (const w of keywordSet(`${c.title} ${(c.signals ?? []).join(' ')}`).slice(0, 10)) add(byWord.get(w), 0.4);
+    for (const w of candidateWords[idx].slice(0, 10)) add(byWord.get(w), 0.4);
     let signalMatch = 0;
     for (const v of evidence.values()) signalMatch += v;
     signalMatch = Math.min(1, signalMatch);
@@ -87,7 +92,7 @@ export function compileAmbientIntentSuggest(input: Req, ctx: { surface?: string 
     if (ev.length) reasons.push(`matches ${ev.length} current signal(s)`);
     let goal = c.project && activeProject && c.project.toLowerCase() === activeProject ? 1 : 0;
     if (!goal && goalWords.size) {
-      const tw = splitWords(c.title).filter((w) => goalWords.has(w)).length;
+      const tw = titleWords[idx].filter((w) => goalWords.has(w)).length;
       goal = Math.min(1, tw / goalWords.size);
     }
     if (goal >= 1) reasons.push('in the active project');

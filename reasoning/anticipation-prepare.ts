@@ -5,7 +5,7 @@ import {
   type AnticipationPrepareRequest, type AnticipationPrepareResponse,
 } from '../schema/reasoning/anticipation-prepare';
 import { isoOut, parseInstant, resolveZone } from './lib/luxon-time';
-import { clip, keywordSet, splitSentences } from './lib/text-segments';
+import { clip, keywordSet, keywordSetEach, splitSentences } from './lib/text-segments';
 
 /**
  * Anticipatory preparation: each upcoming event inside the horizon gets a prep estimate, a
@@ -42,8 +42,9 @@ export function compileAnticipationPrepare(input: AnticipationPrepareRequest, _c
     if (!l) index.set(k, [i]);
     else if (l[l.length - 1] !== i && l.length < 200) l.push(i); // bounded fan-out per keyword
   };
+  const itemWords = keywordSetEach(input.context_items.map((c) => `${c.title} ${c.project ?? ''} ${(c.content ?? '').slice(0, 500)}`));
   input.context_items.forEach((c, i) => {
-    for (const w of keywordSet(`${c.title} ${c.project ?? ''} ${(c.content ?? '').slice(0, 500)}`)) put(w, i);
+    for (const w of itemWords[i]) put(w, i);
     for (const t of c.tags ?? []) put(`#${t.toLowerCase()}`, i);
   });
 
@@ -67,7 +68,20 @@ export function compileAnticipationPrepare(input: AnticipationPrepareRequest, _c
     const urgency: 'now' | 'today' | 'upcoming' = slack <= 0 ? 'now' : slack <= 24 * 60 ? 'today' : 'upcoming';
     const pressure = Math.round((30 / (1 + Math.max(0, slack) / 60)) * 100) / 100;
     const score = Math.round((imp * 10 + pressure + (heavy ? 5 : 0)) * 100) / 100;
+    return {
+      order, start, end: end && end > start ? end : start.plus({ minutes: 30 }), ev, heavy, prep, attendees, prepareBy,
+      packet: {
+        event_id: ev.id, title: ev.title, lead_minutes: lead, prep_minutes: prep, urgency, score,
+        factors: [{ name: 'importance', value: imp }, { name: 'time_pressure', value: pressure }, { name: 'heavy_kind', value: heavy ? 1 : 0 }, { name: 'slack_minutes', value: slack }],
+      },
+    };
+  });
+  scored.sort((a, b) => b.packet.score - a.packet.score || a.start.toMillis() - b.start.toMillis() || a.order - b.order);
+  for (const s of scored.slice(maxPackets)) skipped.push({ event_id: s.packet.event_id, reason: 'over_packet_cap' });
 
+  // Context, checklist and questions only for the packets kept: matching every event in the
+  // horizon against the context index cost far more than scoring it.
+  const packets = scored.slice(0, maxPackets).map(({ ev, heavy, prep, attendees, packet, start, prepareBy }, k) => {
     // Context: shared keywords (1 point each), attendee names and shared tags (2 points).
     const hits = new Map<number, number>();
     for (const w of keywordSet(`${ev.title} ${(ev.notes ?? '').slice(0, 300)}`)) for (const i of index.get(w) ?? []) hits.set(i, (hits.get(i) ?? 0) + 1);
@@ -83,17 +97,11 @@ export function compileAnticipationPrepare(input: AnticipationPrepareRequest, _c
     ];
     const questions = (ev.notes ? splitSentences(ev.notes) : []).filter((s) => s.trim().endsWith('?')).slice(0, 5).map((s) => clip(s, 200));
     return {
-      order, start, end: end && end > start ? end : start.plus({ minutes: 30 }),
-      packet: {
-        event_id: ev.id, title: ev.title, starts_at: isoOut(start), lead_minutes: lead, prep_minutes: prep, prepare_by: isoOut(prepareBy), urgency, score,
-        factors: [{ name: 'importance', value: imp }, { name: 'time_pressure', value: pressure }, { name: 'heavy_kind', value: heavy ? 1 : 0 }, { name: 'slack_minutes', value: slack }],
-        checklist, context_item_ids: ctxIds, open_questions: questions,
-      },
+      id: `prep-${k + 1}`, event_id: packet.event_id, title: packet.title, starts_at: isoOut(start), lead_minutes: packet.lead_minutes,
+      prep_minutes: packet.prep_minutes, prepare_by: isoOut(prepareBy), urgency: packet.urgency, score: packet.score, factors: packet.factors,
+      checklist, context_item_ids: ctxIds, open_questions: questions,
     };
   });
-  scored.sort((a, b) => b.packet.score - a.packet.score || a.start.toMillis() - b.start.toMillis() || a.order - b.order);
-  for (const s of scored.slice(maxPackets)) skipped.push({ event_id: s.packet.event_id, reason: 'over_packet_cap' });
-  const packets = scored.slice(0, maxPackets).map((s, k) => ({ id: `prep-${k + 1}`, ...s.packet }));
 
   // Overlaps among the events in the horizon: sweep by start, compare with the latest-ending one.
   const byStart = [...scored].sort((a, b) => a.start.toMillis() - b.start.toMillis() || a.order - b.order);

@@ -5,8 +5,8 @@ import {
   type LearningMasteryRequest,
   type LearningMasteryResponse,
 } from '../schema/reasoning/learning-mastery-compile';
-import { splitSentences, slug, clip } from './lib/text-segments';
-import { candidateTerms, coOccurrence, extractKeyTerms, findTerm, type SentenceRef } from './lib/key-terms';
+import { splitSentencesEach, slug, clip } from './lib/text-segments';
+import { coOccurrence, extractKeyTerms, findTerm, type SentenceRef } from './lib/key-terms';
 import { topoOrder } from './lib/topo-order';
 import { parseInstant, resolveZone } from './lib/luxon-time';
 import { conceptMastery, reviewCadence, round, type LedgerLike } from './lib/learning-study';
@@ -25,11 +25,10 @@ export function compileLearningMastery(input: LearningMasteryRequest, ctx: { sur
   // 1. Sentences with stable ids `<source id>:s<n>`.
   const sentences: (SentenceRef & { source: string; index: number })[] = [];
   const seenSource = new Set<string>();
-  for (const src of input.sources) {
-    if (seenSource.has(src.id)) continue; // first source with an id wins
-    seenSource.add(src.id);
-    splitSentences(src.content).forEach((text, index) => sentences.push({ id: `${src.id}:s${index}`, text, source: src.id, index }));
-  }
+  const distinct = input.sources.filter((src) => !seenSource.has(src.id) && !!seenSource.add(src.id)); // first source with an id wins
+  splitSentencesEach(distinct.map((src) => src.content)).forEach((list, k) =>
+    list.forEach((text, index) => sentences.push({ id: `${distinct[k].id}:s${index}`, text, source: distinct[k].id, index })),
+  );
   const focus = [input.objective, ...input.sources.map((s) => s.title ?? '')].join(' . ');
   const maxConcepts = prefs.max_concepts ?? 15;
   const { terms, bySentence } = extractKeyTerms(sentences, maxConcepts, focus);
@@ -130,7 +129,7 @@ export function compileLearningMastery(input: LearningMasteryRequest, ctx: { sur
         : 'retrieval only; reveal answers after the attempt';
 
   const art = buildArtifacts({
-    terms, conceptIds, sentences, bySentence, neighbors, rankByTerm, candidateTerms, prefs,
+    terms, conceptIds, sentences, bySentence, neighbors, rankByTerm, prefs,
     order: topo.order, misconceptions: input.misconceptions, mastery: mastery.map((m) => m.score),
   });
 

@@ -24,6 +24,7 @@ const RELATIONS: [RegExp, Rel][] = [
   [/\b(?:depends on|requires|needs)\b/i, 'depends_on'],
   [/\b(?:prefers|likes|loves|enjoys)\b/i, 'prefers'],
 ];
+const RELATION_TYPES: Rel[] = ['is_a', 'part_of', 'works_at', 'located_in', 'uses', 'depends_on', 'prefers', 'tagged', 'co_occurs'];
 const CAP_SEQ = /\b(\p{Lu}[\p{L}\p{N}&'.-]*(?:\s+(?:of|de|van|von)?\s*\p{Lu}[\p{L}\p{N}&'.-]*)*)/gu;
 
 interface Cand { key: string; label: string; kind: 'entity' | 'concept' | 'tag'; items: string[]; count: number; first: number }
@@ -118,23 +119,27 @@ export function compileMemorySemanticGraph(input: MemorySemanticGraphRequest, _c
     idOf.set(c.key, id);
   }
 
-  // Pass 2: edges among kept nodes.
-  const edges = new Map<string, { from: string; to: string; type: Rel; weight: number; items: string[]; first: number }>();
-  const link = (from: string, to: string, type: Rel, item: string) => {
+  // Pass 2: edges among kept nodes. Nodes are addressed by index and edges by a numeric key: a
+  // string key per linked pair made this pass the slowest part on large inputs.
+  const edges = new Map<number, { from: string; to: string; type: Rel; weight: number; items: string[]; first: number }>();
+  const N = kept.length;
+  const keptIds = kept.map((c) => idOf.get(c.key)!);
+  const idxOf = new Map(kept.map((c, k) => [c.key, k]));
+  const link = (from: number, to: number, type: Rel, item: string) => {
     if (from === to) return;
-    const [a, b] = type === 'co_occurs' || type === 'tagged' ? [from, to].sort() : [from, to];
-    const key = `${a}|${b}|${type}`;
+    const [a, b] = (type === 'co_occurs' || type === 'tagged') && keptIds[to] < keptIds[from] ? [to, from] : [from, to];
+    const key = (a * N + b) * RELATION_TYPES.length + RELATION_TYPES.indexOf(type);
     let e = edges.get(key);
-    if (!e) edges.set(key, (e = { from: a, to: b, type, weight: 0, items: [], first: edges.size }));
+    if (!e) edges.set(key, (e = { from: keptIds[a], to: keptIds[b], type, weight: 0, items: [], first: edges.size }));
     e.weight++;
     if (e.items[e.items.length - 1] !== item && e.items.length < 20) e.items.push(item);
   };
-  const tagsOf = new Map(input.items.map((it) => [it.id, [...new Set((it.tags ?? []).map((t) => idOf.get(`tag:${t.trim().toLowerCase()}`)).filter((x): x is string => !!x))]]));
+  const tagsOf = new Map(input.items.map((it) => [it.id, [...new Set((it.tags ?? []).map((t) => idxOf.get(`tag:${t.trim().toLowerCase()}`)).filter((x): x is number => x !== undefined))]]));
   let typed = 0;
   for (const s of sentences) {
-    const ms = s.mentions.filter((m) => idOf.has(m.key)).sort((a, b) => a.pos - b.pos || (a.key < b.key ? -1 : 1));
+    const ms = s.mentions.filter((m) => idxOf.has(m.key)).sort((a, b) => a.pos - b.pos || (a.key < b.key ? -1 : 1));
     const uniq = [...new Map(ms.map((m) => [m.key, m])).values()].slice(0, 8);
-    for (let i = 0; i < uniq.length; i++) for (let j = i + 1; j < uniq.length; j++) link(idOf.get(uniq[i].key)!, idOf.get(uniq[j].key)!, 'co_occurs', s.item);
+    for (let i = 0; i < uniq.length; i++) for (let j = i + 1; j < uniq.length; j++) link(idxOf.get(uniq[i].key)!, idxOf.get(uniq[j].key)!, 'co_occurs', s.item);
     for (const [re, type] of RELATIONS) {
       const m = re.exec(s.text);
       if (!m) continue;
@@ -144,11 +149,11 @@ export function compileMemorySemanticGraph(input: MemorySemanticGraphRequest, _c
       const before = ms.findLast((x) => x.pos < m.index && m.index - x.pos <= 40);
       const after = ms.find((x) => x.pos >= end && x.pos - end <= (type === 'is_a' ? 12 : 25));
       if (before && after && before.key !== after.key) {
-        link(idOf.get(before.key)!, idOf.get(after.key)!, type, s.item);
+        link(idxOf.get(before.key)!, idxOf.get(after.key)!, type, s.item);
         typed++;
       }
     }
-    for (const t of tagsOf.get(s.item) ?? []) for (const m of uniq.slice(0, 4)) link(idOf.get(m.key)!, t, 'tagged', s.item);
+    for (const t of tagsOf.get(s.item) ?? []) for (const m of uniq.slice(0, 4)) link(idxOf.get(m.key)!, t, 'tagged', s.item);
   }
   const edgeList = [...edges.values()]
     .sort((a, b) => Number(b.type !== 'co_occurs') - Number(a.type !== 'co_occurs') || b.weight - a.weight || a.first - b.first)

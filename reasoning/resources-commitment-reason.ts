@@ -49,7 +49,8 @@ export function reasonCommitments(input: ResourcesCommitmentRequest, ctx: { surf
     kind: r.kind ?? null,
     capacity: r.capacity,
     demanded: r2(demanded[i]),
-    utilization: r.capacity > 0 ? r2(demanded[i] / r.capacity) : demanded[i] > 0 ? 999 : 0,
+    // 999 stands for "no usable capacity": zero, or so small that the ratio overflows (e.g. 5e-324).
+    utilization: r.capacity > 0 && Number.isFinite(r2(demanded[i] / r.capacity)) ? r2(demanded[i] / r.capacity) : demanded[i] > 0 ? 999 : 0,
     over_by: r2(Math.max(0, demanded[i] - r.capacity)),
   }));
   const overIds = utilization.filter((u) => u.over_by > 0).map((u) => u.resource_id);

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { ForeignKeyIntegrityConstraintViolationError } from 'slonik';
 import type { Config } from '../../schema/config';
 import { AppError } from '../../schema/errors';
 import type { Db } from '../store/db';
@@ -20,6 +21,31 @@ export async function requireSpace(db: Db, tenantId: string, spaceId: string | u
 }
 
 /**
+ * A write that references a space checked by requireSpace can still lose the race with a delete
+ * of that space: the insert then fails on the space_id foreign key (SQLSTATE 23503). Runs `write`
+ * and turns exactly that failure into the same 404 requireSpace gives.
+ * @throws AppError not_found when the space vanished before the write
+ */
+export async function withSpace<T>(spaceId: string | undefined | null, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (spaceId && isSpaceForeignKeyViolation(err)) throw new AppError('not_found', `Space ${spaceId} not found.`, { cause: err });
+    throw err;
+  }
+}
+
+/** True for a foreign-key violation on a space_id column (slonik's error or the raw pg one). */
+export function isSpaceForeignKeyViolation(err: unknown): boolean {
+  const e = err as { code?: string; constraint?: string | null; column?: string | null; detail?: string | null; cause?: { code?: string; constraint?: string; detail?: string } } | null;
+  if (!e) return false;
+  const fk = err instanceof ForeignKeyIntegrityConstraintViolationError || e.code === '23503' || e.cause?.code === '23503';
+  if (!fk) return false;
+  const where = `${e.constraint ?? ''} ${e.column ?? ''} ${e.detail ?? ''} ${e.cause?.constraint ?? ''} ${e.cause?.detail ?? ''}`;
+  return /space_id/.test(where);
+}
+
+/**
  * The one write path of the knowledge store: chunk, embed (hybrid mode), then write the document,
  * its chunks and memory fragments in one transaction.
  */
@@ -36,5 +62,5 @@ export async function indexDocument(deps: KnowledgeDeps, doc: Omit<NewDocument, 
       deps.log.warn({ err: (err as Error).message }, 'embedding failed; document indexed for full-text search only');
     }
   }
-  return insertDocument(deps.db, { ...doc, chunks, embeddings });
+  return withSpace(doc.spaceId, () => insertDocument(deps.db, { ...doc, chunks, embeddings }));
 }

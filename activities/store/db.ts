@@ -38,7 +38,7 @@ const typeParsers = [
 export type Db = DatabasePool;
 
 export async function createDb(opts: { url: string; maxConnections?: number; log?: Logger }): Promise<Db> {
-  return createPool(opts.url, {
+  const pool = await createPool(opts.url, {
     interceptors: [resultParser],
     typeParsers,
     maximumPoolSize: opts.maxConnections ?? 10,
@@ -46,4 +46,9 @@ export async function createDb(opts: { url: string; maxConnections?: number; log
     statementTimeout: 60_000,
     idleTimeout: 10_000,
   });
+  // Slonik also emits integrity errors (foreign key, unique, ...) on the pool. Without a listener Node turns
+  // that emit into ERR_UNHANDLED_ERROR, which replaces the typed error the caller should receive. The caller
+  // handles (and logs) the error it gets, so the listener only keeps the typed error intact.
+  pool.on('error', () => undefined);
+  return pool;
 }

@@ -1,5 +1,6 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
-import { requireSpace } from '../../activities/knowledge/pipeline';
+import { requireSpace, withSpace } from '../../activities/knowledge/pipeline';
 import { searchKnowledge } from '../../activities/knowledge/search';
 import { deleteKnowledge } from '../../activities/store/documents';
 import { createLearnJob, finishLearnJob, getLearnJob } from '../../activities/store/learn-jobs';
@@ -8,7 +9,7 @@ import { KnowledgeDeleteQuery, KnowledgeDeleteResponse, SearchQuery, SearchRespo
 import { LearnBody, LearnJobState, LearnStarted } from '../../schema/learn';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import { startJobWorkflow } from '../start-workflow';
+import { shortTemporalCall, startJobWorkflow } from '../start-workflow';
 
 const access = { scope: 'runtime:records' } as const;
 const tags = ['enterprise knowledge'];
@@ -32,7 +33,7 @@ export function enterpriseRoutes(): RouteSpec[] {
         const { tenantId } = principalOf(ctx);
         const { db } = ctx.deps;
         await requireSpace(db, tenantId, body.space_id);
-        const job = await createLearnJob(db, { tenantId, body });
+        const job = await withSpace(body.space_id, () => createLearnJob(db, { tenantId, body }));
         await startJobWorkflow(ctx, {
           workflow: 'learnWorkflow',
           workflowId: `learn-${job.id}`,
@@ -74,7 +75,20 @@ export function enterpriseRoutes(): RouteSpec[] {
         const job = await getLearnJob(ctx.deps.db, tenantId, params.job_id);
         if (!job) throw notFound(`Learning job ${params.job_id}`);
         if (job.finished_at) throw new AppError('conflict', `Learning job ${params.job_id} has already finished (${job.status}).`);
-        await ctx.deps.temporal.client.workflow.getHandle(`learn-${params.job_id}`).cancel();
+        const handle = ctx.deps.temporal.client.workflow.getHandle(`learn-${params.job_id}`);
+        const closed = (err: unknown) => (err instanceof WorkflowNotFoundError ? null : Promise.reject(err));
+        // A cancel request to a workflow that closed after the check above either fails with
+        // WorkflowNotFoundError or is accepted as a no-op (depending on the server); either way
+        // the workflow's state says whether this cancel can still take effect.
+        const accepted = await shortTemporalCall(ctx, 'cancel the learning job', () => handle.cancel()).then(() => true, closed);
+        const run = accepted ? await shortTemporalCall(ctx, 'check the learning job', () => handle.describe()).catch(closed) : null;
+        const state = run?.status.name;
+        if (state !== 'RUNNING' && state !== 'CANCELLED') {
+          // Closed without our cancel (completed, failed, terminated, or gone): the job is over.
+          // Settle the row in case the workflow could not (terminated), so polling sees a final state.
+          const status = await finishLearnJob(ctx.deps.db, tenantId, job.job_id);
+          throw new AppError('conflict', `Learning job ${params.job_id} has already finished (${status}).`);
+        }
         return { job_id: job.job_id, status: job.status };
       },
     }),

@@ -6,10 +6,16 @@ import { ShareBody, ShareList, ShareRecord } from '../../schema/shares';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 
-/** Public origin of share pages: SVC_PUBLIC_URL without a trailing /v1, else the request's origin. */
+/**
+ * Public origin of share pages: SVC_PUBLIC_URL without a trailing /v1, else the configured
+ * listen address (http://HOST:PORT). Never the request's Host header: the public page is
+ * cacheable, and a forged Host would otherwise put an attacker's origin into a cached og:url.
+ */
 function publicBase(ctx: AppContext): string {
-  const configured = ctx.deps.config.publicUrl?.replace(/\/+$/, '').replace(/\/v1$/, '');
-  return configured ?? ctx.origin;
+  const { publicUrl, host, port } = ctx.deps.config;
+  const configured = publicUrl?.replace(/\/+$/, '').replace(/\/v1$/, '');
+  if (configured) return configured;
+  return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
 }
 
 const access = { scope: 'runtime:chat' } as const;
@@ -54,7 +60,8 @@ export function shareRoutes(): RouteSpec[] {
       access: 'public',
       tags,
       summary: 'Public HTML render of a share (no key; unknown id answers a 404 page).',
-      params: z.object({ id: z.string().max(100) }),
+      // Any string: the lookup decides (an over-long or malformed id is just an unknown share, a 404 page).
+      params: z.object({ id: z.string() }),
       produces: ['text/html'],
       responses: { 404: 'Unknown share (an HTML page).' },
       handler: async (ctx: AppContext, { params }) => {
@@ -66,7 +73,9 @@ export function shareRoutes(): RouteSpec[] {
           ctx.body = sharePage({ title: 'Share not found', html: '<p>This shared page does not exist or was removed.</p>', status: 'missing' });
           return;
         }
-        ctx.set('Cache-Control', 'public, max-age=300');
+        // Shared caches only when the page's URLs come from SVC_PUBLIC_URL, i.e. the deployment
+        // declared its public origin; otherwise they name the listen address: private to the reader.
+        ctx.set('Cache-Control', ctx.deps.config.publicUrl ? 'public, max-age=300' : 'private, max-age=300');
         ctx.status = 200;
         ctx.body = sharePage({ title: row.title, html: row.html, url: `${publicBase(ctx)}/share/${row.id}`, createdAt: row.created_at });
       },

@@ -1,4 +1,4 @@
-import { splitWords } from './text-segments';
+import { splitWords, splitWordsEach } from './text-segments';
 
 /**
  * Key-term extraction shared by the concept-graph compilers (learning mastery, semantic memory).
@@ -80,8 +80,10 @@ export function candidateTermsOfWords(words: readonly string[]): string[] {
 export function extractKeyTerms(sentences: SentenceRef[], max: number, focus = ''): TermIndex {
   const stats = new Map<string, TermStat>();
   const perSentence: string[][] = [];
-  sentences.forEach((s, idx) => {
-    const cands = candidateTerms(s.text);
+  // One segmenter pass per batch of sentences: a segment() call per sentence made long inputs GC-bound.
+  const words = splitWordsEach(sentences.map((s) => s.text));
+  sentences.forEach((_, idx) => {
+    const cands = candidateTermsOfWords(words[idx]);
     const seen = new Set<string>();
     for (const c of cands) {
       let st = stats.get(c);
@@ -98,11 +100,18 @@ export function extractKeyTerms(sentences: SentenceRef[], max: number, focus = '
     }
     perSentence.push([...seen]);
   });
-  const focusWords = new Set(splitWords(focus).filter(isContentWord));
-  const focusText = ` ${splitWords(focus).join(' ')} `;
+  const focusSeq = splitWords(focus);
+  const focusWords = new Set(focusSeq.filter(isContentWord));
+  // Every run of 2-3 consecutive focus words: a set lookup per term instead of a substring search
+  // of the whole focus text (which grows with the number of sources: quadratic).
+  const focusPhrases = new Set<string>();
+  for (let i = 0; i + 1 < focusSeq.length; i++) {
+    focusPhrases.add(`${focusSeq[i]} ${focusSeq[i + 1]}`);
+    if (i + 2 < focusSeq.length) focusPhrases.add(`${focusSeq[i]} ${focusSeq[i + 1]} ${focusSeq[i + 2]}`);
+  }
   for (const st of stats.values()) {
     // A phrase is a term only when it recurs or the caller names it.
-    if (st.size > 1 && st.df < 2 && !focusText.includes(` ${st.term} `)) {
+    if (st.size > 1 && st.df < 2 && !focusPhrases.has(st.term)) {
       st.score = 0;
       continue;
     }
@@ -172,13 +181,35 @@ export function coOccurrence(bySentence: number[][], perSentence = 8): CoEdge[] 
   return [...edges.values()].sort((x, y) => y.weight - x.weight || x.a - y.a || x.b - y.b);
 }
 
+const termPatterns = new Map<string, RegExp>();
+// eslint-disable-next-line no-control-regex -- ASCII range, NUL included on purpose
+const ASCII = /^[\x00-\x7f]*$/;
+let lastText: string | null = null;
+let lastLower: string | null = null;
+
 /** Find `term` (one to three words) in `text` case-insensitively on word boundaries. */
 export function findTerm(text: string, term: string): { index: number; length: number } | null {
-  const pattern = term
-    .split(' ')
-    .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .join('[\\s\\-]+');
-  const m = new RegExp(`(^|[^\\p{L}\\p{N}])(${pattern})(?![\\p{L}\\p{N}])`, 'iu').exec(text);
+  // Exact shortcut for ASCII (where lower-casing and the regex's case folding agree): without the
+  // term's first word anywhere in the text there is no match. Callers probe one text for several
+  // terms, so its lower-cased form is kept for the next call.
+  if (text !== lastText) {
+    lastText = text;
+    lastLower = ASCII.test(text) ? text.toLowerCase() : null;
+  }
+  if (lastLower !== null && ASCII.test(term) && !lastLower.includes(term.split(' ', 1)[0])) return null;
+  let re = termPatterns.get(term);
+  if (!re) {
+    const pattern = term
+      .split(' ')
+      .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('[\\s\\-]+');
+    re = new RegExp(`(^|[^\\p{L}\\p{N}])(${pattern})(?![\\p{L}\\p{N}])`, 'iu');
+    // Compiling the pattern cost more than running it: callers look up the same few terms in
+    // thousands of sentences. Bounded, since terms come from request text.
+    if (termPatterns.size >= 2000) termPatterns.clear();
+    termPatterns.set(term, re);
+  }
+  const m = re.exec(text);
   if (!m) return null;
   return { index: m.index + m[1].length, length: m[2].length };
 }

@@ -1,5 +1,5 @@
-import { clip } from './text-segments';
-import { findTerm, type TermStat } from './key-terms';
+import { clip, splitWordsEach } from './text-segments';
+import { candidateTermsOfWords, findTerm, type TermStat } from './key-terms';
 
 /**
  * Study artifacts of the learning-mastery compiler, each traced to the source sentence it came
@@ -24,7 +24,6 @@ export interface ArtifactInput {
   bySentence: number[][];
   neighbors: number[][];
   rankByTerm: Map<string, number>;
-  candidateTerms: (text: string) => string[];
   order: string[];
   mastery: number[];
   misconceptions: { id?: string; concept?: string; belief: string; correction?: string }[];
@@ -134,9 +133,11 @@ export function buildArtifacts(inp: ArtifactInput) {
   for (const d of drills) for (const c of d.concept_ids) drillsByConcept.set(c, [...(drillsByConcept.get(c) ?? []), d.id]);
 
   // Misconceptions: reported ones matched to a concept; detected ones from cue sentences.
-  const conceptOf = (text: string): number | null => {
+  // Candidate terms of each misconception's concept (or belief) and belief, from one segmenter pass.
+  const misTerms = splitWordsEach(inp.misconceptions.flatMap((m) => [m.concept ? m.concept : m.belief, m.belief])).map(candidateTermsOfWords);
+  const conceptOf = (cands: string[]): number | null => {
     let best: number | null = null;
-    for (const c of inp.candidateTerms(text)) {
+    for (const c of cands) {
       const r = inp.rankByTerm.get(c);
       if (r !== undefined && (best === null || r < best)) best = r;
     }
@@ -147,7 +148,7 @@ export function buildArtifacts(inp: ArtifactInput) {
     correction: string | null; evidence_sentence_ids: string[]; drill_ids: string[];
   };
   const misconceptionMap: MisItem[] = inp.misconceptions.map((m, k) => {
-    const r = conceptOf(m.concept ? m.concept : m.belief) ?? (m.concept ? conceptOf(m.belief) : null);
+    const r = conceptOf(misTerms[2 * k]) ?? (m.concept ? conceptOf(misTerms[2 * k + 1]) : null);
     const evidence = r === null ? [] : terms[r].sentences.filter((s) => CONTRAST.test(sentences[s].text)).slice(0, 3);
     if (r !== null && !evidence.length && ranked[r][0] !== undefined) evidence.push(ranked[r][0]);
     const cid = r === null ? null : conceptIds[r];

@@ -93,7 +93,9 @@ const STOP = new Set(
   ).split(/\s+/),
 );
 
-const isContent = (w: string) => w.length >= 3 && !STOP.has(w) && !/^\d+$/.test(w);
+/** Content word (as kept by contentWords): not a stop word, at least 3 characters, not purely numeric. */
+export const isContentWord = (w: string) => w.length >= 3 && !STOP.has(w) && !/^\d+$/.test(w);
+const isContent = isContentWord;
 
 /** Content words: word-like, not a stop word, at least 3 characters, not purely numeric. */
 export function contentWords(text: string): string[] {

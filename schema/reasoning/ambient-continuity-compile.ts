@@ -61,7 +61,7 @@ export const ambientContinuityCompileRequest = z.object({
     .object({
       compiled_at: dateTime.optional(),
       entries: z
-        .array(z.object({ id: idText, title: shortText.nullish(), state: shortText.nullish(), last_seen: dateTime.nullish(), touches: z.number().int().min(0).optional(), surfaces: stringList(20).optional() }))
+        .array(z.object({ id: idText, title: shortText.nullish(), state: shortText.nullish(), last_seen: dateTime.nullish(), touches: z.number().int().min(0).max(1_000_000_000).optional(), surfaces: stringList(20).optional() }))
         .max(MAX_ITEMS)
         .optional(),
       cooldowns: z.array(z.object({ key: idText, until: dateTime, reason: shortText.optional() })).max(MAX_ITEMS).optional(),

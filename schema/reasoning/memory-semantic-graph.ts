@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { MAX_ITEMS, capField, dateTime, idText, integrationHint, longText, shortText, stringList, surfaceField } from './common';
 
+/** Cap on the sum of `items[].text` lengths. */
+export const MAX_TOTAL_TEXT = 600_000;
+
 /** POST /v1/memory/semantic/graph (path-only in the spec; shape designed here). */
 export const memoryItem = z.object({
   id: idText,
@@ -13,11 +16,21 @@ export const memoryItem = z.object({
 export const memorySemanticGraphRequest = z.object({
   surface: surfaceField,
   intent: shortText.optional(),
-  items: z.array(memoryItem).min(1).max(MAX_ITEMS).describe('Memory items to connect.'),
+  items: z
+    .array(memoryItem)
+    .min(1)
+    .max(MAX_ITEMS)
+    // Work grows with the total text (every sentence's candidate terms are counted), so the total is
+    // capped too: the worst request stays near 500 ms of compile time on the API's event loop.
+    .refine((items) => items.reduce((n, it) => n + it.text.length, 0) <= MAX_TOTAL_TEXT, {
+      message: `the items' texts may total at most ${MAX_TOTAL_TEXT} characters`,
+    })
+    .describe(`Memory items to connect (their texts together at most ${MAX_TOTAL_TEXT} characters).`),
   preferences: z
     .object({
-      max_nodes: capField(2000).describe('At most this many nodes (default 50).'),
-      max_edges: capField(10_000).describe('At most this many edges (default 4 × max_nodes).'),
+      // Caps keep the worst request (1 MiB of text) near 500 ms of compile time on the API's event loop.
+      max_nodes: capField(500).describe('At most this many nodes (default 50, at most 500).'),
+      max_edges: capField(2000).describe('At most this many edges (default 4 × max_nodes, at most 2000).'),
       include_tags: z.boolean().optional().describe('Add tag nodes (default true).'),
     })
     .default({}),

@@ -57,6 +57,8 @@ export interface FakeOpenAI {
   requests: RecordedRequest[];
   /** Chat requests only (POST .../chat/completions). */
   readonly chats: RecordedRequest[];
+  /** Embedding requests only (POST .../embeddings). */
+  readonly embeddingRequests: RecordedRequest[];
   readonly inFlight: number;
   readonly maxInFlight: number;
   /** TCP connections accepted so far (keep-alive reuse shows as fewer connections than requests). */
@@ -82,7 +84,34 @@ function promptText(body: any): string {
   return msgs.map((m) => `${m.role}: ${typeof m.content === 'string' ? m.content : JSON.stringify(m.content)}`).join('\n');
 }
 
-export async function startFakeOpenAI(opts: { defaults?: FakeBehavior; models?: string[]; apiKey?: string } = {}): Promise<FakeOpenAI> {
+/**
+ * The fake's embedding of `text`: a hashed bag of words (each lower-cased word adds ±1 to one of
+ * `dims` dimensions, FNV-1a), L2-normalised. Deterministic, and texts sharing words are close in
+ * cosine, which is all retrieval tests need.
+ */
+export function fakeEmbedding(text: string, dims = 64): number[] {
+  const v = new Array<number>(dims).fill(0);
+  for (const w of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < w.length; i++) h = Math.imul(h ^ w.charCodeAt(i), 0x01000193) >>> 0;
+    v[h % dims] += h & 0x80000000 ? -1 : 1;
+  }
+  const norm = Math.hypot(...v);
+  if (!norm) return v.map((_, i) => (i === 0 ? 1 : 0));
+  return v.map((x) => x / norm);
+}
+
+export interface FakeEmbeddingOptions {
+  /** false: no /embeddings route (404), like a chat-only upstream. Default true. */
+  enabled?: boolean;
+  dims?: number;
+  /** Send `data` in reverse order (still with correct `index`es), as the protocol allows. */
+  reverse?: boolean;
+}
+
+export async function startFakeOpenAI(
+  opts: { defaults?: FakeBehavior; models?: string[]; apiKey?: string; embeddings?: FakeEmbeddingOptions } = {},
+): Promise<FakeOpenAI> {
   const requests: RecordedRequest[] = [];
   let queue: FakeBehavior[] = [];
   let handler: ((req: RecordedRequest) => FakeBehavior | undefined) | undefined;
@@ -175,6 +204,22 @@ export async function startFakeOpenAI(opts: { defaults?: FakeBehavior; models?: 
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data }));
         return;
       }
+      if (req.method === 'POST' && path.endsWith('/embeddings') && opts.embeddings?.enabled !== false) {
+        // OpenAI-compatible: `input` is a string or an array of strings; one vector per input.
+        const input: unknown = body?.input;
+        const texts = typeof input === 'string' ? [input] : Array.isArray(input) && input.every((x) => typeof x === 'string') ? (input as string[]) : null;
+        if (!texts || !texts.length) {
+          res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: "'input' must be a string or an array of strings", type: 'invalid_request_error' } }));
+          return;
+        }
+        const data = texts.map((t, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(t, opts.embeddings?.dims) }));
+        if (opts.embeddings?.reverse) data.reverse();
+        const tokens = texts.reduce((a, t) => a + Math.ceil(t.length / 4), 0);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ object: 'list', data, model: String(body?.model ?? 'fake-embedding'), usage: { prompt_tokens: tokens, total_tokens: tokens } }));
+        rec.finished = true;
+        return;
+      }
       if (req.method !== 'POST' || !path.endsWith('/chat/completions')) {
         res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'no such route' } }));
         return;
@@ -204,6 +249,9 @@ export async function startFakeOpenAI(opts: { defaults?: FakeBehavior; models?: 
     requests,
     get chats() {
       return requests.filter((r) => r.method === 'POST' && r.path.endsWith('/chat/completions'));
+    },
+    get embeddingRequests() {
+      return requests.filter((r) => r.method === 'POST' && r.path.endsWith('/embeddings'));
     },
     get inFlight() {
       return inFlight;

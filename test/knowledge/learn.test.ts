@@ -189,6 +189,24 @@ test('a job of only bad sources fails; a cancelled job closes its open sources',
   expect((await h.req('POST', `/v1/enterprise/learn/${slow.body.job_id}/cancel`, { key })).status).toBe(409);
 }, 90_000);
 
+test('cancelling a job whose workflow is already gone answers 409 and settles the job', async () => {
+  web.hold();
+  const slow = await h.req('POST', '/v1/enterprise/learn', { key, body: { sources: [{ url: `${base}/slow-3` }] } });
+  await until('the slow page to be requested', async () => web.hits.includes('/slow-3'));
+  // Closed behind the API's back (an operator terminate, or the workflow ending right after the
+  // route's finished check): the row is still unfinished, the workflow no longer accepts a cancel.
+  await h.client.workflow.getHandle(`learn-${slow.body.job_id}`).terminate('test: closed before the cancel');
+  expect((await h.req('GET', `/v1/enterprise/learn/${slow.body.job_id}`, { key })).body.finished_at).toBeNull();
+  const cancel = await h.req('POST', `/v1/enterprise/learn/${slow.body.job_id}/cancel`, { key });
+  expect(cancel.status).toBe(409);
+  expect(JSON.stringify(cancel.body)).toMatch(/has already finished/);
+  const job = (await h.req('GET', `/v1/enterprise/learn/${slow.body.job_id}`, { key })).body;
+  expect(job.finished_at).not.toBeNull();
+  expect(job.sources.map((s: { status: string }) => s.status)).toEqual(['cancelled']);
+  expect((await h.req('POST', `/v1/enterprise/learn/${slow.body.job_id}/cancel`, { key })).status).toBe(409);
+  web.release();
+}, 90_000);
+
 test('validation, unknown ids, tenant isolation and scope', async () => {
   const other = (await h.key(['runtime:records', 'runtime:spaces'])).apiKey;
   const theirSpace = await h.req('POST', '/v1/spaces', { key: other, body: { name: 's' } });

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { startHarness, type Harness } from '../helpers/harness';
 import { openBrowser, type PageProbe } from './browser';
 
@@ -65,6 +66,64 @@ test('the public page is sanitised HTML with title, social meta tags and a stric
   }
   expect((await h.req('GET', `/v1/share/${r.body.id}`)).status).toBe(404);
 });
+
+test('an id of any length is just an unknown share: the 404 page, never a JSON 400', async () => {
+  for (const id of ['x'.repeat(101), 'shr_' + 'a'.repeat(300), encodeURIComponent('ü'.repeat(120))]) {
+    const missing = await h.req('GET', `/share/${id}`);
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(missing.text).toContain('<title>Share not found</title>');
+  }
+});
+
+test('with SVC_PUBLIC_URL the page is publicly cacheable and a forged Host header changes nothing', async () => {
+  const r = await h.req('POST', '/v1/share', { key, body: { title: 'Cached', content: 'hi' } });
+  const page = await rawGet(h.url, `/share/${r.body.id}`, 'evil.example');
+  expect(page.status).toBe(200);
+  expect(page.headers['cache-control']).toBe('public, max-age=300');
+  expect(page.body).toContain(`<meta property="og:url" content="https://svc.example.com/share/${r.body.id}">`);
+  expect(page.body).not.toContain('evil.example');
+});
+
+describe('without SVC_PUBLIC_URL', () => {
+  let bare: Harness;
+  let bareKey: string;
+  beforeAll(async () => {
+    bare = await startHarness({ env: { HOST: '127.0.0.1', PORT: '8123' } });
+    bareKey = (await bare.key(['runtime:chat'])).apiKey;
+  });
+  afterAll(async () => bare?.close());
+
+  test('share URLs come from the configured HOST:PORT, never the Host header, and the page is private to the reader', async () => {
+    const created = await rawRequest(bare.url, 'POST', '/v1/share', 'evil.example', { authorization: `Bearer ${bareKey}`, 'content-type': 'application/json' }, JSON.stringify({ title: 'T', content: 'body' }));
+    expect(created.status).toBe(201);
+    const id = JSON.parse(created.body).id as string;
+    expect(JSON.parse(created.body).url).toBe(`http://127.0.0.1:8123/share/${id}`);
+    const list = await rawRequest(bare.url, 'GET', '/v1/shares', 'evil.example', { authorization: `Bearer ${bareKey}` });
+    expect(JSON.parse(list.body).data[0].url).toBe(`http://127.0.0.1:8123/share/${id}`);
+    const page = await rawGet(bare.url, `/share/${id}`, 'evil.example:666');
+    expect(page.status).toBe(200);
+    expect(page.body).toContain(`<meta property="og:url" content="http://127.0.0.1:8123/share/${id}">`);
+    expect(page.body).not.toContain('evil.example');
+    expect(page.headers['cache-control']).toBe('private, max-age=300');
+  });
+});
+
+/** A request with an arbitrary Host header (fetch does not let a caller forge it). */
+function rawRequest(base: string, method: string, path: string, host: string, headers: Record<string, string> = {}, body?: string) {
+  const u = new URL(base);
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+    const req = http.request({ host: u.hostname, port: u.port, method, path, headers: { ...headers, host } }, (res) => {
+      let data = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (data += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+const rawGet = (base: string, path: string, host: string) => rawRequest(base, 'GET', path, host);
 
 describe('in headless Chromium', () => {
   let browser: PageProbe;

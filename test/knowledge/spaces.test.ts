@@ -106,3 +106,32 @@ test('migrate-legacy refuses space ids that are not legacy', async () => {
   expect(r.err).toContain(mine.body.id);
   expect((await h.req('GET', `/v1/spaces/${mine.body.id}/documents`, { key: a.apiKey })).status).toBe(200);
 });
+
+test('a space deleted between the check and the write answers 404, not 500 (upload, learn)', async () => {
+  // A trigger deletes the space right before the row referencing it is inserted: exactly the
+  // window between requireSpace and the INSERT, made deterministic.
+  await h.db.query(sql.unsafe`CREATE FUNCTION vanish_space() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN DELETE FROM spaces WHERE id = NEW.space_id AND name = 'vanishing'; RETURN NEW; END $$`);
+  await h.db.query(sql.unsafe`CREATE TRIGGER vanish_documents BEFORE INSERT ON documents FOR EACH ROW EXECUTE FUNCTION vanish_space()`);
+  await h.db.query(sql.unsafe`CREATE TRIGGER vanish_learn_jobs BEFORE INSERT ON learn_jobs FOR EACH ROW EXECUTE FUNCTION vanish_space()`);
+  try {
+    const s1 = await h.req('POST', '/v1/spaces', { key: a.apiKey, body: { name: 'vanishing' } });
+    const up = await upload(h, `/v1/spaces/${s1.body.id}/documents`, a.apiKey, { bytes: 'A note about spaces that vanish while a document is written.' });
+    expect(up.status).toBe(404);
+    expect(JSON.stringify(up.body)).toContain(`Space ${s1.body.id} not found`);
+    const s2 = await h.req('POST', '/v1/spaces', { key: a.apiKey, body: { name: 'vanishing' } });
+    const learn = await h.req('POST', '/v1/enterprise/learn', { key: a.apiKey, body: { sources: [{ text: 'Learned into a vanishing space.' }], space_id: s2.body.id } });
+    expect(learn.status).toBe(404);
+    expect(JSON.stringify(learn.body)).toContain(`Space ${s2.body.id} not found`);
+    // Nothing half-written: the failed transactions left no rows behind.
+    const left = await h.db.oneFirst(sql.unsafe`SELECT (SELECT count(*) FROM documents WHERE tenant_id = ${a.tenantId} AND title LIKE '%vanish%')
+      + (SELECT count(*) FROM learn_jobs WHERE tenant_id = ${a.tenantId} AND space_id IS NULL AND total = 1 AND created_at > now() - interval '1 minute')`);
+    expect(Number(left)).toBe(0);
+    // The check itself still works: a space that is simply gone is a 404 before any write.
+    expect((await h.req('POST', '/v1/enterprise/learn', { key: a.apiKey, body: { sources: [{ text: 'x' }], space_id: s1.body.id } })).status).toBe(404);
+  } finally {
+    await h.db.query(sql.unsafe`DROP TRIGGER vanish_documents ON documents`);
+    await h.db.query(sql.unsafe`DROP TRIGGER vanish_learn_jobs ON learn_jobs`);
+    await h.db.query(sql.unsafe`DROP FUNCTION vanish_space()`);
+  }
+});

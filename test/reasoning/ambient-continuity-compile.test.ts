@@ -58,6 +58,12 @@ describe('ambient/continuity/compile request schema', () => {
     expectRejectsAt(ep.request, { recent_events: [], previous_ledger: { cooldowns: [{ key: 'a' }] } }, 'previous_ledger.cooldowns.0.until');
     expectRejectsAt(ep.request, { recent_events: [{ id: 'a', signals: ['x'.repeat(501)] }] }, 'recent_events.0.signals.0');
   });
+  it('bounds carried-over touches, so adding this compile\'s touches stays a safe integer (found by the mutation property)', () => {
+    const body = { ...ep.example, previous_ledger: { entries: [{ id: 'w1', touches: Number.MAX_SAFE_INTEGER }] } };
+    expectRejectsAt(ep.request, body, 'previous_ledger.entries.0.touches');
+    const out = expectCompilesCleanly(ep, ep.request.parse({ ...body, previous_ledger: { entries: [{ id: 'w1', touches: 1_000_000_000 }, { id: 'w1', touches: 1_000_000_000 }] } }));
+    expect(out.ledger.entries.find((x) => x.id === 'w1')!.touches).toBeGreaterThanOrEqual(2_000_000_000);
+  });
 });
 
 describe('ambient/continuity/compile properties', () => {

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { memorySemanticGraph as ep } from '../../reasoning/memory-semantic-graph';
 import { MAX_ITEMS } from '../../schema/reasoning/common';
+import { MAX_TOTAL_TEXT } from '../../schema/reasoning/memory-semantic-graph';
 import { expectCompilesCleanlyFromBody, expectRejectsAt } from './properties';
 
 const run = (body: unknown) => ep.compile(ep.request.parse(body), {});
@@ -43,6 +44,13 @@ describe('memory/semantic/graph request validation', () => {
     expectRejectsAt(ep.request, { items: [{ id: 'a' }] }, 'items.0.text');
     expectRejectsAt(ep.request, { items: [{ id: 'a', text: 'x', tags: [1] }] }, 'items.0.tags.0');
     expectRejectsAt(ep.request, { items: [{ id: 'a', text: 'x' }], preferences: { max_nodes: 0 } }, 'preferences.max_nodes');
+    // Output caps bound the worst-case compile time (1 MiB of text) on the API's event loop.
+    expectRejectsAt(ep.request, { items: [{ id: 'a', text: 'x' }], preferences: { max_nodes: 501 } }, 'preferences.max_nodes');
+    expectRejectsAt(ep.request, { items: [{ id: 'a', text: 'x' }], preferences: { max_edges: 2001 } }, 'preferences.max_edges');
+    expect(ep.request.safeParse({ items: [{ id: 'a', text: 'x' }], preferences: { max_nodes: 500, max_edges: 2000 } }).success).toBe(true);
+    const items = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `m${i}`, text: 'x'.repeat(20_000) }));
+    expect(ep.request.safeParse({ items: items(MAX_TOTAL_TEXT / 20_000) }).success).toBe(true);
+    expectRejectsAt(ep.request, { items: [...items(MAX_TOTAL_TEXT / 20_000), { id: 'one-more', text: 'x' }] }, 'items');
     expectRejectsAt(ep.request, { items: Array.from({ length: MAX_ITEMS + 1 }, (_, i) => ({ id: `m${i}`, text: 'x' })) }, 'items');
   });
 });

@@ -17,6 +17,13 @@ describe('POST /resources/commitment/reason', () => {
     expect(out.trade_offs[0]).toMatchObject({ commitment_id: 'rebrand', kind: 'add_capacity', resource_changes: [{ resource_id: 'designer', amount: 15 }] });
   });
 
+  test('a denormal capacity is "no usable capacity", not an Infinity the response schema rejects (found by the mutation property)', () => {
+    const ex = ep.example as { resources: { id: string; capacity: number }[] };
+    const body = { ...ex, resources: ex.resources.map((r, i) => (i === 0 ? { ...r, capacity: 5e-324 } : r)) };
+    const out = expectCompilesCleanly(ep, ep.request.parse(body));
+    expect(out.utilization.find((u) => u.resource_id === ex.resources[0].id)!.utilization).toBe(999);
+  });
+
   test('must_keep goes first, equal-priority swaps and added capacity are offered', () => {
     const out = run({
       now: '2026-06-01T00:00:00Z',
