@@ -139,3 +139,28 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
     },
   };
 }
+
+/** A worker on the harness's task queue that the test starts and stops itself (restart and crash tests). */
+export interface QueueWorker {
+  worker: Worker;
+  running: Promise<void>;
+  /** Graceful shutdown (in-flight activities are told WORKER_SHUTDOWN), then the connection closes. */
+  stop(): Promise<void>;
+}
+
+export async function startQueueWorker(h: Pick<Harness, 'config' | 'db' | 'taskQueue'>): Promise<QueueWorker> {
+  const env = testEnv();
+  const { worker, connection } = await createRuntimeWorker({
+    config: h.config, db: h.db, log: pino({ level: 'silent' }), address: env.temporalAddress, taskQueue: h.taskQueue, bundlePath: env.bundlePath,
+  });
+  const running = worker.run();
+  return {
+    worker,
+    running,
+    stop: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}

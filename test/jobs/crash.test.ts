@@ -1,12 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import pino from 'pino';
-import { sql } from 'slonik';
-import { z } from 'zod';
-import { createRuntimeWorker } from '../../workers/runtime';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
-import { testEnv, type Harness } from '../helpers/harness';
+import { startQueueWorker, testEnv, type Harness } from '../helpers/harness';
+import { callsFor, lastUser, storedOutputs } from './job-test-utils';
 import { pollUntil } from './poll';
 
 jest.setTimeout(120_000);
@@ -52,29 +49,6 @@ async function startChildWorker(): Promise<ChildProcess> {
   return child;
 }
 
-async function startInProcessWorker() {
-  const { worker, connection } = await createRuntimeWorker({
-    config: h.config, db: h.db, log: pino({ level: 'silent' }), address: h.config.temporal.address ?? testEnv().temporalAddress, taskQueue: h.taskQueue, bundlePath: testEnv().bundlePath,
-  });
-  const running = worker.run();
-  return {
-    stop: async () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
-      await connection.close();
-    },
-  };
-}
-
-const lastUser = (r: { body: any }) => String(r.body.messages.at(-1).content).split('\n')[0];
-const calls = (p: string) => fake.chats.filter((c) => lastUser(c) === p).length;
-
-async function storedOutputs(jobIds: string[]): Promise<string[]> {
-  const rows = await h.db.anyFirst(sql.type(z.object({ content: z.string() }))`
-    SELECT content FROM job_outputs WHERE job_id = ANY(${sql.array(jobIds, 'text')}) ORDER BY content`);
-  return [...rows];
-}
-
 async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
   const t0 = Date.now();
   const value = await fn();
@@ -100,12 +74,12 @@ test('SIGKILL of the worker process mid-step: a goal and a PAD session finish on
   expect(sov.body.status).toBe('ready');
 
   // Mid-step: the held requests are in flight at the upstream, the earlier steps completed.
-  await fake.waitFor(() => calls('goal two HOLD') === 1 && calls('pad c HOLD') === 1, 30_000);
+  await fake.waitFor(() => callsFor(fake, 'goal two HOLD') === 1 && callsFor(fake, 'pad c HOLD') === 1, 30_000);
   child.kill('SIGKILL');
   expect(await exited).toBe('SIGKILL');
   holding = false;
 
-  const completedBefore = (await storedOutputs([goal.body.id, pad.body.id])).map((c) => c.replace(/^did /, ''));
+  const completedBefore = (await storedOutputs(h.db, [goal.body.id, pad.body.id])).map((c) => c.replace(/^did /, ''));
   expect(completedBefore).toEqual(expect.arrayContaining(['goal one', 'pad a', 'pad b']));
   expect(completedBefore).not.toContain('goal two HOLD');
   expect(completedBefore).not.toContain('pad c HOLD');
@@ -123,7 +97,7 @@ test('SIGKILL of the worker process mid-step: a goal and a PAD session finish on
   expect(put.value.status).toBe(200);
   expect(put.ms).toBeLessThan(8_000);
 
-  const w = await startInProcessWorker();
+  const w = await startQueueWorker(h);
   try {
     const gDone = await pollUntil(() => h.req('GET', `/v1/goals/${goal.body.id}`, { key }), (r) => r.body.status === 'completed', 60_000);
     const pDone = await pollUntil(() => h.req('GET', `/v1/pad/sessions/${pad.body.id}`, { key }), (r) => r.body.status === 'completed', 60_000);
@@ -134,10 +108,10 @@ test('SIGKILL of the worker process mid-step: a goal and a PAD session finish on
     await w.stop();
   }
   // Steps that had completed before the kill were never called again; the interrupted ones ran again, once each to completion.
-  for (const prompt of completedBefore) expect({ prompt, calls: calls(prompt) }).toEqual({ prompt, calls: 1 });
-  expect(calls('goal two HOLD')).toBe(2);
-  expect(calls('pad c HOLD')).toBe(2);
-  expect(await storedOutputs([goal.body.id, pad.body.id])).toEqual(
+  for (const prompt of completedBefore) expect({ prompt, calls: callsFor(fake, prompt) }).toEqual({ prompt, calls: 1 });
+  expect(callsFor(fake, 'goal two HOLD')).toBe(2);
+  expect(callsFor(fake, 'pad c HOLD')).toBe(2);
+  expect(await storedOutputs(h.db, [goal.body.id, pad.body.id])).toEqual(
     ['goal one', 'goal three', 'goal two HOLD', 'pad a', 'pad b', 'pad c HOLD', 'pad d'].map((p) => `did ${p}`),
   );
 });

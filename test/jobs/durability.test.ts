@@ -1,10 +1,7 @@
-import pino from 'pino';
-import { sql } from 'slonik';
-import { z } from 'zod';
-import { createRuntimeWorker } from '../../workers/runtime';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
-import { testEnv, type Harness } from '../helpers/harness';
+import { startQueueWorker, type Harness } from '../helpers/harness';
+import { callsFor, lastUser, storedOutputs } from './job-test-utils';
 import { pollUntil } from './poll';
 
 jest.setTimeout(180_000);
@@ -15,34 +12,10 @@ let key: string;
 // No harness worker: this file starts and kills its own workers on the harness task queue.
 withFakeUpstream({ scopes: ['runtime:chat'] }, (up) => ({ fake, h, key } = up));
 
-async function startWorker() {
-  const { worker, connection } = await createRuntimeWorker({
-    config: h.config, db: h.db, log: pino({ level: 'silent' }), address: testEnv().temporalAddress, taskQueue: h.taskQueue, bundlePath: testEnv().bundlePath,
-  });
-  const running = worker.run();
-  return {
-    stop: async () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
-      await connection.close();
-    },
-  };
-}
-
-const lastUser = (r: { body: any }) => String(r.body.messages.at(-1).content).split('\n')[0];
-const calls = (p: string) => fake.chats.filter((c) => lastUser(c) === p).length;
-
-/** Outputs stored so far: the steps that completed. */
-async function storedOutputs(jobIds: string[]): Promise<string[]> {
-  const rows = await h.db.anyFirst(sql.type(z.object({ content: z.string() }))`
-    SELECT content FROM job_outputs WHERE job_id = ANY(${sql.array(jobIds, 'text')}) ORDER BY content`);
-  return [...rows];
-}
-
 test('a goal and a PAD session survive the worker dying mid-step; no completed step runs twice', async () => {
   let holding = true;
   fake.onRequest((r) => (holding && /HOLD/.test(lastUser(r)) ? { hang: true } : { reply: `did ${lastUser(r)}` }));
-  let w = await startWorker();
+  let w = await startQueueWorker(h);
 
   const goal = await h.req('POST', '/v1/goals', {
     key,
@@ -58,7 +31,7 @@ test('a goal and a PAD session survive the worker dying mid-step; no completed s
   await fake.waitFor(() => fake.chats.some((c) => lastUser(c) === 'goal two HOLD') && fake.chats.some((c) => lastUser(c) === 'pad c HOLD'), 30_000);
   await w.stop(); // the worker goes away with both steps in flight
   holding = false;
-  const completedBefore = (await storedOutputs([goal.body.id, pad.body.id])).map((c) => c.replace(/^did /, ''));
+  const completedBefore = (await storedOutputs(h.db, [goal.body.id, pad.body.id])).map((c) => c.replace(/^did /, ''));
   expect(completedBefore).toEqual(expect.arrayContaining(['goal one', 'pad a', 'pad b']));
   expect(completedBefore).not.toContain('goal two HOLD');
   expect(completedBefore).not.toContain('pad c HOLD');
@@ -66,7 +39,7 @@ test('a goal and a PAD session survive the worker dying mid-step; no completed s
   await new Promise((r) => setTimeout(r, 500));
   expect(fake.chats.length).toBe(before); // nothing runs without a worker
 
-  w = await startWorker();
+  w = await startQueueWorker(h);
   const g = await pollUntil(() => h.req('GET', `/v1/goals/${goal.body.id}`, { key }), (r) => r.body.status === 'completed', 90_000);
   const p = await pollUntil(() => h.req('GET', `/v1/pad/sessions/${pad.body.id}`, { key }), (r) => r.body.status === 'completed', 90_000);
   await w.stop();
@@ -74,10 +47,10 @@ test('a goal and a PAD session survive the worker dying mid-step; no completed s
   expect(g.body.plan.map((s: any) => s.output)).toEqual(['did goal one', 'did goal two HOLD', 'did goal three']);
   expect(p.body.summary).toMatchObject({ completed: 4, failed: 0 });
   // Steps that had completed before the worker died were never called again.
-  for (const prompt of completedBefore) expect({ prompt, calls: calls(prompt) }).toEqual({ prompt, calls: 1 });
+  for (const prompt of completedBefore) expect({ prompt, calls: callsFor(fake, prompt) }).toEqual({ prompt, calls: 1 });
   // The interrupted ones were retried on the new worker and each completed exactly once.
-  expect(calls('goal two HOLD')).toBeGreaterThanOrEqual(2);
-  expect(await storedOutputs([goal.body.id, pad.body.id])).toEqual(
+  expect(callsFor(fake, 'goal two HOLD')).toBeGreaterThanOrEqual(2);
+  expect(await storedOutputs(h.db, [goal.body.id, pad.body.id])).toEqual(
     ['goal one', 'goal three', 'goal two HOLD', 'pad a', 'pad b', 'pad c HOLD', 'pad d'].map((p) => `did ${p}`),
   );
 });

@@ -1,10 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pino from 'pino';
-import type { Worker } from '@temporalio/worker';
 import { SvcKind, SvcTenant } from '../../workflows/search-attributes';
-import { createRuntimeWorker } from '../../workers/runtime';
-import { startHarness, testEnv, type Harness } from '../helpers/harness';
+import { startHarness, startQueueWorker, type Harness, type QueueWorker } from '../helpers/harness';
 import { makePdf } from './fixtures';
 
 /** A real local web server: an article, a PDF, a 404, and a page held until the test releases it. */
@@ -58,21 +55,7 @@ let web: ReturnType<typeof webServer>;
 let base: string;
 let key: string;
 let chatKey: string;
-let worker: { worker: Worker; running: Promise<void>; close(): Promise<void> } | undefined;
-
-async function startWorker() {
-  const w = await createRuntimeWorker({ config: h.config, db: h.db, log: pino({ level: 'silent' }), address: testEnv().temporalAddress, taskQueue: h.taskQueue, bundlePath: testEnv().bundlePath });
-  const running = w.worker.run();
-  return {
-    worker: w.worker,
-    running,
-    async close() {
-      if (w.worker.getState() === 'RUNNING') w.worker.shutdown();
-      await running;
-      await w.connection.close();
-    },
-  };
-}
+let worker: QueueWorker | undefined;
 
 async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
   const end = Date.now() + timeoutMs;
@@ -98,10 +81,10 @@ beforeAll(async () => {
   const k = await h.key(['runtime:records', 'runtime:chat']);
   key = k.apiKey;
   chatKey = k.apiKey;
-  worker = await startWorker();
+  worker = await startQueueWorker(h);
 }, 60_000);
 afterAll(async () => {
-  await worker?.close();
+  await worker?.stop();
   await web?.stop();
   await h?.close();
 });
@@ -159,12 +142,12 @@ test('a job survives a worker restart in the middle of a source', async () => {
   web.hold();
   const start = await h.req('POST', '/v1/enterprise/learn', { key, body: { sources: [{ url: `${base}/slow-1` }, { text: 'Snow chains are stored in the garage.' }] } });
   await until('the slow page to be requested', async () => web.hits.includes('/slow-1'));
-  await worker!.close();
+  await worker!.stop();
   const mid = await job(start.body.job_id);
   expect(mid.status).toBe('running');
   expect(mid.sources[0].status).toBe('running');
   web.release();
-  worker = await startWorker();
+  worker = await startQueueWorker(h);
   const done = await finished(start.body.job_id);
   expect(done).toMatchObject({ status: 'completed', progress: { done: 2, total: 2 } });
   expect(done.sources.map((s: { status: string }) => s.status)).toEqual(['completed', 'completed']);

@@ -1,10 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import type { Worker } from '@temporalio/worker';
 import { createApp } from '../../api/app';
-import { createRuntimeWorker } from '../../workers/runtime';
-import { startHarness, testEnv, type Harness } from '../helpers/harness';
+import { startHarness, startQueueWorker, type Harness } from '../helpers/harness';
 import { startReceiver, type Receiver } from './receiver';
 import { openStream, until, type SseEvent } from './sse-client';
 
@@ -24,26 +22,6 @@ afterAll(async () => {
   await rx?.close();
   await h?.close();
 });
-
-async function startWorker(): Promise<{ worker: Worker; stop: () => Promise<void> }> {
-  const { worker, connection } = await createRuntimeWorker({
-    config: h.config,
-    db: h.db,
-    log: pino({ level: 'silent' }),
-    address: testEnv().temporalAddress,
-    taskQueue: h.taskQueue,
-    bundlePath: testEnv().bundlePath,
-  });
-  const running = worker.run();
-  return {
-    worker,
-    stop: async () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
-      await connection.close();
-    },
-  };
-}
 
 /** A second API instance on the same database: what "the API restarted" looks like. */
 async function startApi(): Promise<{ url: string; close: () => Promise<void> }> {
@@ -77,7 +55,7 @@ test('a run survives the worker dying mid-step and the API restarting; completed
     })
   ).body;
 
-  let w = await startWorker();
+  let w = await startQueueWorker(h);
   const apiA = await startApi();
   // Stream from API instance A until the slow step is running.
   const seenA = await openStream(`${apiA.url}/v1/tasks/${t.id}/execute`, {
@@ -95,7 +73,7 @@ test('a run survives the worker dying mid-step and the API restarting; completed
 
   // A new worker on the same task queue, a new API instance; the client resumes from its last id.
   rx.route('/k/slow', {});
-  w = await startWorker();
+  w = await startQueueWorker(h);
   const apiB = await startApi();
   const lastSeen = seenA.events[seenA.events.length - 1].id;
   const seenB = await openStream(`${apiB.url}/v1/tasks/${t.id}/execute`, { key, lastEventId: lastSeen });
