@@ -146,7 +146,7 @@ describe('model router over a real OpenAI-compatible upstream', () => {
   });
 
   test('a stream that stalls mid-answer ends with upstream_timeout (provider timeout_ms as idle limit)', async () => {
-    const file = writeConfig('slow.yaml', `providers:\n  slow: { base_url: "${a.url}", timeout_ms: 300 }\n`);
+    const file = writeConfig('slow.yaml', `providers:\n  slow: { base_url: "${a.url}", timeout_ms: 1000 }\n`);
     const r = router({ SVC_CONFIG: file });
     a.script({ reply: 'a b c d', hangAfterChunks: 2 });
     const got: string[] = [];

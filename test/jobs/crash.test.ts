@@ -75,6 +75,8 @@ test('SIGKILL of the worker process mid-step: a goal and a PAD session finish on
 
   // Mid-step: the held requests are in flight at the upstream, the earlier steps completed.
   await fake.waitFor(() => callsFor(fake, 'goal two HOLD') === 1 && callsFor(fake, 'pad c HOLD') === 1, 30_000);
+  // PAD agents run two at a time: c starts when the first of a/b finishes, so wait until both stored.
+  await pollUntil(() => storedOutputs(h.db, [goal.body.id, pad.body.id]), (o) => ['did goal one', 'did pad a', 'did pad b'].every((x) => o.includes(x)));
   child.kill('SIGKILL');
   expect(await exited).toBe('SIGKILL');
   holding = false;

@@ -29,6 +29,8 @@ test('a goal and a PAD session survive the worker dying mid-step; no completed s
 
   // Both are mid-step: the held requests are in flight, earlier steps completed.
   await fake.waitFor(() => fake.chats.some((c) => lastUser(c) === 'goal two HOLD') && fake.chats.some((c) => lastUser(c) === 'pad c HOLD'), 30_000);
+  // PAD agents run two at a time: c starts when the first of a/b finishes, so wait until both stored.
+  await pollUntil(() => storedOutputs(h.db, [goal.body.id, pad.body.id]), (o) => ['did goal one', 'did pad a', 'did pad b'].every((x) => o.includes(x)));
   await w.stop(); // the worker goes away with both steps in flight
   holding = false;
   const completedBefore = (await storedOutputs(h.db, [goal.body.id, pad.body.id])).map((c) => c.replace(/^did /, ''));

@@ -51,10 +51,12 @@ test('without steps the model plans (JSON plan parsed), then the steps run', asy
 });
 
 test('pause holds the next step; resume continues; PUT renames', async () => {
-  fake.setDefault({ reply: 'slow step', delayMs: 700 });
+  // Only the first step is slow: the pause must land while it runs, even on a loaded machine.
+  fake.script({ reply: 'slow step', delayMs: 5000 });
+  fake.setDefault({ reply: 'slow step' });
   const created = await h.req('POST', '/v1/goals', { key, body: { title: 'Pausable', steps } });
   const id = created.body.id;
-  await fake.waitFor(() => fake.chats.length >= 1);
+  await fake.waitFor(() => fake.chats.length >= 1, 30_000);
   const paused = await h.req('PUT', `/v1/goals/${id}`, { key, body: { status: 'paused', title: 'Renamed' } });
   expect(paused.status).toBe(200);
   expect(paused.body.status).toBe('paused');
@@ -76,13 +78,13 @@ test('DELETE cancels: status cancelled only after the running step acknowledged;
   fake.setDefault({ hang: true });
   const created = await h.req('POST', '/v1/goals', { key, body: { title: 'Doomed', steps } });
   const id = created.body.id;
-  await fake.waitFor(() => fake.chats.length === 1);
+  await fake.waitFor(() => fake.chats.length === 1, 30_000);
   const del = await h.req('DELETE', `/v1/goals/${id}`, { key });
   expect(del.status).toBe(200);
   expect(del.body.status).toBe('cancelled');
   expect(del.body.deleted).toBe(true);
   expect(del.body.plan[0].status).toBe('cancelled');
-  await fake.waitFor(() => fake.chats[0].closedEarly);
+  await fake.waitFor(() => fake.chats[0].closedEarly, 30_000);
   expect((await h.req('GET', `/v1/goals/${id}`, { key })).status).toBe(404);
   const desc = await h.client.workflow.getHandle(`goal-${id}`).describe();
   expect(desc.status.name).toBe('CANCELLED');

@@ -66,6 +66,8 @@ describe('parallel agent dispatch', () => {
     const other = (await h.key(['runtime:chat'])).apiKey;
     expect((await h.req('GET', `/v1/pad/sessions/${a.body.id}`, { key: other })).status).toBe(404);
     expect((await h.req('GET', '/v1/pad/sessions', { key: other })).body.data).toEqual([]);
+    // Let the session's model call finish here, so it cannot land in the next test's upstream counters.
+    await pollUntil(() => h.req('GET', `/v1/pad/sessions/${a.body.id}`, { key }), (r) => r.body.status === 'completed');
   });
 });
 

@@ -1,5 +1,6 @@
 import { startHarness, type Harness } from '../helpers/harness';
 import { CORPUS } from './corpus';
+import { pollUntil } from '../jobs/poll';
 
 let h: Harness;
 let chat: string;
@@ -107,6 +108,6 @@ test('web ingestion refuses loopback and private addresses (SSRF guard) with a 4
 });
 
 test('health reports the active knowledge search mode', async () => {
-  const r = await h.req('GET', '/v1/health');
+  const r = await pollUntil(() => h.req('GET', '/v1/health'), (x) => x.status === 200, 15_000);
   expect(r.body.knowledge).toEqual({ search_mode: 'fts', vector_extension: false, embeddings: false });
 });

@@ -53,7 +53,7 @@ test('the listener wakes subscribers on NOTIFY and again after reconnecting a ki
   // Kill the LISTEN connection from the server side: it reconnects, re-LISTENs and wakes everyone.
   const admin = new pg.Client({ connectionString: h.dbUrl });
   await admin.connect();
-  await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN svc_events' AND pid <> pg_backend_pid()");
+  await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN svc_events' AND datname = current_database() AND pid <> pg_backend_pid()");
   await admin.end();
   await until(async () => !listener.connected || wakes > before, 5000);
   await until(async () => listener.connected && wakes > before, 10_000);
