@@ -63,7 +63,20 @@ async function startTestTemporal(log: pino.Logger): Promise<{ address: string; s
   }
 }
 
-/** Databases left by killed runs: dropped when nobody is connected (a concurrent run keeps its own). */
+/** Alive for `process.kill(pid, 0)` (EPERM still means the process exists). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Databases left by killed runs. A name carries its creator's pid (`svc_test_<pid>_<token>`): dropped once
+ * that process is gone and nobody is connected, so a concurrent run's databases are never touched.
+ */
 async function dropStaleDatabases(): Promise<void> {
   const base = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
   const c = new pg.Client({ connectionString: `${base}/postgres` });
@@ -73,7 +86,11 @@ async function dropStaleDatabases(): Promise<void> {
       `SELECT d.datname FROM pg_database d WHERE (d.datname LIKE 'svc\\_test\\_%' OR d.datname LIKE 'svc\\_bench\\_%')
          AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)`,
     );
-    for (const { datname } of rows) await c.query(`DROP DATABASE IF EXISTS "${datname}"`).catch(() => undefined);
+    for (const { datname } of rows) {
+      const pid = /^svc_(?:test|bench)_(\d+)_/.exec(datname)?.[1];
+      if (pid && processAlive(Number(pid))) continue;
+      await c.query(`DROP DATABASE IF EXISTS "${datname}"`).catch(() => undefined);
+    }
   } finally {
     await c.end();
   }

@@ -24,7 +24,8 @@ export function testEnv(): { temporalAddress: string; bundlePath: string } {
 /** A fresh database for one test file (or benchmark run, with its own server and name prefix), migrated. */
 export async function freshDatabase(opts: { base?: string; prefix?: string } = {}): Promise<{ url: string; drop(): Promise<void> }> {
   const base = opts.base ?? PG_BASE;
-  const name = `${opts.prefix ?? 'svc_test'}_${randomToken(10)}`;
+  // The creating process's pid is in the name, so a later run drops it only once that process is gone.
+  const name = `${opts.prefix ?? 'svc_test'}_${process.pid}_${randomToken(10)}`;
   const url = `${base}/${name}`;
   await ensureDatabase(url);
   await runMigrations(url);
