@@ -7,7 +7,7 @@
  *    `echo` activity.
  * Shapes: a 10-step chain, and a 10-wide fan-out joined by one step. API steps are `save` steps of a
  * few bytes (the cheapest action: one insert). Prints p50/p90 per shape and the ratio API/raw.
- * Run: npm run build && node dist/bench/dag.js   (ROUNDS=8 by default)
+ * Run: npm run -s bench -- dag   (ROUNDS=8 by default)
  */
 import type { Client } from '@temporalio/client';
 import { randomToken } from '../activities/store/ids';

@@ -3,7 +3,7 @@
  * (baseline) and through our gateway (auth, validation, persona prompt, feedback lookup, router),
  * in the same process, interleaved request by request. Non-streaming and streaming (SSE read to
  * [DONE]). Prints p50/p99 latency, the added latency, and the throughput ratio at concurrency 8.
- * Run: npm run build && node dist/bench/gateway.js   (needs PostgreSQL on 127.0.0.1:5432)
+ * Run: npm run -s bench -- gateway   (needs PostgreSQL on 127.0.0.1:5432)
  */
 import { startFakeOpenAI } from '../test/helpers/fake-openai';
 import { fmt, percentile, startBenchApp } from './helpers';

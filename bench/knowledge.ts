@@ -5,7 +5,7 @@
  * - search: the same two-word question answered by an ILIKE scan ranked by words matched (what the index saves);
  * - quality: recall@3 of the hand-written corpus queries, buried among the synthetic chunks.
  *
- * Run: npm run build && node_modules/.bin/node dist/bench/knowledge.js (Node 24: slonik needs it)  (BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432;
+ * Run: npm run -s bench -- knowledge  (BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432;
  * BENCH_MAX_CHUNKS to stop earlier, default 100000). Uses its own scratch database, dropped at the end.
  */
 import pg from 'pg';

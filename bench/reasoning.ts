@@ -10,8 +10,8 @@
  *    (every list grown together, output caps in `preferences` at their maximum; once with prose of
  *    the example's length, once 8× longer where the schema allows), with PASS under 500 ms: the
  *    compilers run on the API's event loop, so this is the longest a request can block it.
- * Exits non-zero when any row FAILs. Run: npm run build && node dist/bench/reasoning.js
- * (or npm run bench -- reasoning). Options: `--no-api` skips part 1 (no database needed),
+ * Exits non-zero when any row FAILs. Run: npm run -s bench -- reasoning
+ * Options: `--no-api` skips part 1 (no database needed),
  * `--growth` / `--worst` run only part 2 / part 3, a path (e.g. `/quest/scaffold`) limits parts 2-3 to it.
  */
 import v8 from 'node:v8';

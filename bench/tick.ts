@@ -4,7 +4,7 @@
  *  - raw: client.workflow executeUpdate(tick) on an equivalent sovereign workflow started directly.
  * Both run the same one-step model call against a local fake OpenAI upstream that answers at once.
  * Prints p50/p99 of each, the ratio, and the 1st vs 500th tick latency (history growth).
- * Run: npm run build && node dist/bench/tick.js   (TICKS=500 by default)
+ * Run: npm run -s bench -- tick   (TICKS=500 by default)
  */
 import { TypedSearchAttributes } from '@temporalio/common';
 import { insertGoal } from '../activities/store/goals';
