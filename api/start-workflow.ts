@@ -8,21 +8,22 @@ const START_DEADLINE_MS = 10_000;
 /** Deadline of the short calls the API makes to a running workflow (query, signal, cancel). */
 export const SHORT_CALL_DEADLINE_MS = 3_000;
 
+/** gRPC status codes (as @grpc/grpc-js numbers them) that mean the Temporal service cannot be reached now. */
 const GRPC_DEADLINE_EXCEEDED = 4;
 const GRPC_UNAVAILABLE = 14;
 
-/** The gRPC status code of a Temporal client error (or of one of its causes), if any. */
-export function grpcCode(err: unknown): number | undefined {
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 10; e = e.cause as typeof e, depth++) {
-    if (isGrpcServiceError(e)) return e.code;
-  }
-  return undefined;
-}
-
-/** True when the Temporal frontend could not be reached, or did not answer before the deadline. */
+/**
+ * True when the Temporal frontend could not be reached, did not answer before the deadline, or the
+ * call ran on a connection closed during shutdown. Looks through `err`'s causes (the Temporal
+ * client wraps the gRPC error), at most 10 deep.
+ */
 export function isTemporalUnavailable(err: unknown): boolean {
-  const code = grpcCode(err);
-  return code === GRPC_UNAVAILABLE || code === GRPC_DEADLINE_EXCEEDED;
+  for (let e = err, depth = 0; e !== null && typeof e === 'object' && depth < 10; e = (e as { cause?: unknown }).cause, depth++) {
+    if (isGrpcServiceError(e) && (e.code === GRPC_UNAVAILABLE || e.code === GRPC_DEADLINE_EXCEEDED)) return true;
+    // A call on a connection closed during shutdown.
+    if (e instanceof Error && e.message === 'Channel has been shut down') return true;
+  }
+  return false;
 }
 
 /**

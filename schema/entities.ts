@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { blankAsAbsent } from './tasks';
+import { blankAsAbsent } from './common';
 
 export const ENTITY_KINDS = ['person', 'business', 'vendor', 'account', 'unknown'] as const;
 export const ENTITY_EVENT_KINDS = ['message', 'invoice', 'booking', 'call', 'note', 'event'] as const;
@@ -33,7 +33,7 @@ export type EntityEventBody = z.infer<typeof EntityEventBody>;
 
 // An empty value (`?search=&kind=`) counts as absent; a search of only spaces lists everything too.
 export const EntityListQuery = z.strictObject({
-  search: blankAsAbsent(z.string().trim().max(300).optional().transform((v) => v || undefined)),
+  search: z.string().trim().max(300).optional().transform((v) => v || undefined),
   kind: blankAsAbsent(z.enum(ENTITY_KINDS).optional()),
   limit: blankAsAbsent(z.coerce.number().int().min(1).max(200).default(50)),
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { blankAsAbsent } from './tasks';
+import { blankAsAbsent } from './common';
 
 /** Public lanes a job step may use (the chat gateway's lane ids). */
 export const JOB_LANES = ['svc-oracle', 'mid', 'mid-strong', 'micro', 'nano', 'slm-fast', 'slm-code', 'slm-reason'] as const;

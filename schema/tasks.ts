@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { blankAsAbsent } from './common';
 
 export { PERMANENT_STEP_ERROR, STEP_REF, stepRefs } from './task-graph';
 
@@ -71,12 +72,6 @@ export const StepPatchBody = z
   .refine((b) => b.status !== undefined || b.result !== undefined, 'send status or result')
   .meta({ id: 'StepUpdate' });
 export type StepPatchBody = z.infer<typeof StepPatchBody>;
-
-/**
- * A query parameter given empty (`?surface=`) counts as absent: forms and client libraries send
- * empty values for unset filters, and "no filter" is what they mean.
- */
-export const blankAsAbsent = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
 
 export const TaskListQuery = z.strictObject({
   status: blankAsAbsent(z.enum(TASK_STATUSES).optional()),

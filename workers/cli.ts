@@ -1,7 +1,7 @@
 import { createDb, type Db } from '../activities/store/db';
 import { ensureDatabase, runMigrations } from '../activities/store/migrate';
-import { parseConfig } from '../schema/config';
-import { databaseAnswers, pgliteUrlFile, publishedPgliteUrl } from './database';
+import { parseConfig, type Config } from '../schema/config';
+import { databaseAnswers, isUnreachable, pgliteUrlFile, publishedPgliteUrl } from './database';
 
 /** Where an operator command reads its environment and writes its output (tests pass their own). */
 export interface CliIo {
@@ -43,8 +43,7 @@ export async function runCommand(
  * running `npm start` published under SVC_DATA_DIR (the service's own database) when it answers;
  * else the default server.
  */
-export async function commandDatabase(env: CliIo['env']): Promise<{ url: string; embedded: boolean }> {
-  const config = parseConfig(env);
+export async function commandDatabase(config: Config): Promise<{ url: string; embedded: boolean }> {
   if (!config.databaseUrlExplicit) {
     const published = publishedPgliteUrl(config.dataDir);
     if (published && (await databaseAnswers(published))) return { url: published, embedded: true };
@@ -59,13 +58,13 @@ export async function commandDatabase(env: CliIo['env']): Promise<{ url: string;
  */
 export async function withCommandDb<T>(env: CliIo['env'], fn: (db: Db) => Promise<T>): Promise<T> {
   const config = parseConfig(env);
-  const { url, embedded } = await commandDatabase(env);
+  const { url, embedded } = await commandDatabase(config);
   if (!embedded) {
     try {
       await ensureDatabase(url);
     } catch (err) {
+      if (config.databaseUrlExplicit || !isUnreachable(err)) throw err;
       const code = (err as { code?: string }).code ?? '';
-      if (config.databaseUrlExplicit || !['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT'].includes(code)) throw err;
       throw new Error(
         `no PostgreSQL answers at ${new URL(url).host} (${code}), and no running npm start published an embedded ` +
           `database in ${pgliteUrlFile(config.dataDir)}. Start the service (npm start) or set DATABASE_URL.`,

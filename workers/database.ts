@@ -14,7 +14,8 @@ export interface PreparedDatabase {
   stop(): Promise<void>;
 }
 
-function isUnreachable(err: unknown): boolean {
+/** Whether `err` says no database server answers at the address (refused, unknown host, timeout, no socket). */
+export function isUnreachable(err: unknown): boolean {
   const code = (err as { code?: string }).code;
   return ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT', 'ENOENT'].includes(code ?? '') ||
     /timeout|ECONNREFUSED/i.test((err as Error).message ?? '');

@@ -48,7 +48,7 @@ export async function createDb(opts: { url: string; maxConnections?: number; log
   });
   // Slonik also emits integrity errors (foreign key, unique, ...) on the pool. Without a listener Node turns
   // that emit into ERR_UNHANDLED_ERROR, which replaces the typed error the caller should receive. The caller
-  // handles (and logs) the error it gets, so the listener only keeps the typed error intact.
-  pool.on('error', () => undefined);
+  // handles (and logs) the error it gets, so the listener keeps the typed error intact and notes it at debug only.
+  pool.on('error', (err: unknown) => opts.log?.debug({ err }, 'database pool error'));
   return pool;
 }

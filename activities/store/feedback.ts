@@ -27,39 +27,41 @@ export async function recordFeedback(
 }
 
 const Signal = z.object({ mean: z.number().nullable(), count: z.number().int(), lessons: z.array(z.string()) });
-type SignalRow = z.infer<typeof Signal>;
 
-/** The last 20 records of the tenant on the surface (and the profile, when given, compared trimmed and case-blind). */
-async function recentSignal(db: Db, opts: { tenantId: string; surface: string; profile?: string }): Promise<SignalRow> {
-  const byProfile = opts.profile === undefined ? sql.fragment`TRUE` : sql.fragment`lower(btrim(profile)) = lower(btrim(${opts.profile}))`;
-  return db.one(sql.type(Signal)`
-    WITH recent AS (
-      SELECT sass, lesson, created_at, id FROM chat_feedback
-      WHERE tenant_id = ${opts.tenantId} AND surface = ${opts.surface} AND ${byProfile}
-      ORDER BY created_at DESC, id DESC LIMIT 20
-    )
-    SELECT avg(sass)::float8 AS mean, count(sass)::int AS count,
-           coalesce((SELECT array_agg(lesson ORDER BY created_at DESC, id DESC)
-                     FROM (SELECT lesson, created_at, id FROM recent WHERE lesson IS NOT NULL AND lesson <> ''
-                           ORDER BY created_at DESC, id DESC LIMIT 3) l), '{}') AS lessons
-    FROM recent`);
-}
+/** Mean, vote count and three newest lessons of the records in CTE `recent`. */
+const signalOf = (recent: string) => sql.fragment`
+  SELECT avg(sass)::float8 AS mean, count(sass)::int AS count,
+         coalesce((SELECT array_agg(lesson ORDER BY created_at DESC, id DESC)
+                   FROM (SELECT lesson, created_at, id FROM ${sql.identifier([recent])} WHERE lesson IS NOT NULL AND lesson <> ''
+                         ORDER BY created_at DESC, id DESC LIMIT 3) l), '{}') AS lessons
+  FROM ${sql.identifier([recent])}`;
 
 /**
  * What recent feedback says (the last 20 records of the tenant on that surface, of the profile when
  * one is given): the mean desired sass, how many votes, and the three newest lessons. A profile
  * without votes (or without lessons) takes the votes (or lessons) of the whole surface.
+ * One statement: the profile's and the surface's signals side by side (the same when no profile).
  */
 export async function feedbackSignal(
   db: Db,
   opts: { tenantId: string; surface: string; profile?: string },
 ): Promise<{ mean: number; count: number; lessons: string[] } | undefined> {
-  const surfaceWide = () => recentSignal(db, { tenantId: opts.tenantId, surface: opts.surface });
-  let row = opts.profile === undefined ? await surfaceWide() : await recentSignal(db, opts);
-  if (opts.profile !== undefined && (row.count === 0 || row.lessons.length === 0)) {
-    const wide = await surfaceWide();
-    row = row.count === 0 ? { ...wide, lessons: row.lessons.length ? row.lessons : wide.lessons } : { ...row, lessons: wide.lessons };
-  }
+  // Profiles compare trimmed and case-blind.
+  const byProfile = opts.profile === undefined ? sql.fragment`TRUE` : sql.fragment`lower(btrim(profile)) = lower(btrim(${opts.profile}))`;
+  const row = await db.one(sql.type(Signal)`
+    WITH recent_profile AS (
+      SELECT sass, lesson, created_at, id FROM chat_feedback
+      WHERE tenant_id = ${opts.tenantId} AND surface = ${opts.surface} AND ${byProfile}
+      ORDER BY created_at DESC, id DESC LIMIT 20
+    ), recent_surface AS (
+      SELECT sass, lesson, created_at, id FROM chat_feedback
+      WHERE tenant_id = ${opts.tenantId} AND surface = ${opts.surface}
+      ORDER BY created_at DESC, id DESC LIMIT 20
+    ), p AS (${signalOf('recent_profile')}), w AS (${signalOf('recent_surface')})
+    SELECT CASE WHEN p.count > 0 THEN p.mean ELSE w.mean END AS mean,
+           CASE WHEN p.count > 0 THEN p.count ELSE w.count END AS count,
+           CASE WHEN cardinality(p.lessons) > 0 THEN p.lessons ELSE w.lessons END AS lessons
+    FROM p, w`);
   if (row.count === 0 && row.lessons.length === 0) return undefined;
   return { mean: row.mean ?? 0, count: row.count, lessons: row.lessons };
 }

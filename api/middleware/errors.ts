@@ -1,10 +1,7 @@
-import { isGrpcServiceError } from '@temporalio/client';
 import { AppError, type ErrorCode } from '../../schema/errors';
 import type { AppContext, AppMiddleware } from '../context';
+import { isTemporalUnavailable } from '../start-workflow';
 
-/** gRPC status codes (as @grpc/grpc-js numbers them) that mean the Temporal service cannot be reached now. */
-const GRPC_DEADLINE_EXCEEDED = 4;
-const GRPC_UNAVAILABLE = 14;
 /** PostgreSQL: 22021 character_not_in_repertoire (NUL in text), 22P05 untranslatable_character (\u0000 in jsonb). */
 const PG_BAD_CHARACTER = new Set(['22021', '22P05']);
 
@@ -16,24 +13,17 @@ function* causes(err: unknown): Generator<Record<string, unknown>> {
   }
 }
 
-function isTemporalUnavailable(err: unknown): boolean {
-  for (const e of causes(err)) {
-    if (isGrpcServiceError(e) && (e.code === GRPC_UNAVAILABLE || e.code === GRPC_DEADLINE_EXCEEDED)) return true;
-    // A call on a connection closed during shutdown.
-    if (e instanceof Error && e.message === 'Channel has been shut down') return true;
-  }
-  return false;
-}
-
 /**
  * Maps failures of our dependencies that are not server bugs to a client answer:
  * - PostgreSQL refusing a character (NUL) that slipped past request validation → 400 invalid_request;
  * - the Temporal service unreachable or not answering in time → 503 service_unavailable.
  * Other errors (including foreign-key violations, which can mean many things) stay 500.
+ * `onBadInput` runs when the database refused the input (to log it).
  */
-export function fromDependencyError(err: unknown): AppError | null {
+export function fromDependencyError(err: unknown, onBadInput?: () => void): AppError | null {
   for (const e of causes(err)) {
     if (typeof e.code === 'string' && PG_BAD_CHARACTER.has(e.code)) {
+      onBadInput?.();
       return new AppError('invalid_request', 'The request contains a character that cannot be stored (NUL, \\u0000). Remove it and retry.', {
         cause: err,
       });
@@ -75,10 +65,10 @@ export function errorHandler(): AppMiddleware {
         throw new AppError('not_found', `No route for ${ctx.method} ${ctx.path}.`);
       }
     } catch (raw) {
-      const err = raw instanceof AppError ? raw : (fromHttpError(raw as object) ?? fromDependencyError(raw));
+      // Input that reached the database although validation should have refused it: worth a look.
+      const badInput = () => ctx.deps.log.warn({ request_id: ctx.state.requestId, err: raw }, 'database refused the input');
+      const err = raw instanceof AppError ? raw : (fromHttpError(raw as object) ?? fromDependencyError(raw, badInput));
       if (err) {
-        // Input that reached the database although validation should have refused it: worth a look.
-        if (err !== raw && err.status < 500 && err.cause === raw) ctx.deps.log.warn({ request_id: ctx.state.requestId, err: raw }, 'database refused the input');
         ctx.status = err.status;
         if (err.headers) for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
         ctx.body = {

@@ -39,7 +39,7 @@ export async function liveState(ctx: AppContext, row: GoalRow, deadlineMs = SHOR
   if (isTerminal(row.status)) return stateFromRow(row);
   try {
     const handle = goalHandle(ctx, row.kind, row.id);
-    return await ctx.deps.temporal.connection.withDeadline(Date.now() + deadlineMs, () => handle.query(goalStateQuery));
+    return await shortTemporalCall(ctx, 'query the goal', () => handle.query(goalStateQuery), deadlineMs);
   } catch (err) {
     ctx.deps.log.warn({ goal: row.id, err: (err as Error).message }, 'goal query failed; answering from the stored snapshot');
     return stateFromRow(row);

@@ -12,7 +12,7 @@ import {
 } from '../../schema/tasks';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import { SHORT_CALL_DEADLINE_MS, startJobWorkflow } from '../start-workflow';
+import { shortTemporalCall, startJobWorkflow } from '../start-workflow';
 import { lastEventIdOf, pipeEventStream, wantsEventStream } from '../sse';
 
 /** Cancels a task's workflow; a run that already ended (or never started) is fine. */
@@ -21,7 +21,7 @@ export async function cancelTaskWorkflow(ctx: AppContext, taskId: string): Promi
     const handle = ctx.deps.temporal.client.workflow.getHandle(taskWorkflowId(taskId));
     // Bounded: with Temporal unreachable the database change stands and the run's activities stop on
     // their own (StaleRunError: the run no longer owns the task).
-    await ctx.deps.temporal.connection.withDeadline(Date.now() + SHORT_CALL_DEADLINE_MS, () => handle.cancel());
+    await shortTemporalCall(ctx, 'cancel the task', () => handle.cancel());
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return;
     ctx.deps.log.warn({ err: (err as Error).message, task_id: taskId }, 'could not cancel the task workflow');
@@ -31,7 +31,7 @@ export async function cancelTaskWorkflow(ctx: AppContext, taskId: string): Promi
 async function liveState(ctx: AppContext, taskId: string): Promise<TaskRunState | null> {
   const handle = ctx.deps.temporal.client.workflow.getHandle(taskWorkflowId(taskId));
   try {
-    return await ctx.deps.temporal.connection.withDeadline(Date.now() + 3000, () => handle.query<TaskRunState>('taskStatus'));
+    return await shortTemporalCall(ctx, 'query the task', () => handle.query<TaskRunState>('taskStatus'));
   } catch {
     return null; // no worker answering right now, or the run just ended: the database answers
   }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { Client, Connection } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { createDb, type Db } from '../../activities/store/db';
@@ -83,15 +83,7 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  let worker: Worker | undefined;
-  let running: Promise<void> | undefined;
-  let workerConn: { close(): Promise<void> } | undefined;
-  if (opts.worker) {
-    const w = await createRuntimeWorker({ config, db, log, address: env.temporalAddress, taskQueue, bundlePath: env.bundlePath });
-    worker = w.worker;
-    workerConn = w.connection;
-    running = worker.run();
-  }
+  const queueWorker = opts.worker ? await startQueueWorker({ config, db, taskQueue }, log) : undefined;
 
   return {
     url,
@@ -101,7 +93,7 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
     client,
     connection,
     taskQueue,
-    worker,
+    worker: queueWorker?.worker,
     async key(scopes, o = {}) {
       const tenantId = o.tenantId ?? (await createTenant(db));
       return mintKey(db, { tenantId, kind: o.kind ?? 'runtime', scopes });
@@ -125,11 +117,7 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
       return { status: res.status, body: parsed, headers: res.headers, text };
     },
     async close() {
-      if (worker) {
-        worker.shutdown();
-        await running;
-        await workerConn?.close();
-      }
+      await queueWorker?.stop();
       await new Promise<void>((r) => {
         server.close(() => r());
         server.closeAllConnections();
@@ -149,10 +137,10 @@ export interface QueueWorker {
   stop(): Promise<void>;
 }
 
-export async function startQueueWorker(h: Pick<Harness, 'config' | 'db' | 'taskQueue'>): Promise<QueueWorker> {
+export async function startQueueWorker(h: Pick<Harness, 'config' | 'db' | 'taskQueue'>, log: Logger = pino({ level: 'silent' })): Promise<QueueWorker> {
   const env = testEnv();
   const { worker, connection } = await createRuntimeWorker({
-    config: h.config, db: h.db, log: pino({ level: 'silent' }), address: env.temporalAddress, taskQueue: h.taskQueue, bundlePath: env.bundlePath,
+    config: h.config, db: h.db, log, address: env.temporalAddress, taskQueue: h.taskQueue, bundlePath: env.bundlePath,
   });
   const running = worker.run();
   return {
