@@ -11,6 +11,7 @@ import { saveGoalState } from '../store/goals';
 import { findJobOutput, saveJobOutput } from '../store/job-outputs';
 import { finishPadSession, updatePadAgent, type PadAgentRow } from '../store/pad';
 import { saveSwarmRun } from '../store/swarm';
+import { workerShutdownFailure } from '../tasks/errors';
 
 const SNIPPET = 300;
 const snippet = (s: string) => (s.length > SNIPPET ? `${s.slice(0, SNIPPET - 1)}…` : s);
@@ -62,9 +63,10 @@ export function createJobsActivities(deps: ActivityDeps) {
     } catch (err) {
       if (ctx.cancellationSignal.aborted) {
         // A worker going down is not a cancellation of the step: fail retryably so the next worker runs it.
-        if ((ctx.cancellationSignal.reason as Error | undefined)?.message === 'WORKER_SHUTDOWN') {
+        const shutdown = workerShutdownFailure(ctx.cancellationSignal);
+        if (shutdown) {
           log.info({ job: i.jobId, step: i.stepKey }, 'job step interrupted by worker shutdown; it will be retried');
-          throw ApplicationFailure.retryable('The worker shut down during this step.', 'WorkerShutdown');
+          throw shutdown;
         }
         log.info({ job: i.jobId, step: i.stepKey }, 'job step cancelled: upstream call aborted');
         throw new CancelledFailure('step cancelled');

@@ -35,14 +35,9 @@ export async function withSpace<T>(spaceId: string | undefined | null, write: ()
   }
 }
 
-/** True for a foreign-key violation on a space_id column (slonik's error or the raw pg one). */
-export function isSpaceForeignKeyViolation(err: unknown): boolean {
-  const e = err as { code?: string; constraint?: string | null; column?: string | null; detail?: string | null; cause?: { code?: string; constraint?: string; detail?: string } } | null;
-  if (!e) return false;
-  const fk = err instanceof ForeignKeyIntegrityConstraintViolationError || e.code === '23503' || e.cause?.code === '23503';
-  if (!fk) return false;
-  const where = `${e.constraint ?? ''} ${e.column ?? ''} ${e.detail ?? ''} ${e.cause?.constraint ?? ''} ${e.cause?.detail ?? ''}`;
-  return /space_id/.test(where);
+/** True for a foreign-key violation on a space_id column (slonik parses the columns from the error detail). */
+function isSpaceForeignKeyViolation(err: unknown): boolean {
+  return err instanceof ForeignKeyIntegrityConstraintViolationError && err.columns.includes('space_id');
 }
 
 /**

@@ -22,6 +22,11 @@ const COLUMNS = sql.fragment`id, space_id, source_kind, title, media_type, size_
   left(text, 280) AS excerpt, created_at`;
 
 export interface NewDocument {
+  /**
+   * A caller-chosen id (`doc_` + 20 base32 characters) makes the write idempotent: a retry that
+   * finds a document with this id returns it instead of writing a second one. Default: a new id.
+   */
+  id?: string;
   tenantId: string;
   spaceId?: string | null;
   sourceKind: SourceKind;
@@ -41,7 +46,7 @@ export interface InsertedDocument {
   document: DocumentRecord;
   chunks: number;
   memories: number;
-  /** False when a learning retry found the document it had already written. */
+  /** False when a retry (same learning source, or same caller-chosen id) found the document it had already written. */
   created: boolean;
 }
 
@@ -65,12 +70,13 @@ async function insertChunks(tx: DatabaseTransactionConnection, doc: NewDocument,
 
 /**
  * Writes a document with its chunks (and vectors and memory fragments) in one transaction.
- * A learning source (provenance job_id + source_index) is written once: a retry returns the first.
+ * Written once per caller-chosen `id`, and once per learning source (provenance job_id +
+ * source_index): a retry returns the first.
  * @throws when the space does not exist (foreign key): check the space first
  */
 export async function insertDocument(db: Db, doc: NewDocument): Promise<InsertedDocument> {
   return db.transaction(async (tx) => {
-    const id = newId('doc');
+    const id = doc.id ?? newId('doc');
     const hash = createHash('sha256').update(doc.text).digest('hex');
     const inserted = await tx.maybeOne(sql.type(DocumentRow)`
       INSERT INTO documents (id, tenant_id, space_id, source_kind, title, media_type, size_bytes, text, content_hash, provenance, chunk_count)
@@ -80,9 +86,11 @@ export async function insertDocument(db: Db, doc: NewDocument): Promise<Inserted
       RETURNING ${COLUMNS}`);
     if (!inserted) {
       const p = doc.provenance ?? {};
-      const existing = await tx.one(sql.type(DocumentRow)`
-        SELECT ${COLUMNS} FROM documents WHERE tenant_id = ${doc.tenantId} AND source_kind = 'learn'
-          AND provenance->>'job_id' = ${String(p.job_id)} AND provenance->>'source_index' = ${String(p.source_index)}`);
+      const existing = doc.id
+        ? await tx.one(sql.type(DocumentRow)`SELECT ${COLUMNS} FROM documents WHERE tenant_id = ${doc.tenantId} AND id = ${doc.id}`)
+        : await tx.one(sql.type(DocumentRow)`
+          SELECT ${COLUMNS} FROM documents WHERE tenant_id = ${doc.tenantId} AND source_kind = 'learn'
+            AND provenance->>'job_id' = ${String(p.job_id)} AND provenance->>'source_index' = ${String(p.source_index)}`);
       return { document: existing, chunks: existing.chunk_count, memories: 0, created: false };
     }
     const chunkIds = await insertChunks(tx, doc, id);

@@ -4,7 +4,7 @@ import type { ActivityDeps } from '../deps';
 import type { ModelRouter } from '../providers/types';
 import type { StepRow } from '../store/tasks';
 import { indexDocument } from '../knowledge/pipeline';
-import { findTaskOutputDocument, saveTaskOutput } from '../store/task-outputs';
+import { saveTaskOutput } from '../store/task-outputs';
 import { StepPermanentError } from './errors';
 import { safeFetch } from './safe-fetch';
 import { postWebhook } from './webhook';
@@ -77,8 +77,9 @@ async function fetchAction(input: ActionInput): Promise<string> {
 /**
  * Stores the content as a tenant record (task_outputs, one per run and step) and as a document of
  * the tenant's knowledge store (listed by GET /v1/documents, found by knowledge search). The
- * result is the document id. Idempotent per (run, step): a retried activity finds the document
- * its earlier attempt wrote (by the output id in its provenance) instead of writing a second one.
+ * result is the document id. Idempotent per (run, step): the document id is derived from the
+ * output id (one per run and step), so a retried activity gets back the document its earlier
+ * attempt wrote instead of writing a second one.
  */
 async function saveAction(input: ActionInput): Promise<string> {
   const content = input.args.content ?? context(input);
@@ -92,9 +93,8 @@ async function saveAction(input: ActionInput): Promise<string> {
     title,
     content,
   });
-  const existing = await findTaskOutputDocument(input.deps.db, { tenantId: input.tenantId, outputId });
-  if (existing) return existing;
   const doc = await indexDocument(input.deps, {
+    id: `doc_${outputId.slice('out_'.length)}`,
     tenantId: input.tenantId,
     sourceKind: 'ingest',
     title,

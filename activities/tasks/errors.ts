@@ -10,6 +10,16 @@ export class StepPermanentError extends Error {
   }
 }
 
+/**
+ * The retryable failure for an activity interrupted because its worker is shutting down (the
+ * cancellation reason Temporal gives is WORKER_SHUTDOWN), or null for any other interruption.
+ * A worker going down is not the step's fault: the next worker runs the step again.
+ */
+export function workerShutdownFailure(signal: AbortSignal): ApplicationFailure | null {
+  if (!signal.aborted || (signal.reason as Error | undefined)?.message !== 'WORKER_SHUTDOWN') return null;
+  return ApplicationFailure.retryable('The worker shut down during this step.', 'WorkerShutdown');
+}
+
 /** Model-layer errors that retrying cannot fix. */
 const PERMANENT_APP_CODES = new Set(['model_not_found', 'service_unavailable', 'invalid_request', 'not_found', 'forbidden', 'unauthorized']);
 

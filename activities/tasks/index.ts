@@ -5,7 +5,7 @@ import type { ActivityDeps } from '../deps';
 import { createModelRouter } from '../providers';
 import { beginTaskRun, completeStep, finishTaskRun, settleSteps, snippetOf, StaleRunError, startStep } from '../store/task-runs';
 import { resolveArgs, runAction } from './actions';
-import { toActivityFailure } from './errors';
+import { toActivityFailure, workerShutdownFailure } from './errors';
 
 export interface StepActivityInput {
   tenantId: string;
@@ -43,9 +43,8 @@ export function createTasksActivities(deps: ActivityDeps) {
       await completeStep(deps.db, { ...input, result });
       return { snippet: snippetOf(result) };
     } catch (err) {
-      const reason = ctx.cancellationSignal.aborted ? (ctx.cancellationSignal.reason as Error | undefined)?.message : undefined;
-      // A worker going down is not the step's fault: fail retryably so the next worker runs it.
-      if (reason === 'WORKER_SHUTDOWN') throw ApplicationFailure.retryable('The worker shut down during this step.', 'WorkerShutdown');
+      const shutdown = workerShutdownFailure(ctx.cancellationSignal);
+      if (shutdown) throw shutdown;
       if (err instanceof StaleRunError) throw ApplicationFailure.create({ message: err.message, type: 'StaleRunError', nonRetryable: true });
       throw toActivityFailure(err);
     } finally {

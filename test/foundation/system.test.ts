@@ -9,7 +9,7 @@ import { allRoutes } from '../../api/routes';
 import { systemRoutes } from '../../api/routes/system';
 import { freePort } from '../../workers/temporal-dev';
 import { startHarness, type Harness } from '../helpers/harness';
-import { pollUntil } from '../jobs/poll';
+import { pollUntil } from '../helpers/poll';
 
 let h: Harness;
 beforeAll(async () => {

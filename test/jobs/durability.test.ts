@@ -2,7 +2,7 @@ import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import { startQueueWorker, type Harness } from '../helpers/harness';
 import { callsFor, lastUser, storedOutputs } from './job-test-utils';
-import { pollUntil } from './poll';
+import { pollUntil } from '../helpers/poll';
 
 jest.setTimeout(180_000);
 

@@ -1,7 +1,7 @@
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
-import { pollUntil } from './poll';
+import { pollUntil } from '../helpers/poll';
 
 let fake: FakeOpenAI;
 let h: Harness;

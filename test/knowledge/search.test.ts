@@ -1,6 +1,6 @@
 import { startHarness, type Harness } from '../helpers/harness';
 import { CORPUS } from './corpus';
-import { pollUntil } from '../jobs/poll';
+import { pollUntil } from '../helpers/poll';
 
 let h: Harness;
 let chat: string;
