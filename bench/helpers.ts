@@ -15,6 +15,16 @@ import { freshDatabase } from '../test/helpers/harness';
 import { createRuntimeWorker, installTemporalLogging } from '../workers/runtime';
 import { findOrBuildTemporalCli, freePort, startDevServer } from '../workers/temporal-dev';
 
+/** Deterministic PRNG (mulberry32): the same seed gives the same sequence in [0, 1). */
+export function rng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 export function percentile(samples: number[], p: number): number {
   if (!samples.length) return NaN;
   const s = [...samples].sort((a, b) => a - b);

@@ -19,21 +19,13 @@ import { createTenant } from '../activities/store/keys';
 import { ensureDatabase, runMigrations } from '../activities/store/migrate';
 import { parseConfig } from '../schema/config';
 import { CORPUS } from '../test/knowledge/corpus';
+import { rng } from './helpers';
 
 const PG = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
 const MAX = Number(process.env.BENCH_MAX_CHUNKS ?? 100_000);
 const TIERS = [1_000, 10_000, 100_000].filter((t) => t <= MAX);
 
-/** Deterministic PRNG (mulberry32) so every run ingests the same text. */
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rand = rng(42);
+const rand = rng(42); // deterministic, so every run ingests the same text
 const SYL = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'to', 'vi', 'de', 'fa', 'go', 'hu', 'pe', 'ri', 'zo', 'ba'];
 const VOCAB = Array.from({ length: 3000 }, () => Array.from({ length: 2 + Math.floor(rand() * 3) }, () => SYL[Math.floor(rand() * SYL.length)]).join(''));
 const zipf = () => VOCAB[Math.floor(VOCAB.length * Math.pow(rand(), 2.2))];

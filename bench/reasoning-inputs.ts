@@ -15,18 +15,9 @@
 import { DateTime } from 'luxon';
 import type { z } from 'zod';
 import type { ReasoningEndpoint } from '../reasoning/types';
+import { rng } from './helpers';
 
 export type Obj = Record<string, unknown>;
-
-/** Deterministic PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const FUNCTION_WORDS = (
   'the a an and or but of to in on at by for with from about into over after before is are was were be been ' +
@@ -75,7 +66,7 @@ function contentWord(r: () => number): string {
 }
 
 /** One sentence of 10 to 30 words. */
-export function sentence(r: () => number): string {
+function sentence(r: () => number): string {
   const n = 10 + Math.floor(r() * 21);
   const words: string[] = [];
   for (let i = 0; i < n; i++) {
@@ -130,7 +121,7 @@ function mapRefs(v: unknown, keys: Set<string>, c: number): unknown {
   return v;
 }
 
-export interface GrowOptions {
+interface GrowOptions {
   /** Prose fields of copies get this multiple of the original's length (default 1). */
   proseScale?: number;
   seed?: number;
@@ -145,7 +136,7 @@ function exampleKeys(example: Obj): Set<string> {
 }
 
 /** Lists of objects at the top level and one level down, largest first. */
-export function objectLists(example: Obj): { path: string[]; items: Obj[] }[] {
+function objectLists(example: Obj): { path: string[]; items: Obj[] }[] {
   const out: { path: string[]; items: Obj[] }[] = [];
   const isList = (v: unknown): v is Obj[] => Array.isArray(v) && v.length > 0 && typeof v[0] === 'object' && v[0] !== null;
   for (const [k, v] of Object.entries(example)) {
@@ -162,7 +153,7 @@ const MAIN_LIST: Record<string, string> = {
   '/actions/plan': 'action_hints',
 };
 
-export function mainListPath(e: ReasoningEndpoint): string[] | undefined {
+function mainListPath(e: ReasoningEndpoint): string[] | undefined {
   const lists = objectLists(e.example as Obj);
   const forced = MAIN_LIST[e.path];
   return (forced ? lists.find((l) => l.path.join('.') === forced) : lists[0])?.path;
@@ -272,7 +263,8 @@ export function largestBody(e: ReasoningEndpoint, limit: number, opts: GrowOptio
     const bytes = Buffer.byteLength(JSON.stringify(body));
     return bytes <= limit ? { body, n, bytes, lists: g.lists } : undefined;
   };
-  const start = mainListPath(e) ? objectLists(e.example as Obj).find((l) => l.path.join('.') === mainListPath(e)!.join('.'))!.items.length : 0;
+  const main = mainListPath(e);
+  const start = main ? objectLists(e.example as Obj).find((l) => l.path.join('.') === main.join('.'))!.items.length : 0;
   if (!start) return undefined;
   let lo = fits(start);
   if (!lo) return undefined;

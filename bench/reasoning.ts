@@ -18,8 +18,8 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { reasoningEndpoints } from '../reasoning/registry';
 import type { ReasoningEndpoint } from '../reasoning/types';
-import { fmt, percentile, startBenchApp } from './helpers';
-import { grownBody, largestBody, maxedPreferences, prose, rng, type Obj } from './reasoning-inputs';
+import { fmt, percentile, rng, startBenchApp } from './helpers';
+import { grownBody, largestBody, maxedPreferences, prose, type Obj } from './reasoning-inputs';
 
 const GROWTH_BOUND = (10 * Math.log(10_000)) / Math.log(1_000); // n·log n from 1k to 10k: 13.3×
 const BLOCK_BUDGET_MS = 500;

@@ -2,7 +2,7 @@ import { defineReasoning } from './types';
 import { actionsPlanRequest, actionsPlanResponse, type ActionsPlanRequest, type ActionsPlanResponse } from '../schema/reasoning/actions-plan';
 import { classifyEffects, forbiddenWords, sensitiveInputs, type EffectClass } from './lib/action-effects';
 import { assignIds, normKey } from './lib/workflow-parts';
-import { isContentWord, keywordSetEach, splitWordsEach } from './lib/text-segments';
+import { keywordSetEach, keywordsOfWords, splitWordsEach } from './lib/text-segments';
 
 type Out = ActionsPlanResponse;
 type Risk = Out['risk_tolerance'];
@@ -72,7 +72,7 @@ export function planActions(input: ActionsPlanRequest, ctx: { surface?: string }
   const headSize = perAction * 3 + 4;
 
   // Factor lists are built only for the candidates that make the ranked output (see `ranked`).
-  const all: (Omit<Out['ranked_action_candidates'][number], 'factors'> & { values: Record<string, number> | null })[] = [];
+  const all: (Omit<Out['ranked_action_candidates'][number], 'factors' | 'rank'> & { values: Record<string, number> | null })[] = [];
   const best: { provider: number; eligible: boolean }[][] = [];
   // Words of every hint from one segmenter pass per batch (a segment() call per hint is GC-bound on long lists).
   const titleWords = splitWordsEach(hints.map((h) => h.title));
@@ -88,7 +88,7 @@ export function planActions(input: ActionsPlanRequest, ctx: { surface?: string }
     };
     if (h.provider) offer(byName.get(normKey(h.provider)), 1);
     if (h.tool) for (const i of (byCap.get(normKey(h.tool)) ?? []).slice(0, headSize)) offer(i, 1);
-    for (const w of new Set(hintWords[a].filter(isContentWord))) for (const i of (byCapWord.get(w) ?? []).slice(0, headSize)) offer(i, 0.6);
+    for (const w of keywordsOfWords(hintWords[a])) for (const i of (byCapWord.get(w) ?? []).slice(0, headSize)) offer(i, 0.6);
     // Score every matched provider with plain numbers; notes and factor objects are only built
     // for the few that are kept (keeps 10,000 actions x many providers cheap).
     const evaluate = (i: number, capability: number) => {
@@ -129,14 +129,14 @@ export function planActions(input: ActionsPlanRequest, ctx: { surface?: string }
     best.push(kept.map((s) => ({ provider: s.i, eligible: s.eligible })));
     const labels = effectsOf[a].declared.length ? [...classes, ...effectsOf[a].declared.filter((d) => !classes.includes(d as EffectClass))] : classes;
     if (kept.length === 0)
-      all.push({ rank: 0, action_id: ids[a], title: h.title, provider_id: null, score: 0, values: null, effects: labels, eligible: false, notes: ['no available provider offers this capability; plan it as a manual step'] });
-    for (const s of kept) all.push({ rank: 0, action_id: ids[a], title: h.title, provider_id: providers[s.i].id, score: s.score, values: s.values, effects: labels, eligible: s.eligible, notes: s.notes });
+      all.push({ action_id: ids[a], title: h.title, provider_id: null, score: 0, values: null, effects: labels, eligible: false, notes: ['no available provider offers this capability; plan it as a manual step'] });
+    for (const s of kept) all.push({ action_id: ids[a], title: h.title, provider_id: providers[s.i].id, score: s.score, values: s.values, effects: labels, eligible: s.eligible, notes: s.notes });
   });
   const order = all.map((_, k) => k);
   order.sort((x, y) => Number(all[y].eligible) - Number(all[x].eligible) || all[y].score - all[x].score || x - y);
   const ranked = order.slice(0, maxCandidates).map((k, r) => {
     const { values, ...c } = all[k];
-    return { rank: r + 1, action_id: c.action_id, title: c.title, provider_id: c.provider_id, score: c.score, factors: values ? factorList(W, values) : [], effects: c.effects, eligible: c.eligible, notes: c.notes };
+    return { rank: r + 1, ...c, factors: values ? factorList(W, values) : [] };
   });
 
   // Gates, labels, route.

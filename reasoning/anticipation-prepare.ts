@@ -69,19 +69,16 @@ export function compileAnticipationPrepare(input: AnticipationPrepareRequest, _c
     const pressure = Math.round((30 / (1 + Math.max(0, slack) / 60)) * 100) / 100;
     const score = Math.round((imp * 10 + pressure + (heavy ? 5 : 0)) * 100) / 100;
     return {
-      order, start, end: end && end > start ? end : start.plus({ minutes: 30 }), ev, heavy, prep, attendees, prepareBy,
-      packet: {
-        event_id: ev.id, title: ev.title, lead_minutes: lead, prep_minutes: prep, urgency, score,
-        factors: [{ name: 'importance', value: imp }, { name: 'time_pressure', value: pressure }, { name: 'heavy_kind', value: heavy ? 1 : 0 }, { name: 'slack_minutes', value: slack }],
-      },
+      order, start, end: end && end > start ? end : start.plus({ minutes: 30 }), ev, heavy, prep, attendees, prepareBy, lead, urgency, score,
+      factors: [{ name: 'importance', value: imp }, { name: 'time_pressure', value: pressure }, { name: 'heavy_kind', value: heavy ? 1 : 0 }, { name: 'slack_minutes', value: slack }],
     };
   });
-  scored.sort((a, b) => b.packet.score - a.packet.score || a.start.toMillis() - b.start.toMillis() || a.order - b.order);
-  for (const s of scored.slice(maxPackets)) skipped.push({ event_id: s.packet.event_id, reason: 'over_packet_cap' });
+  scored.sort((a, b) => b.score - a.score || a.start.toMillis() - b.start.toMillis() || a.order - b.order);
+  for (const s of scored.slice(maxPackets)) skipped.push({ event_id: s.ev.id, reason: 'over_packet_cap' });
 
   // Context, checklist and questions only for the packets kept: matching every event in the
   // horizon against the context index cost far more than scoring it.
-  const packets = scored.slice(0, maxPackets).map(({ ev, heavy, prep, attendees, packet, start, prepareBy }, k) => {
+  const packets = scored.slice(0, maxPackets).map(({ ev, heavy, prep, attendees, start, prepareBy, lead, urgency, score, factors }, k) => {
     // Context: shared keywords (1 point each), attendee names and shared tags (2 points).
     const hits = new Map<number, number>();
     for (const w of keywordSet(`${ev.title} ${(ev.notes ?? '').slice(0, 300)}`)) for (const i of index.get(w) ?? []) hits.set(i, (hits.get(i) ?? 0) + 1);
@@ -97,8 +94,8 @@ export function compileAnticipationPrepare(input: AnticipationPrepareRequest, _c
     ];
     const questions = (ev.notes ? splitSentences(ev.notes) : []).filter((s) => s.trim().endsWith('?')).slice(0, 5).map((s) => clip(s, 200));
     return {
-      id: `prep-${k + 1}`, event_id: packet.event_id, title: packet.title, starts_at: isoOut(start), lead_minutes: packet.lead_minutes,
-      prep_minutes: packet.prep_minutes, prepare_by: isoOut(prepareBy), urgency: packet.urgency, score: packet.score, factors: packet.factors,
+      id: `prep-${k + 1}`, event_id: ev.id, title: ev.title, starts_at: isoOut(start), lead_minutes: lead,
+      prep_minutes: prep, prepare_by: isoOut(prepareBy), urgency, score, factors,
       checklist, context_item_ids: ctxIds, open_questions: questions,
     };
   });
@@ -109,7 +106,7 @@ export function compileAnticipationPrepare(input: AnticipationPrepareRequest, _c
   let open: (typeof byStart)[number] | null = null;
   for (const s of byStart) {
     if (open && s.start < open.end && conflicts.length < 100)
-      conflicts.push({ event_ids: [open.packet.event_id, s.packet.event_id], overlap_minutes: Math.round((s.end < open.end ? s.end : open.end).diff(s.start, 'minutes').minutes) });
+      conflicts.push({ event_ids: [open.ev.id, s.ev.id], overlap_minutes: Math.round((s.end < open.end ? s.end : open.end).diff(s.start, 'minutes').minutes) });
     if (!open || s.end > open.end) open = s;
   }
 

@@ -6,7 +6,7 @@ import {
   type LearningMasteryResponse,
 } from '../schema/reasoning/learning-mastery-compile';
 import { splitSentencesEach, slug, clip } from './lib/text-segments';
-import { coOccurrence, extractKeyTerms, findTerm, type SentenceRef } from './lib/key-terms';
+import { coOccurrence, extractKeyTerms, termMatcher, type SentenceRef } from './lib/key-terms';
 import { topoOrder } from './lib/topo-order';
 import { parseInstant, resolveZone } from './lib/luxon-time';
 import { conceptMastery, reviewCadence, round, type LedgerLike } from './lib/learning-study';
@@ -25,7 +25,12 @@ export function compileLearningMastery(input: LearningMasteryRequest, ctx: { sur
   // 1. Sentences with stable ids `<source id>:s<n>`.
   const sentences: (SentenceRef & { source: string; index: number })[] = [];
   const seenSource = new Set<string>();
-  const distinct = input.sources.filter((src) => !seenSource.has(src.id) && !!seenSource.add(src.id)); // first source with an id wins
+  const distinct: typeof input.sources = [];
+  for (const src of input.sources) {
+    if (seenSource.has(src.id)) continue; // first source with an id wins
+    seenSource.add(src.id);
+    distinct.push(src);
+  }
   splitSentencesEach(distinct.map((src) => src.content)).forEach((list, k) =>
     list.forEach((text, index) => sentences.push({ id: `${distinct[k].id}:s${index}`, text, source: distinct[k].id, index })),
   );
@@ -47,6 +52,7 @@ export function compileLearningMastery(input: LearningMasteryRequest, ctx: { sur
   // 3. Learning DAG: explicit prerequisite cues win; otherwise the concept used first comes first.
   const explicit = new Map<string, { from: number; to: number }>();
   const explicitPairs = new Set<string>();
+  const matchTerm = terms.map((t) => termMatcher(t.term)); // compiled once per request
   bySentence.forEach((ranks, idx) => {
     if (ranks.length < 2) return;
     const text = sentences[idx].text;
@@ -55,7 +61,7 @@ export function compileLearningMastery(input: LearningMasteryRequest, ctx: { sur
     // The subject (first concept before the cue) builds on the first concept after it.
     let dep = -1, pre = -1, depPos = Infinity, prePos = Infinity;
     for (const r of ranks.slice(0, 8)) {
-      const pos = findTerm(text, terms[r].term);
+      const pos = matchTerm[r](text);
       if (!pos) continue;
       if (pos.index < cue.index && pos.index < depPos) [dep, depPos] = [r, pos.index];
       if (pos.index > cue.index && pos.index < prePos) [pre, prePos] = [r, pos.index];

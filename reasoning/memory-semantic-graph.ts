@@ -1,6 +1,6 @@
 import { defineReasoning } from './types';
 import {
-  memorySemanticGraphRequest, memorySemanticGraphResponse,
+  memorySemanticGraphRequest, memorySemanticGraphResponse, relationType,
   type MemorySemanticGraphRequest, type MemorySemanticGraphResponse,
 } from '../schema/reasoning/memory-semantic-graph';
 import { slug, splitSentencesEach, splitWordsEach } from './lib/text-segments';
@@ -24,7 +24,7 @@ const RELATIONS: [RegExp, Rel][] = [
   [/\b(?:depends on|requires|needs)\b/i, 'depends_on'],
   [/\b(?:prefers|likes|loves|enjoys)\b/i, 'prefers'],
 ];
-const RELATION_TYPES: Rel[] = ['is_a', 'part_of', 'works_at', 'located_in', 'uses', 'depends_on', 'prefers', 'tagged', 'co_occurs'];
+const RELATION_TYPES: readonly Rel[] = relationType.options;
 const CAP_SEQ = /\b(\p{Lu}[\p{L}\p{N}&'.-]*(?:\s+(?:of|de|van|von)?\s*\p{Lu}[\p{L}\p{N}&'.-]*)*)/gu;
 
 interface Cand { key: string; label: string; kind: 'entity' | 'concept' | 'tag'; items: string[]; count: number; first: number }
@@ -110,20 +110,19 @@ export function compileMemorySemanticGraph(input: MemorySemanticGraphRequest, _c
     .filter((c) => eligible(c) && !(c.kind === 'concept' && c.items.length <= (coveredBy.get(c.label) ?? 0)))
     .sort((a, b) => b.items.length + kindBonus[b.kind] - (a.items.length + kindBonus[a.kind]) || b.count - a.count || a.first - b.first);
   const kept = ranked.slice(0, maxNodes);
-  const idOf = new Map<string, string>();
+  const keptIds: string[] = []; // node id of kept[k]
   const usedIds = new Set<string>();
   for (const c of kept) {
     let id = `${c.kind}-${slug(c.label)}`;
     for (let k = 2; usedIds.has(id); k++) id = `${c.kind}-${slug(c.label)}-${k}`;
     usedIds.add(id);
-    idOf.set(c.key, id);
+    keptIds.push(id);
   }
 
   // Pass 2: edges among kept nodes. Nodes are addressed by index and edges by a numeric key: a
   // string key per linked pair made this pass the slowest part on large inputs.
   const edges = new Map<number, { from: string; to: string; type: Rel; weight: number; items: string[]; first: number }>();
   const N = kept.length;
-  const keptIds = kept.map((c) => idOf.get(c.key)!);
   const idxOf = new Map(kept.map((c, k) => [c.key, k]));
   const link = (from: number, to: number, type: Rel, item: string) => {
     if (from === to) return;
@@ -160,16 +159,15 @@ export function compileMemorySemanticGraph(input: MemorySemanticGraphRequest, _c
     .slice(0, maxEdges);
 
   // Clusters: label propagation (weighted, ties to the smaller label), fixed 6 rounds.
-  const nodeIds = kept.map((c) => idOf.get(c.key)!);
-  const label = new Map(nodeIds.map((id, k) => [id, k]));
-  const adj = new Map<string, { to: string; w: number }[]>(nodeIds.map((id) => [id, []]));
+  const label = new Map(keptIds.map((id, k) => [id, k]));
+  const adj = new Map<string, { to: string; w: number }[]>(keptIds.map((id) => [id, []]));
   for (const e of edgeList) {
     adj.get(e.from)!.push({ to: e.to, w: e.weight });
     adj.get(e.to)!.push({ to: e.from, w: e.weight });
   }
   for (let round = 0; round < 6; round++) {
     let changed = false;
-    for (const id of nodeIds) {
+    for (const id of keptIds) {
       const score = new Map<number, number>();
       for (const n of adj.get(id)!) score.set(label.get(n.to)!, (score.get(label.get(n.to)!) ?? 0) + n.w);
       let best = label.get(id)!;
@@ -180,9 +178,9 @@ export function compileMemorySemanticGraph(input: MemorySemanticGraphRequest, _c
     if (!changed) break;
   }
   const groups = new Map<number, string[]>();
-  for (const id of nodeIds) groups.set(label.get(id)!, [...(groups.get(label.get(id)!) ?? []), id]);
+  for (const id of keptIds) groups.set(label.get(id)!, [...(groups.get(label.get(id)!) ?? []), id]);
   const clusterOf = new Map<string, string>();
-  const indexOf = new Map(nodeIds.map((id, k) => [id, k]));
+  const indexOf = new Map(keptIds.map((id, k) => [id, k]));
   const clusters = [...groups.entries()].sort((a, b) => b[1].length - a[1].length || a[0] - b[0]).map(([, ids], k) => {
     const cid = `cluster-${k + 1}`;
     ids.forEach((id) => clusterOf.set(id, cid));
@@ -193,7 +191,7 @@ export function compileMemorySemanticGraph(input: MemorySemanticGraphRequest, _c
   const linked = new Set(kept.flatMap((c) => c.items));
 
   return {
-    nodes: kept.map((c, k) => ({ id: nodeIds[k], label: c.label, kind: c.kind, weight: c.items.length, item_ids: c.items.slice(0, 20), cluster_id: clusterOf.get(nodeIds[k])! })),
+    nodes: kept.map((c, k) => ({ id: keptIds[k], label: c.label, kind: c.kind, weight: c.items.length, item_ids: c.items.slice(0, 20), cluster_id: clusterOf.get(keptIds[k])! })),
     edges: edgeList.map((e, k) => ({ id: `e${k + 1}`, from: e.from, to: e.to, type: e.type, weight: e.weight, evidence_item_ids: e.items })),
     clusters,
     unlinked_item_ids: [...seenItems].filter((id) => !linked.has(id)).slice(0, 100),

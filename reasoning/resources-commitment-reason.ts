@@ -44,15 +44,18 @@ export function reasonCommitments(input: ResourcesCommitmentRequest, ctx: { surf
 
   const demanded = new Float64Array(resources.length);
   need.forEach((m) => m.forEach((amt, i) => (demanded[i] += amt)));
-  const utilization: Out['utilization'] = resources.map((r, i) => ({
-    resource_id: r.id,
-    kind: r.kind ?? null,
-    capacity: r.capacity,
-    demanded: r2(demanded[i]),
-    // 999 stands for "no usable capacity": zero, or so small that the ratio overflows (e.g. 5e-324).
-    utilization: r.capacity > 0 && Number.isFinite(r2(demanded[i] / r.capacity)) ? r2(demanded[i] / r.capacity) : demanded[i] > 0 ? 999 : 0,
-    over_by: r2(Math.max(0, demanded[i] - r.capacity)),
-  }));
+  const utilization: Out['utilization'] = resources.map((r, i) => {
+    const ratio = r2(demanded[i] / r.capacity);
+    return {
+      resource_id: r.id,
+      kind: r.kind ?? null,
+      capacity: r.capacity,
+      demanded: r2(demanded[i]),
+      // 999 stands for "no usable capacity": zero, or so small that the ratio overflows (e.g. 5e-324).
+      utilization: r.capacity > 0 && Number.isFinite(ratio) ? ratio : demanded[i] > 0 ? 999 : 0,
+      over_by: r2(Math.max(0, demanded[i] - r.capacity)),
+    };
+  });
   const overIds = utilization.filter((u) => u.over_by > 0).map((u) => u.resource_id);
 
   // Dated check: earliest-due-first cumulative demand vs capacity accrued by each due date.

@@ -1,5 +1,3 @@
-import { splitWords } from './text-segments';
-
 /**
  * Effect classification for planned actions: word rules over the title, tool and declared
  * effects decide whether an action reads, writes, touches a customer, moves money or destroys
@@ -31,12 +29,12 @@ const canon = (s: string) => s.toLowerCase().trim().replace(/[\s-]+/g, '_');
 /** Effect classes of an action, in a fixed order, plus its declared effects as canonical labels. */
 export function classifyEffects(
   a: EffectInput,
-  /** splitWords of the title and the tool, when the caller segmented many actions at once (splitWordsEach). */
-  pre?: { titleWords: string[]; toolWords: string[] },
+  /** splitWords of the title and the tool (the caller segments many actions at once, see splitWordsEach). */
+  pre: { titleWords: string[]; toolWords: string[] },
 ): { classes: EffectClass[]; declared: string[] } {
   const declared = [...new Set((a.effects ?? []).map(canon).filter(Boolean))];
-  const titleWords = pre?.titleWords ?? splitWords(a.title);
-  const words = new Set([...titleWords, ...(pre?.toolWords ?? splitWords(a.tool ?? '')), ...declared.flatMap((d) => d.split('_'))]);
+  const { titleWords } = pre;
+  const words = new Set([...titleWords, ...pre.toolWords, ...declared.flatMap((d) => d.split('_'))]);
   const has = (set: Set<string>) => [...words].some((w) => set.has(w));
   const declaredWrite = declared.some((d) => d.includes('write') || d === 'money' || d === 'destructive' || d === 'customer_touch');
   // "Look up the invoice", "Check payment status": a leading read verb keeps the action a read.

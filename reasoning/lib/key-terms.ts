@@ -52,12 +52,10 @@ export interface TermIndex {
 
 const MAX_REFS_PER_TERM = 64;
 
-/** Candidate terms of one sentence (content unigrams, adjacent bigrams and trigrams), with repeats. */
-export function candidateTerms(text: string): string[] {
-  return candidateTermsOfWords(splitWords(text));
-}
-
-/** candidateTerms over the sentence's already segmented words (see splitWordsEach). */
+/**
+ * Candidate terms of one sentence (content unigrams, adjacent bigrams and trigrams), with repeats,
+ * from its already segmented words (see splitWordsEach).
+ */
 export function candidateTermsOfWords(words: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < words.length; i++) {
@@ -181,35 +179,24 @@ export function coOccurrence(bySentence: number[][], perSentence = 8): CoEdge[] 
   return [...edges.values()].sort((x, y) => y.weight - x.weight || x.a - y.a || x.b - y.b);
 }
 
-const termPatterns = new Map<string, RegExp>();
-// eslint-disable-next-line no-control-regex -- ASCII range, NUL included on purpose
-const ASCII = /^[\x00-\x7f]*$/;
-let lastText: string | null = null;
-let lastLower: string | null = null;
+export interface TermMatch {
+  index: number;
+  length: number;
+}
 
-/** Find `term` (one to three words) in `text` case-insensitively on word boundaries. */
-export function findTerm(text: string, term: string): { index: number; length: number } | null {
-  // Exact shortcut for ASCII (where lower-casing and the regex's case folding agree): without the
-  // term's first word anywhere in the text there is no match. Callers probe one text for several
-  // terms, so its lower-cased form is kept for the next call.
-  if (text !== lastText) {
-    lastText = text;
-    lastLower = ASCII.test(text) ? text.toLowerCase() : null;
-  }
-  if (lastLower !== null && ASCII.test(term) && !lastLower.includes(term.split(' ', 1)[0])) return null;
-  let re = termPatterns.get(term);
-  if (!re) {
-    const pattern = term
-      .split(' ')
-      .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-      .join('[\\s\\-]+');
-    re = new RegExp(`(^|[^\\p{L}\\p{N}])(${pattern})(?![\\p{L}\\p{N}])`, 'iu');
-    // Compiling the pattern cost more than running it: callers look up the same few terms in
-    // thousands of sentences. Bounded, since terms come from request text.
-    if (termPatterns.size >= 2000) termPatterns.clear();
-    termPatterns.set(term, re);
-  }
-  const m = re.exec(text);
-  if (!m) return null;
-  return { index: m.index + m[1].length, length: m[2].length };
+/**
+ * Matcher for `term` (one to three words): finds it in a text case-insensitively on word
+ * boundaries. Compiling the pattern costs more than running it, and callers look up the same few
+ * terms in thousands of sentences, so create one matcher per term per request and reuse it.
+ */
+export function termMatcher(term: string): (text: string) => TermMatch | null {
+  const pattern = term
+    .split(' ')
+    .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('[\\s\\-]+');
+  const re = new RegExp(`(^|[^\\p{L}\\p{N}])(${pattern})(?![\\p{L}\\p{N}])`, 'iu');
+  return (text) => {
+    const m = re.exec(text);
+    return m ? { index: m.index + m[1].length, length: m[2].length } : null;
+  };
 }

@@ -1,5 +1,5 @@
 import { clip, splitWordsEach } from './text-segments';
-import { candidateTermsOfWords, findTerm, type TermStat } from './key-terms';
+import { candidateTermsOfWords, termMatcher, type TermMatch, type TermStat } from './key-terms';
 
 /**
  * Study artifacts of the learning-mastery compiler, each traced to the source sentence it came
@@ -30,22 +30,24 @@ export interface ArtifactInput {
   prefs: { max_flashcards?: number; max_quizzes?: number; max_drills?: number };
 }
 
-/** Position of `term` in `text`, ignoring places where it is only part of a longer concept. */
-function findOwn(text: string, term: string, supers: string[]): { index: number; length: number } | null {
+type Matcher = (text: string) => TermMatch | null;
+
+/** Position of the term `own` matches in `text`, ignoring places where it is only part of a longer concept (`supers`). */
+function findOwn(text: string, own: Matcher, supers: Matcher[]): TermMatch | null {
   let masked = text;
   for (const sup of supers) {
-    for (let k = 0, pos = findTerm(masked, sup); pos && k < 20; k++, pos = findTerm(masked, sup))
+    for (let k = 0, pos = sup(masked); pos && k < 20; k++, pos = sup(masked))
       masked = masked.slice(0, pos.index) + '#'.repeat(pos.length) + masked.slice(pos.index + pos.length);
   }
-  return findTerm(masked, term);
+  return own(masked);
 }
 
 /** Sentences of a concept, best candidates for a card first (definitional, medium length, few other concepts). */
-function rankSentences(t: TermStat, supers: string[], inp: ArtifactInput): number[] {
+function rankSentences(t: TermStat, own: Matcher, supers: Matcher[], inp: ArtifactInput): number[] {
   const scored = t.sentences.map((s) => {
     const text = inp.sentences[s].text;
     const words = text.split(/\s+/).length;
-    const pos = findOwn(text, t.term, supers);
+    const pos = findOwn(text, own, supers);
     let score = 0;
     if (!pos) score -= 10;
     if (DEFINITION.test(text)) score += 2;
@@ -58,8 +60,8 @@ function rankSentences(t: TermStat, supers: string[], inp: ArtifactInput): numbe
   return scored.filter((x) => x.score > -5).sort((a, b) => b.score - a.score || a.s - b.s).map((x) => x.s);
 }
 
-function cloze(text: string, term: string, supers: string[]): { front: string; answer: string } | null {
-  const pos = findOwn(text, term, supers);
+function cloze(text: string, own: Matcher, supers: Matcher[]): { front: string; answer: string } | null {
+  const pos = findOwn(text, own, supers);
   if (!pos) return null;
   return { front: clip(text.slice(0, pos.index) + '_____' + text.slice(pos.index + pos.length), 400), answer: text.slice(pos.index, pos.index + pos.length) };
 }
@@ -67,8 +69,9 @@ function cloze(text: string, term: string, supers: string[]): { front: string; a
 export function buildArtifacts(inp: ArtifactInput) {
   const { terms, conceptIds, sentences } = inp;
   const padded = terms.map((t) => ` ${t.term} `);
-  const supers = terms.map((t) => terms.filter((o, k) => o.size > t.size && padded[k].includes(` ${t.term} `)).map((o) => o.term));
-  const ranked = terms.map((t, i) => rankSentences(t, supers[i], inp));
+  const match = terms.map((t) => termMatcher(t.term)); // compiled once per request
+  const supers = terms.map((t) => match.filter((_, k) => terms[k].size > t.size && padded[k].includes(` ${t.term} `)));
+  const ranked = terms.map((t, i) => rankSentences(t, match[i], supers[i], inp));
   const maxCards = inp.prefs.max_flashcards ?? 40;
   const maxQuiz = inp.prefs.max_quizzes ?? 20;
   const maxDrills = inp.prefs.max_drills ?? 20;
@@ -78,7 +81,7 @@ export function buildArtifacts(inp: ArtifactInput) {
     for (let i = 0; i < terms.length && flashcards.length < maxCards; i++) {
       const s = ranked[i][round];
       if (s === undefined) continue;
-      const c = cloze(sentences[s].text, terms[i].term, supers[i]);
+      const c = cloze(sentences[s].text, match[i], supers[i]);
       if (!c) continue;
       flashcards.push({ id: `fc-${flashcards.length + 1}`, concept_id: conceptIds[i], front: c.front, back: c.answer, source_id: sentences[s].source, sentence_id: sentences[s].id });
     }
@@ -88,7 +91,7 @@ export function buildArtifacts(inp: ArtifactInput) {
   for (let i = 0; i < terms.length && quizzes.length < maxQuiz; i++) {
     const s = ranked[i][1] ?? ranked[i][0];
     if (s === undefined) continue;
-    const c = cloze(sentences[s].text, terms[i].term, supers[i]);
+    const c = cloze(sentences[s].text, match[i], supers[i]);
     if (!c) continue;
     const present = new Set(inp.bySentence[s]);
     const distractors: number[] = [];
@@ -169,7 +172,7 @@ export function buildArtifacts(inp: ArtifactInput) {
     let r: number | undefined = inp.bySentence[s][0];
     let bestPos = Infinity;
     for (const k of inp.bySentence[s].slice(0, 8)) {
-      const pos = findTerm(sentences[s].text, terms[k].term);
+      const pos = match[k](sentences[s].text);
       if (pos && pos.index >= cue.index && pos.index < bestPos) [r, bestPos] = [k, pos.index];
     }
     let id = `mc-detected-${detected}`;

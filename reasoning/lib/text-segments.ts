@@ -94,8 +94,7 @@ const STOP = new Set(
 );
 
 /** Content word (as kept by contentWords): not a stop word, at least 3 characters, not purely numeric. */
-export const isContentWord = (w: string) => w.length >= 3 && !STOP.has(w) && !/^\d+$/.test(w);
-const isContent = isContentWord;
+const isContent = (w: string) => w.length >= 3 && !STOP.has(w) && !/^\d+$/.test(w);
 
 /** Content words: word-like, not a stop word, at least 3 characters, not purely numeric. */
 export function contentWords(text: string): string[] {
@@ -107,9 +106,14 @@ export function keywordSet(text: string): string[] {
   return [...new Set(contentWords(text))];
 }
 
+/** keywordSet over already segmented words (see splitWordsEach): unique content words, in first-seen order. */
+export function keywordsOfWords(words: readonly string[]): string[] {
+  return [...new Set(words.filter(isContent))];
+}
+
 /** keywordSet of each text, with one segmenter pass (see splitWordsEach). */
 export function keywordSetEach(texts: readonly string[]): string[][] {
-  return splitWordsEach(texts).map((words) => [...new Set(words.filter(isContent))]);
+  return splitWordsEach(texts).map(keywordsOfWords);
 }
 
 /** Clip `text` to `max` characters on a word boundary, adding an ellipsis when clipped. */
