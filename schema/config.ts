@@ -30,6 +30,13 @@ export const EnvSchema = z.object({
   OPENAI_BASE_URL: optionalString.pipe(url.optional()),
   OPENAI_API_KEY: optionalString,
   SVC_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Unset: pretty on a terminal, JSON otherwise. */
+  SVC_LOG_FORMAT: optionalString.pipe(z.enum(['json', 'pretty']).optional()),
+  /** `npm start` only, loopback only: mint and print a development key with every scope. */
+  SVC_DEV_KEY: z
+    .enum(['true', 'false', '1', '0'])
+    .default('false')
+    .transform((v) => v === 'true' || v === '1'),
   SVC_BODY_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
   SVC_UPLOAD_LIMIT: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
   SVC_ALLOW_PRIVATE_FETCH: z
@@ -60,6 +67,8 @@ export interface Config {
   configFile?: string;
   openai: { baseUrl?: string; apiKey?: string; embeddingModel: string };
   logLevel: z.infer<typeof EnvSchema>['SVC_LOG_LEVEL'];
+  logFormat?: 'json' | 'pretty';
+  devKey: boolean;
   bodyLimit: number;
   uploadLimit: number;
   allowPrivateFetch: boolean;
@@ -105,6 +114,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     configFile: e.SVC_CONFIG,
     openai: { baseUrl: e.OPENAI_BASE_URL, apiKey: e.OPENAI_API_KEY, embeddingModel: e.SVC_EMBEDDING_MODEL },
     logLevel: e.SVC_LOG_LEVEL,
+    logFormat: e.SVC_LOG_FORMAT,
+    devKey: e.SVC_DEV_KEY,
     bodyLimit: e.SVC_BODY_LIMIT,
     uploadLimit: e.SVC_UPLOAD_LIMIT,
     allowPrivateFetch: e.SVC_ALLOW_PRIVATE_FETCH,

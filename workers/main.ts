@@ -4,6 +4,7 @@ import { ConfigError, parseConfig } from '../schema/config';
 import { prepareDatabase } from './database';
 import { createLogger } from './logger';
 import { closeServer, connectClient, createRuntimeWorker, installTemporalLogging, serveApi, waitForSignal } from './runtime';
+import { mintDevKey, readyBanner, type ReadyInfo } from './ready-banner';
 import { startEmbeddedTemporal } from './temporal-dev';
 
 /**
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
       uiPort: config.temporal.uiPort,
       dbFile: path.join(dataDir, 'temporal.db'),
       logFile: path.join(dataDir, 'temporal.log'),
+      buildLog: path.join(dataDir, 'logs', 'temporal-build.log'),
       namespace: config.temporal.namespace,
       log,
     });
@@ -53,18 +55,34 @@ async function main(): Promise<void> {
 
   const server = await serveApi({ config, db, log, temporal });
   stops.unshift(() => closeServer(server));
-  log.info(
-    {
-      api: `http://${config.host}:${config.port}/v1`,
-      temporal: address,
-      temporal_ui: uiUrl ?? 'external cluster',
-      database: database.embedded ? 'embedded PGlite (development only)' : 'postgresql',
-      startup_ms: Date.now() - started,
-    },
-    'svc runtime ready',
-  );
+  const devKey = config.devKey || process.argv.includes('--dev-key') ? await mintDevKey({ db, host: config.host, log }) : undefined;
+  const ready: ReadyInfo = {
+    apiUrl: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}/v1`,
+    temporalAddress: address,
+    temporalUiUrl: uiUrl,
+    namespace: config.temporal.namespace,
+    database: database.embedded ? 'embedded PGlite (development only)' : redactUrl(database.url),
+    startupMs: Date.now() - started,
+    devKey,
+  };
+  const { devKey: _secret, ...loggable } = ready;
+  log.info({ ...loggable, dev_key_minted: devKey !== undefined }, 'svc runtime ready');
+  // For a person: the banner goes to the terminal only; logs and collectors get the line above (no key in them).
+  if (process.stdout.isTTY) process.stdout.write(`\n${readyBanner(ready)}\n`);
+  else if (devKey) process.stdout.write(`dev key: ${devKey.apiKey}\n`);
   await waitForSignal(log);
   for (const stop of stops) await stop().catch((err: Error) => log.warn({ err: err.message }, 'shutdown step failed'));
+}
+
+/** A database URL without its password, for the banner. */
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'postgresql';
+  }
 }
 
 main().catch((err: Error) => {

@@ -19,6 +19,8 @@ export function installTemporalLogging(log: Logger, level: LogLevel = 'WARN'): v
         const fields = { sdk: true, ...(entry.meta ?? {}) };
         if (entry.level === 'ERROR') log.error(fields, entry.message);
         else if (entry.level === 'WARN') log.warn(fields, entry.message);
+        // The bundler's webpack statistics are dozens of lines for nobody but a debugging developer.
+        else if (entry.message.startsWith('asset workflow-bundle')) log.debug(fields, entry.message);
         else log.info(fields, entry.message);
       }),
     });

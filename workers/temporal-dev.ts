@@ -1,8 +1,10 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdirSync, openSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import dns from 'node:dns/promises';
+import { accessSync, closeSync, constants, mkdirSync, openSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import type { Logger } from 'pino';
 
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
@@ -33,49 +35,119 @@ function onPath(name: string): string | undefined {
   return undefined;
 }
 
+/** Packages `go install -v` compiles for the CLI on a machine with an empty build cache (measured for v1.5.1). */
+const ESTIMATED_PACKAGES = 1300;
+
+/** TEMPORAL_CLI_PATH, then PATH, then our cache dir; undefined when none has it (nothing is built). */
+export function findTemporalCli(opts: { cliPath?: string; cacheDir?: string }): string | undefined {
+  if (opts.cliPath) {
+    if (isExecutable(opts.cliPath)) return opts.cliPath;
+    throw new Error(`TEMPORAL_CLI_PATH=${opts.cliPath} is not an executable file.`);
+  }
+  const cached = path.join(cacheDir(opts.cacheDir), 'bin', 'temporal');
+  return onPath('temporal') ?? (isExecutable(cached) ? cached : undefined);
+}
+
 /**
- * Finds the `temporal` CLI: TEMPORAL_CLI_PATH, then PATH, then our cache dir; otherwise builds
- * it with Go into the cache dir (progress shown). `path: null` lists what was tried.
+ * Finds the `temporal` CLI (see findTemporalCli); otherwise builds it with Go into the cache dir,
+ * showing one progress line, with Go's full output in `buildLog` when given. `path: null` lists what was tried.
  * @throws Error when TEMPORAL_CLI_PATH names something that is not executable
  */
 export async function findOrBuildTemporalCli(opts: {
   cliPath?: string;
   cacheDir?: string;
+  buildLog?: string;
   log: Logger;
 }): Promise<{ path: string } | { path: null; attempts: string[]; bin: string }> {
-  const { log } = opts;
-  if (opts.cliPath) {
-    if (isExecutable(opts.cliPath)) return { path: opts.cliPath };
-    throw new Error(`TEMPORAL_CLI_PATH=${opts.cliPath} is not an executable file.`);
-  }
-  const fromPath = onPath('temporal');
-  if (fromPath) return { path: fromPath };
+  const found = findTemporalCli(opts);
+  if (found) return { path: found };
   const bin = path.join(cacheDir(opts.cacheDir), 'bin');
   const cached = path.join(bin, 'temporal');
-  if (isExecutable(cached)) return { path: cached };
-
   const attempts: string[] = [];
   const go = onPath('go') ?? (isExecutable('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
-  if (go) {
-    mkdirSync(bin, { recursive: true });
-    for (const tag of [TEMPORAL_CLI_VERSION, ...FALLBACK_TAGS]) {
-      log.info({ tag, into: bin }, `Temporal CLI not found: building it with Go (${tag}); the first build takes a few minutes`);
-      const started = Date.now();
-      const r = spawnSync(go, ['install', '-v', `github.com/temporalio/cli/cmd/temporal@${tag}`], {
-        env: { ...process.env, GOBIN: bin, GOFLAGS: '-buildvcs=false' },
-        stdio: ['ignore', 'inherit', 'inherit'],
-      });
-      if (r.status === 0 && isExecutable(cached)) {
-        log.info({ seconds: Math.round((Date.now() - started) / 1000) }, 'Temporal CLI built');
-        return { path: cached };
-      }
-      attempts.push(`go install temporal@${tag}: exit ${r.status ?? r.signal}`);
+  if (!go) return { path: null, attempts: ['go: not found on PATH'], bin };
+  mkdirSync(bin, { recursive: true });
+  for (const tag of [TEMPORAL_CLI_VERSION, ...FALLBACK_TAGS]) {
+    opts.log.info(
+      { tag, into: bin, build_log: opts.buildLog },
+      `Temporal CLI not found: building it with Go (${tag}); the first build takes about 3-10 minutes on 2 cores`,
+    );
+    const started = Date.now();
+    const code = await goInstallWithProgress({ go, tag, bin, buildLog: opts.buildLog, log: opts.log });
+    if (code === 0 && isExecutable(cached)) {
+      opts.log.info({ seconds: Math.round((Date.now() - started) / 1000) }, 'Temporal CLI built');
+      return { path: cached };
     }
-  } else {
-    attempts.push('go: not found on PATH');
+    attempts.push(`go install temporal@${tag}: exit ${code}${opts.buildLog ? ` (see ${opts.buildLog})` : ''}`);
   }
-
   return { path: null, attempts, bin };
+}
+
+/** Elapsed or remaining time as `1m05s`. */
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+}
+
+/** The one progress line: packages built of the estimate, elapsed, and an estimate of what is left. */
+export function buildProgressLine(p: { built: number; downloaded: number; elapsedMs: number; total?: number }): string {
+  const total = Math.max(p.total ?? ESTIMATED_PACKAGES, p.built);
+  const head = `Temporal CLI build: ${p.built}/~${total} packages, ${formatDuration(p.elapsedMs)} elapsed`;
+  if (p.built < 25) return p.downloaded ? `${head} (${p.downloaded} modules downloaded)` : head;
+  return `${head}, ~${formatDuration((p.elapsedMs / p.built) * (total - p.built))} left`;
+}
+
+/** `go install -v`: each compiled package is one line on stderr; we count them instead of printing them. */
+function goInstallWithProgress(opts: { go: string; tag: string; bin: string; buildLog?: string; log: Logger }): Promise<number> {
+  return new Promise((resolve) => {
+    let logFd: number | undefined;
+    if (opts.buildLog) {
+      mkdirSync(path.dirname(opts.buildLog), { recursive: true });
+      logFd = openSync(opts.buildLog, 'a');
+    }
+    const child = spawn(opts.go, ['install', '-v', `github.com/temporalio/cli/cmd/temporal@${opts.tag}`], {
+      env: { ...process.env, GOBIN: opts.bin, GOFLAGS: '-buildvcs=false' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const started = Date.now();
+    const state = { built: 0, downloaded: 0 };
+    const tty = process.stderr.isTTY === true;
+    let lastLogged = 0;
+    const render = (final = false) => {
+      const line = buildProgressLine({ ...state, elapsedMs: Date.now() - started });
+      if (tty) process.stderr.write(`\r\x1b[2K${line}${final ? '\n' : ''}`);
+      else if (final || Date.now() - lastLogged > 20_000) {
+        lastLogged = Date.now();
+        opts.log.info(line);
+      }
+    };
+    const onLine = (line: string) => {
+      if (logFd !== undefined) writeSync(logFd, `${line}\n`);
+      if (line.startsWith('go: downloading')) state.downloaded++;
+      else if (line && !line.startsWith('go:') && !line.startsWith('#') && !line.startsWith(' ')) state.built++;
+    };
+    for (const stream of [child.stdout, child.stderr]) createInterface({ input: stream }).on('line', onLine);
+    const timer = setInterval(() => render(), tty ? 500 : 5000);
+    child.once('error', (err) => {
+      if (logFd !== undefined) writeSync(logFd, `${err.message}\n`);
+    });
+    child.once('close', (code) => {
+      clearInterval(timer);
+      render(true);
+      if (logFd !== undefined) closeSync(logFd);
+      resolve(code ?? 1);
+    });
+  });
+}
+
+/** True when this machine can reach the SDK's download host (a DNS answer within a second); offline: false at once. */
+export async function canDownload(host = 'temporal.download', timeoutMs = 1000): Promise<boolean> {
+  const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref());
+  const lookup = dns.lookup(host).then(
+    () => true,
+    () => false,
+  );
+  return Promise.race([lookup, timeout]);
 }
 
 export async function freePort(host = '127.0.0.1'): Promise<number> {
@@ -204,8 +276,9 @@ export async function startSdkDevServer(opts: {
 }
 
 /**
- * The embedded default: our CLI (found or built), else the SDK's own dev-server download,
- * else an error that says how to install it.
+ * The embedded default: our CLI when found; else, where the network allows, the SDK's own dev-server
+ * download (seconds); else the CLI built with Go (minutes, one progress line); else an error that says
+ * how to install it.
  * @throws Error listing each attempt
  */
 export async function startEmbeddedTemporal(opts: {
@@ -216,19 +289,29 @@ export async function startEmbeddedTemporal(opts: {
   dbFile: string;
   namespace: string;
   logFile: string;
+  /** Go's full build output, when the CLI has to be built. */
+  buildLog?: string;
   log: Logger;
 }): Promise<Omit<DevServer, 'child'>> {
-  const found = await findOrBuildTemporalCli(opts);
   const port = (await portInUse(opts.port)) ? await freePort() : opts.port;
   const uiPort = (await portInUse(opts.uiPort)) ? await freePort() : opts.uiPort;
-  if (found.path !== null) return startDevServer({ ...opts, cli: found.path, port, uiPort });
-  try {
-    return await startSdkDevServer({ ...opts, port, uiPort });
-  } catch (err) {
-    found.attempts.push(`SDK dev-server download: ${(err as Error).message.split('\n')[0]}`);
+  const attempts: string[] = [];
+  const cli = findTemporalCli(opts);
+  if (cli) return startDevServer({ ...opts, cli, port, uiPort });
+  // Where the SDK's prebuilt dev server can be downloaded it takes seconds; the Go build takes minutes.
+  if (await canDownload()) {
+    try {
+      return await startSdkDevServer({ ...opts, port, uiPort });
+    } catch (err) {
+      attempts.push(`SDK dev-server download: ${(err as Error).message.split('\n')[0]}`);
+    }
+  } else {
+    attempts.push('SDK dev-server download: skipped (no network)');
   }
+  const found = await findOrBuildTemporalCli(opts);
+  if (found.path !== null) return startDevServer({ ...opts, cli: found.path, port, uiPort });
   throw new Error(
-    `No Temporal server could be started. Tried:\n  - ${found.attempts.join('\n  - ')}\n` +
+    `No Temporal server could be started. Tried:\n  - ${[...attempts, ...found.attempts].join('\n  - ')}\n` +
       `Install the CLI with Go (GOBIN=${found.bin} go install github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}), ` +
       'set TEMPORAL_CLI_PATH to an existing binary, or set TEMPORAL_ADDRESS to a running cluster.',
   );

@@ -1,20 +1,3 @@
-/**
- * Lets a plain `node` process require our TypeScript sources without a build (used by tests that
- * run code in a child process, e.g. a worker they can SIGKILL):
- *   node -r ./test/helpers/ts-register.js test/helpers/worker-child.ts
- * Each .ts file is compiled to CommonJS with SWC (types stripped, no type checking), like Jest does.
- */
+/** Kept for tests that spawn children with `-r test/helpers/ts-register.js`: the hook lives in bin/. */
 'use strict';
-const fs = require('node:fs');
-const { transformSync } = require('@swc/core');
-
-require.extensions['.ts'] = function compileTs(module, filename) {
-  const source = fs.readFileSync(filename, 'utf8');
-  const { code } = transformSync(source, {
-    filename,
-    sourceMaps: 'inline',
-    jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
-    module: { type: 'commonjs' },
-  });
-  module._compile(code, filename);
-};
+require('../../bin/ts-register.js');
