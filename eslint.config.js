@@ -19,7 +19,7 @@ module.exports = tseslint.config(
     },
   },
   {
-    files: ['workers/main.ts', 'workers/api.ts', 'workers/worker.ts', 'workers/keys-cli.ts', 'workers/spaces-cli.ts'],
+    files: ['workers/main.ts', 'workers/cluster.ts', 'workers/api.ts', 'workers/worker.ts', 'workers/keys-cli.ts', 'workers/spaces-cli.ts'],
     rules: { 'no-restricted-syntax': 'off' },
   },
   {
