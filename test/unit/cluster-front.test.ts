@@ -31,7 +31,7 @@ test('requests alternate between API processes and keep their path and body', as
   const names: string[] = [];
   for (let i = 0; i < 4; i++) {
     const r = await fetch(`${url}/v1/tasks?x=${i}`, { method: 'POST', body: `body-${i}` });
-    const j = await r.json();
+    const j = (await r.json()) as { name: string };
     expect(j).toMatchObject({ body: `body-${i}`, path: `/v1/tasks?x=${i}` });
     names.push(j.name);
   }
@@ -50,7 +50,7 @@ test('a dead API process is skipped: no request that had not reached it is lost'
   await fetch(`${url}/`);
   await fetch(`${url}/`);
   await close(a.server);
-  const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => fetch(`${url}/p${i}`, { method: 'POST', body: `n${i}` }).then(async (r) => ({ status: r.status, j: await r.json() }))));
+  const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => fetch(`${url}/p${i}`, { method: 'POST', body: `n${i}` }).then(async (r) => ({ status: r.status, j: (await r.json()) as { name: string; body: string } }))));
   expect(answers.map((x) => x.status)).toEqual([200, 200, 200, 200, 200, 200]);
   expect(answers.every((x) => x.j.name === 'b')).toBe(true);
   expect(answers.map((x) => x.j.body)).toEqual(['n0', 'n1', 'n2', 'n3', 'n4', 'n5']);
