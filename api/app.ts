@@ -101,6 +101,11 @@ export function createApp(deps: AppDeps, routes: RouteSpec[] = allRoutes()): Koa
   }
 
   app.use(requestContext() as never);
+  // While draining, answers still come but keep-alive connections are closed after them.
+  app.use(async (ctx, next) => {
+    if (deps.lifecycle?.draining) ctx.set('Connection', 'close');
+    await next();
+  });
   app.use(errorHandler() as never);
   app.use(router.routes());
   app.use(

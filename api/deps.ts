@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../schema/config';
 import type { Db } from '../activities/store/db';
 import type { ModelRouter } from '../activities/providers/types';
+import type { Lifecycle } from './lifecycle';
 
 /** Everything the API needs, built by a process entry and passed to `createApp`. */
 export interface AppDeps {
@@ -15,4 +16,6 @@ export interface AppDeps {
   };
   /** Model router; when absent the chat routes build one from `config` (once per deps object). */
   models?: ModelRouter;
+  /** Draining on shutdown (SSE streams end with a retry hint); absent in tests that never drain. */
+  lifecycle?: Lifecycle;
 }

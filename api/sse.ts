@@ -22,6 +22,9 @@ export interface SseWriter {
   readonly done: Promise<void>;
 }
 
+/** The reconnect delay a draining server tells its SSE clients. */
+export const DRAIN_RETRY_MS = 500;
+
 /** True when the client asked for a stream (`Accept: text/event-stream`). */
 export function wantsEventStream(ctx: AppContext): boolean {
   return (ctx.get('Accept') ?? '').toLowerCase().includes('text/event-stream');
@@ -79,6 +82,12 @@ export function openSse(ctx: AppContext, opts: { heartbeatMs?: number; retryMs?:
   ctx.req.on('close', close);
   body.on('error', close);
   if (opts.retryMs !== undefined) write(`retry: ${opts.retryMs}\n\n`);
+  // A draining process hands the stream off: the client reconnects (to another replica) with Last-Event-ID.
+  const offDrain = ctx.deps.lifecycle?.onDrain(() => {
+    write(`retry: ${DRAIN_RETRY_MS}\n: server shutting down; reconnect with Last-Event-ID\n\n`);
+    close();
+  });
+  void done.then(() => offDrain?.());
 
   return {
     send(msg) {

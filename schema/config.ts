@@ -45,6 +45,8 @@ export const EnvSchema = z.object({
     .transform((v) => v === 'true' || v === '1'),
   SVC_PUBLIC_URL: optionalString.pipe(url.optional()),
   SVC_EMBEDDING_MODEL: z.string().min(1).max(200).default('text-embedding-3-small'),
+  /** How long a stopping worker lets activities in flight finish (ms). */
+  SVC_WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
 });
 
 export interface Config {
@@ -73,6 +75,7 @@ export interface Config {
   uploadLimit: number;
   allowPrivateFetch: boolean;
   publicUrl?: string;
+  workerShutdownGraceMs: number;
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/svc';
@@ -120,5 +123,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     uploadLimit: e.SVC_UPLOAD_LIMIT,
     allowPrivateFetch: e.SVC_ALLOW_PRIVATE_FETCH,
     publicUrl: e.SVC_PUBLIC_URL,
+    workerShutdownGraceMs: e.SVC_WORKER_SHUTDOWN_GRACE_MS,
   };
 }

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { createActivities } from '../activities';
 import type { Db } from '../activities/store/db';
 import { createApp } from '../api/app';
+import { createLifecycle, type Lifecycle } from '../api/lifecycle';
 import type { Config } from '../schema/config';
 
 /**
@@ -54,6 +55,8 @@ export async function createRuntimeWorker(opts: {
     namespace: opts.config.temporal.namespace,
     taskQueue: opts.taskQueue ?? opts.config.temporal.taskQueue,
     activities: createActivities({ config: opts.config, db: opts.db, log: opts.log }),
+    // On SIGTERM, activities in flight get this long to finish before they are cancelled (and retried elsewhere).
+    shutdownGraceTime: opts.config.workerShutdownGraceMs,
     ...workflowSource(opts.bundlePath),
   });
   return { worker, connection };
@@ -65,20 +68,39 @@ export async function serveApi(opts: {
   log: Logger;
   temporal: { connection: Connection; client: Client };
 }): Promise<http.Server> {
-  const app = createApp({ config: opts.config, db: opts.db, log: opts.log, temporal: opts.temporal });
+  const lifecycle = createLifecycle();
+  const app = createApp({ config: opts.config, db: opts.db, log: opts.log, temporal: opts.temporal, lifecycle });
   const server = http.createServer(app.callback());
   server.requestTimeout = 0; // streams (SSE) may run long; Koa routes set their own limits
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.config.port, opts.config.host, () => resolve());
   });
+  lifecycles.set(server, lifecycle);
   return server;
 }
 
-export async function closeServer(server: http.Server): Promise<void> {
+const lifecycles = new WeakMap<http.Server, Lifecycle>();
+
+/**
+ * Graceful stop of an API server: no new connections; SSE streams end with a retry hint (clients resume
+ * elsewhere with Last-Event-ID) and WebSockets close with 1001 (going away); requests in flight get up to
+ * `graceMs` to finish, idle keep-alive connections close at once; whatever is left after that is cut.
+ */
+export async function closeServer(server: http.Server, graceMs = 10_000): Promise<void> {
+  lifecycles.get(server)?.drain();
   await new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
+    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    // Streams that just ended leave idle keep-alive sockets behind: close them as they appear.
+    const idle = setInterval(() => server.closeIdleConnections(), 100);
+    timer.unref();
+    idle.unref();
+    server.close(() => {
+      clearTimeout(timer);
+      clearInterval(idle);
+      resolve();
+    });
+    server.closeIdleConnections();
   });
 }
 

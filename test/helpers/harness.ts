@@ -70,6 +70,8 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
     TEMPORAL_TASK_QUEUE: taskQueue,
     SVC_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     SVC_REGISTRATION_TOKEN: 'test-registration-token',
+    // Restart and crash tests stop workers mid-activity on purpose: no grace period unless a test asks for one.
+    SVC_WORKER_SHUTDOWN_GRACE_MS: '0',
     ...opts.env,
   });
   const log = pino({ level: config.logLevel });
