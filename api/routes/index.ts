@@ -3,6 +3,7 @@ import { chatRoutes } from './chat';
 import { entitiesRoutes } from './entities';
 import { jobsRoutes } from './jobs';
 import { knowledgeRoutes } from './knowledge';
+import { mcpRoutes } from './mcp';
 import { reasoningRoutes } from './reasoning';
 import { keyInfoRoute, registerRoutes } from './register';
 import { systemRoutes } from './system';
@@ -25,6 +26,7 @@ export function allRoutes(): RouteSpec[] {
     ...knowledgeRoutes(),
     ...jobsRoutes(),
     ...reasoningRoutes(),
+    ...mcpRoutes(allRoutes),
   ];
   return cached;
 }
