@@ -3,6 +3,7 @@ import { chatRoutes } from './chat';
 import { entitiesRoutes } from './entities';
 import { jobsRoutes } from './jobs';
 import { knowledgeRoutes } from './knowledge';
+import { liveRoutes } from './live';
 import { mcpRoutes } from './mcp';
 import { reasoningRoutes } from './reasoning';
 import { keyInfoRoute, registerRoutes } from './register';
@@ -27,6 +28,7 @@ export function allRoutes(): RouteSpec[] {
     ...jobsRoutes(),
     ...reasoningRoutes(),
     ...mcpRoutes(allRoutes),
+    ...liveRoutes(),
   ];
   return cached;
 }
