@@ -23,6 +23,11 @@ export const EriResponse = z
     arte_palette: z.array(z.string()),
     drift: Drift,
     signals: z.object({ sentiment: z.number(), sentiment_samples: z.number().int(), requests_per_min: z.number(), jobs_per_min: z.number(), error_rate: z.number() }),
+    health: z
+      .object({ cpu: z.number(), ram: z.number(), db: z.number(), cognitive_health: z.enum(['thriving', 'steady', 'strained', 'overloaded']) })
+      .optional()
+      .describe('Substrate load measured by the sampler (0..1) and its label.'),
+    curiosity: z.object({ target: z.string(), priority: z.number() }).optional().describe('Busiest capability family in the window and its share.'),
     sampled_at: z.string().nullable().describe('When the schedule took this sample; null before the first sample.'),
     window_minutes: z.number().int(),
   })

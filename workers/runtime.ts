@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { createActivities } from '../activities';
 import type { Db } from '../activities/store/db';
 import { createApp } from '../api/app';
+import { attachLiveSocket } from '../api/live/socket';
 import type { Config } from '../schema/config';
 
 /**
@@ -65,6 +66,8 @@ export async function serveApi(opts: {
 }): Promise<http.Server> {
   const app = createApp({ config: opts.config, db: opts.db, log: opts.log, temporal: opts.temporal });
   const server = http.createServer(app.callback());
+  const live = attachLiveSocket(server, app);
+  server.once('close', () => void live.close());
   server.requestTimeout = 0; // streams (SSE) may run long; Koa routes set their own limits
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -3,6 +3,7 @@ import { createFlowPrompt, pruneRateLimits, recentDriftPrompt } from '../store/f
 import { dayEri, eriValues, notifyLive, saveDaily, saveSample, windowCounts, windowTexts, type LiveSample } from '../store/live';
 import { computeEri, type WindowSignals } from './formulas';
 import { sentimentOfAll } from './lexicon';
+import { substrate } from './substrate';
 
 /** Signals are read over this window ending at the sample time. */
 export const WINDOW_MINUTES = 15;
@@ -42,7 +43,7 @@ export async function sampleLive(db: Db, atIso: string): Promise<LiveSample> {
     eriValues(db, new Date(at.getTime() - 60 * 60_000), at, 11),
     eriValues(db, new Date(at.getTime() - BASELINE_HOURS * 3_600_000), from, 2000),
   ]);
-  const state = computeEri(signals, recent, baseline);
+  const state = { ...computeEri(signals, recent, baseline), ...(await substrate(db, from, at)) };
   const sample = await saveSample(db, at, state);
 
   const dayStart = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));

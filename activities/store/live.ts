@@ -1,6 +1,7 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DailyAggregate, EriState } from '../live/formulas';
+import type { Substrate } from '../live/substrate';
 import type { Db } from './db';
 
 /*
@@ -48,6 +49,26 @@ export async function windowCounts(db: Db, from: Date, to: Date): Promise<{ requ
   return { requests: Number(r.requests), jobsDone: Number(r.jobs_done), errors: Number(r.errors) };
 }
 
+const Families = z.object({ chat: z.number(), tasks: z.number(), goals: z.number(), learning: z.number(), swarm: z.number() });
+
+/** Work started per capability family in [from, to) (for the curiosity frame: where attention goes). */
+export async function windowFamilies(db: Db, from: Date, to: Date): Promise<z.infer<typeof Families>> {
+  const f = from.toISOString();
+  const t = to.toISOString();
+  return db.one(sql.type(Families)`
+    SELECT (SELECT count(*)::int FROM chat_messages WHERE role = 'user' AND created_at >= ${f} AND created_at < ${t}) AS chat,
+           (SELECT count(*)::int FROM tasks WHERE created_at >= ${f} AND created_at < ${t}) AS tasks,
+           (SELECT count(*)::int FROM goals WHERE created_at >= ${f} AND created_at < ${t}) AS goals,
+           (SELECT count(*)::int FROM learn_jobs WHERE created_at >= ${f} AND created_at < ${t}) AS learning,
+           (SELECT count(*)::int FROM swarm_runs WHERE created_at >= ${f} AND created_at < ${t}) AS swarm`);
+}
+
+/** Database load: connections in use against the server's limit. */
+export async function databaseLoad(db: Db): Promise<number> {
+  return db.oneFirst(sql.type(z.object({ load: z.number() }))`
+    SELECT (SELECT count(*) FROM pg_stat_activity)::float8 / greatest(1, current_setting('max_connections')::int) AS load`);
+}
+
 const EriValue = z.object({ eri: z.number() });
 
 /** ERI values of samples in [from, to), newest first. */
@@ -59,27 +80,28 @@ export async function eriValues(db: Db, from: Date, to: Date, limit: number): Pr
 }
 
 const SampleRow = z.object({ id: z.number(), sampled_at: z.string(), state: z.record(z.string(), z.unknown()) });
-export type LiveSample = { id: number; sampledAt: string; state: EriState };
+/** A stored sample; `health`/`curiosity` are absent on rows written before they existed. */
+export type LiveSample = { id: number; sampledAt: string; state: EriState & Partial<Substrate> };
 
 /** Stores the sample of one minute (a retry of the same minute overwrites it). */
-export async function saveSample(db: Db, sampledAt: Date, state: EriState): Promise<LiveSample> {
+export async function saveSample(db: Db, sampledAt: Date, state: EriState & Partial<Substrate>): Promise<LiveSample> {
   const r = await db.one(sql.type(SampleRow)`
     INSERT INTO live_samples (sampled_at, eri, state) VALUES (${sampledAt.toISOString()}, ${state.eri}, ${sql.jsonb(state as never)})
     ON CONFLICT (sampled_at) DO UPDATE SET eri = EXCLUDED.eri, state = EXCLUDED.state
     RETURNING id::int AS id, to_json(sampled_at)#>>'{}' AS sampled_at, state`);
-  return { id: r.id, sampledAt: r.sampled_at, state: r.state as unknown as EriState };
+  return { id: r.id, sampledAt: r.sampled_at, state: r.state as unknown as LiveSample['state'] };
 }
 
 export async function latestSample(db: Db): Promise<LiveSample | null> {
   const r = await db.maybeOne(sql.type(SampleRow)`
     SELECT id::int AS id, to_json(sampled_at)#>>'{}' AS sampled_at, state FROM live_samples ORDER BY sampled_at DESC LIMIT 1`);
-  return r ? { id: r.id, sampledAt: r.sampled_at, state: r.state as unknown as EriState } : null;
+  return r ? { id: r.id, sampledAt: r.sampled_at, state: r.state as unknown as LiveSample['state'] } : null;
 }
 
 export async function sampleById(db: Db, id: number): Promise<LiveSample | null> {
   const r = await db.maybeOne(sql.type(SampleRow)`
     SELECT id::int AS id, to_json(sampled_at)#>>'{}' AS sampled_at, state FROM live_samples WHERE id = ${id}`);
-  return r ? { id: r.id, sampledAt: r.sampled_at, state: r.state as unknown as EriState } : null;
+  return r ? { id: r.id, sampledAt: r.sampled_at, state: r.state as unknown as LiveSample['state'] } : null;
 }
 
 /** Replaces the aggregate of one UTC day (recomputed from the source tables, so repeating it is harmless). */
@@ -113,6 +135,6 @@ export async function dayEri(db: Db, dayStart: Date, dayEnd: Date): Promise<{ su
 }
 
 /** Tells every replica's WebSocket hub that a sample exists (payload: its id only). */
-export async function notifyLive(db: Db, payload: { kind: string; id: number | string }): Promise<void> {
+export async function notifyLive(db: Db, payload: { kind: string; id: number | string; tenant?: string; content?: string }): Promise<void> {
   await db.query(sql.unsafe`SELECT pg_notify('svc_live', ${JSON.stringify(payload)})`);
 }

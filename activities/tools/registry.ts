@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { COMMONS_TOOLS } from '../commons';
 import { reasoningEndpoints } from '../../reasoning/registry';
+import { inlineJsonSchema } from '../../schema/json-schema';
 import { RUNTIME_TOOLS } from './runtime-tools';
 import { defineToolDef, type ToolContext, type ToolDef } from './types';
 
@@ -67,21 +68,9 @@ export function findTool(name: string, scopes: readonly string[]): ToolDef | und
 }
 
 type JsonSchema = Record<string, unknown>;
-/**
- * MCP wants `type: "object"` at the root: a root `$ref` to a named schema is inlined (its
- * siblings stay in `$defs`), and a root union of objects gets an explicit `type: "object"`.
- */
+/** MCP wants `type: "object"` at the root: a root union of objects gets it added. */
 function objectRoot(schema: JsonSchema): JsonSchema {
-  let s = { ...schema };
-  const ref = typeof s.$ref === 'string' ? /^#\/\$defs\/(.+)$/.exec(s.$ref) : null;
-  if (ref) {
-    const defs = { ...(s.$defs as Record<string, JsonSchema>) };
-    const target = defs[ref[1]];
-    delete defs[ref[1]];
-    s = { $schema: s.$schema, ...target, ...(Object.keys(defs).length ? { $defs: defs } : {}) };
-  }
-  if (s.type === undefined) s.type = 'object';
-  return s;
+  return schema.type === undefined ? { ...schema, type: 'object' } : schema;
 }
 
 const schemaCache = new Map<string, { input: JsonSchema; output: JsonSchema }>();
@@ -91,8 +80,8 @@ export function toolJsonSchemas(tool: ToolDef): { input: JsonSchema; output: Jso
   let s = schemaCache.get(tool.name);
   if (!s) {
     s = {
-      input: objectRoot(z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as JsonSchema),
-      output: objectRoot(z.toJSONSchema(tool.output, { io: 'output', unrepresentable: 'any' }) as JsonSchema),
+      input: objectRoot(inlineJsonSchema(tool.input, 'input')),
+      output: objectRoot(inlineJsonSchema(tool.output, 'output')),
     };
     schemaCache.set(tool.name, s);
   }

@@ -5,6 +5,7 @@ import { dailyRange, latestSample } from '../../activities/store/live';
 import { AppError } from '../../schema/errors';
 import { AeciResponse, EriResponse, FlowDismissBody, FlowDismissResponse, FlowPromptResponse, FlowTriggerBody } from '../../schema/live';
 import type { AppContext } from '../context';
+import { buildAsyncApi } from '../live/asyncapi';
 import { limitByAddress } from '../rate-limit';
 import { defineRoute, type RouteSpec } from '../route';
 
@@ -35,6 +36,27 @@ function manualPrompt(topic: string | undefined): string {
 /** Public live-state routes: resonance (ERI), weekly climate (AECI) and reflection prompts. */
 export function liveRoutes(): RouteSpec[] {
   return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/asyncapi.json',
+      access: 'public',
+      summary: 'AsyncAPI 3 document of the WebSocket GET /v1/ws (frame and client-message schemas).',
+      tags: ['live'],
+      handler: (ctx: AppContext) => buildAsyncApi(ctx.deps.config.publicUrl ?? ctx.origin),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/ws',
+      access: 'public',
+      summary: 'WebSocket upgrade (101) to the live frames; see /v1/asyncapi.json. A plain GET answers 426.',
+      tags: ['live'],
+      responses: { 101: 'Switching protocols.', 426: 'Upgrade required.', 503: 'Connection cap reached (on upgrade).' },
+      handler: (ctx: AppContext) => {
+        ctx.set('Upgrade', 'websocket');
+        ctx.status = 426;
+        ctx.body = { error: 'Connect with a WebSocket client (Upgrade: websocket); frames are described at /v1/asyncapi.json.', code: 'upgrade_required' };
+      },
+    }),
     defineRoute({
       method: 'get',
       path: '/v1/eri',
