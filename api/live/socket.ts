@@ -27,6 +27,13 @@ interface LiveClient {
 
 const MAX_SESSIONS = 20;
 
+const attached = new WeakMap<object, LiveSocket>();
+
+/** The live socket attached in this process for these deps (GET /v1/daemons reports its LISTEN connection). */
+export function liveSocketOf(deps: object): LiveSocket | undefined {
+  return attached.get(deps);
+}
+
 export interface LiveSocket {
   readonly clients: number;
   readonly listener: LiveListener;
@@ -163,7 +170,7 @@ export function attachLiveSocket(server: http.Server, app: Koa<AppState, AppExtr
   }, heartbeatMs);
   heartbeat.unref();
 
-  return {
+  const socket: LiveSocket = {
     get clients() {
       return clients.size;
     },
@@ -177,4 +184,6 @@ export function attachLiveSocket(server: http.Server, app: Koa<AppState, AppExtr
       await listener.close();
     },
   };
+  attached.set(deps, socket);
+  return socket;
 }

@@ -1,6 +1,8 @@
 import type { RouteSpec } from '../route';
 import { chatRoutes } from './chat';
+import { daemonsRoutes } from './daemons';
 import { entitiesRoutes } from './entities';
+import { identityRoutes } from './identity';
 import { jobsRoutes } from './jobs';
 import { knowledgeRoutes } from './knowledge';
 import { liveRoutes } from './live';
@@ -29,6 +31,8 @@ export function allRoutes(): RouteSpec[] {
     ...reasoningRoutes(),
     ...mcpRoutes(allRoutes),
     ...liveRoutes(),
+    ...daemonsRoutes(),
+    ...identityRoutes(),
   ];
   return cached;
 }
