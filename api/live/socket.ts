@@ -58,15 +58,17 @@ export function attachLiveSocket(server: http.Server, app: Koa<AppState, AppExtr
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
   const clients = new Set<LiveClient>();
 
-  const send = (c: LiveClient, frame: ServerFrame) => {
+  /** `data` is the frame already serialised (a broadcast serialises once for every client). */
+  const sendRaw = (c: LiveClient, data: string) => {
     if (c.ws.readyState !== WebSocket.OPEN) return;
     if (c.ws.bufferedAmount > maxBuffered) {
       closedCounter.inc({ reason: 'slow_consumer' });
       c.ws.terminate();
       return;
     }
-    c.ws.send(JSON.stringify(frame));
+    c.ws.send(data);
   };
+  const send = (c: LiveClient, frame: ServerFrame) => sendRaw(c, JSON.stringify(frame));
   const valid = (frame: ServerFrame): boolean => {
     const ok = ServerFrame.safeParse(frame).success;
     if (!ok) deps.log.error({ type: frame.type }, 'live frame does not match its schema: not sent');
@@ -74,7 +76,8 @@ export function attachLiveSocket(server: http.Server, app: Koa<AppState, AppExtr
   };
   const broadcast = (frame: ServerFrame) => {
     if (!valid(frame)) return;
-    for (const c of clients) send(c, frame);
+    const data = JSON.stringify(frame);
+    for (const c of clients) sendRaw(c, data);
   };
 
   const onPayload = async (payload: string) => {
