@@ -78,7 +78,16 @@ test('daemons: schedule, worker pollers and the LISTEN connection; a queue witho
     await handle.delete();
     await worker.stop();
   }
-  const stopped = await h.req('GET', '/v1/daemons', { key });
-  expect(stopped.body.schedules[0].status).toBe('missing');
   expect((await h.req('GET', '/v1/daemons')).status).toBe(401);
-});
+  // The stopped worker's pollers stay listed by Temporal; they turn stale once no poll has come for 90 s.
+  // Polled every 2 s (each call describes the queue on Temporal): a condition, not a fixed sleep.
+  let stopped = await h.req('GET', '/v1/daemons', { key });
+  for (const deadline = Date.now() + 200_000; !stopped.body.workers.every((w: { status: string }) => w.status === 'down'); ) {
+    if (Date.now() > deadline) throw new Error(`stopped worker still reported: ${JSON.stringify(stopped.body.workers)}`);
+    await new Promise((r) => setTimeout(r, 2000));
+    stopped = await h.req('GET', '/v1/daemons', { key });
+  }
+  expect(stopped.body.schedules[0].status).toBe('missing');
+  expect(stopped.body.workers[0].pollers[0].age_s).toBeGreaterThanOrEqual(90);
+  expect(stopped.body.status).toBe('degraded');
+}, 300_000);
