@@ -1,6 +1,7 @@
 import type { ActivityDeps } from './deps';
 import { createJobsActivities } from './jobs';
 import { createKnowledgeActivities } from './knowledge';
+import { createLiveActivities } from './live';
 import { createTasksActivities } from './tasks';
 
 export type { ActivityDeps } from './deps';
@@ -16,6 +17,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createTasksActivities(deps),
     ...createKnowledgeActivities(deps),
     ...createJobsActivities(deps),
+    ...createLiveActivities(deps),
   };
 }
 

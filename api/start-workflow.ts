@@ -2,6 +2,7 @@ import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError } from '@tempo
 import { TypedSearchAttributes } from '@temporalio/common';
 import { AppError } from '../schema/errors';
 import { SvcKind, SvcSurface, SvcTenant } from '../workflows/search-attributes';
+import { publishDispatch } from '../activities/live/publish';
 import type { AppContext } from './context';
 
 const START_DEADLINE_MS = 10_000;
@@ -85,6 +86,8 @@ export async function startJobWorkflow(ctx: AppContext, o: StartJobOptions): Pro
       memo: { title: o.title },
     }));
     ctx.metrics.workflowStarts.inc({ kind: o.kind });
+    // Public agent_dispatch frame (the kind only); a failed notify must not fail the start.
+    void publishDispatch(ctx.deps.db, o.kind).catch(() => undefined);
     return { started: true };
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return { started: false };

@@ -3,6 +3,7 @@ import { createDb } from '../activities/store/db';
 import { ConfigError, parseConfig } from '../schema/config';
 import { prepareDatabase } from './database';
 import { createLogger } from './logger';
+import { ensureLiveSchedule } from './live-schedule';
 import { closeServer, connectClient, createRuntimeWorker, installTemporalLogging, serveApi, waitForSignal } from './runtime';
 import { mintDevKey, readyBanner, type ReadyInfo } from './ready-banner';
 import { startEmbeddedTemporal } from './temporal-dev';
@@ -47,6 +48,7 @@ async function main(): Promise<void> {
 
   const { worker, connection } = await createRuntimeWorker({ config, db, log, address });
   const running = worker.run();
+  await ensureLiveSchedule(temporal.client, { taskQueue: config.temporal.taskQueue, log });
   stops.unshift(async () => {
     worker.shutdown();
     await running;

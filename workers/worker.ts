@@ -2,7 +2,8 @@ import { createDb } from '../activities/store/db';
 import { ConfigError, parseConfig } from '../schema/config';
 import { prepareDatabase } from './database';
 import { createLogger } from './logger';
-import { createRuntimeWorker, installTemporalLogging, waitForSignal } from './runtime';
+import { ensureLiveSchedule } from './live-schedule';
+import { connectClient, createRuntimeWorker, installTemporalLogging, waitForSignal } from './runtime';
 
 /** Worker-only entry (`npm run worker`) for production: polls TEMPORAL_TASK_QUEUE on TEMPORAL_ADDRESS. */
 async function main(): Promise<void> {
@@ -16,6 +17,9 @@ async function main(): Promise<void> {
   const { worker, connection } = await createRuntimeWorker({ config, db, log, address });
   log.info({ address, task_queue: config.temporal.taskQueue }, 'svc worker polling');
   const running = worker.run();
+  const temporal = await connectClient(address, config.temporal.namespace);
+  await ensureLiveSchedule(temporal.client, { taskQueue: config.temporal.taskQueue, log });
+  await temporal.connection.close();
   await Promise.race([running, waitForSignal(log)]);
   worker.shutdown();
   await running;

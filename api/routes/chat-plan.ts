@@ -1,4 +1,5 @@
 import { feedbackSignal } from '../../activities/store/feedback';
+import { getIdentity } from '../../activities/store/identity';
 import { loadHistory } from '../../activities/store/sessions';
 import { assemblePrompt, validZone, type PromptMessage } from '../../reasoning/persona';
 import { adjustSass, baseSass, profileFor, SKILL_REGISTRY, skillAllowed, surfacesOf } from '../../reasoning/surfaces-registry';
@@ -52,13 +53,22 @@ function resolveSkills(ctx: AppContext, enabled: string[] | undefined, surface: 
   return ids;
 }
 
+/** The saved profile as a prompt hint (it goes through the same identity filter as user skills). */
+function identityHint(identity: Awaited<ReturnType<typeof getIdentity>>, tone: string | undefined): Array<{ name: string; instructions: string }> {
+  if (identity.updatedAt === null) return [];
+  return [{ name: 'Active profile', instructions: `Profile "${identity.profile.name}": keep a ${tone ?? identity.profile.tone} tone.` }];
+}
+
 /**
  * Everything the persona gateway decides before calling the lane: surface, profile, skills,
  * session history, sass (surface + profile, moved by feedback), and the assembled prompt.
  */
 export async function planChat(ctx: AppContext, body: ChatCompletionRequest, tenantId: string): Promise<ChatPlan> {
   const surface = ctx.state.surface as Surface | undefined;
-  const profile = profileFor(surface, body.profile);
+  // The tenant's saved profile (PUT /v1/sovereign/identity) gives the default working style and tone.
+  const identity = await getIdentity(ctx.deps.db, tenantId);
+  const override = surface ? identity.profile.surface_overrides[surface] : undefined;
+  const profile = profileFor(surface, body.profile) ?? profileFor(surface, override?.working_style);
   const skills = resolveSkills(ctx, body.svc_skills?.enabled, surface);
   const sessionKey = sessionKeyOf(ctx);
   // A client that sends its own earlier turns keeps control of the history: no server history then.
@@ -72,7 +82,7 @@ export async function planChat(ctx: AppContext, body: ChatCompletionRequest, ten
     surface,
     profile,
     skills: skills.map((id) => SKILL_REGISTRY[id]),
-    custom: body.svc_skills?.custom ?? [],
+    custom: [...identityHint(identity, override?.tone), ...(body.svc_skills?.custom ?? [])],
     sass,
     now: new Date(),
     timezone: validZone(ctx.get('X-Timezone') || undefined),

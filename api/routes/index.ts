@@ -1,8 +1,12 @@
 import type { RouteSpec } from '../route';
 import { chatRoutes } from './chat';
+import { daemonsRoutes } from './daemons';
 import { entitiesRoutes } from './entities';
+import { identityRoutes } from './identity';
 import { jobsRoutes } from './jobs';
 import { knowledgeRoutes } from './knowledge';
+import { liveRoutes } from './live';
+import { mcpRoutes } from './mcp';
 import { reasoningRoutes } from './reasoning';
 import { keyInfoRoute, registerRoutes } from './register';
 import { systemRoutes } from './system';
@@ -25,6 +29,10 @@ export function allRoutes(): RouteSpec[] {
     ...knowledgeRoutes(),
     ...jobsRoutes(),
     ...reasoningRoutes(),
+    ...mcpRoutes(allRoutes),
+    ...liveRoutes(),
+    ...daemonsRoutes(),
+    ...identityRoutes(),
   ];
   return cached;
 }

@@ -1,0 +1,200 @@
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { Counter, Gauge } from 'prom-client';
+import type Koa from 'koa';
+import { WebSocket, WebSocketServer } from 'ws';
+import { authenticateKey } from '../../activities/store/keys';
+import { latestSample, sampleById } from '../../activities/store/live';
+import { ClientMessage, ServerFrame } from '../../schema/live-frames';
+import type { AppExtras, AppState } from '../context';
+import { sampleFrames } from './frames';
+import { listenLive, type LiveListener } from './listener';
+
+export interface LiveSocketOptions {
+  /** Ping interval; a peer that misses one pong is closed at the next tick (within 2 intervals). */
+  heartbeatMs?: number;
+  maxConnections?: number;
+  /** A client whose unsent data exceeds this is closed (slow consumer). */
+  maxBufferedBytes?: number;
+}
+
+interface LiveClient {
+  ws: WebSocket;
+  alive: boolean;
+  tenantId?: string;
+  sessions: Set<string>;
+}
+
+const MAX_SESSIONS = 20;
+
+const attached = new WeakMap<object, LiveSocket>();
+
+/** The live socket attached in this process for these deps (GET /v1/daemons reports its LISTEN connection). */
+export function liveSocketOf(deps: object): LiveSocket | undefined {
+  return attached.get(deps);
+}
+
+export interface LiveSocket {
+  readonly clients: number;
+  readonly listener: LiveListener;
+  /** Sends a frame to every client (validated first). */
+  broadcast(frame: ServerFrame): void;
+  close(): Promise<void>;
+}
+
+/**
+ * GET /v1/ws on the API's HTTP server: public frames fanned out from PostgreSQL NOTIFY (so every
+ * replica sends the same frames), token/done frames only to the authenticated owner, ping/pong
+ * heartbeat, a send-buffer cap and a connection cap.
+ */
+export function attachLiveSocket(server: http.Server, app: Koa<AppState, AppExtras>, opts: LiveSocketOptions = {}): LiveSocket {
+  const deps = app.context.deps;
+  const heartbeatMs = opts.heartbeatMs ?? 30_000;
+  const maxConnections = opts.maxConnections ?? 1000;
+  const maxBuffered = opts.maxBufferedBytes ?? 1_000_000;
+  const registry = app.context.metrics.registry;
+  const gauge = new Gauge({ name: 'svc_ws_connections', help: 'Open WebSocket connections on /v1/ws.', registers: [registry] });
+  const closedCounter = new Counter({ name: 'svc_ws_closed_total', help: 'WebSocket clients closed by the server, by reason.', labelNames: ['reason'] as const, registers: [registry] });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
+  const clients = new Set<LiveClient>();
+
+  /** `data` is the frame already serialised (a broadcast serialises once for every client). */
+  const sendRaw = (c: LiveClient, data: string) => {
+    if (c.ws.readyState !== WebSocket.OPEN) return;
+    if (c.ws.bufferedAmount > maxBuffered) {
+      closedCounter.inc({ reason: 'slow_consumer' });
+      c.ws.terminate();
+      return;
+    }
+    c.ws.send(data);
+  };
+  const send = (c: LiveClient, frame: ServerFrame) => sendRaw(c, JSON.stringify(frame));
+  const valid = (frame: ServerFrame): boolean => {
+    const ok = ServerFrame.safeParse(frame).success;
+    if (!ok) deps.log.error({ type: frame.type }, 'live frame does not match its schema: not sent');
+    return ok;
+  };
+  const broadcast = (frame: ServerFrame) => {
+    if (!valid(frame)) return;
+    const data = JSON.stringify(frame);
+    for (const c of clients) sendRaw(c, data);
+  };
+
+  const onPayload = async (payload: string) => {
+    let n: { kind?: string; id?: number | string; tenant?: string; content?: string };
+    try {
+      n = JSON.parse(payload);
+    } catch {
+      return;
+    }
+    if (n.kind === 'sample' && typeof n.id === 'number') {
+      const s = await sampleById(deps.db, n.id);
+      if (s) for (const f of await sampleFrames(deps.db, s)) broadcast(f);
+    } else if (n.kind === 'dispatch' && typeof n.id === 'string') {
+      broadcast({ type: 'agent_dispatch', action: n.id });
+    } else if ((n.kind === 'token' || n.kind === 'done') && typeof n.id === 'string' && n.tenant) {
+      const frame: ServerFrame = n.kind === 'token' ? { type: 'token', session: n.id, content: n.content ?? '' } : { type: 'done', session: n.id };
+      if (!valid(frame)) return;
+      for (const c of clients) if (c.tenantId === n.tenant && c.sessions.has(n.id)) send(c, frame);
+    }
+  };
+  const listener = listenLive({
+    url: deps.config.databaseUrl,
+    log: deps.log,
+    onPayload: (p) => void onPayload(p).catch((err: Error) => deps.log.warn({ err: err.message }, 'live frame fan-out failed')),
+  });
+
+  const onMessage = async (c: LiveClient, data: string) => {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(data);
+    } catch {
+      return send(c, { type: 'error', message: 'Send JSON messages: {"type":"auth","key":...} or {"type":"subscribe","session":...}.' });
+    }
+    const m = ClientMessage.safeParse(raw);
+    if (!m.success) return send(c, { type: 'error', message: `Invalid message: ${m.error.issues.map((i) => `${i.path.join('.') || 'message'}: ${i.message}`).join('; ')}` });
+    if (m.data.type === 'auth') {
+      const p = await authenticateKey(deps.db, m.data.key);
+      if (!p || p.kind === 'bootstrap' || !p.scopes.includes('runtime:chat')) return send(c, { type: 'error', message: 'Invalid key, or it lacks runtime:chat.' });
+      c.tenantId = p.tenantId;
+      c.sessions.clear();
+      return send(c, { type: 'auth_ok' });
+    }
+    if (!c.tenantId) return send(c, { type: 'error', message: 'Authenticate first: {"type":"auth","key":"svc...."}.' });
+    if (c.sessions.size >= MAX_SESSIONS && !c.sessions.has(m.data.session)) return send(c, { type: 'error', message: `At most ${MAX_SESSIONS} subscriptions per connection.` });
+    c.sessions.add(m.data.session);
+    return send(c, { type: 'subscribed', message: m.data.session });
+  };
+
+  const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== '/v1/ws') {
+      socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    if (clients.size >= maxConnections) {
+      closedCounter.inc({ reason: 'connection_cap' });
+      socket.end('HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const c: LiveClient = { ws, alive: true, sessions: new Set() };
+      clients.add(c);
+      gauge.set(clients.size);
+      ws.on('pong', () => (c.alive = true));
+      ws.on('message', (data, isBinary) => {
+        if (isBinary) return send(c, { type: 'error', message: 'Send text frames.' });
+        void onMessage(c, data.toString()).catch((err: Error) => deps.log.warn({ err: err.message }, 'live client message failed'));
+      });
+      ws.on('close', () => {
+        clients.delete(c);
+        gauge.set(clients.size);
+      });
+      ws.on('error', () => ws.terminate());
+      // A new client gets the current state at once instead of waiting up to a minute.
+      void latestSample(deps.db)
+        .then(async (s) => (s ? sampleFrames(deps.db, s) : []))
+        .then((frames) => frames.forEach((f) => valid(f) && send(c, f)))
+        .catch(() => undefined);
+    });
+  };
+  server.on('upgrade', onUpgrade);
+
+  const heartbeat = setInterval(() => {
+    for (const c of clients) {
+      if (!c.alive) {
+        closedCounter.inc({ reason: 'dead_peer' });
+        c.ws.terminate();
+        continue;
+      }
+      c.alive = false;
+      c.ws.ping();
+    }
+  }, heartbeatMs);
+  heartbeat.unref();
+
+  const socket: LiveSocket = {
+    get clients() {
+      return clients.size;
+    },
+    listener,
+    broadcast,
+    close() {
+      closing ??= (async () => {
+        clearInterval(heartbeat);
+        server.off('upgrade', onUpgrade);
+        // Going away (1001): clients reconnect, to another replica; whoever does not close in a second is cut.
+        for (const c of clients) c.ws.close(1001, 'server shutting down');
+        const deadline = Date.now() + 1000;
+        while ([...clients].some((c) => c.ws.readyState !== c.ws.CLOSED) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        for (const c of clients) c.ws.terminate();
+        await new Promise<void>((r) => wss.close(() => r()));
+        await listener.close();
+      })();
+      return closing;
+    },
+  };
+  let closing: Promise<void> | undefined;
+  attached.set(deps, socket);
+  return socket;
+}

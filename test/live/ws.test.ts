@@ -1,0 +1,177 @@
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import Ajv2020 from 'ajv/dist/2020';
+import { WebSocket } from 'ws';
+import { publishDispatch, publishTokens } from '../../activities/live/publish';
+import { sampleLive } from '../../activities/live/sample';
+import { createApp } from '../../api/app';
+import { attachLiveSocket, type LiveSocket, type LiveSocketOptions } from '../../api/live/socket';
+import { ServerFrame } from '../../schema/live-frames';
+import { startHarness, type Harness } from '../helpers/harness';
+import { pollUntil } from '../helpers/poll';
+
+let h: Harness;
+const servers: Array<{ server: http.Server; live: LiveSocket }> = [];
+
+beforeAll(async () => {
+  h = await startHarness();
+}, 120_000);
+afterAll(async () => {
+  for (const s of servers) {
+    await s.live.close();
+    s.server.closeAllConnections();
+    await new Promise<void>((r) => s.server.close(() => r()));
+  }
+  await h?.close();
+});
+
+/** Another API process on the same database: its own app, HTTP server, live socket and LISTEN connection. */
+async function apiReplica(opts: LiveSocketOptions = {}): Promise<{ url: string; ws: string; live: LiveSocket }> {
+  const app = createApp({ config: h.config, db: h.db, log: pino({ level: 'silent' }), temporal: { connection: h.connection, client: h.client } });
+  const server = http.createServer(app.callback());
+  const live = attachLiveSocket(server, app, opts);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  servers.push({ server, live });
+  await pollUntil(async () => live.listener.connected, (c) => c, 30_000);
+  const port = (server.address() as AddressInfo).port;
+  return { url: `http://127.0.0.1:${port}`, ws: `ws://127.0.0.1:${port}/v1/ws`, live };
+}
+
+/** A client that records every frame it receives. */
+async function client(url: string, opts: { autoPong?: boolean } = {}): Promise<{ ws: WebSocket; frames: any[]; closed: Promise<number> }> {
+  const ws = new WebSocket(url, { autoPong: opts.autoPong ?? true });
+  const frames: any[] = [];
+  ws.on('message', (d) => frames.push(JSON.parse(d.toString())));
+  const closed = new Promise<number>((r) => ws.on('close', (code) => r(code)));
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  return { ws, frames, closed };
+}
+
+const until = (frames: any[], pred: (f: any) => boolean) => pollUntil(async () => frames.find(pred), (f) => f !== undefined, 30_000);
+
+test('two API processes on one database send the same frames, each valid against the AsyncAPI document', async () => {
+  const [a, b] = [await apiReplica(), await apiReplica()];
+  const [ca, cb] = [await client(a.ws), await client(b.ws)];
+  const sample = await sampleLive(h.db, new Date().toISOString());
+  await until(ca.frames, (f) => f.type === 'curiosity_sync' && ca.frames.some((x) => x.type === 'resonance_sync' && x.sampled_at === sample.sampledAt));
+  await until(cb.frames, (f) => f.type === 'curiosity_sync' && cb.frames.some((x) => x.type === 'resonance_sync' && x.sampled_at === sample.sampledAt));
+  const pick = (fs: any[]) => ['resonance_sync', 'sensory_sync', 'health_sync', 'curiosity_sync'].map((t) => fs.filter((f) => f.type === t).at(-1));
+  expect(pick(ca.frames)).toEqual(pick(cb.frames));
+  expect(pick(ca.frames)[0]).toMatchObject({ eri: sample.state.eri, ers: sample.state.ers, key: sample.state.musical_key, bpm: sample.state.bpm });
+
+  await publishDispatch(h.db, 'goal');
+  await until(ca.frames, (f) => f.type === 'agent_dispatch');
+  await until(cb.frames, (f) => f.type === 'agent_dispatch');
+  expect(ca.frames.find((f) => f.type === 'agent_dispatch')).toEqual({ type: 'agent_dispatch', action: 'goal' });
+
+  const docRes = await h.req('GET', '/v1/asyncapi.json');
+  const doc = docRes.body;
+  expect(docRes.status).toBe(200);
+  expect(doc.asyncapi).toBe('3.0.0');
+  expect(doc.servers.default.pathname).toBe('/v1/ws');
+  const ajv = new Ajv2020({ strict: false });
+  for (const f of ca.frames) {
+    const name = Object.keys(doc.components.messages).find((k) => [doc.components.messages[k].payload.properties?.type?.const, ...(doc.components.messages[k].payload.properties?.type?.enum ?? [])].includes(f.type));
+    expect(name).toBeDefined();
+    const validate = ajv.compile(doc.components.messages[name!].payload);
+    expect({ type: f.type, ok: validate(f), errors: validate.errors }).toEqual({ type: f.type, ok: true, errors: null });
+    expect(ServerFrame.safeParse(f).success).toBe(true);
+  }
+  ca.ws.close();
+  cb.ws.close();
+});
+
+test('token and done frames reach only the authenticated owner subscribed to the session', async () => {
+  const a = await apiReplica();
+  const b = await apiReplica();
+  const owner = await h.key(['runtime:chat']);
+  const other = await h.key(['runtime:chat']);
+  const [co, cx, anon] = [await client(a.ws), await client(b.ws), await client(b.ws)];
+  co.ws.send(JSON.stringify({ type: 'auth', key: owner.apiKey }));
+  cx.ws.send(JSON.stringify({ type: 'auth', key: other.apiKey }));
+  await until(co.frames, (f) => f.type === 'auth_ok');
+  await until(cx.frames, (f) => f.type === 'auth_ok');
+  for (const c of [co, cx]) c.ws.send(JSON.stringify({ type: 'subscribe', session: 'sess-1' }));
+  anon.ws.send(JSON.stringify({ type: 'subscribe', session: 'sess-1' }));
+  await until(co.frames, (f) => f.type === 'subscribed');
+  await until(cx.frames, (f) => f.type === 'subscribed');
+  expect((await until(anon.frames, (f) => f.type === 'error')).message).toMatch(/Authenticate first/);
+
+  await publishTokens(h.db, { tenantId: owner.tenantId, session: 'sess-1', content: 'Hello there', done: true });
+  await publishDispatch(h.db, 'marker'); // sent after the tokens on the same channel: a later frame for everyone
+  await until(co.frames, (f) => f.type === 'agent_dispatch');
+  await until(cx.frames, (f) => f.type === 'agent_dispatch');
+  await until(anon.frames, (f) => f.type === 'agent_dispatch');
+  expect(co.frames.filter((f) => f.type === 'token' || f.type === 'done')).toEqual([
+    { type: 'token', session: 'sess-1', content: 'Hello there' },
+    { type: 'done', session: 'sess-1' },
+  ]);
+  expect(cx.frames.some((f) => f.type === 'token' || f.type === 'done')).toBe(false);
+  expect(anon.frames.some((f) => f.type === 'token' || f.type === 'done')).toBe(false);
+  const bad = await client(a.ws);
+  bad.ws.send(JSON.stringify({ type: 'auth', key: 'svc.nope.nope' }));
+  expect((await until(bad.frames, (f) => f.type === 'error')).message).toMatch(/Invalid key/);
+  for (const c of [co, cx, anon, bad]) c.ws.close();
+});
+
+test('heartbeat: a peer that stops answering pings is closed within two intervals', async () => {
+  const r = await apiReplica({ heartbeatMs: 300 });
+  const alive = await client(r.ws);
+  const dead = await client(r.ws, { autoPong: false });
+  const started = Date.now();
+  await dead.closed;
+  // The first tick pings, the second finds no pong and closes it (plus scheduling slack on a busy machine).
+  expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+  expect(alive.ws.readyState).toBe(WebSocket.OPEN);
+  const metrics = (await fetch(`${r.url}/v1/metrics`).then((x) => x.text())).split('\n');
+  expect(metrics.find((l) => l.startsWith('svc_ws_closed_total{reason="dead_peer"}'))).toMatch(/ [1-9]\d*$/);
+  alive.ws.close();
+});
+
+test('a slow consumer is closed once its send buffer passes the cap; counted in /v1/metrics', async () => {
+  const r = await apiReplica({ maxBufferedBytes: 64 * 1024, heartbeatMs: 60_000 });
+  const port = Number(new URL(r.url).port);
+  // A raw client that completes the handshake and then never reads.
+  const sock = net.connect(port, '127.0.0.1');
+  await new Promise<void>((res) => sock.once('connect', () => res()));
+  sock.write('GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n');
+  await new Promise<void>((res) => sock.once('data', () => res()));
+  sock.pause();
+  await pollUntil(async () => r.live.clients, (n) => n === 1);
+  const frame = { type: 'agent_dispatch' as const, action: 'x'.repeat(50) };
+  for (let i = 0; i < 400_000 && r.live.clients > 0; i++) {
+    r.live.broadcast(frame);
+    if (i % 2000 === 0) await new Promise((res) => setImmediate(res));
+  }
+  expect(r.live.clients).toBe(0);
+  const metrics = await fetch(`${r.url}/v1/metrics`).then((x) => x.text());
+  expect(metrics).toMatch(/svc_ws_closed_total\{reason="slow_consumer"\} 1/);
+  sock.destroy();
+});
+
+test('connection cap: the upgrade past the cap is refused with 503; other paths are not upgraded', async () => {
+  const r = await apiReplica({ maxConnections: 2 });
+  const c1 = await client(r.ws);
+  const c2 = await client(r.ws);
+  const refused = await new Promise<number>((resolve) => {
+    const ws = new WebSocket(r.ws);
+    ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+    ws.on('error', () => resolve(-1));
+  });
+  expect(refused).toBe(503);
+  const wrongPath = await new Promise<number>((resolve) => {
+    const ws = new WebSocket(r.ws.replace('/v1/ws', '/v1/other'));
+    ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+    ws.on('error', () => resolve(-1));
+  });
+  expect(wrongPath).toBe(404);
+  const plain = await fetch(`${r.url}/v1/ws`);
+  expect(plain.status).toBe(426);
+  c1.ws.close();
+  c2.ws.close();
+});
