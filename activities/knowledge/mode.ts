@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../schema/config';
 import type { KnowledgeHealth } from '../../schema/knowledge';
 import type { Db } from '../store/db';
+import { startVectorBackfill } from './backfill';
 import { embedTexts } from './embeddings';
 
 const TTL_MS = 60_000;
@@ -43,7 +44,10 @@ export function knowledgeMode(db: Db, config: Config, log?: Logger): Promise<Kno
         () => false,
       );
     }
-    return { search_mode: vector && embeddings ? 'hybrid' : 'fts', vector_extension: vector, embeddings };
+    const search_mode = vector && embeddings ? 'hybrid' : 'fts';
+    // Chunks indexed while the mode was fts get their vectors in the background (never awaited here).
+    if (search_mode === 'hybrid') void startVectorBackfill({ db, config, log });
+    return { search_mode, vector_extension: vector, embeddings };
   })();
   cache.set(db, { at: Date.now(), value });
   return value;

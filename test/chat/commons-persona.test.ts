@@ -15,20 +15,18 @@ describe('commons tools are bounded and safe', () => {
     expect(run('calculator', { expression: '5 cm to inch' }).value.result).toMatch(/^1\.9685\d* inch$/);
     expect(run('calculator', { expression: 'import({x: 1})' })).toMatchObject({ ok: false });
     expect(run('calculator', { expression: '1:1e9' })).toMatchObject({ ok: false });
-    const started = Date.now();
+    // Cut off by the time limit (its own error), not by the deny list or a crash.
     const slow = run('calculator', { expression: 'f(n) = n < 1 ? 0 : f(n-1) + f(n-1); f(60)' });
     expect(slow.ok).toBe(false);
-    expect(slow.value.error).toMatch(/longer than/);
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(slow.value.error).toMatch(/ran longer than 250 ms and was stopped/);
   });
 
   test('regex: catastrophic backtracking is stopped by the time bound', () => {
     expect(run('regex', { op: 'match', pattern: '(\\w+)@(\\w+)', text: 'a@b c@d' }).value.count).toBe(2);
     expect(run('regex', { op: 'replace', pattern: 'o', text: 'foo', replacement: '0' }).value.text).toBe('f00');
-    const started = Date.now();
     const evil = run('regex', { op: 'test', pattern: '^(a+)+$', text: `${'a'.repeat(40)}b` });
     expect(evil.ok).toBe(false);
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(evil.value.error).toMatch(/ran longer than \d+ ms and was stopped/);
     expect(run('regex', { op: 'test', pattern: '(', text: 'x' }).value.error).toMatch(/invalid pattern/);
   });
 

@@ -137,10 +137,10 @@ describe('model router over a real OpenAI-compatible upstream', () => {
   test('timeout → upstream_timeout 504 and the upstream request is closed', async () => {
     const r = router({ OPENAI_BASE_URL: a.url });
     a.script({ hang: true });
-    const started = Date.now();
     const e = await caught(r.complete({ lane: 'mid', messages: [{ role: 'user', content: 'x' }], timeoutMs: 250 }));
     expect([e.code, e.status]).toEqual(['upstream_timeout', 504]);
-    expect(Date.now() - started).toBeLessThan(3000);
+    // Cut off by the request's own limit (the upstream never answers, so nothing else could end it).
+    expect(e.message).toMatch(/did not answer within 250 ms/);
     await a.waitFor(() => a.chats[0]?.closedEarly === true);
     expect(a.inFlight).toBe(0);
   });

@@ -24,9 +24,15 @@ describe('POST /v1/app/register', () => {
       SELECT secret_hash, device_id FROM api_keys WHERE id = ${r.body.key_id}`);
     expect(stored.secret_hash).not.toContain(r.body.api_key.split('.')[2]);
     expect(stored.device_id).toBe('d1');
-    // The minted key works.
-    const me = await h.req('POST', '/v1/agent/register', { key: r.body.api_key, body: { app_name: 'home' } });
-    expect(me.status).toBe(401); // a runtime key is not a bootstrap key
+    // The minted key works on a scoped route of its tenant...
+    const spaces = await h.req('GET', '/v1/spaces', { key: r.body.api_key });
+    expect(spaces.status).toBe(200);
+    const me = await h.req('GET', '/v1/key', { key: r.body.api_key });
+    expect(me.body).toMatchObject({ key_id: r.body.key_id, tenant_id: r.body.tenant_id, app: 'home' });
+    // ...and, being a runtime key, not as a bootstrap key.
+    const notBootstrap = await h.req('POST', '/v1/agent/register', { key: r.body.api_key, body: { app_name: 'home' } });
+    expect(notBootstrap.status).toBe(401);
+    expect(notBootstrap.body.error).toMatch(/needs a bootstrap key/);
   });
 
   test('studio gets chat+models; token also accepted as Bearer; existing tenant reused', async () => {
@@ -104,11 +110,26 @@ describe('bootstrap keys and POST /v1/agent/register', () => {
   });
 
   test('a bootstrap key is refused everywhere else with 403', async () => {
-    const boot = await h.key(['bootstrap:app:home'], { kind: 'bootstrap' });
-    const r = await h.req('POST', '/v1/waitlist', { key: boot.apiKey, body: {} });
-    expect(r.status).toBe(200); // public route: the key is not even looked at
-    const reasoning = await h.req('GET', '/v1/openapi.json', { key: boot.apiKey });
-    expect(reasoning.status).toBe(200);
+    // The key also carries runtime scopes, so only the bootstrap rule (not a missing scope) refuses it.
+    const boot = await h.key(['bootstrap:app:home', 'runtime:chat', 'runtime:models', 'runtime:spaces', 'runtime:records'], { kind: 'bootstrap' });
+    const routes: Array<[string, string, unknown?]> = [
+      ['GET', '/v1/spaces'],
+      ['GET', '/v1/models'],
+      ['GET', '/v1/sessions'],
+      ['GET', '/v1/pad/stats'],
+      ['GET', '/v1/key'],
+      ['POST', '/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }] }],
+      ['POST', '/v1/spaces', { name: 'x' }],
+    ];
+    for (const [method, path, body] of routes) {
+      const r = await h.req(method, path, { key: boot.apiKey, body });
+      expect({ path, status: r.status, code: r.body.code }).toEqual({ path, status: 403, code: 'forbidden' });
+      expect(r.body.error).toMatch(/Bootstrap keys can only mint/);
+    }
+    // Public routes do not look at the key at all.
+    expect((await h.req('GET', '/v1/openapi.json', { key: boot.apiKey })).status).toBe(200);
+    // And the key still does its one job.
+    expect((await h.req('POST', '/v1/agent/register', { key: boot.apiKey, body: { app_name: 'home' } })).status).toBe(200);
   });
 
   test('missing or invalid bootstrap key is 401', async () => {
@@ -118,16 +139,31 @@ describe('bootstrap keys and POST /v1/agent/register', () => {
 });
 
 describe('revocation, legacy keys and last_used_at', () => {
-  test('a revoked key is 401; legacy keys work until revoked; last_used_at is recorded', async () => {
-    const legacy = await h.key(['runtime:chat'], { kind: 'legacy' });
-    expect(legacy.apiKey).toMatch(/^legacy\./);
-    const boot = await h.key(['bootstrap:app:dev'], { kind: 'bootstrap', tenantId: legacy.tenantId });
+  test('a revoked key is 401; last_used_at is recorded for the key that was used', async () => {
+    const boot = await h.key(['bootstrap:app:dev'], { kind: 'bootstrap' });
+    const unused = await h.key(['bootstrap:app:dev'], { kind: 'bootstrap', tenantId: boot.tenantId });
     const mint = await h.req('POST', '/v1/agent/register', { key: boot.apiKey, body: { app_name: 'dev' } });
     expect(mint.status).toBe(200);
-    const keys = await listKeys(h.db, { tenantId: legacy.tenantId });
-    expect(keys.find((k) => k.key_id === boot.keyId)?.last_used_at).not.toBeNull();
+    const keys = await listKeys(h.db, { tenantId: boot.tenantId });
+    const used = keys.find((k) => k.key_id === boot.keyId);
+    expect(used).toBeDefined();
+    expect(used!.last_used_at).not.toBeNull();
+    expect(keys.find((k) => k.key_id === unused.keyId)).toMatchObject({ last_used_at: null });
     expect(JSON.stringify(keys)).not.toMatch(/secret|hash/);
     await h.db.query(sql.unsafe`UPDATE api_keys SET revoked_at = now() WHERE id = ${boot.keyId}`);
     expect((await h.req('POST', '/v1/agent/register', { key: boot.apiKey, body: { app_name: 'dev' } })).status).toBe(401);
+  });
+
+  test('a legacy key works on scoped routes until revoked, and only within its scopes', async () => {
+    const legacy = await h.key(['runtime:chat'], { kind: 'legacy' });
+    expect(legacy.apiKey).toMatch(/^legacy\./);
+    const sessions = await h.req('GET', '/v1/sessions', { key: legacy.apiKey });
+    expect(sessions.status).toBe(200);
+    const me = await h.req('GET', '/v1/key', { key: legacy.apiKey });
+    expect(me.body).toMatchObject({ key_id: legacy.keyId, tenant_id: legacy.tenantId, kind: 'legacy' });
+    const spaces = await h.req('GET', '/v1/spaces', { key: legacy.apiKey });
+    expect({ status: spaces.status, scope: spaces.body.scope }).toEqual({ status: 403, scope: 'runtime:spaces' });
+    await h.db.query(sql.unsafe`UPDATE api_keys SET revoked_at = now() WHERE id = ${legacy.keyId}`);
+    expect((await h.req('GET', '/v1/sessions', { key: legacy.apiKey })).status).toBe(401);
   });
 });

@@ -133,9 +133,7 @@ describe('dependency errors mapped by the error middleware', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     try {
       for (const mode of ['deadline', 'plain']) {
-        const started = Date.now();
         const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/probe/${mode}`);
-        expect(Date.now() - started).toBeLessThan(10_000);
         const body = (await res.json()) as { code: string; error: string };
         expect({ mode, status: res.status, code: body.code }).toEqual({ mode, status: 503, code: 'service_unavailable' });
         expect(body.error).toMatch(/workflow service \(Temporal\) is unavailable/);

@@ -17,6 +17,8 @@ export interface FakeBehavior {
   echo?: boolean;
   /** Wait this long before answering (headers included). */
   delayMs?: number;
+  /** Answer only once this settles: the test decides when, instead of guessing a delay. */
+  gate?: Promise<unknown>;
   /** Stream: wait this long between chunks. */
   chunkDelayMs?: number;
   /** Answer with this HTTP status and an OpenAI-style error body. */
@@ -122,6 +124,7 @@ export async function startFakeOpenAI(
 
   async function chat(rec: RecordedRequest, b: FakeBehavior, res: http.ServerResponse, closed: () => boolean) {
     if (b.delayMs) await sleep(b.delayMs);
+    if (b.gate) await b.gate;
     if (closed()) return;
     if (b.hang) return; // left open until the client goes away
     if (b.status && b.status >= 400) {

@@ -1,6 +1,7 @@
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
+import { quiet } from '../helpers/history';
 import { pollUntil } from '../helpers/poll';
 
 let fake: FakeOpenAI;
@@ -51,8 +52,9 @@ test('without steps the model plans (JSON plan parsed), then the steps run', asy
 });
 
 test('pause holds the next step; resume continues; PUT renames', async () => {
-  // Only the first step is slow: the pause must land while it runs, even on a loaded machine.
-  fake.script({ reply: 'slow step', delayMs: 5000 });
+  // The first step is held at the upstream until the pause has landed.
+  let release!: () => void;
+  fake.script({ reply: 'slow step', gate: new Promise<void>((r) => (release = r)) });
   fake.setDefault({ reply: 'slow step' });
   const created = await h.req('POST', '/v1/goals', { key, body: { title: 'Pausable', steps } });
   const id = created.body.id;
@@ -61,9 +63,11 @@ test('pause holds the next step; resume continues; PUT renames', async () => {
   expect(paused.status).toBe(200);
   expect(paused.body.status).toBe('paused');
   expect(paused.body.title).toBe('Renamed');
-  // The running step finishes, the next one does not start.
+  release();
+  // The running step finishes, the next one does not start: the workflow goes quiet with one
+  // step scheduled and no timer (only the resume can wake it), and the upstream saw one call.
   await pollUntil(() => h.req('GET', `/v1/goals/${id}`, { key }), (r) => r.body.progress.done === 1);
-  await new Promise((r) => setTimeout(r, 1200));
+  expect(await quiet(h.client, `goal-${id}`)).toEqual({ stepsScheduled: 1, openTimers: 0 });
   expect(fake.chats).toHaveLength(1);
   expect((await h.req('GET', `/v1/goals/${id}`, { key })).body.status).toBe('paused');
   const resumed = await h.req('PUT', `/v1/goals/${id}`, { key, body: { status: 'running' } });

@@ -46,11 +46,16 @@ describe('parallel agent dispatch', () => {
   });
 
   test('results arrive per agent while the session runs', async () => {
-    fake.onRequest((r) => ({ reply: 'ok', delayMs: lastUser(r).includes('slow') ? 2500 : 10 }));
+    // The slow agent is held at the upstream until the fast one's result has been seen.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    fake.onRequest((r) => ({ reply: 'ok', ...(lastUser(r).includes('slow') ? { gate } : {}) }));
     const created = await h.req('POST', '/v1/pad/dispatch', { key, body: { agents: [{ name: 'fast', prompt: 'fast' }, { name: 'slow', prompt: 'slow' }] } });
     const mid = await pollUntil(() => h.req('GET', `/v1/pad/sessions/${created.body.id}`, { key }), (r) => r.body.agents[0].status === 'completed');
     expect(mid.body.status).toBe('running');
     expect(mid.body.agents[1].status).toBe('running');
+    release();
+    await pollUntil(() => h.req('GET', `/v1/pad/sessions/${created.body.id}`, { key }), (r) => r.body.status === 'completed');
   });
 
   test('validation, idempotency and tenant isolation', async () => {

@@ -1,6 +1,7 @@
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
+import { quiet } from '../helpers/history';
 
 let fake: FakeOpenAI;
 let h: Harness;
@@ -18,14 +19,16 @@ test('created ready with no step run; nothing runs between ticks; each tick runs
   expect(created.status).toBe(200);
   expect(created.body).toMatchObject({ status: 'ready', step_index: 0, total_steps: 3, last_step: null });
   const id = created.body.id;
-  await new Promise((r) => setTimeout(r, 1500));
+  // Nothing runs between ticks: the workflow is quiet with no timer and no step scheduled, so only
+  // an outside event can run one; the upstream's log agrees.
+  expect(await quiet(h.client, `sovereign-${id}`)).toEqual({ stepsScheduled: 0, openTimers: 0 });
   expect(fake.chats).toHaveLength(0);
 
   const t1 = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
   expect(t1.status).toBe(200);
   expect(t1.body).toMatchObject({ status: 'ready', step_index: 1, last_step: { index: 0, title: 'S1', output: 'out: Do step 1.' } });
   expect(fake.chats).toHaveLength(1);
-  await new Promise((r) => setTimeout(r, 1000));
+  expect(await quiet(h.client, `sovereign-${id}`)).toEqual({ stepsScheduled: 1, openTimers: 0 });
   expect(fake.chats).toHaveLength(1);
   expect((await h.req('GET', `/v1/sovereign/goals/${id}`, { key })).body.step_index).toBe(1);
 

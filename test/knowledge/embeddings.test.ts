@@ -10,9 +10,10 @@ import { startHarness, type Harness } from '../helpers/harness';
 import { CORPUS } from './corpus';
 
 /**
- * The hybrid-search path up to the SQL vector query (pgvector cannot be installed here): the
- * embeddings client against a real OpenAI-compatible /v1/embeddings, the mode check, and
- * reciprocal rank fusion of real full-text results with an embedding ranking of the same chunks.
+ * The hybrid-search path on the PostgreSQL server (no pgvector there): the embeddings client
+ * against a real OpenAI-compatible /v1/embeddings, the mode check, and the arithmetic of
+ * reciprocal rank fusion. The vector SQL itself runs for real on PGlite's pgvector in
+ * vector-search.test.ts.
  */
 let fake: FakeOpenAI;
 let h: Harness;

@@ -52,7 +52,10 @@ const overlaps = (a: { started_at: string; finished_at: string }, b: { started_a
   a.started_at < b.finished_at && b.started_at < a.finished_at;
 
 test('a diamond DAG runs the middle steps in parallel and signs every webhook', async () => {
-  rx.route('/d/slow', { delayMs: 2000 });
+  // b and c are held until both are in flight at once: only parallel execution gets past this.
+  let release!: () => void;
+  rx.route('/d/slow', { gate: new Promise<void>((r) => (release = r)) });
+  const both = rx.waitFor(() => rx.on('/d/slow').length === 2, 60_000).then(() => release());
   const t = await createTask({
     title: 'diamond',
     steps: [
@@ -63,6 +66,7 @@ test('a diamond DAG runs the middle steps in parallel and signs every webhook', 
     ],
   });
   const done = await runToEnd(t.id);
+  await both;
   expect(done.status).toBe('completed');
   const s = Object.fromEntries(done.steps.map((x: any) => [x.id, x]));
   for (const id of ['a', 'b', 'c', 'd']) expect(s[id]).toMatchObject({ status: 'completed', attempts: 1, error: null });
@@ -87,17 +91,19 @@ test('a diamond DAG runs the middle steps in parallel and signs every webhook', 
 });
 
 test('a wide fan-out runs its branches concurrently, then the join saves their results', async () => {
-  rx.route('/w/slow', { delayMs: 2000 });
+  // Held until four branches are in flight at once.
+  let release!: () => void;
+  rx.route('/w/slow', { gate: new Promise<void>((r) => (release = r)) });
+  const four = rx.waitFor(() => rx.on('/w/slow').filter((r) => r.endedAt === undefined).length >= 4, 60_000).then(() => release());
   const branches = Array.from({ length: 8 }, (_, i) => hook(`w${i}`, '/w/slow'));
   const t = await createTask({
     title: 'wide',
     steps: [...branches, { id: 'join', title: 'save all', action: 'save', depends_on: branches.map((b) => b.id) }],
   });
-  const before = rx.maxInFlight;
   const done = await runToEnd(t.id);
+  await four;
   expect(done.status).toBe('completed');
   expect(rx.on('/w/slow')).toHaveLength(8);
-  expect(Math.max(before, rx.maxInFlight)).toBeGreaterThanOrEqual(4);
   const join = done.steps.find((x: any) => x.id === 'join');
   expect(join.result).toMatch(/^doc_/); // the save step's result is the knowledge-store document it wrote
   const content = await h.db.oneFirst(sql.unsafe`SELECT content FROM task_outputs WHERE task_id = ${t.id} AND step_id = 'join' AND tenant_id = ${tenantId}`);
@@ -186,7 +192,8 @@ test('SSE streams step updates in order with ids, ends with done and the task, a
 });
 
 test('executing a running task attaches to it; GET reports live then stored status', async () => {
-  rx.route('/a/slow', { delayMs: 5000 });
+  let release!: () => void;
+  rx.route('/a/slow', { gate: new Promise<void>((r) => (release = r)) });
   const t = await createTask({ title: 'attach', steps: [hook('one', '/a/slow'), hook('two', '/a/fast', ['one'])] });
   const first = await h.req('POST', `/v1/tasks/${t.id}/execute`, { key });
   expect(first.status).toBe(202);
@@ -200,6 +207,7 @@ test('executing a running task attaches to it; GET reports live then stored stat
   });
   expect(live.status).toBe('running');
   expect(live.run_id).toEqual(expect.any(String));
+  release();
   const ended = await until(async () => {
     const r = await h.req('GET', `/v1/tasks/${t.id}/execute`, { key });
     return r.body.status === 'completed' ? r.body : null;

@@ -17,13 +17,13 @@ export interface Received {
 
 /**
  * A real local HTTP server standing in for the outside world: webhook receivers and web pages.
- * `route(path, { status, delayMs, hang, body, contentType })` sets how a path answers.
+ * `route(path, { status, delayMs, gate, hang, body, contentType })` sets how a path answers.
  */
 export interface Receiver {
   url: string;
   got: Received[];
   on(path: string): Received[];
-  route(path: string, how: { status?: number; delayMs?: number; hang?: boolean; body?: string; contentType?: string; failFirst?: number }): void;
+  route(path: string, how: { status?: number; delayMs?: number; gate?: Promise<unknown>; hang?: boolean; body?: string; contentType?: string; failFirst?: number }): void;
   readonly inFlight: number;
   readonly maxInFlight: number;
   waitFor(pred: () => boolean, timeoutMs?: number): Promise<void>;
@@ -40,7 +40,7 @@ export function verifySignature(r: Received, secret: string): boolean {
 
 export async function startReceiver(): Promise<Receiver> {
   const got: Received[] = [];
-  const routes = new Map<string, { status?: number; delayMs?: number; hang?: boolean; body?: string; contentType?: string; failFirst?: number }>();
+  const routes = new Map<string, { status?: number; delayMs?: number; gate?: Promise<unknown>; hang?: boolean; body?: string; contentType?: string; failFirst?: number }>();
   let inFlight = 0;
   let maxInFlight = 0;
   const sockets = new Set<import('node:net').Socket>();
@@ -68,6 +68,7 @@ export async function startReceiver(): Promise<Receiver> {
       });
       const how = routes.get(path) ?? {};
       if (how.delayMs) await new Promise((r) => setTimeout(r, how.delayMs));
+      if (how.gate) await how.gate; // answers when the test says so, instead of after a guessed delay
       if (how.hang) return;
       const seen = got.filter((g) => g.path === path).length;
       const status = how.failFirst && seen <= how.failFirst ? 503 : (how.status ?? 200);
