@@ -122,7 +122,7 @@ export async function cancelAndConfirm(ctx: AppContext, kind: 'goal' | 'sovereig
 }
 
 export function goalRoutes(): RouteSpec[] {
-  const scope = { scope: 'runtime:chat' } as const;
+  const scope = 'key' as const;
   return [
     defineRoute({
       method: 'post', path: '/v1/goals', access: scope, tags: ['goals'], body: GoalCreateBody, response: Goal,

@@ -30,7 +30,7 @@ async function sessionView(ctx: AppContext, id: string) {
 }
 
 export function padRoutes(): RouteSpec[] {
-  const scope = { scope: 'runtime:chat' } as const;
+  const scope = 'key' as const;
   return [
     defineRoute({
       method: 'post', path: '/v1/pad/dispatch', access: scope, tags: ['parallel dispatch'], body: PadDispatchBody, response: PadSession,

@@ -8,7 +8,7 @@ export function reasoningRoutes(): RouteSpec[] {
     defineRoute({
       method: 'post',
       path: `/v1${e.path}`,
-      access: { scope: 'runtime:chat' },
+      access: 'key',
       summary: e.summary,
       tags: ['reasoning'],
       body: e.request,

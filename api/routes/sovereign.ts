@@ -19,7 +19,7 @@ function isClosedWorkflowError(err: unknown): boolean {
 }
 
 export function sovereignRoutes(): RouteSpec[] {
-  const scope = { scope: 'runtime:chat' } as const;
+  const scope = 'key' as const;
   return [
     defineRoute({
       method: 'post', path: '/v1/sovereign/goals', access: scope, tags: ['sovereign goals'], body: SovereignCreateBody, response: SovereignGoal,

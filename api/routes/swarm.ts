@@ -25,7 +25,7 @@ function outputIds(v: unknown, out: string[] = []): string[] {
 }
 
 export function swarmRoutes(): RouteSpec[] {
-  const scope = { scope: 'runtime:chat' } as const;
+  const scope = 'key' as const;
   return [
     defineRoute({
       method: 'post', path: '/v1/swarm/run', access: scope, tags: ['swarm'], body: SwarmRunBody, response: SwarmRunRecord,

@@ -92,7 +92,7 @@ export function taskExecuteRoutes(): RouteSpec[] {
     defineRoute({
       method: 'post',
       path: '/v1/tasks/:id/execute',
-      access: { scope: 'runtime:records' },
+      access: 'key',
       tags: ['tasks'],
       summary:
         'Run the step DAG (202 with the run status). A running task is attached to, not run twice. With Accept: text/event-stream: ' +
@@ -125,7 +125,7 @@ export function taskExecuteRoutes(): RouteSpec[] {
     defineRoute({
       method: 'get',
       path: '/v1/tasks/:id/execute',
-      access: { scope: 'runtime:records' },
+      access: 'key',
       tags: ['tasks'],
       summary:
         'Execution status without starting anything: live workflow query while running, the database after. ' +
