@@ -38,6 +38,10 @@ export const EnvSchema = z.object({
     .transform((v) => v === 'true' || v === '1'),
   SVC_PUBLIC_URL: optionalString.pipe(url.optional()),
   SVC_EMBEDDING_MODEL: z.string().min(1).max(200).default('text-embedding-3-small'),
+  // Edge limits (issue 10): request bodies must arrive in time; headers too; connections per client address (0 = no cap).
+  SVC_BODY_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  SVC_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
+  SVC_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(256),
 });
 
 export interface Config {
@@ -64,6 +68,8 @@ export interface Config {
   uploadLimit: number;
   allowPrivateFetch: boolean;
   publicUrl?: string;
+  /** Edge limits of the HTTP server (api/http-server.ts, api/middleware/body-timeout.ts). */
+  http: { bodyTimeoutMs: number; headersTimeoutMs: number; maxConnectionsPerAddress: number };
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/svc';
@@ -109,5 +115,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     uploadLimit: e.SVC_UPLOAD_LIMIT,
     allowPrivateFetch: e.SVC_ALLOW_PRIVATE_FETCH,
     publicUrl: e.SVC_PUBLIC_URL,
+    http: { bodyTimeoutMs: e.SVC_BODY_TIMEOUT_MS, headersTimeoutMs: e.SVC_HEADERS_TIMEOUT_MS, maxConnectionsPerAddress: e.SVC_MAX_CONNECTIONS_PER_ADDRESS },
   };
 }

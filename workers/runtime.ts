@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { createActivities } from '../activities';
 import type { Db } from '../activities/store/db';
 import { createApp } from '../api/app';
+import { createHttpServer } from '../api/http-server';
 import type { Config } from '../schema/config';
 
 /**
@@ -64,8 +65,7 @@ export async function serveApi(opts: {
   temporal: { connection: Connection; client: Client };
 }): Promise<http.Server> {
   const app = createApp({ config: opts.config, db: opts.db, log: opts.log, temporal: opts.temporal });
-  const server = http.createServer(app.callback());
-  server.requestTimeout = 0; // streams (SSE) may run long; Koa routes set their own limits
+  const server = createHttpServer(app, opts.config, opts.log);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.config.port, opts.config.host, () => resolve());
