@@ -4,6 +4,7 @@ import { koaBody } from 'koa-body';
 import type { z } from 'zod';
 import { AppError, invalid, zodDetails } from '../schema/errors';
 import { unstorablePaths } from '../schema/storable';
+import { GENERAL_SURFACES, parseSurface } from '../schema/surfaces';
 import type { AppContext, AppExtras, AppState } from './context';
 import type { AppDeps } from './deps';
 import { Metrics } from './metrics';
@@ -51,6 +52,7 @@ function validate(route: RouteSpec, bodyLimit: number) {
       }
     }
     ctx.state.routeName = route.path;
+    if (route.surfaces) ctx.state.surface = parseSurface(ctx.get('X-Svc-Context') || undefined, [...GENERAL_SURFACES, ...route.surfaces]);
     const body = route.body && !route.consumes ? parseInput(route.body, ctx.request.body ?? {}, 'body') : undefined;
     const query = parseInput(route.query, { ...ctx.query }, 'query');
     const params = parseInput(route.params, (ctx as unknown as { params: unknown }).params, 'path');

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { RuntimeScope } from '../schema/auth';
+import type { Surface } from '../schema/surfaces';
 import type { AppContext } from './context';
 
 /**
@@ -41,6 +42,8 @@ export interface RouteSpec<
   status?: number;
   /** Request example for the OpenAPI document. */
   example?: unknown;
+  /** Surfaces X-Svc-Context may pick here beyond the general ones (spec: `learn` only on the mastery compiler). */
+  surfaces?: readonly Surface[];
   /** Response media type when not JSON (e.g. `text/event-stream`, `text/html`). */
   produces?: string[];
   /** Request media type when not JSON (e.g. `multipart/form-data`); the handler reads the body itself. */

@@ -4,7 +4,7 @@ import { assemblePrompt, validZone, type PromptMessage } from '../../reasoning/p
 import { adjustSass, baseSass, profileFor, SKILL_REGISTRY, skillAllowed, surfacesOf } from '../../reasoning/surfaces-registry';
 import { SESSION_ID, type ChatCompletionRequest } from '../../schema/chat';
 import { AppError } from '../../schema/errors';
-import type { Surface } from '../../schema/surfaces';
+import { sessionSurface, type Surface } from '../../schema/surfaces';
 import type { AppContext } from '../context';
 
 export interface ChatPlan {
@@ -12,6 +12,8 @@ export interface ChatPlan {
   profile?: string;
   skills: string[];
   sessionKey?: string;
+  /** Surface the session is scoped to: the behaviour surface, or android/mobile; '' when none. */
+  sessionSurface: string;
   sass: number;
   messages: PromptMessage[];
   /** The newest user message (what a session stores). */
@@ -61,11 +63,12 @@ export async function planChat(ctx: AppContext, body: ChatCompletionRequest, ten
   const profile = profileFor(surface, body.profile);
   const skills = resolveSkills(ctx, body.svc_skills?.enabled, surface);
   const sessionKey = sessionKeyOf(ctx);
+  const scope = sessionSurface(ctx.get('X-Svc-Context') || undefined, surface);
   // A client that sends its own earlier turns keeps control of the history: no server history then.
   const wantsHistory = sessionKey !== undefined && !body.messages.some((m) => m.role === 'assistant');
   const [signal, history] = await Promise.all([
     feedbackSignal(ctx.deps.db, { tenantId, surface: surface ?? '', profile: profile?.id }),
-    wantsHistory ? loadHistory(ctx.deps.db, { tenantId, surface: surface ?? '', sessionKey }) : Promise.resolve([]),
+    wantsHistory ? loadHistory(ctx.deps.db, { tenantId, surface: scope, sessionKey }) : Promise.resolve([]),
   ]);
   const sass = adjustSass(baseSass(surface, profile?.def), signal);
   const { messages } = assemblePrompt({
@@ -82,5 +85,5 @@ export async function planChat(ctx: AppContext, body: ChatCompletionRequest, ten
     messages: body.messages,
   });
   const lastUser = [...body.messages].reverse().find((m) => m.role === 'user')?.content;
-  return { surface, profile: profile?.id, skills, sessionKey, sass, messages, lastUser };
+  return { surface, profile: profile?.id, skills, sessionKey, sessionSurface: scope, sass, messages, lastUser };
 }

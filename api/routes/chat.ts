@@ -13,7 +13,7 @@ import {
 } from '../../schema/chat';
 import { AppError, notFound } from '../../schema/errors';
 import { DEFAULT_LANE } from '../../schema/model-config';
-import { parseSurface, type Surface } from '../../schema/surfaces';
+import { parseSurface, sessionSurface, type Surface } from '../../schema/surfaces';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { chatCommonsRoutes } from './chat-commons';
@@ -29,9 +29,9 @@ function sessionOut(r: SessionRow) {
   return { id: r.session_key, surface: r.surface || null, title: r.title, message_count: r.message_count, created_at: r.created_at, updated_at: r.updated_at };
 }
 
-/** `?surface=` when valid, else X-Svc-Context; undefined = any surface. */
+/** `?surface=` when valid, else X-Svc-Context (android and mobile included: sessions are scoped to them); undefined = any surface. */
 function surfaceFilter(ctx: AppContext, query: string | undefined): string | undefined {
-  return parseSurface(query) ?? ctx.state.surface;
+  return sessionSurface(query, parseSurface(query)) || sessionSurface(ctx.get('X-Svc-Context') || undefined, ctx.state.surface as Surface | undefined) || undefined;
 }
 
 async function completions(ctx: AppContext, body: ChatCompletionRequest) {
@@ -52,7 +52,7 @@ async function completions(ctx: AppContext, body: ChatCompletionRequest) {
   });
   const store = async (answer: string, provider: string) => {
     if (!plan.sessionKey || plan.lastUser === undefined) return;
-    await appendExchange(ctx.deps.db, { tenantId: p.tenantId, surface: plan.surface ?? '', sessionKey: plan.sessionKey, user: plan.lastUser, assistant: answer, lane, provider });
+    await appendExchange(ctx.deps.db, { tenantId: p.tenantId, surface: plan.sessionSurface, sessionKey: plan.sessionKey, user: plan.lastUser, assistant: answer, lane, provider });
   };
   const id = completionId();
   if (body.stream) {

@@ -14,6 +14,7 @@ export function reasoningRoutes(): RouteSpec[] {
       body: e.request,
       response: e.response,
       example: e.example,
+      ...(e.path === '/learning/mastery/compile' ? { surfaces: ['learn'] as const } : {}),
       handler: (ctx: AppContext, { body }) => e.compile(body, { surface: ctx.state.surface }),
     }),
   );
