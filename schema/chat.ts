@@ -106,7 +106,8 @@ export const ChatCompletionResponse = z
     choices: z.array(
       z.object({
         index: z.number().int(),
-        message: z.object({ role: z.literal('assistant'), content: z.string() }),
+        message: z.object({ role: z.literal('assistant'), content: z.string(), refusal: z.null() }),
+        logprobs: z.null().describe('Always null: log probabilities are not offered.'),
         finish_reason: z.string(),
       }),
     ),
