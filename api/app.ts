@@ -4,9 +4,11 @@ import { koaBody } from 'koa-body';
 import type { z } from 'zod';
 import { AppError, invalid, zodDetails } from '../schema/errors';
 import { unstorablePaths } from '../schema/storable';
+import { IdempotencyHeaders } from '../schema/headers';
 import { GENERAL_SURFACES, parseSurface } from '../schema/surfaces';
 import type { AppContext, AppExtras, AppState } from './context';
 import type { AppDeps } from './deps';
+import { withIdempotency } from './idempotency';
 import { Metrics } from './metrics';
 import { authorize } from './middleware/auth';
 import { bodyTimeout } from './middleware/body-timeout';
@@ -56,8 +58,14 @@ function validate(route: RouteSpec, bodyLimit: number) {
     const body = route.body && !route.consumes ? parseInput(route.body, ctx.request.body ?? {}, 'body') : undefined;
     const query = parseInput(route.query, { ...ctx.query }, 'query');
     const params = parseInput(route.params, (ctx as unknown as { params: unknown }).params, 'path');
-    rejectUnstorable([[body, 'body'], [query, 'query'], [params, 'path']]);
-    const result = await route.handler(ctx, { body, query, params } as never);
+    const headers = {
+      ...(parseInput(route.headers, ctx.headers, 'headers') as object | undefined),
+      ...(route.idempotent ? (parseInput(IdempotencyHeaders, ctx.headers, 'headers') as object) : {}),
+    } as Record<string, unknown>;
+    rejectUnstorable([[body, 'body'], [query, 'query'], [params, 'path'], [headers, 'headers']]);
+    const run = () => route.handler(ctx, { body, query, params, headers } as never);
+    const key = headers['idempotency-key'] as string | undefined;
+    const result = await (route.idempotent ? withIdempotency(ctx, `${route.method.toUpperCase()} ${ctx.path}`, body ?? {}, run, key) : run());
     if (result !== undefined) {
       ctx.status = route.status ?? 200;
       ctx.body = result;

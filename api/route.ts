@@ -15,16 +15,19 @@ export type Access = { scope: RuntimeScope } | 'key' | 'bootstrap' | 'token' | '
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
-export interface RouteInput<B, Q, P> {
+export interface RouteInput<B, Q, P, H = Record<string, unknown>> {
   body: B;
   query: Q;
   params: P;
+  /** The declared request headers, parsed (lower-case names). */
+  headers: H;
 }
 
 export interface RouteSpec<
   B extends z.ZodType = z.ZodType,
   Q extends z.ZodType = z.ZodType,
   P extends z.ZodType = z.ZodType,
+  H extends z.ZodType = z.ZodType,
 > {
   method: HttpMethod;
   /** Koa path, e.g. `/v1/tasks/:id`. */
@@ -35,6 +38,13 @@ export interface RouteSpec<
   body?: B;
   query?: Q;
   params?: P;
+  /** Request headers the route reads (`schema/headers.ts`), validated like the body; 400 names `headers.<name>`. */
+  headers?: H;
+  /**
+   * Stripe-style `Idempotency-Key` support (api/idempotency.ts): a retry with the same key and body
+   * gets the stored answer without running the handler again. Implies the Idempotency-Key header.
+   */
+  idempotent?: boolean;
   /** Response schema for the OpenAPI document (status `status`). */
   response?: z.ZodType;
   /** Other documented statuses with their meaning. */
@@ -50,13 +60,13 @@ export interface RouteSpec<
   consumes?: string;
   handler: (
     ctx: AppContext,
-    input: RouteInput<z.output<B>, z.output<Q>, z.output<P>>,
+    input: RouteInput<z.output<B>, z.output<Q>, z.output<P>, z.output<H>>,
   ) => Promise<unknown> | unknown;
 }
 
 /** Keeps the schema generics while declaring a route. */
-export function defineRoute<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType>(
-  spec: RouteSpec<B, Q, P>,
+export function defineRoute<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType, H extends z.ZodType = z.ZodType>(
+  spec: RouteSpec<B, Q, P, H>,
 ): RouteSpec {
   return spec as unknown as RouteSpec;
 }

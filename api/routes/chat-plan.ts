@@ -2,7 +2,8 @@ import { feedbackSignal } from '../../activities/store/feedback';
 import { loadHistory } from '../../activities/store/sessions';
 import { assemblePrompt, validZone, type PromptMessage } from '../../reasoning/persona';
 import { adjustSass, baseSass, profileFor, SKILL_REGISTRY, skillAllowed, surfacesOf } from '../../reasoning/surfaces-registry';
-import { SESSION_ID, type ChatCompletionRequest } from '../../schema/chat';
+import type { ChatCompletionRequest } from '../../schema/chat';
+import type { ChatHeaders } from '../../schema/headers';
 import { AppError } from '../../schema/errors';
 import { sessionSurface, type Surface } from '../../schema/surfaces';
 import type { AppContext } from '../context';
@@ -20,21 +21,8 @@ export interface ChatPlan {
   lastUser?: string;
 }
 
-/** X-Session-ID, validated. @throws AppError invalid_request */
-export function sessionKeyOf(ctx: AppContext): string | undefined {
-  const raw = ctx.get('X-Session-ID').trim();
-  if (!raw) return undefined;
-  if (!SESSION_ID.test(raw)) {
-    throw new AppError('invalid_request', 'X-Session-ID must be 1-128 characters of letters, digits, ".", "_", ":" or "-" (a UUID works).', {
-      details: [{ path: 'headers.x-session-id', message: 'invalid session id' }],
-    });
-  }
-  return raw;
-}
-
 /** svc_skills.enabled merged with X-Svc-Skill; each must exist and be allowed on the surface. @throws AppError invalid_request */
-function resolveSkills(ctx: AppContext, enabled: string[] | undefined, surface: Surface | undefined): string[] {
-  const header = ctx.get('X-Svc-Skill').split(',').map((s) => s.trim()).filter(Boolean);
+function resolveSkills(header: string[], enabled: string[] | undefined, surface: Surface | undefined): string[] {
   const ids = [...new Set([...(enabled ?? []), ...header].map((s) => s.toLowerCase()))];
   if (ids.length > 16) throw new AppError('invalid_request', 'At most 16 skills can be enabled per request.');
   for (const id of ids) {
@@ -58,11 +46,11 @@ function resolveSkills(ctx: AppContext, enabled: string[] | undefined, surface: 
  * Everything the persona gateway decides before calling the lane: surface, profile, skills,
  * session history, sass (surface + profile, moved by feedback), and the assembled prompt.
  */
-export async function planChat(ctx: AppContext, body: ChatCompletionRequest, tenantId: string): Promise<ChatPlan> {
+export async function planChat(ctx: AppContext, body: ChatCompletionRequest, tenantId: string, headers: ChatHeaders): Promise<ChatPlan> {
   const surface = ctx.state.surface as Surface | undefined;
   const profile = profileFor(surface, body.profile);
-  const skills = resolveSkills(ctx, body.svc_skills?.enabled, surface);
-  const sessionKey = sessionKeyOf(ctx);
+  const skills = resolveSkills(headers['x-svc-skill'], body.svc_skills?.enabled, surface);
+  const sessionKey = headers['x-session-id'];
   const scope = sessionSurface(ctx.get('X-Svc-Context') || undefined, surface);
   // A client that sends its own earlier turns keeps control of the history: no server history then.
   const wantsHistory = sessionKey !== undefined && !body.messages.some((m) => m.role === 'assistant');
@@ -78,7 +66,7 @@ export async function planChat(ctx: AppContext, body: ChatCompletionRequest, ten
     custom: body.svc_skills?.custom ?? [],
     sass,
     now: new Date(),
-    timezone: validZone(ctx.get('X-Timezone') || undefined),
+    timezone: validZone(headers['x-timezone']),
     env: { os: ctx.get('X-Env-OS'), pwd: ctx.get('X-Env-PWD'), project: ctx.get('X-Env-Project'), shell: ctx.get('X-Env-Shell') },
     lessons: signal?.lessons ?? [],
     history,
