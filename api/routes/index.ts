@@ -1,6 +1,7 @@
 import type { RouteSpec } from '../route';
 import { chatRoutes } from './chat';
 import { entitiesRoutes } from './entities';
+import { jobEventRoutes } from './job-events';
 import { jobsRoutes } from './jobs';
 import { knowledgeRoutes } from './knowledge';
 import { reasoningRoutes } from './reasoning';
@@ -24,6 +25,7 @@ export function allRoutes(): RouteSpec[] {
     ...entitiesRoutes(),
     ...knowledgeRoutes(),
     ...jobsRoutes(),
+    ...jobEventRoutes(),
     ...reasoningRoutes(),
   ];
   return cached;
