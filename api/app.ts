@@ -3,10 +3,15 @@ import { Router } from '@koa/router';
 import { koaBody } from 'koa-body';
 import type { z } from 'zod';
 import { AppError, invalid, zodDetails } from '../schema/errors';
+import { unstorablePaths } from '../schema/storable';
+import { IdempotencyHeaders } from '../schema/headers';
+import { GENERAL_SURFACES, parseSurface } from '../schema/surfaces';
 import type { AppContext, AppExtras, AppState } from './context';
 import type { AppDeps } from './deps';
+import { withIdempotency } from './idempotency';
 import { Metrics } from './metrics';
 import { authorize } from './middleware/auth';
+import { bodyTimeout } from './middleware/body-timeout';
 import { errorHandler } from './middleware/errors';
 import { requestContext } from './middleware/request-context';
 import type { RouteSpec } from './route';
@@ -19,34 +24,10 @@ function parseInput<T extends z.ZodType | undefined>(schema: T, value: unknown, 
   return r.data;
 }
 
-const NUL = '\u0000';
-const NUL_MESSAGE = 'must not contain NUL (\\u0000) characters';
-
-/**
- * Paths of every string (value or object key) containing NUL: PostgreSQL cannot store it in text or
- * jsonb, so it is refused up front for every route. Walks plain objects and arrays only.
- */
-function nulPaths(value: unknown, path: string, out: string[] = [], depth = 0): string[] {
-  if (out.length >= 20 || depth > 100) return out;
-  if (typeof value === 'string') {
-    if (value.includes(NUL)) out.push(path);
-  } else if (Array.isArray(value)) {
-    value.forEach((v, i) => nulPaths(v, `${path}.${i}`, out, depth + 1));
-  } else if (value !== null && typeof value === 'object') {
-    const proto = Object.getPrototypeOf(value) as unknown;
-    if (proto !== Object.prototype && proto !== null) return out;
-    for (const [k, v] of Object.entries(value)) {
-      if (k.includes(NUL)) out.push(`${path}.${k.replaceAll(NUL, '\\u0000')}`);
-      else nulPaths(v, `${path}.${k}`, out, depth + 1);
-    }
-  }
-  return out;
-}
-
-/** @throws AppError invalid_request naming each field that contains NUL */
-function rejectNul(inputs: Array<[unknown, string]>): void {
-  const paths = inputs.flatMap(([value, where]) => nulPaths(value, where));
-  if (paths.length) throw invalid(paths.map((path) => ({ path, message: NUL_MESSAGE })));
+/** @throws AppError invalid_request naming each field that cannot be stored */
+function rejectUnstorable(inputs: Array<[unknown, string]>): void {
+  const details = inputs.flatMap(([value, where]) => unstorablePaths(value, where));
+  if (details.length) throw invalid(details);
 }
 
 function hasBody(ctx: AppContext): boolean {
@@ -63,15 +44,28 @@ function validate(route: RouteSpec, bodyLimit: number) {
         if (!ctx.is('application/json', '+json')) {
           throw new AppError('unsupported_media_type', 'Send the request body as application/json.');
         }
-        await json(ctx as never, async () => {});
+        await json(ctx as never, async () => {}).catch((err: { status?: number }) => {
+          // A body that does not decode with its Content-Encoding (gzip, deflate, br) is the client's fault.
+          if (err.status === undefined && ctx.get('Content-Encoding')) {
+            throw new AppError('invalid_request', `The request body could not be decoded as Content-Encoding: ${ctx.get('Content-Encoding').slice(0, 40)}.`);
+          }
+          throw err;
+        });
       }
     }
     ctx.state.routeName = route.path;
+    if (route.surfaces) ctx.state.surface = parseSurface(ctx.get('X-Svc-Context') || undefined, [...GENERAL_SURFACES, ...route.surfaces]);
     const body = route.body && !route.consumes ? parseInput(route.body, ctx.request.body ?? {}, 'body') : undefined;
     const query = parseInput(route.query, { ...ctx.query }, 'query');
     const params = parseInput(route.params, (ctx as unknown as { params: unknown }).params, 'path');
-    rejectNul([[body, 'body'], [query, 'query'], [params, 'path']]);
-    const result = await route.handler(ctx, { body, query, params } as never);
+    const headers = {
+      ...(parseInput(route.headers, ctx.headers, 'headers') as object | undefined),
+      ...(route.idempotent ? (parseInput(IdempotencyHeaders, ctx.headers, 'headers') as object) : {}),
+    } as Record<string, unknown>;
+    rejectUnstorable([[body, 'body'], [query, 'query'], [params, 'path'], [headers, 'headers']]);
+    const run = () => route.handler(ctx, { body, query, params, headers } as never);
+    const key = headers['idempotency-key'] as string | undefined;
+    const result = await (route.idempotent ? withIdempotency(ctx, `${route.method.toUpperCase()} ${ctx.path}`, body ?? {}, run, key) : run());
     if (result !== undefined) {
       ctx.status = route.status ?? 200;
       ctx.body = result;
@@ -107,6 +101,7 @@ export function createApp(deps: AppDeps, routes: RouteSpec[] = allRoutes()): Koa
     await next();
   });
   app.use(errorHandler() as never);
+  app.use(bodyTimeout(deps.config.http.bodyTimeoutMs) as never);
   app.use(router.routes());
   app.use(
     router.allowedMethods({

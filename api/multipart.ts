@@ -1,6 +1,7 @@
 import { readFile, unlink } from 'node:fs/promises';
 import { koaBody } from 'koa-body';
-import { AppError } from '../schema/errors';
+import { AppError, invalid } from '../schema/errors';
+import { unstorablePaths } from '../schema/storable';
 import type { AppContext } from './context';
 
 export interface Upload {
@@ -49,6 +50,7 @@ export async function readUpload(ctx: AppContext, limit: number): Promise<Upload
     await parse(ctx as never, async () => {});
   } catch (err) {
     drain(ctx);
+    if (err instanceof AppError) throw err; // e.g. the body timeout (408)
     const e = err as { httpCode?: number; message?: string };
     if (e.httpCode === 413) throw new AppError('payload_too_large', `The upload is larger than the ${limit}-byte limit.`);
     if (/allowEmptyFiles|minFileSize/.test(e.message ?? '')) throw new AppError('invalid_request', 'The file is empty.');
@@ -67,7 +69,10 @@ export async function readUpload(ctx: AppContext, limit: number): Promise<Upload
       const first = Array.isArray(v) ? v[0] : v;
       if (typeof first === 'string') fields[k] = first;
     }
-    return { bytes, filename: file.originalFilename ?? undefined, fields };
+    const filename = file.originalFilename ?? undefined;
+    const bad = [...unstorablePaths(filename, 'body.file.filename'), ...unstorablePaths(fields, 'body')];
+    if (bad.length) throw invalid(bad, 'upload');
+    return { bytes, filename, fields };
   } finally {
     await Promise.all(all.map((f) => unlink(f.filepath).catch(() => {})));
   }

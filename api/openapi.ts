@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ErrorResponse } from '../schema/errors';
+import { IdempotencyHeaders } from '../schema/headers';
 import type { RouteSpec } from './route';
 
 export const CONTRACT_VERSION = '2026-04-25';
@@ -69,6 +70,14 @@ export function buildOpenApi(routes: RouteSpec[], opts: { serverUrl?: string } =
         params.push({ name, in: 'query', required: required.has(name), schema });
       }
     }
+    // Declared request headers (plus Idempotency-Key on idempotent routes), from the same zod schemas.
+    for (const schema of [route.headers, route.idempotent ? IdempotencyHeaders : undefined]) {
+      if (!schema) continue;
+      const hs = js(schema, 'input');
+      for (const [name, s] of Object.entries((hs.properties ?? {}) as Record<string, Json>)) {
+        if (!params.some((p) => p.in === 'header' && p.name === name)) params.push({ name, in: 'header', required: false, schema: s });
+      }
+    }
     const responses: Record<string, Json> = {
       [status]: {
         description: 'Success.',
@@ -77,7 +86,7 @@ export function buildOpenApi(routes: RouteSpec[], opts: { serverUrl?: string } =
           : { 'application/json': route.response ? { schema: js(route.response, 'output') } : {} },
       },
     };
-    const errorStatuses = new Set<number>([...(route.body ? [400, 413, 415] : []), ...(route.query ? [400] : [])]);
+    const errorStatuses = new Set<number>([...(route.body ? [400, 413, 415] : []), ...(route.query || route.headers ? [400] : []), ...(route.idempotent ? [409] : [])]);
     if (route.access !== 'public') [401, 403].forEach((s) => errorStatuses.add(s));
     if (params.some((p) => p.in === 'path')) errorStatuses.add(404);
     for (const s of Object.keys(route.responses ?? {})) errorStatuses.add(Number(s));

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { RuntimeScope } from '../schema/auth';
+import type { Surface } from '../schema/surfaces';
 import type { AppContext } from './context';
 
 /**
@@ -14,16 +15,19 @@ export type Access = { scope: RuntimeScope } | 'key' | 'bootstrap' | 'token' | '
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
-export interface RouteInput<B, Q, P> {
+export interface RouteInput<B, Q, P, H = Record<string, unknown>> {
   body: B;
   query: Q;
   params: P;
+  /** The declared request headers, parsed (lower-case names). */
+  headers: H;
 }
 
 export interface RouteSpec<
   B extends z.ZodType = z.ZodType,
   Q extends z.ZodType = z.ZodType,
   P extends z.ZodType = z.ZodType,
+  H extends z.ZodType = z.ZodType,
 > {
   method: HttpMethod;
   /** Koa path, e.g. `/v1/tasks/:id`. */
@@ -34,6 +38,13 @@ export interface RouteSpec<
   body?: B;
   query?: Q;
   params?: P;
+  /** Request headers the route reads (`schema/headers.ts`), validated like the body; 400 names `headers.<name>`. */
+  headers?: H;
+  /**
+   * Stripe-style `Idempotency-Key` support (api/idempotency.ts): a retry with the same key and body
+   * gets the stored answer without running the handler again. Implies the Idempotency-Key header.
+   */
+  idempotent?: boolean;
   /** Response schema for the OpenAPI document (status `status`). */
   response?: z.ZodType;
   /** Other documented statuses with their meaning. */
@@ -41,19 +52,21 @@ export interface RouteSpec<
   status?: number;
   /** Request example for the OpenAPI document. */
   example?: unknown;
+  /** Surfaces X-Svc-Context may pick here beyond the general ones (spec: `learn` only on the mastery compiler). */
+  surfaces?: readonly Surface[];
   /** Response media type when not JSON (e.g. `text/event-stream`, `text/html`). */
   produces?: string[];
   /** Request media type when not JSON (e.g. `multipart/form-data`); the handler reads the body itself. */
   consumes?: string;
   handler: (
     ctx: AppContext,
-    input: RouteInput<z.output<B>, z.output<Q>, z.output<P>>,
+    input: RouteInput<z.output<B>, z.output<Q>, z.output<P>, z.output<H>>,
   ) => Promise<unknown> | unknown;
 }
 
 /** Keeps the schema generics while declaring a route. */
-export function defineRoute<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType>(
-  spec: RouteSpec<B, Q, P>,
+export function defineRoute<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType, H extends z.ZodType = z.ZodType>(
+  spec: RouteSpec<B, Q, P, H>,
 ): RouteSpec {
   return spec as unknown as RouteSpec;
 }

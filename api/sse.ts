@@ -31,16 +31,18 @@ export function wantsEventStream(ctx: AppContext): boolean {
 }
 
 /**
- * The resume point a reconnecting client sent: `Last-Event-ID` header (what EventSource sends)
- * or `last_event_id` query parameter. Undefined when absent.
- * @throws AppError invalid_request when it is not a non-negative integer
+ * The resume point a reconnecting client sent: the `Last-Event-ID` header (what EventSource sends;
+ * declared on the route with `ResumeHeaders` and parsed there) or the `last_event_id` query parameter.
+ * Undefined when absent.
+ * @throws AppError invalid_request when the query value is not a non-negative integer
  */
-export function lastEventIdOf(ctx: AppContext): number | undefined {
-  const raw = ctx.get('Last-Event-ID') || (typeof ctx.query.last_event_id === 'string' ? ctx.query.last_event_id : '');
+export function lastEventIdOf(ctx: AppContext, header: number | undefined): number | undefined {
+  if (header !== undefined) return header;
+  const raw = typeof ctx.query.last_event_id === 'string' ? ctx.query.last_event_id : '';
   if (!raw) return undefined;
   if (!/^\d{1,15}$/.test(raw.trim())) {
     throw new AppError('invalid_request', 'Last-Event-ID must be an event id (a non-negative integer).', {
-      details: [{ path: 'headers.last-event-id', message: 'not an event id' }],
+      details: [{ path: 'query.last_event_id', message: 'not an event id' }],
     });
   }
   return Number(raw.trim());

@@ -63,7 +63,8 @@ export const ChatCompletionRequest = z
   .object({
     model: z.string().min(1).max(100).optional().describe('Lane id; default svc-oracle.'),
     messages: z.array(ChatMessage).min(1).max(500),
-    profile: z.string().max(64).nullish().describe('Working style; honoured only when it belongs to the surface.'),
+    // Spec: an invalid profile (too long, not a string) is ignored, never a 400.
+    profile: z.string().max(64).nullish().catch(undefined).describe('Working style; honoured only when it belongs to the surface; an invalid one is ignored.'),
     svc_skills: SvcSkills.optional(),
     ...Sampling,
   })
@@ -105,7 +106,8 @@ export const ChatCompletionResponse = z
     choices: z.array(
       z.object({
         index: z.number().int(),
-        message: z.object({ role: z.literal('assistant'), content: z.string() }),
+        message: z.object({ role: z.literal('assistant'), content: z.string(), refusal: z.null() }),
+        logprobs: z.null().describe('Always null: log probabilities are not offered.'),
         finish_reason: z.string(),
       }),
     ),
@@ -121,7 +123,7 @@ export const ChatFeedbackBody = z
     sass: z.number().min(0).max(1).optional().describe('Desired sass factor, 0.0 to 1.0.'),
     roast: z.string().max(5000).optional().describe('Critique of the response.'),
     lesson: z.string().max(2000).optional().describe('What should be learned.'),
-    profile: z.string().max(64).optional().describe('Profile the response was given under (optional).'),
+    profile: z.string().max(64).optional().catch(undefined).describe('Profile the response was given under (optional; an invalid one is ignored).'),
     session_id: z.string().max(128).optional(),
   })
   .meta({ id: 'ChatFeedback' });

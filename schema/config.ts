@@ -47,6 +47,10 @@ export const EnvSchema = z.object({
   SVC_EMBEDDING_MODEL: z.string().min(1).max(200).default('text-embedding-3-small'),
   /** How long a stopping worker lets activities in flight finish (ms). */
   SVC_WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  // Edge limits (issue 10): request bodies must arrive in time; headers too; connections per client address (0 = no cap).
+  SVC_BODY_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  SVC_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
+  SVC_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(256),
 });
 
 export interface Config {
@@ -76,6 +80,8 @@ export interface Config {
   allowPrivateFetch: boolean;
   publicUrl?: string;
   workerShutdownGraceMs: number;
+  /** Edge limits of the HTTP server (api/http-server.ts, api/middleware/body-timeout.ts). */
+  http: { bodyTimeoutMs: number; headersTimeoutMs: number; maxConnectionsPerAddress: number };
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/svc';
@@ -124,5 +130,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     allowPrivateFetch: e.SVC_ALLOW_PRIVATE_FETCH,
     publicUrl: e.SVC_PUBLIC_URL,
     workerShutdownGraceMs: e.SVC_WORKER_SHUTDOWN_GRACE_MS,
+    http: { bodyTimeoutMs: e.SVC_BODY_TIMEOUT_MS, headersTimeoutMs: e.SVC_HEADERS_TIMEOUT_MS, maxConnectionsPerAddress: e.SVC_MAX_CONNECTIONS_PER_ADDRESS },
   };
 }

@@ -8,6 +8,7 @@ import type { Db } from '../activities/store/db';
 import { createApp } from '../api/app';
 import { createLifecycle, type Lifecycle } from '../api/lifecycle';
 import { attachLiveSocket } from '../api/live/socket';
+import { createHttpServer } from '../api/http-server';
 import type { Config } from '../schema/config';
 
 /**
@@ -71,11 +72,10 @@ export async function serveApi(opts: {
 }): Promise<http.Server> {
   const lifecycle = createLifecycle();
   const app = createApp({ config: opts.config, db: opts.db, log: opts.log, temporal: opts.temporal, lifecycle });
-  const server = http.createServer(app.callback());
+  const server = createHttpServer(app, opts.config, opts.log);
   const live = attachLiveSocket(server, app);
   server.once('close', () => void live.close());
   lifecycle.onDrain(() => void live.close());
-  server.requestTimeout = 0; // streams (SSE) may run long; Koa routes set their own limits
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.config.port, opts.config.host, () => resolve());

@@ -257,7 +257,11 @@ export async function startSdkDevServer(opts: {
   log: Logger;
 }): Promise<Omit<DevServer, 'child'>> {
   opts.log.info({ port: opts.port }, 'trying the Temporal SDK download of the dev server');
-  const { TestWorkflowEnvironment } = await import('@temporalio/testing');
+  // A dev dependency, loaded only here: an `npm ci --omit=dev` image starts without it (CLI or TEMPORAL_ADDRESS).
+  const { TestWorkflowEnvironment } = await import('@temporalio/testing').catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'MODULE_NOT_FOUND' && err.code !== 'ERR_MODULE_NOT_FOUND') throw err;
+    throw new Error('the SDK dev-server fallback needs @temporalio/testing, a dev dependency (not installed with npm ci --omit=dev)');
+  });
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       ip: '127.0.0.1',

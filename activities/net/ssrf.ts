@@ -13,7 +13,9 @@ for (const [net, prefix] of [
   ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) blocked4.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['::ffff:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 32],
+  // ::/96 = IPv4-compatible (deprecated; [::127.0.0.1] is loopback on some stacks, and it covers :: and ::1),
+  // ::ffff:0:0/96 mapped, ::ffff:0:0:0/96 SIIT-translated, 64:ff9b::/96 and 64:ff9b:1::/48 NAT64.
+  ['::', 96], ['::ffff:0:0', 96], ['::ffff:0:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 32],
   ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const) blocked6.addSubnet(net, prefix, 'ipv6');
 

@@ -1,9 +1,19 @@
+import { InvalidInputError } from 'slonik';
 import { AppError, type ErrorCode } from '../../schema/errors';
 import type { AppContext, AppMiddleware } from '../context';
 import { isTemporalUnavailable } from '../start-workflow';
 
-/** PostgreSQL: 22021 character_not_in_repertoire (NUL in text), 22P05 untranslatable_character (\u0000 in jsonb). */
-const PG_BAD_CHARACTER = new Set(['22021', '22P05']);
+/**
+ * PostgreSQL class 22 "data exception" is the database refusing a value: 22021 (NUL in text), 22P05
+ * (\u0000 in jsonb), 22P02 (e.g. a lone surrogate in jsonb), 22001 (too long), 22003, 22007, 22008...
+ * As a safety net behind request validation they all answer 400. Not 22012 (division by zero): a bug.
+ */
+function isPgDataException(e: Record<string, unknown>): boolean {
+  const code = e.code;
+  // slonik reports 22P02 (and NUL or lone surrogates in a sql.jsonb payload) as InvalidInputError, without the code.
+  if (e instanceof InvalidInputError) return true;
+  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code) && code !== '22012';
+}
 
 /** `err` and its causes (slonik and the Temporal client wrap the original error), at most 8 deep. */
 function* causes(err: unknown): Generator<Record<string, unknown>> {
@@ -15,18 +25,17 @@ function* causes(err: unknown): Generator<Record<string, unknown>> {
 
 /**
  * Maps failures of our dependencies that are not server bugs to a client answer:
- * - PostgreSQL refusing a character (NUL) that slipped past request validation → 400 invalid_request;
+ * - PostgreSQL refusing a value (class 22: NUL, bad surrogate, too long...) that slipped past validation → 400;
  * - the Temporal service unreachable or not answering in time → 503 service_unavailable.
  * Other errors (including foreign-key violations, which can mean many things) stay 500.
  * `onBadInput` runs when the database refused the input (to log it).
  */
 export function fromDependencyError(err: unknown, onBadInput?: () => void): AppError | null {
   for (const e of causes(err)) {
-    if (typeof e.code === 'string' && PG_BAD_CHARACTER.has(e.code)) {
+    if (isPgDataException(e)) {
       onBadInput?.();
-      return new AppError('invalid_request', 'The request contains a character that cannot be stored (NUL, \\u0000). Remove it and retry.', {
-        cause: err,
-      });
+      const what = e.code === '22021' || e.code === '22P05' ? 'a character that cannot be stored (NUL, \\u0000)' : 'a value the database cannot store';
+      return new AppError('invalid_request', `The request contains ${what}. Correct it and retry.`, { cause: err });
     }
   }
   if (isTemporalUnavailable(err)) {

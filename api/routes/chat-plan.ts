@@ -3,9 +3,10 @@ import { getIdentity } from '../../activities/store/identity';
 import { loadHistory } from '../../activities/store/sessions';
 import { assemblePrompt, validZone, type PromptMessage } from '../../reasoning/persona';
 import { adjustSass, baseSass, profileFor, SKILL_REGISTRY, skillAllowed, surfacesOf } from '../../reasoning/surfaces-registry';
-import { SESSION_ID, type ChatCompletionRequest } from '../../schema/chat';
+import type { ChatCompletionRequest } from '../../schema/chat';
+import type { ChatHeaders } from '../../schema/headers';
 import { AppError } from '../../schema/errors';
-import type { Surface } from '../../schema/surfaces';
+import { sessionSurface, type Surface } from '../../schema/surfaces';
 import type { AppContext } from '../context';
 
 export interface ChatPlan {
@@ -13,27 +14,16 @@ export interface ChatPlan {
   profile?: string;
   skills: string[];
   sessionKey?: string;
+  /** Surface the session is scoped to: the behaviour surface, or android/mobile; '' when none. */
+  sessionSurface: string;
   sass: number;
   messages: PromptMessage[];
   /** The newest user message (what a session stores). */
   lastUser?: string;
 }
 
-/** X-Session-ID, validated. @throws AppError invalid_request */
-export function sessionKeyOf(ctx: AppContext): string | undefined {
-  const raw = ctx.get('X-Session-ID').trim();
-  if (!raw) return undefined;
-  if (!SESSION_ID.test(raw)) {
-    throw new AppError('invalid_request', 'X-Session-ID must be 1-128 characters of letters, digits, ".", "_", ":" or "-" (a UUID works).', {
-      details: [{ path: 'headers.x-session-id', message: 'invalid session id' }],
-    });
-  }
-  return raw;
-}
-
 /** svc_skills.enabled merged with X-Svc-Skill; each must exist and be allowed on the surface. @throws AppError invalid_request */
-function resolveSkills(ctx: AppContext, enabled: string[] | undefined, surface: Surface | undefined): string[] {
-  const header = ctx.get('X-Svc-Skill').split(',').map((s) => s.trim()).filter(Boolean);
+function resolveSkills(header: string[], enabled: string[] | undefined, surface: Surface | undefined): string[] {
   const ids = [...new Set([...(enabled ?? []), ...header].map((s) => s.toLowerCase()))];
   if (ids.length > 16) throw new AppError('invalid_request', 'At most 16 skills can be enabled per request.');
   for (const id of ids) {
@@ -63,19 +53,20 @@ function identityHint(identity: Awaited<ReturnType<typeof getIdentity>>, tone: s
  * Everything the persona gateway decides before calling the lane: surface, profile, skills,
  * session history, sass (surface + profile, moved by feedback), and the assembled prompt.
  */
-export async function planChat(ctx: AppContext, body: ChatCompletionRequest, tenantId: string): Promise<ChatPlan> {
+export async function planChat(ctx: AppContext, body: ChatCompletionRequest, tenantId: string, headers: ChatHeaders): Promise<ChatPlan> {
   const surface = ctx.state.surface as Surface | undefined;
   // The tenant's saved profile (PUT /v1/sovereign/identity) gives the default working style and tone.
   const identity = await getIdentity(ctx.deps.db, tenantId);
   const override = surface ? identity.profile.surface_overrides[surface] : undefined;
   const profile = profileFor(surface, body.profile) ?? profileFor(surface, override?.working_style);
-  const skills = resolveSkills(ctx, body.svc_skills?.enabled, surface);
-  const sessionKey = sessionKeyOf(ctx);
+  const skills = resolveSkills(headers['x-svc-skill'], body.svc_skills?.enabled, surface);
+  const sessionKey = headers['x-session-id'];
+  const scope = sessionSurface(ctx.get('X-Svc-Context') || undefined, surface);
   // A client that sends its own earlier turns keeps control of the history: no server history then.
   const wantsHistory = sessionKey !== undefined && !body.messages.some((m) => m.role === 'assistant');
   const [signal, history] = await Promise.all([
     feedbackSignal(ctx.deps.db, { tenantId, surface: surface ?? '', profile: profile?.id }),
-    wantsHistory ? loadHistory(ctx.deps.db, { tenantId, surface: surface ?? '', sessionKey }) : Promise.resolve([]),
+    wantsHistory ? loadHistory(ctx.deps.db, { tenantId, surface: scope, sessionKey }) : Promise.resolve([]),
   ]);
   const sass = adjustSass(baseSass(surface, profile?.def), signal);
   const { messages } = assemblePrompt({
@@ -85,12 +76,12 @@ export async function planChat(ctx: AppContext, body: ChatCompletionRequest, ten
     custom: [...identityHint(identity, override?.tone), ...(body.svc_skills?.custom ?? [])],
     sass,
     now: new Date(),
-    timezone: validZone(ctx.get('X-Timezone') || undefined),
+    timezone: validZone(headers['x-timezone']),
     env: { os: ctx.get('X-Env-OS'), pwd: ctx.get('X-Env-PWD'), project: ctx.get('X-Env-Project'), shell: ctx.get('X-Env-Shell') },
     lessons: signal?.lessons ?? [],
     history,
     messages: body.messages,
   });
   const lastUser = [...body.messages].reverse().find((m) => m.role === 'user')?.content;
-  return { surface, profile: profile?.id, skills, sessionKey, sass, messages, lastUser };
+  return { surface, profile: profile?.id, skills, sessionKey, sessionSurface: scope, sass, messages, lastUser };
 }

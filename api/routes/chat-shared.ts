@@ -67,7 +67,8 @@ export function completionBody(opts: { id: string; lane: string; result: ModelRe
     object: 'chat.completion' as const,
     created: Math.floor(Date.now() / 1000),
     model: opts.lane,
-    choices: [{ index: 0, message: { role: 'assistant' as const, content: opts.result.content }, finish_reason: opts.result.finish_reason }],
+    // OpenAI's contract requires logprobs and message.refusal (null when absent).
+    choices: [{ index: 0, message: { role: 'assistant' as const, content: opts.result.content, refusal: null }, logprobs: null, finish_reason: opts.result.finish_reason }],
     usage: opts.result.usage,
     meta: { provider: opts.result.provider, ...opts.meta },
   };

@@ -13,12 +13,13 @@ import {
 } from '../../schema/chat';
 import { AppError, notFound } from '../../schema/errors';
 import { DEFAULT_LANE } from '../../schema/model-config';
-import { parseSurface, type Surface } from '../../schema/surfaces';
+import { parseSurface, sessionSurface, type Surface } from '../../schema/surfaces';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { chatCommonsRoutes } from './chat-commons';
 import { chatLaneRoutes } from './chat-lanes';
 import { planChat } from './chat-plan';
+import { ChatHeaders } from '../../schema/headers';
 import { abortOnDisconnect, completionBody, completionId, modelsOf, samplingOf, unlessClientGone } from './chat-shared';
 import { sendChunkStream } from './chat-sse';
 
@@ -29,17 +30,17 @@ function sessionOut(r: SessionRow) {
   return { id: r.session_key, surface: r.surface || null, title: r.title, message_count: r.message_count, created_at: r.created_at, updated_at: r.updated_at };
 }
 
-/** `?surface=` when valid, else X-Svc-Context; undefined = any surface. */
+/** `?surface=` when valid, else X-Svc-Context (android and mobile included: sessions are scoped to them); undefined = any surface. */
 function surfaceFilter(ctx: AppContext, query: string | undefined): string | undefined {
-  return parseSurface(query) ?? ctx.state.surface;
+  return sessionSurface(query, parseSurface(query)) || sessionSurface(ctx.get('X-Svc-Context') || undefined, ctx.state.surface as Surface | undefined) || undefined;
 }
 
-async function completions(ctx: AppContext, body: ChatCompletionRequest) {
+async function completions(ctx: AppContext, body: ChatCompletionRequest, headers: ChatHeaders) {
   const p = principalOf(ctx);
   const lane = body.model ?? DEFAULT_LANE;
   const models = modelsOf(ctx.deps);
   if (!models.hasLane(lane)) throw new AppError('model_not_found', `The model '${lane}' does not exist. GET /v1/models lists the available lanes.`);
-  const plan = await planChat(ctx, body, p.tenantId);
+  const plan = await planChat(ctx, body, p.tenantId, headers);
   const abort = abortOnDisconnect(ctx);
   const req = { lane, messages: plan.messages, ...samplingOf(body), signal: abort.signal };
   const meta = (provider: string) => ({
@@ -52,7 +53,7 @@ async function completions(ctx: AppContext, body: ChatCompletionRequest) {
   });
   const store = async (answer: string, provider: string) => {
     if (!plan.sessionKey || plan.lastUser === undefined) return;
-    await appendExchange(ctx.deps.db, { tenantId: p.tenantId, surface: plan.surface ?? '', sessionKey: plan.sessionKey, user: plan.lastUser, assistant: answer, lane, provider });
+    await appendExchange(ctx.deps.db, { tenantId: p.tenantId, surface: plan.sessionSurface, sessionKey: plan.sessionKey, user: plan.lastUser, assistant: answer, lane, provider });
   };
   const id = completionId();
   if (body.stream) {
@@ -109,11 +110,12 @@ export function chatRoutes(): RouteSpec[] {
       summary: 'OpenAI-compatible chat completion through the persona, surface, profile and skills; SSE when stream is true.',
       tags: ['chat'],
       body: ChatCompletionRequest,
+      headers: ChatHeaders,
       response: ChatCompletionResponse,
       produces: ['application/json', 'text/event-stream'],
       responses: { 404: 'Unknown model (model_not_found).', ...UPSTREAM },
       example: { model: 'svc-oracle', messages: [{ role: 'user', content: 'Hello' }], stream: false },
-      handler: (ctx: AppContext, { body }) => completions(ctx, body),
+      handler: (ctx: AppContext, { body, headers }) => completions(ctx, body, headers),
     }),
     feedbackRoute('/v1/chat/feedback', 'Record feedback on an answer (sass 0..1, roast, lesson); it tunes later answers on the surface.'),
     feedbackRoute('/v1/feedback', 'Persona feedback (same record as POST /v1/chat/feedback).'),

@@ -6,10 +6,10 @@ import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { uploadDocument } from '../upload-document';
 
-const access = { scope: 'runtime:records' } as const;
+const access = 'key' as const;
 const tags = ['documents'];
 
-/** Document upload and listing (scope runtime:records). */
+/** Document upload and listing (any runtime key of the tenant). */
 export function documentsRoutes(): RouteSpec[] {
   return [
     defineRoute({

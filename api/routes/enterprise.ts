@@ -11,11 +11,13 @@ import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { shortTemporalCall, startJobWorkflow } from '../start-workflow';
 
-const access = { scope: 'runtime:records' } as const;
+/** Any runtime key of the tenant; wiping learned knowledge is the bulk record operation that needs runtime:records. */
+const access = 'key' as const;
+const bulkAccess = { scope: 'runtime:records' } as const;
 const tags = ['enterprise knowledge'];
 const jobParams = z.object({ job_id: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/) });
 
-/** Enterprise learning jobs (workflow learn-<job_id>) and knowledge search/deletion (scope runtime:records). */
+/** Enterprise learning jobs (workflow learn-<job_id>) and knowledge search (any key) and deletion (scope runtime:records). */
 export function enterpriseRoutes(): RouteSpec[] {
   return [
     defineRoute({
@@ -106,7 +108,7 @@ export function enterpriseRoutes(): RouteSpec[] {
     defineRoute({
       method: 'delete',
       path: '/v1/enterprise/knowledge',
-      access,
+      access: bulkAccess,
       tags,
       summary: 'Delete learned knowledge: every learned document, or one document with ?document_id=.',
       query: KnowledgeDeleteQuery,

@@ -14,7 +14,7 @@ import { notFound } from '../../schema/errors';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 
-const access = { scope: 'runtime:records' } as const;
+const access = 'key' as const;
 const tags = ['entities'];
 
 /** The entity history store: named real-world things and the events recorded about them. */

@@ -8,7 +8,6 @@ import { awaitPlannedUpdate, goalStateQuery, pauseGoalSignal, renameGoalSignal, 
 import { isTerminal, planFrom } from '../../workflows/job-rules';
 import type { GoalState } from '../../workflows/job-types';
 import { principalOf, type AppContext } from '../context';
-import { withIdempotency } from '../idempotency';
 import { goalView, stateFromRow } from '../job-views';
 import { defineRoute, type RouteSpec } from '../route';
 import { SHORT_CALL_DEADLINE_MS, shortTemporalCall, startJobWorkflow } from '../start-workflow';
@@ -122,17 +121,16 @@ export async function cancelAndConfirm(ctx: AppContext, kind: 'goal' | 'sovereig
 }
 
 export function goalRoutes(): RouteSpec[] {
-  const scope = { scope: 'runtime:chat' } as const;
+  const scope = 'key' as const;
   return [
     defineRoute({
-      method: 'post', path: '/v1/goals', access: scope, tags: ['goals'], body: GoalCreateBody, response: Goal,
+      method: 'post', path: '/v1/goals', access: scope, tags: ['goals'], body: GoalCreateBody, response: Goal, idempotent: true,
       summary: 'Create a goal: workflow goal-<id> plans (or uses the given steps) and runs every step on its own. Idempotency-Key supported.',
       example: { title: 'Launch checklist', steps: [{ title: 'Draft', prompt: 'Draft a launch checklist for a small SaaS.' }, { title: 'Review', prompt: 'Review the draft and tighten it.' }] },
-      handler: (ctx: AppContext, { body }) =>
-        withIdempotency(ctx, 'POST /v1/goals', body, async () => {
-          const { row, state } = await createGoal(ctx, 'goal', body);
-          return goalView(ctx.deps.db, state, row);
-        }),
+      handler: async (ctx: AppContext, { body }) => {
+        const { row, state } = await createGoal(ctx, 'goal', body);
+        return goalView(ctx.deps.db, state, row);
+      },
     }),
     defineRoute({
       method: 'get', path: '/v1/goals', access: scope, tags: ['goals'], query: ListQuery,

@@ -3,6 +3,7 @@ import { chatRoutes } from './chat';
 import { daemonsRoutes } from './daemons';
 import { entitiesRoutes } from './entities';
 import { identityRoutes } from './identity';
+import { jobEventRoutes } from './job-events';
 import { jobsRoutes } from './jobs';
 import { knowledgeRoutes } from './knowledge';
 import { liveRoutes } from './live';
@@ -28,6 +29,7 @@ export function allRoutes(): RouteSpec[] {
     ...entitiesRoutes(),
     ...knowledgeRoutes(),
     ...jobsRoutes(),
+    ...jobEventRoutes(),
     ...reasoningRoutes(),
     ...mcpRoutes(allRoutes),
     ...liveRoutes(),

@@ -5,10 +5,10 @@ import { IngestBody, IngestResponse, IngestWebBody, MemoriesQuery, MemoryList, P
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 
-const access = { scope: 'runtime:chat' } as const;
+const access = 'key' as const;
 const tags = ['memory'];
 
-/** Memory and ingestion (scope runtime:chat): text and web pages into the knowledge store. */
+/** Memory and ingestion (any runtime key of the tenant): text and web pages into the knowledge store. */
 export function memoryRoutes(): RouteSpec[] {
   return [
     defineRoute({

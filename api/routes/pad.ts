@@ -5,7 +5,6 @@ import { notFound } from '../../schema/errors';
 import { ListQuery, PadDispatchBody, PadSession, PadStats } from '../../schema/jobs';
 import type { PadAgentInput } from '../../workflows/job-types';
 import { principalOf, type AppContext } from '../context';
-import { withIdempotency } from '../idempotency';
 import { defineRoute, type RouteSpec } from '../route';
 import { startJobWorkflow } from '../start-workflow';
 
@@ -30,14 +29,13 @@ async function sessionView(ctx: AppContext, id: string) {
 }
 
 export function padRoutes(): RouteSpec[] {
-  const scope = { scope: 'runtime:chat' } as const;
+  const scope = 'key' as const;
   return [
     defineRoute({
-      method: 'post', path: '/v1/pad/dispatch', access: scope, tags: ['parallel dispatch'], body: PadDispatchBody, response: PadSession,
+      method: 'post', path: '/v1/pad/dispatch', access: scope, tags: ['parallel dispatch'], body: PadDispatchBody, response: PadSession, idempotent: true,
       summary: 'Dispatch agents in parallel (workflow pad-<id>, at most max_concurrency at once); per-agent results arrive on GET /v1/pad/sessions/{id}. Idempotency-Key supported.',
       example: { agents: [{ name: 'pros', prompt: 'List the pros of remote work.' }, { name: 'cons', prompt: 'List the cons of remote work.', lane: 'mid' }], max_concurrency: 2 },
-      handler: (ctx: AppContext, { body }) =>
-        withIdempotency(ctx, 'POST /v1/pad/dispatch', body, async () => {
+      handler: async (ctx: AppContext, { body }) => {
           const tenantId = principalOf(ctx).tenantId;
           const id = newId('pad');
           const maxConcurrency = body.max_concurrency ?? 4;
@@ -51,7 +49,7 @@ export function padRoutes(): RouteSpec[] {
             onStartFailed: () => deletePadSession(ctx.deps.db, tenantId, id),
           });
           return sessionView(ctx, id);
-        }),
+      },
     }),
     defineRoute({
       method: 'get', path: '/v1/pad/sessions', access: scope, tags: ['parallel dispatch'], query: ListQuery,

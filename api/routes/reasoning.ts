@@ -8,12 +8,13 @@ export function reasoningRoutes(): RouteSpec[] {
     defineRoute({
       method: 'post',
       path: `/v1${e.path}`,
-      access: { scope: 'runtime:chat' },
+      access: 'key',
       summary: e.summary,
       tags: ['reasoning'],
       body: e.request,
       response: e.response,
       example: e.example,
+      ...(e.path === '/learning/mastery/compile' ? { surfaces: ['learn'] as const } : {}),
       handler: (ctx: AppContext, { body }) => e.compile(body, { surface: ctx.state.surface }),
     }),
   );

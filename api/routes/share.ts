@@ -18,10 +18,10 @@ function publicBase(ctx: AppContext): string {
   return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
 }
 
-const access = { scope: 'runtime:chat' } as const;
+const access = 'key' as const;
 const tags = ['shares'];
 
-/** Share links (scope runtime:chat) and the public page GET /share/:id (no key, no /v1). */
+/** Share links (any runtime key of the tenant) and the public page GET /share/:id (no key, no /v1). */
 export function shareRoutes(): RouteSpec[] {
   return [
     defineRoute({

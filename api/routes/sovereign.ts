@@ -2,11 +2,11 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/cl
 import { z } from 'zod';
 import { getGoalRow, listGoalRows } from '../../activities/store/goals';
 import { AppError } from '../../schema/errors';
+import { IdempotencyHeaders } from '../../schema/headers';
 import { ListQuery, SovereignCreateBody, SovereignGoal } from '../../schema/jobs';
 import { tickUpdate } from '../../workflows/job-defs';
 import { isTerminal } from '../../workflows/job-rules';
 import { principalOf, type AppContext } from '../context';
-import { withIdempotency } from '../idempotency';
 import { sovereignView, stateFromRow } from '../job-views';
 import { defineRoute, type RouteSpec } from '../route';
 import { isTemporalUnavailable } from '../start-workflow';
@@ -19,19 +19,18 @@ function isClosedWorkflowError(err: unknown): boolean {
 }
 
 export function sovereignRoutes(): RouteSpec[] {
-  const scope = { scope: 'runtime:chat' } as const;
+  const scope = 'key' as const;
   return [
     defineRoute({
-      method: 'post', path: '/v1/sovereign/goals', access: scope, tags: ['sovereign goals'], body: SovereignCreateBody, response: SovereignGoal,
+      method: 'post', path: '/v1/sovereign/goals', access: scope, tags: ['sovereign goals'], body: SovereignCreateBody, response: SovereignGoal, idempotent: true,
       summary:
         'Create a sovereign goal (workflow sovereign-<id>): status ready, no step runs until a tick. Without steps the model plans first: ' +
         'the answer waits (up to 20 s) for the plan and is ready (or failed when planning failed); after 20 s it answers planning. Idempotency-Key supported.',
       example: { title: 'Weekly review', steps: [{ title: 'Collect', prompt: 'List what happened this week.' }, { title: 'Reflect', prompt: 'What went well and what did not?' }] },
-      handler: (ctx: AppContext, { body }) =>
-        withIdempotency(ctx, 'POST /v1/sovereign/goals', body, async () => {
-          const { row, state } = await createGoal(ctx, 'sovereign', body);
-          return sovereignView(ctx.deps.db, state, row);
-        }),
+      handler: async (ctx: AppContext, { body }) => {
+        const { row, state } = await createGoal(ctx, 'sovereign', body);
+        return sovereignView(ctx.deps.db, state, row);
+      },
     }),
     defineRoute({
       method: 'get', path: '/v1/sovereign/goals', access: scope, tags: ['sovereign goals'], query: ListQuery,
@@ -50,14 +49,13 @@ export function sovereignRoutes(): RouteSpec[] {
       },
     }),
     defineRoute({
-      method: 'post', path: '/v1/sovereign/goals/:id/tick', access: scope, tags: ['sovereign goals'], params: IdParams, response: SovereignGoal,
+      method: 'post', path: '/v1/sovereign/goals/:id/tick', access: scope, tags: ['sovereign goals'], params: IdParams, response: SovereignGoal, idempotent: true, headers: IdempotencyHeaders,
       responses: { 409: 'The goal is completed, failed, cancelled or still planning.', 503: 'The workflow service is unavailable.' },
       summary: 'Run exactly one step (a Temporal update) and answer with the new state. Concurrent ticks are serialised; an Idempotency-Key makes a retried tick return the same result without running a second step.',
-      handler: async (ctx: AppContext, { params }) => {
+      handler: async (ctx: AppContext, { params, headers }) => {
         const row = await goalRowOr404(ctx, 'sovereign', params.id);
-        return withIdempotency(ctx, `tick ${row.id}`, {}, async () => {
           if (isTerminal(row.status)) throw new AppError('conflict', `The goal is ${row.status}; no step left to run.`);
-          const key = ctx.get('Idempotency-Key');
+          const key = headers['idempotency-key'];
           try {
             // The tick answers compactly; the workflow saved the full state to the row before answering.
             // A concurrent later tick may already have moved the row on: this tick's own fields win.
@@ -79,7 +77,6 @@ export function sovereignRoutes(): RouteSpec[] {
             }
             throw err;
           }
-        });
       },
     }),
     defineRoute({

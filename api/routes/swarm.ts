@@ -6,7 +6,6 @@ import { AppError, invalid, notFound, zodDetails } from '../../schema/errors';
 import { SWARM_OPERATION_NAMES, SWARM_OPERATIONS, SwarmRunBody, SwarmRunRecord, type SwarmOperation } from '../../schema/jobs';
 import { swarmStepCount } from '../../workflows/job-rules';
 import { principalOf, type AppContext } from '../context';
-import { withIdempotency } from '../idempotency';
 import { defineRoute, type RouteSpec } from '../route';
 import { startJobWorkflow } from '../start-workflow';
 
@@ -25,13 +24,13 @@ function outputIds(v: unknown, out: string[] = []): string[] {
 }
 
 export function swarmRoutes(): RouteSpec[] {
-  const scope = { scope: 'runtime:chat' } as const;
+  const scope = 'key' as const;
   return [
     defineRoute({
-      method: 'post', path: '/v1/swarm/run', access: scope, tags: ['swarm'], body: SwarmRunBody, response: SwarmRunRecord,
+      method: 'post', path: '/v1/swarm/run', access: scope, tags: ['swarm'], body: SwarmRunBody, response: SwarmRunRecord, idempotent: true,
       summary: `Start a swarm run (workflow swarm-<id>). Operations: ${SWARM_OPERATION_NAMES.join(', ')}; params are validated per operation. Poll GET /v1/swarm/runs/{id}. Idempotency-Key supported.`,
       example: { operation: 'vote', params: { question: 'Is Rust or Go better for a CLI tool?', voters: 3, options: ['Rust', 'Go'] } },
-      handler: (ctx: AppContext, { body }) => {
+      handler: async (ctx: AppContext, { body }) => {
         if (!(SWARM_OPERATION_NAMES as string[]).includes(body.operation)) {
           throw new AppError('invalid_request', `Unknown swarm operation "${body.operation}"; valid operations: ${SWARM_OPERATION_NAMES.join(', ')}.`, {
             details: [{ path: 'body.operation', message: `must be one of ${SWARM_OPERATION_NAMES.join(', ')}` }],
@@ -40,7 +39,6 @@ export function swarmRoutes(): RouteSpec[] {
         const op = body.operation as SwarmOperation;
         const parsed = SWARM_OPERATIONS[op].safeParse(body.params);
         if (!parsed.success) throw invalid(zodDetails(parsed.error.issues, 'body.params'), `params for ${op}`);
-        return withIdempotency(ctx, 'POST /v1/swarm/run', body, async () => {
           const tenantId = principalOf(ctx).tenantId;
           const id = newId('swarm');
           const params = parsed.data as Record<string, unknown>;
@@ -49,7 +47,6 @@ export function swarmRoutes(): RouteSpec[] {
             onStartFailed: () => deleteSwarmRun(ctx.deps.db, tenantId, id),
           });
           return { ...row, run_id: id, outputs: {} };
-        });
       },
     }),
     defineRoute({

@@ -14,6 +14,7 @@ import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { shortTemporalCall, startJobWorkflow } from '../start-workflow';
 import { lastEventIdOf, pipeEventStream, wantsEventStream } from '../sse';
+import { ResumeHeaders } from '../../schema/headers';
 
 /** Cancels a task's workflow; a run that already ended (or never started) is fine. */
 export async function cancelTaskWorkflow(ctx: AppContext, taskId: string): Promise<void> {
@@ -92,20 +93,21 @@ export function taskExecuteRoutes(): RouteSpec[] {
     defineRoute({
       method: 'post',
       path: '/v1/tasks/:id/execute',
-      access: { scope: 'runtime:records' },
+      access: 'key',
       tags: ['tasks'],
       summary:
         'Run the step DAG (202 with the run status). A running task is attached to, not run twice. With Accept: text/event-stream: ' +
         'one event per step update ({task_id, step_id, status, snippet}) then {done: true, task}; resume with Last-Event-ID (never starts a run).',
       params: TaskIdParams,
+      headers: ResumeHeaders,
       response: ExecutionStatus,
       status: 202,
       produces,
       responses: { 503: 'The workflow service is unavailable.' },
-      handler: async (ctx: AppContext, { params }) => {
+      handler: async (ctx: AppContext, { params, headers }) => {
         const tenantId = principalOf(ctx).tenantId;
         const sse = wantsEventStream(ctx);
-        const resumeFrom = lastEventIdOf(ctx);
+        const resumeFrom = lastEventIdOf(ctx, headers['last-event-id']);
         const row = await taskRow(ctx.deps.db, tenantId, params.id);
         if (!row) throw notFound('Task');
         if (resumeFrom !== undefined) {
@@ -125,18 +127,19 @@ export function taskExecuteRoutes(): RouteSpec[] {
     defineRoute({
       method: 'get',
       path: '/v1/tasks/:id/execute',
-      access: { scope: 'runtime:records' },
+      access: 'key',
       tags: ['tasks'],
       summary:
         'Execution status without starting anything: live workflow query while running, the database after. ' +
         'With Accept: text/event-stream: the latest run\'s events (from Last-Event-ID when given).',
       params: TaskIdParams,
+      headers: ResumeHeaders,
       response: ExecutionStatus,
       produces,
-      handler: async (ctx: AppContext, { params }) => {
+      handler: async (ctx: AppContext, { params, headers }) => {
         const row = await taskRow(ctx.deps.db, principalOf(ctx).tenantId, params.id);
         if (!row) throw notFound('Task');
-        if (wantsEventStream(ctx)) return streamRun(ctx, row.id, lastEventIdOf(ctx) ?? row.run_event_floor);
+        if (wantsEventStream(ctx)) return streamRun(ctx, row.id, lastEventIdOf(ctx, headers['last-event-id']) ?? row.run_event_floor);
         return executionStatus(ctx, row);
       },
     }),

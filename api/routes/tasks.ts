@@ -17,7 +17,7 @@ import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { cancelTaskWorkflow, taskExecuteRoutes } from './task-execute';
 
-const access = { scope: 'runtime:records' } as const;
+const access = 'key' as const;
 const tags = ['tasks'];
 
 /** Task platform: CRUD of tasks and steps (this file) and execution (task-execute.ts). */

@@ -23,7 +23,7 @@ export const ambientContinuityCompileRequest = z.object({
   active_project: shortText.optional(),
   now: dateTime.optional().describe('Request clock; without it the latest event time is used.'),
   timezone: z.string().max(64).optional(),
-  recent_events: z.array(continuityEvent).max(MAX_ITEMS).describe('Recent cross-surface events.'),
+  recent_events: z.array(continuityEvent).max(MAX_ITEMS).default([]).describe('Recent cross-surface events (default none).'),
   work_items: z
     .array(
       z.object({

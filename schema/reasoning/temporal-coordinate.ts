@@ -45,7 +45,8 @@ export const temporalCoordinateRequest = z.object({
       }),
     )
     .max(MAX_ITEMS)
-    .describe('Tasks to place.'),
+    .default([])
+    .describe('Tasks to place (default none: only the fixed events and windows are laid out).'),
   preferences: z
     .object({
       max_blocks: capField(1000).describe('Cap on schedule proposals; default 20.'),

@@ -76,7 +76,7 @@ test('a tick taken over after the API died re-sends the same update id: Temporal
   const goal = await h.req('POST', '/v1/sovereign/goals', { key, body: { title: 'Lost tick', steps: steps(3) } });
   expect(goal.body.status).toBe('ready');
   const id = goal.body.id as string;
-  const route = `tick ${id}`;
+  const route = `POST /v1/sovereign/goals/${id}/tick`; // idempotent routes key by method and path
   // The dead API request had claimed the key and run its update; its answer never reached the database.
   await h.db.query(sql.unsafe`
     INSERT INTO idempotency_keys (tenant_id, route, key, request_hash) VALUES (${tenantId}, ${route}, 'tick-lost', ${requestHashOf({})})`);

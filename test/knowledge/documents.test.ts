@@ -104,9 +104,11 @@ test('listing is paged, newest first, tenant-scoped; other tenants get 404 for i
   expect((await upload(h, '/v1/documents/upload', key, { bytes: 'x' }, { space_id: 'bad id!' })).status).toBe(400);
 });
 
-test('keys without runtime:records are refused', async () => {
+test('any runtime key of the tenant may use documents; bootstrap keys are refused', async () => {
   const chat = (await h.key(['runtime:chat'])).apiKey;
-  expect((await h.req('GET', '/v1/documents', { key: chat })).status).toBe(403);
-  expect((await upload(h, '/v1/documents/upload', chat, { bytes: 'x' })).status).toBe(403);
+  expect((await h.req('GET', '/v1/documents', { key: chat })).status).toBe(200);
+  expect((await upload(h, '/v1/documents/upload', chat, { bytes: 'x' })).status).toBe(201);
+  const boot = (await h.key(['bootstrap:app:home'], { kind: 'bootstrap' })).apiKey;
+  expect((await h.req('GET', '/v1/documents', { key: boot })).status).toBe(403);
   expect((await h.req('GET', '/v1/documents')).status).toBe(401);
 });

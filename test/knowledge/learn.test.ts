@@ -207,5 +207,8 @@ test('validation, unknown ids, tenant isolation and scope', async () => {
   expect((await h.req('GET', '/v1/enterprise/knowledge/search?q=owned%20first%20tenant', { key })).body.data).toHaveLength(1);
   expect((await h.req('POST', '/v1/enterprise/learn', { key: chatKey.slice(0, -1) + (chatKey.endsWith('0') ? '1' : '0'), body: { sources: [{ text: 'x' }] } })).status).toBe(401);
   const chatOnly = (await h.key(['runtime:chat'])).apiKey;
-  expect((await h.req('POST', '/v1/enterprise/learn', { key: chatOnly, body: { sources: [{ text: 'x' }] } })).status).toBe(403);
+  // Learning is for any key of the tenant; wiping learned knowledge is the bulk operation that needs runtime:records.
+  expect((await h.req('GET', '/v1/enterprise/knowledge/search?q=x', { key: chatOnly })).status).toBe(200);
+  const wipeChat = await h.req('DELETE', '/v1/enterprise/knowledge', { key: chatOnly });
+  expect([wipeChat.status, wipeChat.body.scope]).toEqual([403, 'runtime:records']);
 }, 60_000);

@@ -41,7 +41,8 @@ test('create returns the public url (origin of SVC_PUBLIC_URL, no /v1); list is 
   expect((await h.req('GET', '/v1/shares', { key: other })).body).toMatchObject({ data: [], total: 0 });
   expect((await h.req('POST', '/v1/share', { key, body: { title: 'x', content: 'y', format: 'pdf' } })).status).toBe(400);
   expect((await h.req('POST', '/v1/share', { key, body: { content: 'y' } })).status).toBe(400);
-  expect((await h.req('GET', '/v1/shares', { key: (await h.key(['runtime:records'])).apiKey })).status).toBe(403);
+  expect((await h.req('GET', '/v1/shares', { key: (await h.key(['runtime:records'])).apiKey })).status).toBe(200);
+  expect((await h.req('GET', '/v1/shares', { key: (await h.key(['bootstrap:app:home'], { kind: 'bootstrap' })).apiKey })).status).toBe(403);
 });
 
 test('the public page is sanitised HTML with title, social meta tags and a strict CSP; unknown ids get a 404 page', async () => {

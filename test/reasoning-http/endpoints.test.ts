@@ -37,7 +37,7 @@ test('all 23 structured-reasoning endpoints are mounted, documented, and none is
   const doc = (await h.req('GET', '/v1/openapi.json')).body;
   for (const p of SPEC_PATHS) {
     const op = doc.paths[`/v1${p}`]?.post;
-    expect({ p, scope: op?.['x-scope'], example: Boolean(op?.requestBody?.content['application/json'].example) }).toEqual({ p, scope: 'runtime:chat', example: true });
+    expect({ p, scope: op?.['x-scope'], keyed: op?.security, example: Boolean(op?.requestBody?.content['application/json'].example) }).toEqual({ p, scope: undefined, keyed: [{ bearerKey: [] }], example: true });
     expect(op.responses['200'].content['application/json'].schema).toBeDefined();
   }
 });
@@ -59,10 +59,12 @@ describe.each(reasoningEndpoints().map((e) => [e.path, e] as const))('POST /v1%s
     const broken = await h.req('POST', `/v1${path}`, { key, raw: '{', headers: { 'content-type': 'application/json' } });
     expect(broken.status).toBe(400);
     expect((await h.req('POST', `/v1${path}`, { body: endpoint.example })).status).toBe(401);
+    // Spec: "key required" and nothing more, so any runtime key works; a bootstrap key does not.
     const other = await h.key(['runtime:models']);
-    const forbidden = await h.req('POST', `/v1${path}`, { key: other.apiKey, body: endpoint.example });
+    expect((await h.req('POST', `/v1${path}`, { key: other.apiKey, body: endpoint.example })).status).toBe(200);
+    const boot = await h.key(['bootstrap:app:home'], { kind: 'bootstrap' });
+    const forbidden = await h.req('POST', `/v1${path}`, { key: boot.apiKey, body: endpoint.example });
     expect(forbidden.status).toBe(403);
-    expect(forbidden.body.scope).toBe('runtime:chat');
   });
 });
 

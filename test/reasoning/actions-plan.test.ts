@@ -55,7 +55,7 @@ describe('POST /actions/plan', () => {
     expectRejectsAt(ep.request, {}, 'intent');
     expectRejectsAt(ep.request, { intent: 'x', action_hints: [{ title: '' }] }, 'action_hints.0.title');
     expectRejectsAt(ep.request, { intent: 'x', available_providers: [{ id: 'p', reliability: 2 }] }, 'available_providers.0.reliability');
-    expectRejectsAt(ep.request, { intent: 'x', available_providers: [{ id: 'p', cost: 'cheap' }] }, 'available_providers.0.cost');
+    expectRejectsAt(ep.request, { intent: 'x', available_providers: [{ id: 'p', cost: 'pricey' }] }, 'available_providers.0.cost');
     expectRejectsAt(ep.request, { intent: 'x', approval_policy: { require_for_money: 'yes' } }, 'approval_policy.require_for_money');
     expectRejectsAt(ep.request, { intent: 'x', memory_policy: { allowed_memory_kinds: 'all' } }, 'memory_policy.allowed_memory_kinds');
     expectRejectsAt(ep.request, { intent: 'x', preferences: { max_candidates: 1.5 } }, 'preferences.max_candidates');

@@ -51,7 +51,7 @@ describe('ambient/continuity/compile golden', () => {
 });
 
 describe('ambient/continuity/compile request schema', () => {
-  it('requires recent_events', () => expectRejectsAt(ep.request, { work_items: [] }, 'recent_events'));
+  it('recent_events default to none (issue 10: optional where a sensible default exists)', () => expect(ep.request.parse({ work_items: [] }).recent_events).toEqual([]));
   it('names bad nested fields', () => {
     expectRejectsAt(ep.request, { recent_events: [{ id: 1 }] }, 'recent_events.0.id');
     expectRejectsAt(ep.request, { recent_events: [], work_items: [{ id: 'a', importance: 3 }] }, 'work_items.0.importance');

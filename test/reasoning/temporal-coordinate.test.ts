@@ -75,7 +75,7 @@ describe('temporal/coordinate golden', () => {
 });
 
 describe('temporal/coordinate request schema', () => {
-  it('requires tasks', () => expectRejectsAt(ep.request, { available: [] }, 'tasks'));
+  it('tasks default to none (issue 10: optional where a sensible default exists)', () => expect(ep.request.parse({ available: [] }).tasks).toEqual([]));
   it('names bad nested fields', () => {
     expectRejectsAt(ep.request, { tasks: [{ id: 'a', minutes: 'ten' }] }, 'tasks.0.minutes');
     expectRejectsAt(ep.request, { tasks: [{ title: 'no id' }] }, 'tasks.0.id');

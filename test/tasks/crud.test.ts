@@ -91,11 +91,12 @@ describe('task CRUD', () => {
     expect((await h.req('GET', `/v1/tasks/${t.id}`, { key })).body.steps).toHaveLength(4);
   });
 
-  test('the records scope is required', async () => {
+  test('any runtime key of the tenant may use tasks (spec: key required); a bootstrap key may not', async () => {
     const chatOnly = (await h.key(['runtime:chat'])).apiKey;
     const r = await h.req('GET', '/v1/tasks', { key: chatOnly });
-    expect(r.status).toBe(403);
-    expect(r.body.scope).toBe('runtime:records');
+    expect(r.status).toBe(200);
+    const boot = (await h.key(['bootstrap:app:home'], { kind: 'bootstrap' })).apiKey;
+    expect((await h.req('GET', '/v1/tasks', { key: boot })).status).toBe(403);
   });
 });
 

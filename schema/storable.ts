@@ -1,0 +1,37 @@
+import type { ErrorDetail } from './errors';
+
+// What PostgreSQL refuses to store, checked at the edge for every route (issue 10, item 6).
+
+const NUL = '\u0000';
+const NUL_MESSAGE = 'must not contain NUL (\\u0000) characters';
+const SURROGATE_MESSAGE = 'must not contain a lone UTF-16 surrogate (e.g. \\ud800): send well-formed Unicode';
+
+/** Why PostgreSQL cannot store `s` (NUL in text/jsonb, a lone surrogate in jsonb), or undefined. */
+export function unstorable(s: string): string | undefined {
+  if (s.includes(NUL)) return NUL_MESSAGE;
+  if (!s.isWellFormed()) return SURROGATE_MESSAGE;
+  return undefined;
+}
+
+/**
+ * Every string (value or object key) PostgreSQL cannot store: refused up front for every route with
+ * the field's path, so nothing is half-stored. Walks plain objects and arrays only.
+ */
+export function unstorablePaths(value: unknown, path: string, out: ErrorDetail[] = [], depth = 0): ErrorDetail[] {
+  if (out.length >= 20 || depth > 100) return out;
+  if (typeof value === 'string') {
+    const message = unstorable(value);
+    if (message) out.push({ path, message });
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => unstorablePaths(v, `${path}.${i}`, out, depth + 1));
+  } else if (value !== null && typeof value === 'object') {
+    const proto = Object.getPrototypeOf(value) as unknown;
+    if (proto !== Object.prototype && proto !== null) return out;
+    for (const [k, v] of Object.entries(value)) {
+      const message = unstorable(k);
+      if (message) out.push({ path: `${path}.${k.replaceAll(NUL, '\\u0000').toWellFormed()}`, message });
+      else unstorablePaths(v, `${path}.${k}`, out, depth + 1);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,46 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import Ajv, { type ValidateFunction } from 'ajv';
+
+// OpenAI's published OpenAPI document (../shared/contracts, see its README): OpenAPI 3.0, so
+// `nullable: true` becomes a null alternative (and null joins a nullable enum) before Ajv reads it.
+const CONTRACT = path.resolve(__dirname, '../../../shared/contracts/openai-openapi.json');
+
+type Json = Record<string, unknown>;
+
+function toJsonSchema(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(toJsonSchema);
+  if (node === null || typeof node !== 'object') return node;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(node as Json)) out[k] = k === 'properties' ? mapValues(v as Json) : toJsonSchema(v);
+  if (out.nullable !== true) return out;
+  delete out.nullable;
+  if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
+  if (typeof out.type === 'string') return { ...out, type: [out.type, 'null'] };
+  return { anyOf: [out, { type: 'null' }] };
+}
+
+function mapValues(props: Json): Json {
+  return Object.fromEntries(Object.entries(props).map(([k, v]) => [k, toJsonSchema(v)]));
+}
+
+let ajv: Ajv | undefined;
+
+/** A validator for one of the document's component schemas, e.g. `CreateChatCompletionResponse`. */
+export function openaiSchema(name: string): ValidateFunction {
+  if (!ajv) {
+    const doc = JSON.parse(readFileSync(CONTRACT, 'utf8')) as { components: { schemas: Json } };
+    ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+    ajv.addSchema({ $id: 'openai', components: { schemas: mapValues(doc.components.schemas) } });
+  }
+  const validate = ajv.getSchema(`openai#/components/schemas/${name}`);
+  if (!validate) throw new Error(`${name} is not a component schema of the OpenAI contract`);
+  return validate;
+}
+
+/** The validation errors of `value` against `name` (empty when it conforms), readable in a failed expectation. */
+export function contractErrors(name: string, value: unknown): string[] {
+  const validate = openaiSchema(name);
+  if (validate(value)) return [];
+  return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
+}
