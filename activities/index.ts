@@ -1,4 +1,5 @@
 import type { ActivityDeps } from './deps';
+import { createEmailActivities } from './email';
 import { createJobsActivities } from './jobs';
 import { createKnowledgeActivities } from './knowledge';
 import { createTasksActivities } from './tasks';
@@ -16,6 +17,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createTasksActivities(deps),
     ...createKnowledgeActivities(deps),
     ...createJobsActivities(deps),
+    ...createEmailActivities(deps),
   };
 }
 

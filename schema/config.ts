@@ -38,6 +38,11 @@ export const EnvSchema = z.object({
     .transform((v) => v === 'true' || v === '1'),
   SVC_PUBLIC_URL: optionalString.pipe(url.optional()),
   SVC_EMBEDDING_MODEL: z.string().min(1).max(200).default('text-embedding-3-small'),
+  SVC_SMTP_URL: optionalString.pipe(z.url({ protocol: /^smtps?$/ }).optional()),
+  SVC_SMTP_FROM: optionalString.pipe(z.email().optional()),
+  SVC_EMAIL_RATE_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
+  SVC_IMAGE_ROOT: optionalString,
+  SVC_IMAGE_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
 });
 
 export interface Config {
@@ -64,6 +69,10 @@ export interface Config {
   uploadLimit: number;
   allowPrivateFetch: boolean;
   publicUrl?: string;
+  /** Outgoing email (issue 15): SMTP pool URL and From address; unset → email routes answer 503. */
+  email: { smtpUrl?: string; from?: string; ratePerMinute: number };
+  /** Media (issue 15): root that `image_path` must resolve inside; TTL of generated-image URLs. */
+  media: { imageRoot?: string; imageUrlTtlSeconds: number };
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/svc';
@@ -109,5 +118,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     uploadLimit: e.SVC_UPLOAD_LIMIT,
     allowPrivateFetch: e.SVC_ALLOW_PRIVATE_FETCH,
     publicUrl: e.SVC_PUBLIC_URL,
+    email: { smtpUrl: e.SVC_SMTP_URL, from: e.SVC_SMTP_FROM, ratePerMinute: e.SVC_EMAIL_RATE_PER_MINUTE },
+    media: { imageRoot: e.SVC_IMAGE_ROOT, imageUrlTtlSeconds: e.SVC_IMAGE_URL_TTL_SECONDS },
   };
 }

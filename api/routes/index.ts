@@ -1,5 +1,6 @@
 import type { RouteSpec } from '../route';
 import { chatRoutes } from './chat';
+import { emailRoutes } from './email';
 import { entitiesRoutes } from './entities';
 import { jobsRoutes } from './jobs';
 import { knowledgeRoutes } from './knowledge';
@@ -25,6 +26,7 @@ export function allRoutes(): RouteSpec[] {
     ...knowledgeRoutes(),
     ...jobsRoutes(),
     ...reasoningRoutes(),
+    ...emailRoutes(),
   ];
   return cached;
 }
