@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import MailComposer from 'nodemailer/lib/mail-composer';
@@ -18,7 +17,6 @@ interface SmtpError extends Error {
   response?: string;
 }
 
-const CHUNK = 16 * 1024;
 const AMBIGUOUS =
   'The connection to the SMTP server was lost after the whole message had been sent and before the server answered: it may or may not have been delivered. It is not resent automatically (that could deliver it twice); send it again with a new Idempotency-Key if it did not arrive.';
 
@@ -40,10 +38,12 @@ async function compose(row: EmailRow): Promise<Buffer> {
 export function createEmailActivities(deps: ActivityDeps) {
   const { db, log } = deps;
   let pool: Mail | undefined;
+  /** Attempts waiting to hear that their message's DATA phase is complete, by Message-ID. */
+  const dataWatch = new Map<string, () => void>();
   const smtp = (): Mail => {
     const url = deps.config.email.smtpUrl;
     if (!url) throw ApplicationFailure.nonRetryable('SVC_SMTP_URL is not set on the worker.', 'SmtpNotConfigured');
-    pool ??= createSmtpPool(url);
+    pool ??= createSmtpPool(url, (messageId) => dataWatch.get(messageId)?.());
     return pool;
   };
 
@@ -65,13 +65,10 @@ export function createEmailActivities(deps: ActivityDeps) {
     const ctx = Context.current();
     const beat = setInterval(() => ctx.heartbeat(), 1000);
     let handedOver: Promise<void> | undefined;
-    const chunks: Buffer[] = [];
-    for (let i = 0; i < raw.length; i += CHUNK) chunks.push(raw.subarray(i, i + CHUNK));
-    const message = Readable.from(chunks);
-    // 'end' fires once the connection has consumed every byte: from then on a drop is ambiguous.
-    message.once('end', () => (handedOver = markEmailDataSent(db, ref.tenantId, ref.emailId)));
+    // From the end of DATA on, a drop is ambiguous: recorded so that a retry after a crash knows it too.
+    dataWatch.set(row.message_id, () => (handedOver ??= markEmailDataSent(db, ref.tenantId, ref.emailId)));
     try {
-      const info = await smtp().sendMail({ envelope: { from: row.from_addr, to: [row.to_addr] }, raw: message });
+      const info = await smtp().sendMail({ envelope: { from: row.from_addr, to: [row.to_addr] }, raw });
       await handedOver;
       await finishEmail(db, ref.tenantId, ref.emailId, { status: 'sent', smtpResponse: info.response });
       log.info({ email: ref.emailId, attempt: row.attempts }, 'email sent');
@@ -93,6 +90,7 @@ export function createEmailActivities(deps: ActivityDeps) {
       log.info({ email: ref.emailId, attempt: row.attempts, code: err.code, smtp: code }, 'email attempt failed; retrying');
       throw ApplicationFailure.retryable(code ? `The SMTP server deferred the email: ${err.response}` : `SMTP connection failed: ${err.message}`, 'SmtpTransient');
     } finally {
+      dataWatch.delete(row.message_id);
       clearInterval(beat);
     }
   }
