@@ -8,6 +8,7 @@ import { reasoningRoutes } from './reasoning';
 import { keyInfoRoute, registerRoutes } from './register';
 import { systemRoutes } from './system';
 import { tasksRoutes } from './tasks';
+import { visionRoutes } from './vision';
 
 let cached: RouteSpec[] | undefined;
 
@@ -27,6 +28,7 @@ export function allRoutes(): RouteSpec[] {
     ...jobsRoutes(),
     ...reasoningRoutes(),
     ...emailRoutes(),
+    ...visionRoutes(),
   ];
   return cached;
 }

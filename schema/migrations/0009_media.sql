@@ -41,3 +41,6 @@ CREATE TABLE image_links (
   FOREIGN KEY (tenant_id, sha256) REFERENCES image_blobs (tenant_id, sha256) ON DELETE CASCADE
 );
 CREATE INDEX image_links_expires_idx ON image_links (expires_at);
+
+-- Vision results saved as memories ("seen") carry the hash of the image they describe.
+ALTER TABLE memories ADD COLUMN image_sha256 text;
