@@ -2,6 +2,7 @@ import type { RouteSpec } from '../route';
 import { chatRoutes } from './chat';
 import { emailRoutes } from './email';
 import { entitiesRoutes } from './entities';
+import { imagesRoutes } from './images';
 import { jobsRoutes } from './jobs';
 import { knowledgeRoutes } from './knowledge';
 import { reasoningRoutes } from './reasoning';
@@ -29,6 +30,7 @@ export function allRoutes(): RouteSpec[] {
     ...reasoningRoutes(),
     ...emailRoutes(),
     ...visionRoutes(),
+    ...imagesRoutes(),
   ];
   return cached;
 }
