@@ -20,6 +20,8 @@ export interface SmtpPeer {
   heldRcpt: string[];
   /** Chooses the action for a message; `attempt` counts DATA phases (or RCPTs) seen for that subject/recipient. */
   behave(fn: (m: { subject: string; to: string; attempt: number }) => SmtpAction): void;
+  /** Resolves when a message with this subject has been stored. */
+  received(subject: string): Promise<ParsedMail>;
   close(): Promise<void>;
 }
 
@@ -29,6 +31,11 @@ export async function startSmtpPeer(): Promise<SmtpPeer> {
   const dataSeen: string[] = [];
   const heldRcpt: string[] = [];
   const counts = new Map<string, number>();
+  const waiters = new Map<string, (m: ParsedMail) => void>();
+  const store = (m: ParsedMail) => {
+    messages.push(m);
+    waiters.get(m.subject ?? '')?.(m);
+  };
   let decide: (m: { subject: string; to: string; attempt: number }) => SmtpAction = () => 'accept';
   const count = (k: string) => {
     const n = (counts.get(k) ?? 0) + 1;
@@ -60,12 +67,12 @@ export async function startSmtpPeer(): Promise<SmtpPeer> {
         dataSeen.push(subject);
         const action = decide({ subject, to, attempt: count(`data:${subject}`) });
         if (action === 'accept' || action === 'hold-rcpt') {
-          messages.push(parsed);
-          return cb();
+          cb();
+          return store(parsed);
         }
         if (action === 'store-then-drop' || action === 'hold-after-data') {
           // Like an MTA that queued the message before answering: it is stored, the reply never arrives.
-          messages.push(parsed);
+          store(parsed);
           if (action === 'store-then-drop') for (const c of (server as unknown as { connections: Set<{ _socket: { destroy(): void } }> }).connections) c._socket.destroy();
           return;
         }
@@ -84,6 +91,14 @@ export async function startSmtpPeer(): Promise<SmtpPeer> {
     heldRcpt,
     behave(fn) {
       decide = fn;
+    },
+    received(subject) {
+      const found = messages.find((m) => m.subject === subject);
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve) => waiters.set(subject, (m) => {
+        waiters.delete(subject);
+        resolve(m);
+      }));
     },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
