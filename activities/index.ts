@@ -1,4 +1,5 @@
 import type { ActivityDeps } from './deps';
+import { createEmailActivities } from './email';
 import { createJobsActivities } from './jobs';
 import { createKnowledgeActivities } from './knowledge';
 import { createLiveActivities } from './live';
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createKnowledgeActivities(deps),
     ...createJobsActivities(deps),
     ...createLiveActivities(deps),
+    ...createEmailActivities(deps),
   };
 }
 

@@ -51,6 +51,11 @@ export const EnvSchema = z.object({
   SVC_BODY_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   SVC_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
   SVC_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(256),
+  SVC_SMTP_URL: optionalString.pipe(z.url({ protocol: /^smtps?$/ }).optional()),
+  SVC_SMTP_FROM: optionalString.pipe(z.email().optional()),
+  SVC_EMAIL_RATE_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
+  SVC_IMAGE_ROOT: optionalString,
+  SVC_IMAGE_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
 });
 
 export interface Config {
@@ -82,6 +87,10 @@ export interface Config {
   workerShutdownGraceMs: number;
   /** Edge limits of the HTTP server (api/http-server.ts, api/middleware/body-timeout.ts). */
   http: { bodyTimeoutMs: number; headersTimeoutMs: number; maxConnectionsPerAddress: number };
+  /** Outgoing email (issue 15): SMTP pool URL and From address; unset → email routes answer 503. */
+  email: { smtpUrl?: string; from?: string; ratePerMinute: number };
+  /** Media (issue 15): root that `image_path` must resolve inside; TTL of generated-image URLs. */
+  media: { imageRoot?: string; imageUrlTtlSeconds: number };
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/svc';
@@ -131,5 +140,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     publicUrl: e.SVC_PUBLIC_URL,
     workerShutdownGraceMs: e.SVC_WORKER_SHUTDOWN_GRACE_MS,
     http: { bodyTimeoutMs: e.SVC_BODY_TIMEOUT_MS, headersTimeoutMs: e.SVC_HEADERS_TIMEOUT_MS, maxConnectionsPerAddress: e.SVC_MAX_CONNECTIONS_PER_ADDRESS },
+    email: { smtpUrl: e.SVC_SMTP_URL, from: e.SVC_SMTP_FROM, ratePerMinute: e.SVC_EMAIL_RATE_PER_MINUTE },
+    media: { imageRoot: e.SVC_IMAGE_ROOT, imageUrlTtlSeconds: e.SVC_IMAGE_URL_TTL_SECONDS },
   };
 }

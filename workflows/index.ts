@@ -4,3 +4,4 @@ export * from './tasks';
 export * from './knowledge';
 export * from './jobs';
 export * from './live';
+export { emailWorkflow } from './email';

@@ -4,6 +4,8 @@ import { daemonsRoutes } from './daemons';
 import { entitiesRoutes } from './entities';
 import { identityRoutes } from './identity';
 import { jobEventRoutes } from './job-events';
+import { emailRoutes } from './email';
+import { imagesRoutes } from './images';
 import { jobsRoutes } from './jobs';
 import { knowledgeRoutes } from './knowledge';
 import { liveRoutes } from './live';
@@ -12,6 +14,7 @@ import { reasoningRoutes } from './reasoning';
 import { keyInfoRoute, registerRoutes } from './register';
 import { systemRoutes } from './system';
 import { tasksRoutes } from './tasks';
+import { visionRoutes } from './vision';
 
 let cached: RouteSpec[] | undefined;
 
@@ -35,6 +38,9 @@ export function allRoutes(): RouteSpec[] {
     ...liveRoutes(),
     ...daemonsRoutes(),
     ...identityRoutes(),
+    ...emailRoutes(),
+    ...visionRoutes(),
+    ...imagesRoutes(),
   ];
   return cached;
 }

@@ -75,6 +75,9 @@ export interface FakeOpenAI {
   close(): Promise<void>;
 }
 
+/** A valid 1x1 PNG: the fake's generated image (`reply` replaces it with other base64). */
+export const FAKE_PNG_B64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function pieces(text: string): string[] {
@@ -220,6 +223,21 @@ export async function startFakeOpenAI(
         const tokens = texts.reduce((a, t) => a + Math.ceil(t.length / 4), 0);
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ object: 'list', data, model: String(body?.model ?? 'fake-embedding'), usage: { prompt_tokens: tokens, total_tokens: tokens } }));
+        rec.finished = true;
+        return;
+      }
+      if (req.method === 'POST' && path.endsWith('/images/generations')) {
+        // OpenAI Images API: the next behaviour decides (status for failures); else `n` copies of a 1x1 PNG as b64_json.
+        const b = queue.shift() ?? handler?.(rec) ?? defaults;
+        if (b.status && b.status >= 400) {
+          res.writeHead(b.status, { 'content-type': 'application/json', ...(b.retryAfter ? { 'retry-after': b.retryAfter } : {}) });
+          res.end(JSON.stringify({ error: { message: `fake failure ${b.status}`, type: 'server_error' } }));
+          return;
+        }
+        const n = Number(body?.n ?? 1);
+        const b64 = b.reply ?? FAKE_PNG_B64;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ created: Math.floor(Date.now() / 1000), data: Array.from({ length: n }, () => ({ b64_json: b64, revised_prompt: `fake: ${body?.prompt ?? ''}` })) }));
         rec.finished = true;
         return;
       }
