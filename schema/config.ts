@@ -38,6 +38,8 @@ export const EnvSchema = z.object({
     .transform((v) => v === 'true' || v === '1'),
   SVC_PUBLIC_URL: optionalString.pipe(url.optional()),
   SVC_EMBEDDING_MODEL: z.string().min(1).max(200).default('text-embedding-3-small'),
+  SVC_WEB_CACHE_TTL: z.coerce.number().int().min(0).max(30 * 24 * 3600).default(3600),
+  SVC_REPO_ROOTS: optionalString,
 });
 
 export interface Config {
@@ -64,6 +66,8 @@ export interface Config {
   uploadLimit: number;
   allowPrivateFetch: boolean;
   publicUrl?: string;
+  /** Web capabilities: web-fetch cache TTL (seconds) and the folders repo-report may read (SVC_REPO_ROOTS, `:`-separated). */
+  web: { cacheTtlSeconds: number; repoRoots: string[] };
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/svc';
@@ -109,5 +113,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     uploadLimit: e.SVC_UPLOAD_LIMIT,
     allowPrivateFetch: e.SVC_ALLOW_PRIVATE_FETCH,
     publicUrl: e.SVC_PUBLIC_URL,
+    web: { cacheTtlSeconds: e.SVC_WEB_CACHE_TTL, repoRoots: (e.SVC_REPO_ROOTS ?? '').split(':').map((r) => r.trim()).filter(Boolean) },
   };
 }

@@ -1,0 +1,34 @@
+import { fetchPage } from '../../activities/web/fetch-page';
+import { WebFetchBody, WebPage } from '../../schema/web';
+import { principalOf, type AppContext } from '../context';
+import { defineRoute, type RouteSpec } from '../route';
+
+const access = { scope: 'runtime:chat' } as const;
+const tags = ['capabilities'];
+
+/** Capabilities (scope runtime:chat): web-fetch, web-search, research, repo-report. */
+export function capabilitiesRoutes(): RouteSpec[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/capabilities/web-fetch',
+      access,
+      tags,
+      summary: 'Fetch a public URL through the fetch guard and return its main content as Markdown and text (HTML, PDF, JSON, text), cached per URL.',
+      body: WebFetchBody,
+      response: WebPage,
+      responses: {
+        400: 'Invalid body, or the URL is refused (scheme, credentials, private/loopback/metadata address, on any redirect hop).',
+        415: 'The URL returned binary content that is not a PDF.',
+        502: 'The site answered an HTTP error or could not be reached.',
+        504: 'The site did not answer in time.',
+      },
+      example: { url: 'https://example.com/article', format: 'markdown', max_tokens: 2000 },
+      handler: async (ctx: AppContext, { body }) => {
+        const { tenantId } = principalOf(ctx);
+        const { config, db } = ctx.deps;
+        return fetchPage({ db, allowPrivate: config.allowPrivateFetch, cacheTtlSeconds: config.web.cacheTtlSeconds }, tenantId, body);
+      },
+    }),
+  ];
+}
