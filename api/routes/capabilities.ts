@@ -1,5 +1,7 @@
 import { fetchPage } from '../../activities/web/fetch-page';
-import { WebFetchBody, WebPage } from '../../schema/web';
+import { searchEngines } from '../../activities/web/search-config';
+import { webSearch } from '../../activities/web/web-search';
+import { WebFetchBody, WebPage, WebSearchBody, WebSearchResponse } from '../../schema/web';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 
@@ -29,6 +31,22 @@ export function capabilitiesRoutes(): RouteSpec[] {
         const { config, db } = ctx.deps;
         return fetchPage({ db, allowPrivate: config.allowPrivateFetch, cacheTtlSeconds: config.web.cacheTtlSeconds }, tenantId, body);
       },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/capabilities/web-search',
+      access,
+      tags,
+      summary: 'Search the web through the configured engines (SearXNG, Brave, Tavily) in parallel; results merged by URL with rank fusion; intent-aware.',
+      body: WebSearchBody,
+      response: WebSearchResponse,
+      responses: {
+        400: 'Invalid body.',
+        502: 'Every engine failed.',
+        503: 'No search engine is configured (SVC_CONFIG search.engines).',
+      },
+      example: { query: 'temporal workflow versioning', max_results: 5 },
+      handler: async (ctx: AppContext, { body }) => webSearch(searchEngines(ctx.deps.config), body),
     }),
   ];
 }
