@@ -36,22 +36,20 @@ function isoDate(raw: string | undefined): string | undefined {
   return Number.isFinite(t) ? new Date(t).toISOString() : undefined;
 }
 
-/** Publication date from JSON-LD `datePublished`, article meta tags, or the first `<time datetime>`. */
-function publishedAt(doc: Doc): string | undefined {
-  for (const s of doc.querySelectorAll('script[type="application/ld+json"]')) {
-    const m = /"datePublished"\s*:\s*"([^"]+)"/.exec(s.textContent ?? '');
-    if (m && isoDate(m[1])) return isoDate(m[1]);
-  }
+/** Publication date from JSON-LD `datePublished` (read from the raw page), article meta tags, or the first `<time datetime>`. */
+function publishedAt(doc: Doc, raw: string): string | undefined {
+  const ld = /"datePublished"\s*:\s*"([^"]+)"/.exec(raw);
+  if (ld && isoDate(ld[1])) return isoDate(ld[1]);
   return isoDate(meta(doc, 'article:published_time', 'datePublished', 'date', 'pubdate', 'DC.date.issued'))
     ?? isoDate(doc.querySelector('time[datetime]')?.getAttribute('datetime') ?? undefined);
 }
 
-function pageMeta(doc: Doc): PageMeta {
+function pageMeta(doc: Doc, raw: string): PageMeta {
   return {
     title: meta(doc, 'og:title', 'twitter:title') ?? (doc.querySelector('title')?.textContent?.trim() || undefined),
     byline: meta(doc, 'author', 'article:author', 'byl'),
     siteName: meta(doc, 'og:site_name', 'application-name'),
-    publishedAt: publishedAt(doc),
+    publishedAt: publishedAt(doc, raw),
     lang: doc.documentElement?.getAttribute('lang')?.trim() || meta(doc, 'og:locale', 'language'),
   };
 }
@@ -76,21 +74,31 @@ function collectLinks(root: { querySelectorAll(s: string): ArrayLike<{ getAttrib
 }
 
 /**
+ * The page without scripts, styles, inline SVG, comments and templates: never text, often most of
+ * the bytes, and every element removed here is one the DOM parser and Readability do not walk.
+ */
+function withoutInert(html: string): string {
+  return html
+    .replace(/<!--[\s\S]*?-->/g, '')
+    .replace(/<(script|style|svg|template|noscript)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, '');
+}
+
+/**
  * Main content of an HTML page as Markdown and text, with page metadata. Readability (on
  * linkedom) finds the article; generic furniture rules then clean it (`html-clean.ts`). With
  * `selector` the first matching element is the content instead. Pages Readability cannot read
  * fall back to the whole cleaned body.
  */
 export function extractHtmlPage(html: string, opts: { url?: string; selector?: string } = {}): HtmlExtract {
-  const { document } = parseHTML(html);
-  const info = pageMeta(document);
+  const { document } = parseHTML(withoutInert(html));
+  const info = pageMeta(document, html);
   let contentHtml: string | undefined;
   if (opts.selector) {
     contentHtml = document.querySelector(opts.selector)?.outerHTML ?? '';
   } else {
-    const { document: copy } = parseHTML(html);
+    // Readability changes the document it reads: the metadata above was taken first.
     try {
-      const article = new Readability(copy as unknown as ConstructorParameters<typeof Readability>[0], { keepClasses: true, charThreshold: 200 }).parse();
+      const article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], { keepClasses: true, charThreshold: 200 }).parse();
       if (article?.content && (article.textContent ?? '').trim().length >= 80) {
         contentHtml = article.content;
         info.byline ??= article.byline?.trim() || undefined;

@@ -27,7 +27,9 @@ const FURNITURE = new Set([
   'overlay', 'banner', 'meta', 'metadata', 'hidden', 'sr', 'visually', 'screenreader', 'pagination', 'pager', 'rating',
 ]);
 
-const CTA = /^(skip to|advertisement|advertising|share (this|on)|subscribe|sign up|sign in|log in|follow (us|me|on)|posted|published|updated|last updated|by\s|image:|photo:|image copyright|\(image|\(photo|photograph:|credit|copyright|©|all rights reserved|related|read more|read next|see also|you may also like|you might also like|more (great|stories|from|on)|popular|trending|recommended|loading|this (website|site) uses cookies|click here|listen|watch:|also on|like this story|filed under|tell us what|get (breaking|the latest)|download|tempo de leitura|reading time|\d+ min(ute)?s? read)/i;
+const CTA = /^(skip to|advertisement|advertising|share (this|on)|subscribe|sign up|sign in|log in|follow (us|me|on)|posted|published|updated|last updated|by\s|image:|photo:|image copyright|\(image|\(photo|photograph:|credit|copyright|©|all rights reserved|related|read more|read next|see also|you may also like|you might also like|more (great|stories|from|on)|popular|trending|recommended|loading|this (website|site) uses cookies|click here|listen|watch:|also on|like this story|filed under|tell us what|get (breaking|the latest)|download|tempo de leitura|reading time|\d+ min(ute)?s? read|advert$|comments?$|don'?t miss|this (slideshow|video|content) requires javascript|atenção: comentários|\[\w+[^\]]*\])/i;
+/** A caption line: ends with an "(Image: …)" / "(Photo: …)" credit. */
+const CAPTION = /\((image|photo|picture|foto|credit|source)s?( credit)?\s*:[^)]*\)\s*$/i;
 const TAIL = /^(related( (posts?|stories|articles|coverage|content|reading))?|you may also like|you might also like|more (great|stories|from|on|like this)|popular( this week)?|recommended( for you)?|trending|further reading|latest (news|stories)|most (read|popular))\b[:.!]?$/i;
 const MONTH = /\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sep(t(ember)?)?|oct(ober)?|nov(ember)?|dec(ember)?|mon(day)?|tue(sday)?|wed(nesday)?|thu(rsday)?|fri(day)?|sat(urday)?|sun(day)?)\b/gi;
 
@@ -124,6 +126,7 @@ export function stripBoilerplate(root: El, title?: string): void {
     }
     if (/^H[1-6]$/.test(el.tagName) && normTitle && text.toLowerCase() === normTitle) el.remove();
     else if (n < 25 && CTA.test(text)) el.remove();
+    else if (n < 40 && CAPTION.test(text)) el.remove();
     else if (dateOnly(text)) el.remove();
     else if (n < 40 && linkDensity(el) > 0.6) el.remove();
   }

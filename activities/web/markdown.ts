@@ -12,7 +12,10 @@ function turndown(): TurndownService {
   return service;
 }
 
-/** HTML to Markdown; relative links and images are made absolute against `base`. */
+/**
+ * HTML (a string, or an element of an already parsed document, which saves a second parse) to
+ * Markdown; relative links and images are made absolute against `base`.
+ */
 export function htmlToMarkdown(html: string, base?: string): string {
   let md = turndown().turndown(html);
   if (base) {
