@@ -84,3 +84,41 @@ export const WebSearchResponse = z
   })
   .meta({ id: 'WebSearchResponse' });
 export type WebSearchResponse = z.infer<typeof WebSearchResponse>;
+
+export const RepoReportBody = z
+  .object({
+    repo: z.string().trim().min(1).max(2048).describe('A local path inside SVC_REPO_ROOTS, or an http(s) git URL (shallow-cloned through the fetch guard).'),
+    ref: z.string().trim().min(1).max(200).regex(/^[\w./-]+$/, 'must be a branch, tag or commit name').refine((r) => !r.startsWith('-') && !r.includes('..'), 'must be a branch, tag or commit name').optional(),
+  })
+  .meta({ id: 'RepoReportRequest' });
+export type RepoReportBody = z.infer<typeof RepoReportBody>;
+
+const Dependency = z.object({ name: z.string(), version: z.string().optional(), scope: z.string().optional() });
+
+export const RepoReport = z
+  .object({
+    repo: z.string(),
+    ref: z.string().nullable(),
+    files: z.number().int(),
+    bytes: z.number().int(),
+    languages: z.array(z.object({ language: z.string(), files: z.number().int(), lines: z.number().int() })),
+    total_lines: z.number().int(),
+    tree: z.string().describe('Depth-limited listing (2 levels, capped).'),
+    manifests: z.array(z.object({ path: z.string(), ecosystem: z.enum(['npm', 'go', 'python', 'rust', 'maven']), name: z.string().optional(), dependencies: z.array(Dependency) })),
+    tests: z.object({ directories: z.array(z.string()), files: z.number().int(), ci: z.array(z.string()) }),
+    readme: z.object({ path: z.string(), title: z.string().nullable(), summary: z.string() }).nullable(),
+    git: z
+      .object({
+        commits: z.number().int(),
+        contributors: z.array(z.object({ name: z.string(), commits: z.number().int() })),
+        most_changed: z.array(z.object({ path: z.string(), changes: z.number().int() })),
+        last_commit: z.object({ sha: z.string(), author: z.string(), date: z.string(), subject: z.string() }).nullable(),
+      })
+      .nullable(),
+    secrets: z.array(z.object({ type: z.string(), path: z.string(), line: z.number().int() })).describe('Possible secrets: type and location only, never the value.'),
+    token_estimate: z.number().int(),
+    truncated: z.boolean().describe('True when the file cap stopped the walk.'),
+    duration_ms: z.number().int(),
+  })
+  .meta({ id: 'RepoReport' });
+export type RepoReport = z.infer<typeof RepoReport>;

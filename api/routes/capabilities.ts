@@ -1,7 +1,8 @@
 import { fetchPage } from '../../activities/web/fetch-page';
+import { repoReport } from '../../activities/web/repo-report';
 import { searchEngines } from '../../activities/web/search-config';
 import { webSearch } from '../../activities/web/web-search';
-import { WebFetchBody, WebPage, WebSearchBody, WebSearchResponse } from '../../schema/web';
+import { RepoReport, RepoReportBody, WebFetchBody, WebPage, WebSearchBody, WebSearchResponse } from '../../schema/web';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 
@@ -47,6 +48,27 @@ export function capabilitiesRoutes(): RouteSpec[] {
       },
       example: { query: 'temporal workflow versioning', max_results: 5 },
       handler: async (ctx: AppContext, { body }) => webSearch(searchEngines(ctx.deps.config), body),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/capabilities/repo-report',
+      access,
+      tags,
+      summary: 'Report on a repository (a folder inside SVC_REPO_ROOTS or a shallow-cloned http(s) git URL): languages, tree, manifests, tests/CI, README, git activity, secret locations, token estimate.',
+      body: RepoReportBody,
+      response: RepoReport,
+      responses: {
+        400: 'Invalid body; a path outside SVC_REPO_ROOTS (symbolic links included); a refused git URL.',
+        413: 'The clone is larger than the size limit.',
+        502: 'The clone failed.',
+        504: 'The clone took longer than the time limit.',
+      },
+      example: { repo: '/srv/repos/my-service' },
+      handler: async (ctx: AppContext, { body }) => {
+        principalOf(ctx);
+        const { config } = ctx.deps;
+        return repoReport({ roots: config.web.repoRoots, allowPrivate: config.allowPrivateFetch }, body);
+      },
     }),
   ];
 }
