@@ -2,6 +2,7 @@ import type { ActivityDeps } from './deps';
 import { createJobsActivities } from './jobs';
 import { createKnowledgeActivities } from './knowledge';
 import { createTasksActivities } from './tasks';
+import { createResearchActivities } from './web/research-activities';
 
 export type { ActivityDeps } from './deps';
 
@@ -16,6 +17,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createTasksActivities(deps),
     ...createKnowledgeActivities(deps),
     ...createJobsActivities(deps),
+    ...createResearchActivities(deps),
   };
 }
 

@@ -4,6 +4,7 @@ import { searchEngines } from '../../activities/web/search-config';
 import { webSearch } from '../../activities/web/web-search';
 import { RepoReport, RepoReportBody, WebFetchBody, WebPage, WebSearchBody, WebSearchResponse } from '../../schema/web';
 import { principalOf, type AppContext } from '../context';
+import { researchRoutes } from './capabilities-research';
 import { defineRoute, type RouteSpec } from '../route';
 
 const access = { scope: 'runtime:chat' } as const;
@@ -70,5 +71,6 @@ export function capabilitiesRoutes(): RouteSpec[] {
         return repoReport({ roots: config.web.repoRoots, allowPrivate: config.allowPrivateFetch }, body);
       },
     }),
+    ...researchRoutes(),
   ];
 }
