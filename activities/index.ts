@@ -4,6 +4,7 @@ import { createJobsActivities } from './jobs';
 import { createKnowledgeActivities } from './knowledge';
 import { createLiveActivities } from './live';
 import { createTasksActivities } from './tasks';
+import { createResearchActivities } from './web/research-activities';
 
 export type { ActivityDeps } from './deps';
 
@@ -20,6 +21,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createJobsActivities(deps),
     ...createLiveActivities(deps),
     ...createEmailActivities(deps),
+    ...createResearchActivities(deps),
   };
 }
 

@@ -56,6 +56,8 @@ export const EnvSchema = z.object({
   SVC_EMAIL_RATE_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
   SVC_IMAGE_ROOT: optionalString,
   SVC_IMAGE_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
+  SVC_WEB_CACHE_TTL: z.coerce.number().int().min(0).max(30 * 24 * 3600).default(3600),
+  SVC_REPO_ROOTS: optionalString,
 });
 
 export interface Config {
@@ -91,6 +93,8 @@ export interface Config {
   email: { smtpUrl?: string; from?: string; ratePerMinute: number };
   /** Media (issue 15): root that `image_path` must resolve inside; TTL of generated-image URLs. */
   media: { imageRoot?: string; imageUrlTtlSeconds: number };
+  /** Web capabilities: web-fetch cache TTL (seconds) and the folders repo-report may read (SVC_REPO_ROOTS, `:`-separated). */
+  web: { cacheTtlSeconds: number; repoRoots: string[] };
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/svc';
@@ -142,5 +146,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     http: { bodyTimeoutMs: e.SVC_BODY_TIMEOUT_MS, headersTimeoutMs: e.SVC_HEADERS_TIMEOUT_MS, maxConnectionsPerAddress: e.SVC_MAX_CONNECTIONS_PER_ADDRESS },
     email: { smtpUrl: e.SVC_SMTP_URL, from: e.SVC_SMTP_FROM, ratePerMinute: e.SVC_EMAIL_RATE_PER_MINUTE },
     media: { imageRoot: e.SVC_IMAGE_ROOT, imageUrlTtlSeconds: e.SVC_IMAGE_URL_TTL_SECONDS },
+    web: { cacheTtlSeconds: e.SVC_WEB_CACHE_TTL, repoRoots: (e.SVC_REPO_ROOTS ?? '').split(':').map((r) => r.trim()).filter(Boolean) },
   };
 }

@@ -5,3 +5,4 @@ export * from './knowledge';
 export * from './jobs';
 export * from './live';
 export { emailWorkflow } from './email';
+export { researchWorkflow } from './research';

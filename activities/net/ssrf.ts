@@ -83,7 +83,7 @@ export function checkUrl(raw: string | URL, policy: UrlPolicy): URL {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw policy.makeError({ reason: 'scheme', url });
   if (url.username || url.password) throw policy.makeError({ reason: 'credentials', url });
   if (policy.allowPrivate) return url;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, ''); // a trailing dot is the same name
   if (isIP(host)) {
     if (isPrivateAddress(host)) throw policy.makeError({ reason: 'private-address', url, host });
   } else if (policy.refuseLocalNames && LOCAL_NAME.test(host)) {

@@ -1,9 +1,9 @@
-import { convert } from 'html-to-text';
 import { STEP_REF, type StepAction } from '../../schema/tasks';
 import type { ActivityDeps } from '../deps';
 import type { ModelRouter } from '../providers/types';
 import type { StepRow } from '../store/tasks';
 import { indexDocument } from '../knowledge/pipeline';
+import { extractBody } from '../web/fetch-page';
 import { saveTaskOutput } from '../store/task-outputs';
 import { StepPermanentError } from './errors';
 import { safeFetch } from './safe-fetch';
@@ -59,18 +59,13 @@ async function fetchAction(input: ActionInput): Promise<string> {
     if (res.status === 408 || res.status === 429 || res.status >= 500) throw new Error(msg);
     throw new StepPermanentError(msg);
   }
-  const raw = res.body.toString('utf8');
-  const text = /html|xml/i.test(res.contentType) || /^\s*<(!doctype|html)/i.test(raw)
-    ? convert(raw, {
-        wordwrap: false,
-        selectors: [
-          { selector: 'a', options: { ignoreHref: true } },
-          { selector: 'img', format: 'skip' },
-          { selector: 'nav', format: 'skip' },
-          { selector: 'footer', format: 'skip' },
-        ],
-      })
-    : raw;
+  // The same extraction as POST /v1/capabilities/web-fetch (main content, charset, PDF, JSON).
+  let text: string;
+  try {
+    text = (await extractBody({ body: res.body, contentType: res.contentType, url: res.url }, {})).text;
+  } catch (err) {
+    throw new StepPermanentError(`Fetching ${url}: ${(err as Error).message}`);
+  }
   return text.trim().slice(0, MAX_RESULT_CHARS);
 }
 

@@ -1,4 +1,5 @@
 import type { RouteSpec } from '../route';
+import { capabilitiesRoutes } from './capabilities';
 import { chatRoutes } from './chat';
 import { daemonsRoutes } from './daemons';
 import { entitiesRoutes } from './entities';
@@ -41,6 +42,7 @@ export function allRoutes(): RouteSpec[] {
     ...emailRoutes(),
     ...visionRoutes(),
     ...imagesRoutes(),
+    ...capabilitiesRoutes(),
   ];
   return cached;
 }

@@ -158,7 +158,7 @@ test('fetch cleans HTML to text and passes it on', async () => {
   const done = await runToEnd(t.id);
   expect(done.status).toBe('completed');
   const got = done.steps[0].result as string;
-  expect(got).toContain('HELLO PAGE');
+  expect(got).toContain('Hello page');
   expect(got).toContain('Some bold text.');
   expect(got).not.toMatch(/<|var x/);
   const saved = await h.db.oneFirst(sql.unsafe`SELECT text FROM documents WHERE id = ${done.steps[1].result} AND tenant_id = ${tenantId}`);

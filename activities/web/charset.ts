@@ -1,0 +1,30 @@
+import iconv from 'iconv-lite';
+
+/**
+ * The character set of a text body, in the order browsers use (WHATWG "encoding sniffing", simplified):
+ * a byte-order mark, the Content-Type `charset`, a `<meta charset>` / `http-equiv` in the first
+ * 2 KB, else UTF-8 when the bytes are valid UTF-8, else windows-1252.
+ */
+export function detectCharset(body: Uint8Array, contentType: string): string {
+  if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return 'utf-8';
+  if (body[0] === 0xff && body[1] === 0xfe) return 'utf-16le';
+  if (body[0] === 0xfe && body[1] === 0xff) return 'utf-16be';
+  const declared = /charset\s*=\s*["']?([\w.:-]+)/i.exec(contentType)?.[1];
+  if (declared && iconv.encodingExists(declared)) return declared.toLowerCase();
+  const head = Buffer.from(body.subarray(0, 2048)).toString('latin1');
+  const meta = /<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)/i.exec(head)?.[1];
+  if (meta && iconv.encodingExists(meta)) return meta.toLowerCase() === 'iso-8859-1' ? 'windows-1252' : meta.toLowerCase();
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(body);
+    return 'utf-8';
+  } catch {
+    return 'windows-1252';
+  }
+}
+
+/** Decodes a text body in its detected character set (BOM stripped). */
+export function decodeBody(body: Uint8Array, contentType: string): { text: string; charset: string } {
+  const charset = detectCharset(body, contentType);
+  const text = iconv.decode(Buffer.from(body), charset, { stripBOM: true });
+  return { text, charset };
+}

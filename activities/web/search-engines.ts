@@ -1,0 +1,110 @@
+import type { SearchIntent, WebSearchBody } from '../../schema/web';
+import { guardedRequest } from '../net/guarded-http';
+import type { SearchEngineConfig } from './search-config';
+import { SEARXNG_CATEGORY } from './search-intent';
+
+export interface EngineHit {
+  title: string;
+  url: string;
+  snippet: string;
+  published_at?: string;
+}
+
+export interface EngineQuery {
+  query: string;
+  intent: SearchIntent;
+  count: number;
+  timeRange?: WebSearchBody['time_range'];
+  includeDomains?: string[];
+  excludeDomains?: string[];
+  signal?: AbortSignal;
+}
+
+const str = (v: unknown) => (typeof v === 'string' ? v : '');
+const iso = (v: unknown) => {
+  const t = typeof v === 'string' ? Date.parse(v) : NaN;
+  return Number.isFinite(t) ? new Date(t).toISOString() : undefined;
+};
+
+/**
+ * One HTTP call to a configured engine through the fetch guard. Engines are operator
+ * configuration, so private addresses are allowed for them (a SearXNG on the internal network);
+ * scheme, size and time limits still apply.
+ */
+async function call(engine: SearchEngineConfig, url: URL, init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string }, signal?: AbortSignal): Promise<unknown> {
+  const res = await guardedRequest(url, {
+    allowPrivate: true,
+    method: init.method,
+    headers: { accept: 'application/json', ...(init.headers ?? {}) },
+    body: init.body,
+    maxBytes: 2 * 1024 * 1024,
+    overflow: 'fail',
+    timeoutMs: engine.timeout_ms,
+    signal,
+  });
+  if (res.status >= 400) throw new Error(`${engine.name} answered HTTP ${res.status}`);
+  try {
+    return JSON.parse(res.body.toString('utf8'));
+  } catch {
+    throw new Error(`${engine.name} answered something other than JSON`);
+  }
+}
+
+const SEARXNG_RANGE = { day: 'day', week: 'week', month: 'month', year: 'year' } as const;
+const BRAVE_RANGE = { day: 'pd', week: 'pw', month: 'pm', year: 'py' } as const;
+
+/** SearXNG's JSON API: GET /search?q=&format=json&categories=&time_range=. */
+async function searxng(engine: SearchEngineConfig, q: EngineQuery): Promise<EngineHit[]> {
+  const url = new URL('search', engine.base_url.endsWith('/') ? engine.base_url : `${engine.base_url}/`);
+  url.searchParams.set('q', q.query);
+  url.searchParams.set('format', 'json');
+  url.searchParams.set('categories', SEARXNG_CATEGORY[q.intent]);
+  if (q.timeRange) url.searchParams.set('time_range', SEARXNG_RANGE[q.timeRange]);
+  const data = (await call(engine, url, { headers: engine.api_key ? { authorization: `Bearer ${engine.api_key}` } : {} }, q.signal)) as { results?: unknown[] };
+  return (data.results ?? []).map((r) => {
+    const o = r as Record<string, unknown>;
+    return { title: str(o.title), url: str(o.url), snippet: str(o.content), published_at: iso(o.publishedDate) };
+  });
+}
+
+/** Brave Search API: GET /res/v1/web/search (news intent: /res/v1/news/search), X-Subscription-Token. */
+async function brave(engine: SearchEngineConfig, q: EngineQuery): Promise<EngineHit[]> {
+  const path = q.intent === 'news' ? 'res/v1/news/search' : 'res/v1/web/search';
+  const url = new URL(path, engine.base_url.endsWith('/') ? engine.base_url : `${engine.base_url}/`);
+  url.searchParams.set('q', q.query);
+  url.searchParams.set('count', String(Math.min(q.count, 20)));
+  if (q.timeRange) url.searchParams.set('freshness', BRAVE_RANGE[q.timeRange]);
+  const data = (await call(engine, url, { headers: { 'x-subscription-token': engine.api_key ?? '' } }, q.signal)) as { web?: { results?: unknown[] }; results?: unknown[] };
+  return (data.web?.results ?? data.results ?? []).map((r) => {
+    const o = r as Record<string, unknown>;
+    return { title: str(o.title), url: str(o.url), snippet: str(o.description), published_at: iso(o.page_age) };
+  });
+}
+
+/** Tavily: POST /search with a Bearer key; topic news for the news intent. */
+async function tavily(engine: SearchEngineConfig, q: EngineQuery): Promise<EngineHit[]> {
+  const url = new URL('search', engine.base_url.endsWith('/') ? engine.base_url : `${engine.base_url}/`);
+  const body = {
+    query: q.query,
+    max_results: Math.min(q.count, 20),
+    topic: q.intent === 'news' ? 'news' : 'general',
+    ...(q.timeRange ? { time_range: q.timeRange } : {}),
+    ...(q.includeDomains?.length ? { include_domains: q.includeDomains } : {}),
+    ...(q.excludeDomains?.length ? { exclude_domains: q.excludeDomains } : {}),
+  };
+  const data = (await call(engine, url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${engine.api_key ?? ''}` },
+    body: JSON.stringify(body),
+  }, q.signal)) as { results?: unknown[] };
+  return (data.results ?? []).map((r) => {
+    const o = r as Record<string, unknown>;
+    return { title: str(o.title), url: str(o.url), snippet: str(o.content), published_at: iso(o.published_date) };
+  });
+}
+
+export function queryEngine(engine: SearchEngineConfig, q: EngineQuery): Promise<EngineHit[]> {
+  if (engine.type === 'searxng') return searxng(engine, q);
+  if (engine.type === 'brave') return brave(engine, q);
+  return tavily(engine, q);
+}
