@@ -1,3 +1,4 @@
+import { createBrowserStoreActivities } from './browser/store-activities';
 import type { ActivityDeps } from './deps';
 import { createJobsActivities } from './jobs';
 import { createKnowledgeActivities } from './knowledge';
@@ -16,6 +17,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createTasksActivities(deps),
     ...createKnowledgeActivities(deps),
     ...createJobsActivities(deps),
+    ...createBrowserStoreActivities(deps),
   };
 }
 

@@ -38,6 +38,14 @@ export const EnvSchema = z.object({
     .transform((v) => v === 'true' || v === '1'),
   SVC_PUBLIC_URL: optionalString.pipe(url.optional()),
   SVC_EMBEDDING_MODEL: z.string().min(1).max(200).default('text-embedding-3-small'),
+  SVC_BROWSER: z.enum(['auto', 'on', 'off']).default('auto'),
+  SVC_CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
+  SVC_BROWSER_MAX_SESSIONS_PER_WORKER: z.coerce.number().int().min(1).max(1000).default(8),
+  SVC_BROWSER_MAX_SESSIONS_PER_TENANT: z.coerce.number().int().min(1).max(1000).default(4),
+  SVC_BROWSER_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).max(86_400).default(600),
+  SVC_BROWSER_MAX_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).max(86_400).default(3600),
+  SVC_BROWSER_ALLOW_HOSTS: optionalString,
+  SVC_STATE_KEY: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
 });
 
 export interface Config {
@@ -64,6 +72,19 @@ export interface Config {
   uploadLimit: number;
   allowPrivateFetch: boolean;
   publicUrl?: string;
+  browser: {
+    /** auto: a worker hosts browser sessions when Chromium is found; on: it must; off: never. */
+    mode: 'auto' | 'on' | 'off';
+    chromiumPath: string;
+    maxSessionsPerWorker: number;
+    maxSessionsPerTenant: number;
+    idleTimeoutS: number;
+    maxIdleTimeoutS: number;
+    /** `host` or `host:port` entries the browser may reach even when private fetches are refused. */
+    allowHosts: string[];
+  };
+  /** Key material for AES-GCM encryption of saved browser states and checkpoints. */
+  stateKey?: string;
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/svc';
@@ -109,5 +130,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     uploadLimit: e.SVC_UPLOAD_LIMIT,
     allowPrivateFetch: e.SVC_ALLOW_PRIVATE_FETCH,
     publicUrl: e.SVC_PUBLIC_URL,
+    browser: {
+      mode: e.SVC_BROWSER,
+      chromiumPath: e.SVC_CHROMIUM_PATH,
+      maxSessionsPerWorker: e.SVC_BROWSER_MAX_SESSIONS_PER_WORKER,
+      maxSessionsPerTenant: e.SVC_BROWSER_MAX_SESSIONS_PER_TENANT,
+      idleTimeoutS: e.SVC_BROWSER_IDLE_TIMEOUT_S,
+      maxIdleTimeoutS: Math.max(e.SVC_BROWSER_MAX_IDLE_TIMEOUT_S, e.SVC_BROWSER_IDLE_TIMEOUT_S),
+      allowHosts: (e.SVC_BROWSER_ALLOW_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+    },
+    stateKey: e.SVC_STATE_KEY,
   };
 }

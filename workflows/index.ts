@@ -3,3 +3,4 @@ export { smokeWorkflow } from './smoke';
 export * from './tasks';
 export * from './knowledge';
 export * from './jobs';
+export * from './browser-session';

@@ -1,4 +1,5 @@
 import type { RouteSpec } from '../route';
+import { browserRoutes } from './browser';
 import { chatRoutes } from './chat';
 import { entitiesRoutes } from './entities';
 import { jobsRoutes } from './jobs';
@@ -25,6 +26,7 @@ export function allRoutes(): RouteSpec[] {
     ...knowledgeRoutes(),
     ...jobsRoutes(),
     ...reasoningRoutes(),
+    ...browserRoutes(),
   ];
   return cached;
 }
