@@ -84,9 +84,10 @@ export function createBrowserWorkerActivities(o: { host: BrowserHost; deps: Acti
     },
 
     async browserCommand(input: { sessionId: string; tenantId: string; cmd: BrowserCommand; expiresAt: number }): Promise<BrowserCommandResult> {
-      const live = host.sessions.get(input.sessionId);
+      const found = host.sessions.get(input.sessionId);
       // Not here (this worker restarted or Chromium died): the workflow re-opens it from its checkpoint.
-      if (!live || live.tenantId !== input.tenantId) throw fail('SessionLost', 'The session is not open on this worker.');
+      if (!found || found.tenantId !== input.tenantId) throw fail('SessionLost', 'The session is not open on this worker.');
+      let live = found;
       const cmd = input.cmd;
       let result: BrowserCommandResult;
       if (cmd.op === 'state-save') {
@@ -97,13 +98,11 @@ export function createBrowserWorkerActivities(o: { host: BrowserHost; deps: Acti
         });
         result = { url: live.page.url(), title: await live.page.title().catch(() => ''), state: row };
       } else if (cmd.op === 'state-load') {
+        // A fresh context from the state (setStorageState's helper pages would meet the popup guard), back at the same URL.
         const state = await loadState(input.tenantId, cmd.stateId);
-        try {
-          await live.context.setStorageState(state);
-          if (/^https?:/.test(live.page.url())) await live.page.reload({ timeout: 30_000 });
-        } catch (err) {
-          throw mapError(err, 'Loading the state');
-        }
+        const url = live.page.url();
+        live = await host.open(input.sessionId, input.tenantId, live.options, state, true).catch((err) => Promise.reject(mapError(err, 'Loading the state')));
+        if (/^https?:/.test(url)) await live.page.goto(url, { timeout: 30_000 }).catch((err) => Promise.reject(mapError(err, 'Loading the state')));
         result = { url: live.page.url(), title: await live.page.title().catch(() => ''), cookies: state.cookies.length, origins: state.origins.length };
       } else if (cmd.op === 'close') {
         await host.close(input.sessionId);

@@ -18,6 +18,7 @@ export type StorageState = Awaited<ReturnType<BrowserContext['storageState']>>;
 export interface LiveSession {
   sessionId: string;
   tenantId: string;
+  options: SessionOptions;
   context: BrowserContext;
   page: Page;
   proxy: GuardProxy;
@@ -96,7 +97,7 @@ export class BrowserHost {
     }
     const page = await context.newPage();
     const live: LiveSession = {
-      sessionId, tenantId, context, page, proxy, lastSnapshot: '', refs: new Set(), snapshotNav: -1, navigations: 0, popupsClosed: 0, downloadsRefused: 0,
+      sessionId, tenantId, options, context, page, proxy, lastSnapshot: '', refs: new Set(), snapshotNav: -1, navigations: 0, popupsClosed: 0, downloadsRefused: 0,
     };
     // New windows are contained: closed at once (their requests already went through the guard).
     context.on('page', (p) => {
