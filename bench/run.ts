@@ -1,7 +1,7 @@
 /**
- * `npm run bench -- <name>`: runs bench/<name>.ts from the build (gateway, dag, tick, reasoning, knowledge).
+ * `npm run bench -- <name>`: runs bench/<name>.ts from the build (gateway, dag, tick, reasoning, knowledge, browser).
  */
-const NAMES = ['gateway', 'dag', 'tick', 'reasoning', 'knowledge'];
+const NAMES = ['gateway', 'dag', 'tick', 'reasoning', 'knowledge', 'browser'];
 const name = process.argv[2];
 if (!name || !NAMES.includes(name)) {
   console.error(`usage: npm run bench -- <${NAMES.join('|')}>`);

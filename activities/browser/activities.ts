@@ -29,6 +29,7 @@ export interface AcquireResult {
 
 /** Commands after which cookies or storage may have changed: the checkpoint is refreshed. */
 const MUTATING = new Set(['open', 'action', 'state-load']);
+const QUIET_MS = 250;
 
 /**
  * Activities of one browser worker. `browserAcquire` runs on the queue all browser workers share;
@@ -48,11 +49,36 @@ export function createBrowserWorkerActivities(o: { host: BrowserHost; deps: Acti
     }
   }
 
-  async function checkpoint(live: LiveSession, expiresAt: number, withState: boolean): Promise<void> {
+  async function checkpoint(sessionId: string, expiresAt: number, withState: boolean): Promise<void> {
+    const live = host.sessions.get(sessionId);
+    if (!live) return;
     const state = withState ? cipher.seal(JSON.stringify(await live.context.storageState({ indexedDB: true }))) : undefined;
     await saveBrowserCheckpoint(deps.db, {
       tenantId: live.tenantId, id: live.sessionId, url: live.page.url(), title: await live.page.title().catch(() => ''), checkpoint: state, expiresAt,
     });
+  }
+
+  // A checkpoint (storageState read + write) competes with the page for Chromium, so it runs once
+  // the session has been quiet for QUIET_MS after a command, one at a time per session; commands in
+  // between coalesce into one checkpoint.
+  const pending = new Map<string, { timer?: NodeJS.Timeout; expiresAt: number; withState: boolean; running?: Promise<void> }>();
+  function queueCheckpoint(sessionId: string, expiresAt: number, withState: boolean): void {
+    const p = pending.get(sessionId) ?? { expiresAt, withState: false };
+    pending.set(sessionId, p);
+    p.expiresAt = expiresAt;
+    p.withState ||= withState;
+    clearTimeout(p.timer);
+    p.timer = setTimeout(() => {
+      const { expiresAt: at, withState: ws } = p;
+      p.withState = false;
+      p.running = (p.running ?? Promise.resolve())
+        .then(() => checkpoint(sessionId, at, ws))
+        .catch((err) => deps.log.warn({ session: sessionId, err: (err as Error).message }, 'browser checkpoint failed'))
+        .finally(() => {
+          if (pending.get(sessionId) === p && !p.withState && p.timer === undefined) pending.delete(sessionId);
+        });
+      p.timer = undefined;
+    }, QUIET_MS);
   }
 
   return {
@@ -110,9 +136,7 @@ export function createBrowserWorkerActivities(o: { host: BrowserHost; deps: Acti
       } else {
         result = await runCommand(live, cmd, o.policy);
       }
-      await checkpoint(live, input.expiresAt, MUTATING.has(cmd.op)).catch((err) =>
-        deps.log.warn({ session: input.sessionId, err: (err as Error).message }, 'browser checkpoint failed'),
-      );
+      queueCheckpoint(input.sessionId, input.expiresAt, MUTATING.has(cmd.op));
       return result;
     },
 

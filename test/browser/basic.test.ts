@@ -1,3 +1,4 @@
+import { pollUntil } from '../helpers/poll';
 import { refOf, withBrowser, type BrowserFixture } from './browser-harness';
 
 jest.setTimeout(120_000);
@@ -38,9 +39,9 @@ test('open, snapshot, fill a form by refs, submit, read the result', async () =>
   const result = await f.snapshot(id);
   expect(result.body.text).toContain('Hello Ada, colour blue, terms on');
 
-  // The session row follows the page (checkpoint after each command).
-  const s = await f.h.req('GET', `/v1/browser/sessions/${id}`, { key: f.key });
-  expect(s.body).toMatchObject({ id, status: 'open', url: expect.stringContaining('/result?name=Ada') });
+  // The session row follows the page (checkpoint once the session is quiet after a command).
+  const s = await pollUntil(() => f.h.req('GET', `/v1/browser/sessions/${id}`, { key: f.key }), (r) => /\/result\?name=Ada/.test(r.body.url ?? ''));
+  expect(s.body).toMatchObject({ id, status: 'open' });
   expect(s.body.checkpoint_at).not.toBeNull();
 });
 

@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import pino from 'pino';
+import { sql } from 'slonik';
 import { startBrowserWorkers, type BrowserWorkers } from '../../workers/browser-worker';
 import { testEnv } from '../helpers/harness';
+import { pollUntil } from '../helpers/poll';
 import { refOf, withBrowser, type BrowserFixture } from './browser-harness';
 
 jest.setTimeout(180_000);
@@ -57,6 +59,8 @@ test('SIGKILL of the browser worker mid-session: the session recovers on a new w
   await f.act(id, { action: 'click', ref: refOf((await f.snapshot(id)).body.text, /button "Log in"/) });
   await f.act(id, { action: 'wait_for', text: 'in' });
   const buttonRef = refOf((await f.snapshot(id)).body.text, /button "Log in"/);
+  // The checkpoint (written once the session is quiet) holds the login before the kill.
+  await pollUntil(() => f.h.db.maybeOneFirst(sql.unsafe`SELECT checkpoint FROM browser_sessions WHERE id = ${id}`), (c) => String(c).includes('t-123'));
 
   child.kill('SIGKILL');
   expect(await exited).toBe('SIGKILL');

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'slonik';
+import { pollUntil } from '../helpers/poll';
 import { refOf, withBrowser, type BrowserFixture } from './browser-harness';
 
 jest.setTimeout(150_000);
@@ -54,7 +55,7 @@ test('state save → new session → load → logged in (cookies, localStorage, 
   const stored = await f.h.db.oneFirst(sql.unsafe`SELECT state FROM browser_states WHERE id = ${saved.body.id}`);
   expect(String(stored)).toMatch(/^gcm1:/);
   expect(String(stored)).not.toContain('t-123');
-  const cp = await f.h.db.oneFirst(sql.unsafe`SELECT checkpoint FROM browser_sessions WHERE id = ${a}`);
+  const cp = await pollUntil(() => f.h.db.maybeOneFirst(sql.unsafe`SELECT checkpoint FROM browser_sessions WHERE id = ${a}`), (c) => c !== null);
   expect(String(cp)).toMatch(/^gcm1:/);
 
   const b = await f.session();
