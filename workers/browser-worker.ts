@@ -1,28 +1,12 @@
-import { accessSync, constants } from 'node:fs';
 import { hostname } from 'node:os';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createBrowserWorkerActivities } from '../activities/browser/activities';
+import { browserQueue, chromiumMissing } from '../activities/browser/availability';
 import { BrowserHost } from '../activities/browser/host';
 import type { Db } from '../activities/store/db';
 import { randomToken } from '../activities/store/ids';
 import type { Config } from '../schema/config';
-
-/** The queue every browser worker polls for new sessions and recoveries. */
-export function browserQueue(taskQueue: string): string {
-  return `${taskQueue}-browser`;
-}
-
-/** Why this process cannot host browser sessions, or undefined when it can. */
-export function chromiumMissing(config: Config): string | undefined {
-  if (config.browser.mode === 'off') return 'SVC_BROWSER is off';
-  try {
-    accessSync(config.browser.chromiumPath, constants.X_OK);
-    return undefined;
-  } catch {
-    return `Chromium not found at ${config.browser.chromiumPath} (install Debian's chromium or set SVC_CHROMIUM_PATH)`;
-  }
-}
 
 export interface BrowserWorkers {
   workerId: string;

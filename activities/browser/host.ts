@@ -40,6 +40,7 @@ export class CapacityError extends Error {}
 export class BrowserHost {
   readonly sessions = new Map<string, LiveSession>();
   private browser?: Promise<Browser>;
+  private stopping = false;
 
   constructor(private readonly o: { chromiumPath: string; policy: GuardPolicy; maxSessions: number; log: Logger }) {}
 
@@ -52,7 +53,7 @@ export class BrowserHost {
       this.browser = chromium.launch({ executablePath: this.o.chromiumPath, args: CHROMIUM_ARGS });
       this.browser.then(
         (b) => b.on('disconnected', () => {
-          this.o.log.warn('chromium disconnected; sessions on this worker are lost');
+          if (!this.stopping) this.o.log.warn('chromium disconnected; sessions on this worker are lost');
           this.browser = undefined;
           for (const s of this.sessions.values()) void s.proxy.close();
           this.sessions.clear();
@@ -124,6 +125,7 @@ export class BrowserHost {
   }
 
   async shutdown(): Promise<void> {
+    this.stopping = true;
     for (const id of [...this.sessions.keys()]) await this.close(id);
     const b = this.browser;
     this.browser = undefined;

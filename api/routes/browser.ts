@@ -1,11 +1,11 @@
 import { z } from 'zod';
+import { browserQueue, chromiumMissing } from '../../activities/browser/availability';
 import { deleteBrowserSession, getBrowserSession, insertBrowserSession, listBrowserSessions, countLiveBrowserSessions, type BrowserSessionRow } from '../../activities/store/browser-sessions';
 import { getBrowserState } from '../../activities/store/browser-states';
 import { newId } from '../../activities/store/ids';
 import { BrowserHealth, BrowserListQuery, BrowserSession, BrowserSessionCreateBody, SessionIdParams, SessionIdQuery } from '../../schema/browser';
 import { AppError, invalid, notFound } from '../../schema/errors';
 import { browserAwaitOpenUpdate, type BrowserSessionInput } from '../../workflows/browser-defs';
-import { browserQueue, chromiumMissing } from '../../workers/browser-worker';
 import { browserCommand, browserWorkerCount, browserWorkflowId, chromiumVersion, mapBrowserFailure, retryAfter, sessionOr404 } from '../browser-client';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
