@@ -125,6 +125,9 @@ test('popups are closed and downloads refused; the session page stays', async ()
   expect((await f.act(id, { action: 'click', ref: refOf(text, /link "Get file"/) })).status).toBe(200);
   const after = await f.snapshot(id);
   expect(after.body.url).toBe(`${f.pages.url}/popup`);
+  const live = f.bw!.host.sessions.get(id)!;
+  await pollUntil(async () => [live.popupsClosed, live.context.pages().length], ([closed, open]) => closed === 1 && open === 1);
+  await pollUntil(async () => live.downloadsRefused, (n) => n === 1);
 });
 
 test('bad input → 400 naming the field', async () => {
