@@ -1,3 +1,4 @@
+import { createBrowserStoreActivities } from './browser/store-activities';
 import type { ActivityDeps } from './deps';
 import { createEmailActivities } from './email';
 import { createJobsActivities } from './jobs';
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createLiveActivities(deps),
     ...createEmailActivities(deps),
     ...createResearchActivities(deps),
+    ...createBrowserStoreActivities(deps),
   };
 }
 

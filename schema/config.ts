@@ -58,6 +58,14 @@ export const EnvSchema = z.object({
   SVC_IMAGE_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
   SVC_WEB_CACHE_TTL: z.coerce.number().int().min(0).max(30 * 24 * 3600).default(3600),
   SVC_REPO_ROOTS: optionalString,
+  SVC_BROWSER: z.enum(['auto', 'on', 'off']).default('auto'),
+  SVC_CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
+  SVC_BROWSER_MAX_SESSIONS_PER_WORKER: z.coerce.number().int().min(1).max(1000).default(8),
+  SVC_BROWSER_MAX_SESSIONS_PER_TENANT: z.coerce.number().int().min(1).max(1000).default(4),
+  SVC_BROWSER_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).max(86_400).default(600),
+  SVC_BROWSER_MAX_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).max(86_400).default(3600),
+  SVC_BROWSER_ALLOW_HOSTS: optionalString,
+  SVC_STATE_KEY: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
 });
 
 export interface Config {
@@ -95,6 +103,19 @@ export interface Config {
   media: { imageRoot?: string; imageUrlTtlSeconds: number };
   /** Web capabilities: web-fetch cache TTL (seconds) and the folders repo-report may read (SVC_REPO_ROOTS, `:`-separated). */
   web: { cacheTtlSeconds: number; repoRoots: string[] };
+  browser: {
+    /** auto: a worker hosts browser sessions when Chromium is found; on: it must; off: never. */
+    mode: 'auto' | 'on' | 'off';
+    chromiumPath: string;
+    maxSessionsPerWorker: number;
+    maxSessionsPerTenant: number;
+    idleTimeoutS: number;
+    maxIdleTimeoutS: number;
+    /** `host` or `host:port` entries the browser may reach even when private fetches are refused. */
+    allowHosts: string[];
+  };
+  /** Key material for AES-GCM encryption of saved browser states and checkpoints. */
+  stateKey?: string;
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/svc';
@@ -147,5 +168,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     email: { smtpUrl: e.SVC_SMTP_URL, from: e.SVC_SMTP_FROM, ratePerMinute: e.SVC_EMAIL_RATE_PER_MINUTE },
     media: { imageRoot: e.SVC_IMAGE_ROOT, imageUrlTtlSeconds: e.SVC_IMAGE_URL_TTL_SECONDS },
     web: { cacheTtlSeconds: e.SVC_WEB_CACHE_TTL, repoRoots: (e.SVC_REPO_ROOTS ?? '').split(':').map((r) => r.trim()).filter(Boolean) },
+    browser: {
+      mode: e.SVC_BROWSER,
+      chromiumPath: e.SVC_CHROMIUM_PATH,
+      maxSessionsPerWorker: e.SVC_BROWSER_MAX_SESSIONS_PER_WORKER,
+      maxSessionsPerTenant: e.SVC_BROWSER_MAX_SESSIONS_PER_TENANT,
+      idleTimeoutS: e.SVC_BROWSER_IDLE_TIMEOUT_S,
+      maxIdleTimeoutS: Math.max(e.SVC_BROWSER_MAX_IDLE_TIMEOUT_S, e.SVC_BROWSER_IDLE_TIMEOUT_S),
+      allowHosts: (e.SVC_BROWSER_ALLOW_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+    },
+    stateKey: e.SVC_STATE_KEY,
   };
 }

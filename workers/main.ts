@@ -3,6 +3,7 @@ import { createDb } from '../activities/store/db';
 import { ConfigError, parseConfig } from '../schema/config';
 import { prepareDatabase } from './database';
 import { createLogger } from './logger';
+import { startBrowserWorkers } from './browser-worker';
 import { ensureLiveSchedule } from './live-schedule';
 import { closeServer, connectClient, createRuntimeWorker, installTemporalLogging, serveApi, waitForSignal } from './runtime';
 import { mintDevKey, readyBanner, type ReadyInfo } from './ready-banner';
@@ -54,6 +55,9 @@ async function main(): Promise<void> {
     await running;
     await connection.close();
   });
+
+  const browser = await startBrowserWorkers({ config, db, log, address });
+  if (browser) stops.unshift(() => browser.stop());
 
   const server = await serveApi({ config, db, log, temporal });
   stops.unshift(() => closeServer(server));

@@ -2,6 +2,7 @@ import { createDb } from '../activities/store/db';
 import { ConfigError, parseConfig } from '../schema/config';
 import { prepareDatabase } from './database';
 import { createLogger } from './logger';
+import { startBrowserWorkers } from './browser-worker';
 import { ensureLiveSchedule } from './live-schedule';
 import { connectClient, createRuntimeWorker, installTemporalLogging, waitForSignal } from './runtime';
 
@@ -16,6 +17,7 @@ async function main(): Promise<void> {
   const address = config.temporal.address ?? '127.0.0.1:7233';
   const { worker, connection } = await createRuntimeWorker({ config, db, log, address });
   log.info({ address, task_queue: config.temporal.taskQueue }, 'svc worker polling');
+  const browser = await startBrowserWorkers({ config, db, log, address });
   const running = worker.run();
   const temporal = await connectClient(address, config.temporal.namespace);
   await ensureLiveSchedule(temporal.client, { taskQueue: config.temporal.taskQueue, log });
@@ -23,6 +25,7 @@ async function main(): Promise<void> {
   await Promise.race([running, waitForSignal(log)]);
   worker.shutdown();
   await running;
+  await browser?.stop();
   await connection.close();
   await db.end();
   await database.stop();

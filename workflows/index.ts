@@ -6,3 +6,4 @@ export * from './jobs';
 export * from './live';
 export { emailWorkflow } from './email';
 export { researchWorkflow } from './research';
+export * from './browser-session';

@@ -1,5 +1,6 @@
 import type { RouteSpec } from '../route';
 import { capabilitiesRoutes } from './capabilities';
+import { browserRoutes } from './browser';
 import { chatRoutes } from './chat';
 import { daemonsRoutes } from './daemons';
 import { entitiesRoutes } from './entities';
@@ -43,6 +44,7 @@ export function allRoutes(): RouteSpec[] {
     ...visionRoutes(),
     ...imagesRoutes(),
     ...capabilitiesRoutes(),
+    ...browserRoutes(),
   ];
   return cached;
 }

@@ -1,0 +1,149 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { ActivityDeps } from '../deps';
+import { getBrowserCheckpoint, saveBrowserCheckpoint } from '../store/browser-sessions';
+import { getBrowserState, upsertBrowserState } from '../store/browser-states';
+import { newId } from '../store/ids';
+import type { BrowserCommand, BrowserCommandResult } from '../../workflows/browser-defs';
+import { checkNavigation, fail, mapError, runCommand } from './commands';
+import type { GuardPolicy } from './guard-proxy';
+import { CapacityError, type BrowserHost, type LiveSession, type SessionOptions, type StorageState } from './host';
+import { takeSnapshot } from './snapshot';
+import { stateCipher } from './state-crypto';
+
+export interface AcquireInput {
+  sessionId: string;
+  tenantId: string;
+  options: SessionOptions;
+  /** Re-open from the session's last checkpoint (its worker died). */
+  restore: boolean;
+  stateId?: string;
+}
+
+export interface AcquireResult {
+  workerId: string;
+  queue: string;
+  url: string;
+  title: string;
+  refs: string[];
+}
+
+/** Commands after which cookies or storage may have changed: the checkpoint is refreshed. */
+const MUTATING = new Set(['open', 'action', 'state-load']);
+const QUIET_MS = 250;
+
+/**
+ * Activities of one browser worker. `browserAcquire` runs on the queue all browser workers share;
+ * `browserCommand` and `browserRelease` on this worker's own queue, where its pages live.
+ */
+export function createBrowserWorkerActivities(o: { host: BrowserHost; deps: ActivityDeps; workerId: string; queue: string; policy: GuardPolicy }) {
+  const { host, deps } = o;
+  const cipher = stateCipher(deps.config.stateKey);
+
+  async function loadState(tenantId: string, stateId: string): Promise<StorageState> {
+    const row = await getBrowserState(deps.db, tenantId, { id: stateId });
+    if (!row) throw fail('NotFound', 'Saved browser state not found.');
+    try {
+      return JSON.parse(cipher.open(row.state)) as StorageState;
+    } catch (err) {
+      throw fail('StateUnreadable', `The saved state cannot be read: ${(err as Error).message}`);
+    }
+  }
+
+  async function checkpoint(sessionId: string, expiresAt: number, withState: boolean): Promise<void> {
+    const live = host.sessions.get(sessionId);
+    if (!live) return;
+    const state = withState ? cipher.seal(JSON.stringify(await live.context.storageState({ indexedDB: true }))) : undefined;
+    await saveBrowserCheckpoint(deps.db, {
+      tenantId: live.tenantId, id: live.sessionId, url: live.page.url(), title: await live.page.title().catch(() => ''), checkpoint: state, expiresAt,
+    });
+  }
+
+  // A checkpoint (storageState read + write) competes with the page for Chromium, so it runs once
+  // the session has been quiet for QUIET_MS after a command, one at a time per session; commands in
+  // between coalesce into one checkpoint.
+  const pending = new Map<string, { timer?: NodeJS.Timeout; expiresAt: number; withState: boolean; running?: Promise<void> }>();
+  function queueCheckpoint(sessionId: string, expiresAt: number, withState: boolean): void {
+    const p = pending.get(sessionId) ?? { expiresAt, withState: false };
+    pending.set(sessionId, p);
+    p.expiresAt = expiresAt;
+    p.withState ||= withState;
+    clearTimeout(p.timer);
+    p.timer = setTimeout(() => {
+      const { expiresAt: at, withState: ws } = p;
+      p.withState = false;
+      p.running = (p.running ?? Promise.resolve())
+        .then(() => checkpoint(sessionId, at, ws))
+        .catch((err) => deps.log.warn({ session: sessionId, err: (err as Error).message }, 'browser checkpoint failed'))
+        .finally(() => {
+          if (pending.get(sessionId) === p && !p.withState && p.timer === undefined) pending.delete(sessionId);
+        });
+      p.timer = undefined;
+    }, QUIET_MS);
+  }
+
+  return {
+    async browserAcquire(input: AcquireInput): Promise<AcquireResult> {
+      let state: StorageState | undefined;
+      let url: string | null = null;
+      if (input.restore) {
+        const cp = await getBrowserCheckpoint(deps.db, input.tenantId, input.sessionId);
+        if (cp?.checkpoint) state = JSON.parse(cipher.open(cp.checkpoint)) as StorageState;
+        url = cp?.url ?? null;
+      } else if (input.stateId) {
+        state = await loadState(input.tenantId, input.stateId);
+      }
+      let live: LiveSession;
+      try {
+        live = await host.open(input.sessionId, input.tenantId, input.options, state, input.restore);
+      } catch (err) {
+        if (err instanceof CapacityError) throw ApplicationFailure.retryable(err.message, 'BrowserCapacity');
+        throw fail('BrowserUnavailable', `Chromium could not start a session: ${(err as Error).message.split('\n')[0]}`);
+      }
+      if (url && /^https?:/.test(url)) {
+        // Back where the session was; refs are re-established by a snapshot (same page, same refs).
+        await checkNavigation(url, o.policy)
+          .then(() => live.page.goto(url, { waitUntil: 'load', timeout: 30_000 }))
+          .then(() => takeSnapshot(live))
+          .catch((err) => deps.log.warn({ session: input.sessionId, err: (err as Error).message }, 'browser recovery could not reopen the last URL'));
+      }
+      return { workerId: o.workerId, queue: o.queue, url: live.page.url(), title: await live.page.title().catch(() => ''), refs: [...live.refs] };
+    },
+
+    async browserCommand(input: { sessionId: string; tenantId: string; cmd: BrowserCommand; expiresAt: number }): Promise<BrowserCommandResult> {
+      const found = host.sessions.get(input.sessionId);
+      // Not here (this worker restarted or Chromium died): the workflow re-opens it from its checkpoint.
+      if (!found || found.tenantId !== input.tenantId) throw fail('SessionLost', 'The session is not open on this worker.');
+      let live = found;
+      const cmd = input.cmd;
+      let result: BrowserCommandResult;
+      if (cmd.op === 'state-save') {
+        const state = await live.context.storageState({ indexedDB: true }).catch((err) => Promise.reject(mapError(err, 'Saving the state')));
+        const row = await upsertBrowserState(deps.db, {
+          id: newId('bst'), tenantId: input.tenantId, name: cmd.name, state: cipher.seal(JSON.stringify(state)), encrypted: cipher.encrypted,
+          origins: state.origins.length, cookies: state.cookies.length, sourceSessionId: input.sessionId,
+        });
+        result = { url: live.page.url(), title: await live.page.title().catch(() => ''), state: row };
+      } else if (cmd.op === 'state-load') {
+        // A fresh context from the state (setStorageState's helper pages would meet the popup guard), back at the same URL.
+        const state = await loadState(input.tenantId, cmd.stateId);
+        const url = live.page.url();
+        live = await host.open(input.sessionId, input.tenantId, live.options, state, true).catch((err) => Promise.reject(mapError(err, 'Loading the state')));
+        if (/^https?:/.test(url)) await live.page.goto(url, { timeout: 30_000 }).catch((err) => Promise.reject(mapError(err, 'Loading the state')));
+        result = { url: live.page.url(), title: await live.page.title().catch(() => ''), cookies: state.cookies.length, origins: state.origins.length };
+      } else if (cmd.op === 'close') {
+        await host.close(input.sessionId);
+        return { url: '', title: '' };
+      } else {
+        result = await runCommand(live, cmd, o.policy);
+      }
+      queueCheckpoint(input.sessionId, input.expiresAt, MUTATING.has(cmd.op));
+      return result;
+    },
+
+    async browserRelease(input: { sessionId: string }): Promise<boolean> {
+      return host.close(input.sessionId);
+    },
+  };
+}
+
+export type BrowserWorkerActivities = ReturnType<typeof createBrowserWorkerActivities>;

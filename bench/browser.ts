@@ -1,0 +1,131 @@
+/**
+ * Browser benchmark, same run, interleaved:
+ *  - API: POST /v1/browser/open, /action (fill, click), GET /v1/browser/snapshot (auth, validation,
+ *    tenant lookup, a Temporal update on the session workflow, the activity on the owning worker's
+ *    own queue, the guard proxy, checkpoint to PostgreSQL);
+ *  - raw: the same Playwright calls on a page of a bare Chromium context of this process.
+ * Goals: snapshot p50 ≤ 1.5× raw; ≤ 30 ms added p50 per command; 1,000-element page snapshot p50
+ * ≤ 400 ms through the API; the default snapshot of that page ≤ 8k tokens with `truncated` set.
+ * Also prints memory (PSS) per open session. Run: npm run -s bench -- browser   (ROUNDS=12 by default)
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import pino from 'pino';
+import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS } from '../activities/browser/host';
+import { startPageServer } from '../test/browser/pages';
+import { startBrowserWorkers } from '../workers/browser-worker';
+import { fmt, percentile, startBenchStack } from './helpers';
+
+const ROUNDS = Number(process.env.ROUNDS ?? 12);
+
+/** PSS (kB) of every process descending from this one: Chromium's browser, renderers, GPU and utility processes. */
+function descendantsPssKb(): number {
+  const parent = new Map<number, number>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      parent.set(Number(d), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch { /* gone */ }
+  }
+  const mine = (pid: number): boolean => {
+    for (let p = parent.get(pid), n = 0; p !== undefined && n < 20; p = parent.get(p), n++) if (p === process.pid) return true;
+    return false;
+  };
+  let kb = 0;
+  for (const pid of parent.keys()) {
+    if (!mine(pid)) continue;
+    try {
+      kb += Number(/Pss:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
+    } catch { /* gone */ }
+  }
+  return kb;
+}
+
+async function main(): Promise<void> {
+  const pages = await startPageServer();
+  const stack = await startBenchStack({ workflowsPath: require.resolve('../workflows'), env: { SVC_ALLOW_PRIVATE_FETCH: 'true' } });
+  const { app } = stack;
+  const bw = await startBrowserWorkers({ config: app.config, db: app.db, log: pino({ level: 'warn' }), address: app.config.temporal.address!, taskQueue: stack.taskQueue });
+  const raw = await chromium.launch({ executablePath: app.config.browser.chromiumPath, args: CHROMIUM_ARGS });
+  let failed = false;
+  try {
+    const key = await app.key(['runtime:workspaces']);
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(app.url + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const json = (await res.json()) as Record<string, any>;
+      if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+      return json;
+    };
+    const id = (await call('POST', '/v1/browser/sessions', {})).id as string;
+    const page = await (await raw.newContext()).newPage();
+    const refOf = (text: string, re: RegExp) => /\[ref=([a-z0-9]+)\]/.exec(text.split('\n').find((l) => re.test(l)) ?? '')![1];
+
+    const api = { open: [] as number[], fill: [] as number[], click: [] as number[], snapshot: [] as number[] };
+    const base = { open: [] as number[], fill: [] as number[], click: [] as number[], snapshot: [] as number[] };
+    const time = async (into: number[], fn: () => Promise<unknown>) => {
+      const t = performance.now();
+      await fn();
+      into.push(performance.now() - t);
+    };
+    for (let i = 0; i < ROUNDS + 2; i++) {
+      const a = i < 2 ? { open: [], fill: [], click: [], snapshot: [] } : api; // two warm-up rounds
+      const b = i < 2 ? { open: [], fill: [], click: [], snapshot: [] } : base;
+      await time(a.open, () => call('POST', '/v1/browser/open', { session_id: id, url: `${pages.url}/form` }));
+      let snap = '';
+      await time(a.snapshot, async () => (snap = (await call('GET', `/v1/browser/snapshot?session_id=${id}`)).text));
+      await time(a.fill, () => call('POST', '/v1/browser/action', { session_id: id, action: 'fill', ref: refOf(snap, /textbox "Name"/), text: 'Ada' }));
+      await time(a.click, () => call('POST', '/v1/browser/action', { session_id: id, action: 'click', ref: refOf(snap, /button "Press me"/) }));
+
+      await time(b.open, () => page.goto(`${pages.url}/form`));
+      let rawSnap = '';
+      await time(b.snapshot, async () => (rawSnap = await page.ariaSnapshot({ mode: 'ai' })));
+      await time(b.fill, () => page.locator(`aria-ref=${refOf(rawSnap, /textbox "Name"/)}`).fill('Ada'));
+      await time(b.click, () => page.locator(`aria-ref=${refOf(rawSnap, /button "Press me"/)}`).click());
+    }
+    console.log(`browser benchmark: ${ROUNDS} rounds, API vs raw Playwright on the same loopback page, interleaved`);
+    for (const k of ['open', 'fill', 'click', 'snapshot'] as const) {
+      const pa = percentile(api[k], 50);
+      const pb = percentile(base[k], 50);
+      const added = pa - pb;
+      const ok = added <= 30 && (k !== 'snapshot' || pa / pb <= 1.5);
+      failed ||= !ok;
+      console.log(`  ${k.padEnd(8)} api p50 ${fmt(pa)} ms  raw p50 ${fmt(pb)} ms  ratio ${(pa / pb).toFixed(2)}×  added ${fmt(added)} ms  ${ok ? 'PASS' : 'FAIL'}`);
+    }
+
+    await call('POST', '/v1/browser/open', { session_id: id, url: `${pages.url}/big?n=1000` });
+    const big: number[] = [];
+    let dflt: Record<string, any> = {};
+    for (let i = 0; i < Math.max(5, ROUNDS / 2); i++) await time(big, async () => (dflt = await call('GET', `/v1/browser/snapshot?session_id=${id}`)));
+    const full = await call('GET', `/v1/browser/snapshot?session_id=${id}&max_chars=1000000`);
+    const bigOk = percentile(big, 50) <= 400;
+    const cutOk = dflt.token_estimate <= 8000 && dflt.truncated === true;
+    failed ||= !bigOk || !cutOk;
+    console.log(`  1,000-element page snapshot p50 ${fmt(percentile(big, 50))} ms (full text ${full.chars} chars)  ${bigOk ? 'PASS' : 'FAIL'}`);
+    console.log(`  default snapshot of it: ${dflt.token_estimate} tokens, ${dflt.text.length} chars, truncated ${dflt.truncated}  ${cutOk ? 'PASS' : 'FAIL'}`);
+
+    const before = descendantsPssKb();
+    const extra: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const s = (await call('POST', '/v1/browser/sessions', {})).id as string;
+      await call('POST', '/v1/browser/open', { session_id: s, url: `${pages.url}/form` });
+      extra.push(s);
+    }
+    const after = descendantsPssKb();
+    console.log(`  memory: ${((after - before) / 3 / 1024).toFixed(1)} MiB PSS per open session (3 sessions on /form, Chromium processes)`);
+    for (const s of extra) await call('DELETE', `/v1/browser/sessions/${s}`);
+    await call('DELETE', `/v1/browser/sessions/${id}`);
+  } finally {
+    await raw.close();
+    await bw?.stop();
+    await stack.close();
+    await pages.close();
+  }
+  console.log(failed ? 'FAIL' : 'PASS');
+  if (failed) process.exitCode = 1;
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

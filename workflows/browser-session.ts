@@ -1,0 +1,178 @@
+import {
+  ActivityFailure, allHandlersFinished, ApplicationFailure, condition, continueAsNew, proxyActivities, setHandler, TimeoutFailure, workflowInfo,
+} from '@temporalio/workflow';
+import type { AcquireResult, BrowserWorkerActivities } from '../activities/browser/activities';
+import type { BrowserStoreActivities } from '../activities/browser/store-activities';
+import {
+  browserAwaitOpenUpdate, browserCommandUpdate, browserStateQuery, isEndedStatus,
+  type BrowserCommand, type BrowserCommandResult, type BrowserSessionInput, type BrowserSessionStatus,
+} from './browser-defs';
+
+const store = proxyActivities<BrowserStoreActivities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 10, initialInterval: '200 ms' } });
+const MAX_REFS = 2000;
+
+/** A worker that polls no more (killed, or its Chromium died) shows up as a timeout or SessionLost. */
+function workerLost(err: unknown): boolean {
+  if (!(err instanceof ActivityFailure)) return false;
+  const cause = err.cause;
+  return cause instanceof TimeoutFailure || (cause instanceof ApplicationFailure && cause.type === 'SessionLost');
+}
+
+/** The activity's typed failure, re-thrown so the API sees its type (an update must fail with an ApplicationFailure). */
+function asFailure(err: unknown): ApplicationFailure {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure) return ApplicationFailure.nonRetryable(cause.message, cause.type ?? 'BrowserError');
+  if (cause instanceof TimeoutFailure) return ApplicationFailure.nonRetryable('No browser worker answered in time; try again shortly.', 'BrowserUnavailable');
+  return ApplicationFailure.nonRetryable((cause as Error)?.message ?? 'Browser command failed.', 'BrowserError');
+}
+
+/**
+ * A browser session `browser-<id>`: owns its state (status, URL, owning worker, last refs,
+ * expiry). Commands are updates, serialised, each run by an activity on the owning worker's own
+ * task queue. When that worker is gone the session goes `recovering` and is re-opened on another
+ * worker from its last checkpoint, and the command runs there. An idle timer expires it.
+ *
+ * States: opening → open ⇄ recovering; open|recovering → closed | expired; opening → failed.
+ */
+export async function browserSessionWorkflow(input: BrowserSessionInput): Promise<BrowserSessionInput['state']> {
+  const s = input.state;
+  let busy = false;
+  let touches = 0;
+  // Set once the opening outcome is stored, so the API's re-read of the row sees it.
+  let settled = s.status !== 'opening';
+
+  const acquirer = proxyActivities<BrowserWorkerActivities>({
+    taskQueue: input.browserQueue,
+    scheduleToStartTimeout: '30 seconds',
+    startToCloseTimeout: '90 seconds',
+    retry: { maximumAttempts: 3, initialInterval: '1 second' },
+  });
+  const owner = (timeoutMs: number, scheduleToStart = '8 seconds') =>
+    proxyActivities<BrowserWorkerActivities>({
+      taskQueue: s.queue ?? input.browserQueue,
+      scheduleToStartTimeout: scheduleToStart,
+      startToCloseTimeout: `${timeoutMs + 30_000} ms`,
+      retry: { maximumAttempts: 1 },
+    });
+
+  const setStatus = async (status: BrowserSessionStatus, extra: { error?: string | null; recovered?: boolean } = {}) => {
+    s.status = status;
+    await store.browserSetStatus({ tenantId: s.tenantId, id: s.sessionId, status, workerId: s.workerId, ...extra });
+  };
+  const adopt = (got: AcquireResult) => {
+    s.workerId = got.workerId;
+    s.queue = got.queue;
+    s.url = got.url;
+    s.title = got.title;
+    s.refs = got.refs.slice(0, MAX_REFS);
+  };
+  const acquire = (restore: boolean) =>
+    acquirer.browserAcquire({ sessionId: s.sessionId, tenantId: s.tenantId, options: input.options, restore, stateId: restore ? undefined : input.initialStateId });
+
+  const recover = async () => {
+    await setStatus('recovering');
+    try {
+      adopt(await acquire(true));
+    } catch (err) {
+      throw asFailure(err);
+    }
+    s.recoveries++;
+    await setStatus('open', { recovered: true });
+  };
+
+  const end = async (status: 'closed' | 'expired') => {
+    if (s.queue && s.status === 'open') {
+      await owner(10_000, '5 seconds').browserRelease({ sessionId: s.sessionId }).catch(() => false);
+    }
+    await setStatus(status);
+  };
+
+  const run = async (cmd: BrowserCommand): Promise<BrowserCommandResult> => {
+    const timeoutMs = 'timeoutMs' in cmd ? cmd.timeoutMs : 30_000;
+    const call = () => owner(timeoutMs).browserCommand({ sessionId: s.sessionId, tenantId: s.tenantId, cmd, expiresAt: Date.now() + s.idleTimeoutS * 1000 });
+    let result: BrowserCommandResult;
+    try {
+      if (s.status === 'recovering') await recover();
+      result = await call();
+    } catch (err) {
+      if (!workerLost(err)) throw asFailure(err);
+      await recover();
+      try {
+        result = await call();
+      } catch (again) {
+        throw asFailure(again);
+      }
+    }
+    s.url = result.url;
+    s.title = result.title;
+    if (result.refs) s.refs = result.refs.slice(0, MAX_REFS);
+    s.expiresAt = Date.now() + s.idleTimeoutS * 1000;
+    return result;
+  };
+
+  setHandler(browserStateQuery, () => s);
+  setHandler(browserAwaitOpenUpdate, async () => {
+    await condition(() => settled);
+    return s;
+  });
+  setHandler(
+    browserCommandUpdate,
+    async (cmd) => {
+      while (busy) await condition(() => !busy);
+      busy = true;
+      touches++;
+      try {
+        if (cmd.op === 'close') {
+          if (!isEndedStatus(s.status)) await end('closed');
+          return { url: s.url ?? '', title: s.title ?? '', status: s.status };
+        }
+        if (isEndedStatus(s.status)) throw ApplicationFailure.nonRetryable(`The session is ${s.status}.`, 'SessionEnded');
+        return await run(cmd);
+      } finally {
+        busy = false;
+      }
+    },
+    {
+      validator: (cmd) => {
+        if (isEndedStatus(s.status) && cmd.op !== 'close') throw new Error(`The session is ${s.status}.`);
+      },
+    },
+  );
+
+  if (s.status === 'opening') {
+    try {
+      adopt(await acquire(false));
+      s.expiresAt = Date.now() + s.idleTimeoutS * 1000;
+      await setStatus('open');
+      settled = true;
+    } catch (err) {
+      const f = asFailure(err);
+      s.error = `${f.type}: ${f.message}`;
+      await setStatus('failed', { error: s.error });
+      settled = true;
+      await condition(allHandlersFinished);
+      return s;
+    }
+  }
+
+  for (;;) {
+    const seen = touches;
+    // The idle timer restarts after every command; a command in progress is never expired under.
+    const woke = await condition(() => isEndedStatus(s.status) || touches !== seen || busy, s.idleTimeoutS * 1000);
+    if (isEndedStatus(s.status)) break;
+    if (busy) {
+      await condition(() => !busy);
+      continue;
+    }
+    if (!woke) {
+      await end('expired');
+      break;
+    }
+    if (workflowInfo().continueAsNewSuggested) {
+      await condition(allHandlersFinished);
+      if (!busy && !isEndedStatus(s.status)) await continueAsNew<typeof browserSessionWorkflow>({ ...input, state: s, initialStateId: undefined });
+    }
+  }
+  await condition(allHandlersFinished);
+  return s;
+}
