@@ -38,6 +38,10 @@ export const EnvSchema = z.object({
     .transform((v) => v === 'true' || v === '1'),
   SVC_PUBLIC_URL: optionalString.pipe(url.optional()),
   SVC_EMBEDDING_MODEL: z.string().min(1).max(200).default('text-embedding-3-small'),
+  SVC_LIMIT_SYNC_MS: z.coerce.number().int().min(10).max(60_000).default(200),
+  SVC_LIMIT_MINUTE_MS: z.coerce.number().int().min(100).default(60_000),
+  SVC_LIMIT_DAY_MS: z.coerce.number().int().min(100).default(86_400_000),
+  SVC_GATEWAY_LISTEN_IDLE_MS: z.coerce.number().int().min(100).default(30_000),
 });
 
 export interface Config {
@@ -64,6 +68,8 @@ export interface Config {
   uploadLimit: number;
   allowPrivateFetch: boolean;
   publicUrl?: string;
+  /** Gateway: rate-counter sync interval, window lengths (shortened in tests), LISTEN idle close. */
+  gateway: { syncMs: number; minuteMs: number; dayMs: number; listenerIdleMs: number };
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/svc';
@@ -109,5 +115,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     uploadLimit: e.SVC_UPLOAD_LIMIT,
     allowPrivateFetch: e.SVC_ALLOW_PRIVATE_FETCH,
     publicUrl: e.SVC_PUBLIC_URL,
+    gateway: { syncMs: e.SVC_LIMIT_SYNC_MS, minuteMs: e.SVC_LIMIT_MINUTE_MS, dayMs: e.SVC_LIMIT_DAY_MS, listenerIdleMs: e.SVC_GATEWAY_LISTEN_IDLE_MS },
   };
 }

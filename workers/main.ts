@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { createModelRouter } from '../activities/providers';
 import { createDb } from '../activities/store/db';
 import { ConfigError, parseConfig } from '../schema/config';
 import { prepareDatabase } from './database';
@@ -43,7 +44,8 @@ async function main(): Promise<void> {
   const temporal = await connectClient(address, config.temporal.namespace);
   stops.unshift(() => temporal.connection.close());
 
-  const { worker, connection } = await createRuntimeWorker({ config, db, log, address });
+  const models = createModelRouter(config, { log });
+  const { worker, connection } = await createRuntimeWorker({ config, db, log, address, models });
   const running = worker.run();
   stops.unshift(async () => {
     worker.shutdown();
@@ -51,7 +53,7 @@ async function main(): Promise<void> {
     await connection.close();
   });
 
-  const server = await serveApi({ config, db, log, temporal });
+  const server = await serveApi({ config, db, log, temporal, models });
   stops.unshift(() => closeServer(server));
   log.info(
     {

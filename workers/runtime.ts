@@ -4,8 +4,12 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities';
+import { createModelRouter } from '../activities/providers';
+import type { ModelRouter } from '../activities/providers/types';
+import { createEventListener } from '../activities/store/event-listener';
 import type { Db } from '../activities/store/db';
 import { createApp } from '../api/app';
+import { createGateway } from '../api/gateway';
 import type { Config } from '../schema/config';
 
 /**
@@ -45,26 +49,42 @@ export async function createRuntimeWorker(opts: {
   address: string;
   taskQueue?: string;
   bundlePath?: string;
+  /** The process's model router (shared with the API in the all-in-one process). */
+  models?: ModelRouter;
 }): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect({ address: opts.address });
   const worker = await Worker.create({
     connection,
     namespace: opts.config.temporal.namespace,
     taskQueue: opts.taskQueue ?? opts.config.temporal.taskQueue,
-    activities: createActivities({ config: opts.config, db: opts.db, log: opts.log }),
+    activities: createActivities({ config: opts.config, db: opts.db, log: opts.log, models: opts.models }),
     ...workflowSource(opts.bundlePath),
   });
   return { worker, connection };
 }
+
+/** What closeServer runs after the server stopped (flush usage, close the LISTEN connections). */
+const serverCleanups = new WeakMap<http.Server, () => Promise<void>>();
 
 export async function serveApi(opts: {
   config: Config;
   db: Db;
   log: Logger;
   temporal: { connection: Connection; client: Client };
+  models?: ModelRouter;
 }): Promise<http.Server> {
-  const app = createApp({ config: opts.config, db: opts.db, log: opts.log, temporal: opts.temporal });
+  const base = { config: opts.config, db: opts.db, log: opts.log, temporal: opts.temporal };
+  // Built once per process and owned here: the router, the gateway (caches, limits, usage) and the
+  // LISTEN client of event streams; both connections close with the server.
+  const models = opts.models ?? createModelRouter(opts.config, { log: opts.log });
+  const gateway = createGateway(base);
+  const listener = createEventListener({ url: opts.config.databaseUrl, log: opts.log });
+  const app = createApp({ ...base, models, gateway, listener });
   const server = http.createServer(app.callback());
+  serverCleanups.set(server, async () => {
+    await gateway.close();
+    await listener.close();
+  });
   server.requestTimeout = 0; // streams (SSE) may run long; Koa routes set their own limits
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -78,6 +98,7 @@ export async function closeServer(server: http.Server): Promise<void> {
     server.close(() => resolve());
     server.closeAllConnections();
   });
+  await serverCleanups.get(server)?.();
 }
 
 export function waitForSignal(log: Logger): Promise<void> {

@@ -1,3 +1,4 @@
+import { Agent, fetch, type RequestInit, type Response } from 'undici';
 import { z } from 'zod';
 import { AppError } from '../../schema/errors';
 import { faultFromNetwork, faultFromStatus, timeoutFault, upstreamFault } from './errors';
@@ -66,6 +67,7 @@ export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
+/** The upstream's usage, else an estimate (the caller marks it `usage_estimated`). */
 function usageOf(u: z.infer<typeof Usage> | null | undefined, messages: ChatMessageIn[], output: string): ModelUsage {
   if (u) return { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens ?? u.prompt_tokens + u.completion_tokens };
   const prompt = estimateTokens(messages.map((m) => m.content ?? '').join('\n'));
@@ -82,7 +84,20 @@ function requestInit(t: Target, req: ModelRequest, stream: boolean, signal: Abor
   if (stream) body.stream_options = { include_usage: true };
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' };
   if (t.provider.apiKey) headers.authorization = `Bearer ${t.provider.apiKey}`;
-  return { method: 'POST', headers: { ...t.provider.headers, ...headers }, body: JSON.stringify(body), signal };
+  return { method: 'POST', headers: { ...t.provider.headers, ...headers }, body: JSON.stringify(body), signal, dispatcher: poolFor(t.provider) };
+}
+
+const pools = new WeakMap<ProviderDef, Agent>();
+
+/**
+ * The keep-alive connection pool of one upstream (undici Agent): connections are reused across
+ * requests instead of paying a TCP (and TLS) handshake per call. Provider definitions live as
+ * long as the process's one model router, so each upstream gets one pool.
+ */
+function poolFor(p: ProviderDef): Agent {
+  let a = pools.get(p);
+  if (!a) pools.set(p, (a = new Agent({ keepAliveTimeout: 30_000, connections: 128, pipelining: 1 })));
+  return a;
 }
 
 function endpoint(p: ProviderDef): string {
@@ -164,6 +179,7 @@ export async function completeOnce(t: Target, req: ModelRequest, remainingMs: nu
       finish_reason: choice.finish_reason ?? (toolCalls?.length ? 'tool_calls' : 'stop'),
       ...(toolCalls?.length ? { tool_calls: toolCalls } : {}),
       usage: usageOf(parsed.usage, req.messages, content),
+      ...(parsed.usage ? {} : { usage_estimated: true }),
       provider: t.provider.name,
     };
   } catch (err) {
@@ -245,6 +261,7 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
         delta: '',
         finish_reason: finish ?? (toolCalls.length ? 'tool_calls' : 'stop'),
         usage: usageOf(usage, req.messages, output),
+        ...(usage ? {} : { usage_estimated: true }),
         ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
       };
     } catch (err) {

@@ -15,11 +15,12 @@ import { AppError, notFound } from '../../schema/errors';
 import { DEFAULT_LANE } from '../../schema/model-config';
 import { parseSurface, type Surface } from '../../schema/surfaces';
 import { principalOf, type AppContext } from '../context';
+import { gatewayOf } from '../gateway';
 import { defineRoute, type RouteSpec } from '../route';
 import { chatCommonsRoutes } from './chat-commons';
 import { chatLaneRoutes } from './chat-lanes';
 import { planChat } from './chat-plan';
-import { abortOnDisconnect, completionBody, completionId, modelsOf, samplingOf, unlessClientGone } from './chat-shared';
+import { abortOnDisconnect, completionBody, completionId, modelsFor, samplingOf, unlessClientGone } from './chat-shared';
 import { sendChunkStream } from './chat-sse';
 
 const CHAT = { scope: 'runtime:chat' } as const;
@@ -37,7 +38,7 @@ function surfaceFilter(ctx: AppContext, query: string | undefined): string | und
 async function completions(ctx: AppContext, body: ChatCompletionRequest) {
   const p = principalOf(ctx);
   const lane = body.model ?? DEFAULT_LANE;
-  const models = modelsOf(ctx.deps);
+  const models = modelsFor(ctx);
   if (!models.hasLane(lane)) throw new AppError('model_not_found', `The model '${lane}' does not exist. GET /v1/models lists the available lanes.`);
   const plan = await planChat(ctx, body, p.tenantId);
   const abort = abortOnDisconnect(ctx);
@@ -79,6 +80,8 @@ async function feedback(ctx: AppContext, body: z.output<typeof ChatFeedbackBody>
     roast: body.roast,
     lesson: body.lesson,
   });
+  // This replica sees its own feedback at once; the others drop the tenant's signals on the NOTIFY.
+  gatewayOf(ctx.deps).feedback.invalidateTenant(p.tenantId);
   // The factor a chat with this profile would now get (an unknown profile counts as none, as in chat).
   const profile = profileFor(surface, body.profile);
   const signal = await feedbackSignal(ctx.deps.db, { tenantId: p.tenantId, surface: surface ?? '', profile: profile?.id });
@@ -108,6 +111,7 @@ export function chatRoutes(): RouteSpec[] {
       access: CHAT,
       summary: 'OpenAI-compatible chat completion through the persona, surface, profile and skills; SSE when stream is true.',
       tags: ['chat'],
+      metered: true,
       body: ChatCompletionRequest,
       response: ChatCompletionResponse,
       produces: ['application/json', 'text/event-stream'],

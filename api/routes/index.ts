@@ -7,6 +7,7 @@ import { reasoningRoutes } from './reasoning';
 import { keyInfoRoute, registerRoutes } from './register';
 import { systemRoutes } from './system';
 import { tasksRoutes } from './tasks';
+import { usageRoutes } from './usage';
 
 let cached: RouteSpec[] | undefined;
 
@@ -19,6 +20,7 @@ export function allRoutes(): RouteSpec[] {
     ...systemRoutes(allRoutes),
     ...registerRoutes(),
     keyInfoRoute(),
+    ...usageRoutes(),
     ...chatRoutes(),
     ...tasksRoutes(),
     ...entitiesRoutes(),
