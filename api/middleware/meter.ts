@@ -48,7 +48,9 @@ export function meter(): AppMiddleware {
       throw err;
     }
     // Streams end later: count them when the response is complete.
-    if (ctx.body && typeof (ctx.body as { pipe?: unknown }).pipe === 'function' && !ctx.res.writableEnded) ctx.res.once('close', done);
+    // (On the body stream, not the response: Koa and pipeline already hang ten listeners on the response.)
+    const body = ctx.body as { pipe?: unknown; once?: (ev: string, fn: () => void) => void } | undefined;
+    if (body && typeof body.pipe === 'function' && body.once && !ctx.res.writableEnded) body.once('close', done);
     else done();
   };
 }
