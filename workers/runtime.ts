@@ -77,7 +77,7 @@ export async function serveApi(opts: {
   // Built once per process and owned here: the router, the gateway (caches, limits, usage) and the
   // LISTEN client of event streams; both connections close with the server.
   const models = opts.models ?? createModelRouter(opts.config, { log: opts.log });
-  const gateway = createGateway(base);
+  const gateway = createGateway(base, { keepListening: true });
   const listener = createEventListener({ url: opts.config.databaseUrl, log: opts.log });
   const app = createApp({ ...base, models, gateway, listener });
   const server = http.createServer(app.callback());

@@ -41,8 +41,9 @@ export function createGatewayListener(opts: {
   const drop = (c: pg.Client) => {
     if (client !== c) return;
     client = null;
-    if (connected) opts.onReset();
+    const was = connected;
     connected = false;
+    if (was) opts.onReset();
     c.removeAllListeners('notification');
     c.end().catch(() => undefined);
   };
@@ -69,8 +70,8 @@ export function createGatewayListener(opts: {
       .then(() => {
         if (client !== c) return;
         backoff = 100;
-        opts.onReset(); // whatever was cached before this connection may have missed notices
         connected = true;
+        opts.onReset(); // whatever was cached before this connection may have missed notices
       })
       .catch(fail);
   };

@@ -18,6 +18,13 @@ export async function claimJobsOfRevokedKey(db: Db, keyId: string): Promise<read
     RETURNING workflow_id`);
 }
 
+/** Keys revoked while no replica was listening: those with jobs not yet claimed. */
+export async function revokedKeysWithJobs(db: Db): Promise<readonly string[]> {
+  return db.anyFirst(sql.type(z.object({ key_id: z.string() }))`
+    SELECT DISTINCT j.key_id FROM job_keys j JOIN api_keys k ON k.id = j.key_id
+    WHERE j.cancelled_reason IS NULL AND k.revoked_at IS NOT NULL`);
+}
+
 /** Why the gateway cancelled a job, if it did (e.g. key_revoked). */
 export async function jobCancelReason(db: Db, tenantId: string, workflowId: string): Promise<string | null> {
   return db.maybeOneFirst(sql.type(z.object({ cancelled_reason: z.string().nullable() }))`

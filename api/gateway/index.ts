@@ -1,5 +1,5 @@
 import { createGatewayListener, type GatewayListener } from '../../activities/store/gateway-listener';
-import { claimJobsOfRevokedKey } from '../../activities/store/job-keys';
+import { claimJobsOfRevokedKey, revokedKeysWithJobs } from '../../activities/store/job-keys';
 import type { AppDeps } from '../deps';
 import { FeedbackCache } from './feedback-cache';
 import { KeyCache } from './key-cache';
@@ -24,7 +24,10 @@ export interface Gateway {
  * Builds the gateway of one process. On a key notice it drops the key from the cache and, when
  * the key was revoked, cancels the durable jobs that key started (one replica claims each).
  */
-export function createGateway(deps: Pick<AppDeps, 'config' | 'db' | 'log' | 'temporal'>, opts: { now?: () => number } = {}): Gateway {
+export function createGateway(
+  deps: Pick<AppDeps, 'config' | 'db' | 'log' | 'temporal'>,
+  opts: { now?: () => number; /** Servers: keep LISTEN up even without traffic (revocations must reach running jobs). */ keepListening?: boolean } = {},
+): Gateway {
   const { config, db, log } = deps;
   // Filled right after the listener exists (the caches need it; its callbacks need them).
   const c: { keys?: KeyCache; feedback?: FeedbackCache; limiter?: Limiter } = {};
@@ -50,6 +53,12 @@ export function createGateway(deps: Pick<AppDeps, 'config' | 'db' | 'log' | 'tem
       else if (n.kind === 'limits') c.limiter?.invalidateTenant(n.id);
     },
     onReset: () => {
+      // Revocations made while nobody listened still have to stop their jobs.
+      if (listener.connected) {
+        void revokedKeysWithJobs(db)
+          .then((ids) => Promise.all(ids.map(cancelJobsOf)))
+          .catch((err: Error) => log.warn({ err: err.message }, 'revoked-key job sweep failed'));
+      }
       c.keys?.reset();
       c.feedback?.reset();
       c.limiter?.reset();
@@ -65,7 +74,10 @@ export function createGateway(deps: Pick<AppDeps, 'config' | 'db' | 'log' | 'tem
     (flushing ??= Promise.all([limiter.sync().catch(() => undefined), usage.flush()])
       .then(() => undefined)
       .finally(() => (flushing = undefined)));
-  const timer = setInterval(() => void flush(), config.gateway.syncMs);
+  const timer = setInterval(() => {
+    if (opts.keepListening) listener.touch();
+    void flush();
+  }, config.gateway.syncMs);
   timer.unref();
 
   return {
