@@ -1,6 +1,7 @@
 import { createBrowserStoreActivities } from './browser/store-activities';
 import type { ActivityDeps } from './deps';
 import { createEmailActivities } from './email';
+import { createModelRouter } from './providers';
 import { createJobsActivities } from './jobs';
 import { createKnowledgeActivities } from './knowledge';
 import { createLiveActivities } from './live';
@@ -10,7 +11,9 @@ import { createResearchActivities } from './web/research-activities';
 export type { ActivityDeps } from './deps';
 
 /** Every activity the worker registers, closing over its dependencies (no module-level clients). */
-export function createActivities(deps: ActivityDeps) {
+export function createActivities(given: ActivityDeps) {
+  // One model router for every activity family (and the API, when the caller passes its own).
+  const deps: ActivityDeps = { ...given, models: given.models ?? createModelRouter(given.config, { log: given.log }) };
   return {
     /** Smoke activity: proves the round trip through the worker. */
     async echo(input: { message: string }): Promise<string> {

@@ -13,6 +13,7 @@ import { Metrics } from './metrics';
 import { authorize } from './middleware/auth';
 import { bodyTimeout } from './middleware/body-timeout';
 import { errorHandler } from './middleware/errors';
+import { meter } from './middleware/meter';
 import { requestContext } from './middleware/request-context';
 import type { RouteSpec } from './route';
 import { allRoutes } from './routes';
@@ -91,7 +92,7 @@ export function createApp(deps: AppDeps, routes: RouteSpec[] = allRoutes()): Koa
     router[route.method](route.path, (ctx, next) => {
       ctx.state.routeName = route.path;
       return next();
-    }, authorize(route.access) as never, validate(route, deps.config.bodyLimit) as never);
+    }, authorize(route.access) as never, ...(route.metered ? [meter() as never] : []), validate(route, deps.config.bodyLimit) as never);
   }
 
   app.use(requestContext() as never);

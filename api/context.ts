@@ -9,6 +9,8 @@ export interface AppState {
   /** Surface picked by X-Svc-Context, when valid. */
   surface?: string;
   routeName?: string;
+  /** Model usage of this request (summed over its upstream calls), for limits and the usage report. */
+  usage?: { lane: string; promptTokens: number; completionTokens: number; estimated: boolean };
 }
 
 export interface AppExtras {

@@ -23,6 +23,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly chatRequests = new Counter({
+    name: 'svc_chat_requests_total',
+    help: 'Model-route requests (chat, lanes, commons) by lane and status; no tenant labels.',
+    labelNames: ['lane', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly chatTokens = new Counter({
+    name: 'svc_chat_tokens_total',
+    help: 'Tokens of model-route requests by lane and direction (in = prompt, out = completion).',
+    labelNames: ['lane', 'direction'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
   }

@@ -58,6 +58,8 @@ export interface RouteSpec<
   produces?: string[];
   /** Request media type when not JSON (e.g. `multipart/form-data`); the handler reads the body itself. */
   consumes?: string;
+  /** A model call: rate limits and budgets apply, x-ratelimit-* headers and usage are recorded. */
+  metered?: boolean;
   handler: (
     ctx: AppContext,
     input: RouteInput<z.output<B>, z.output<Q>, z.output<P>, z.output<H>>,

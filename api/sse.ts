@@ -115,6 +115,7 @@ const listeners = new WeakMap<AppDeps, EventListener>();
 
 /** The process's LISTEN connection for this app instance (created on first use). */
 export function eventListenerOf(deps: AppDeps): EventListener {
+  if (deps.listener) return deps.listener;
   let l = listeners.get(deps);
   if (!l) {
     l = createEventListener({ url: deps.config.databaseUrl, log: deps.log });

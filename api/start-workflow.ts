@@ -1,5 +1,6 @@
 import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
+import { recordJobKey } from '../activities/store/job-keys';
 import { AppError } from '../schema/errors';
 import { SvcKind, SvcSurface, SvcTenant } from '../workflows/search-attributes';
 import { publishDispatch } from '../activities/live/publish';
@@ -70,6 +71,9 @@ export interface StartJobOptions {
  */
 export async function startJobWorkflow(ctx: AppContext, o: StartJobOptions): Promise<{ started: boolean }> {
   const { client, connection } = ctx.deps.temporal;
+  // The starting key, so that revoking it cancels this job (api/gateway); stored before the start.
+  const p = ctx.state.principal;
+  if (p) await recordJobKey(ctx.deps.db, { workflowId: o.workflowId, tenantId: o.tenantId, keyId: p.keyId, kind: o.kind });
   try {
     // A start takes milliseconds; when the cluster is unreachable, answer 503 within 10 s instead of retrying on.
     await connection.withDeadline(Date.now() + START_DEADLINE_MS, () => client.workflow.start(o.workflow, {

@@ -1,17 +1,23 @@
 /**
- * Chat gateway benchmark: the same load against the fake OpenAI-compatible upstream directly
- * (baseline) and through our gateway (auth, validation, persona prompt, feedback lookup, router),
- * in the same process, interleaved request by request. Non-streaming and streaming (SSE read to
- * [DONE]). Prints p50/p99 latency, the added latency, and the throughput ratio at concurrency 8.
- * Run: npm run -s bench -- gateway   (needs PostgreSQL on 127.0.0.1:5432)
+ * Chat gateway benchmark (issue 16 goals). In one run, interleaved request by request, the same
+ * load goes to the fake OpenAI-compatible upstream directly, through a bare Node pass-through
+ * proxy (keep-alive agent, no work: the floor any proxy pays), and through our gateway's
+ * /v1/chat/completions (auth, limits, persona prompt, feedback signal, router). Checks:
+ *   1. added p50 at an instant upstream ≤ 2× the bare proxy's added p50;
+ *   2. at a 20 ms upstream, gateway/direct ≤ 1.10× at p50 and ≤ 1.20× at p99;
+ *   3. throughput at concurrency 16 ≥ 0.5× direct;
+ *   4. SSE time to first token added ≤ 1 ms at p50.
+ * Prints every ratio with PASS/FAIL and exits non-zero on any FAIL.
+ * Run: npm run -s bench -- gateway   (needs PostgreSQL on 127.0.0.1:5432; BENCH_N scales the loops)
  */
-import { startFakeOpenAI } from '../test/helpers/fake-openai';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startFakeOpenAI, type FakeBehavior } from '../test/helpers/fake-openai';
 import { fmt, percentile, startBenchApp } from './helpers';
 
 const REPLY = 'The quick brown fox jumps over the lazy dog while the gateway streams every token to the client.';
-const SEQUENTIAL = Number(process.env.BENCH_N ?? 300);
-const CONCURRENT_TOTAL = Number(process.env.BENCH_TOTAL ?? 400);
-const CONCURRENCY = 8;
+const N = Number(process.env.BENCH_N ?? 200);
+const CONCURRENCY = 16;
 
 interface Target {
   name: string;
@@ -20,13 +26,12 @@ interface Target {
   model: string;
 }
 
+const payload = (t: Target, stream: boolean) =>
+  JSON.stringify({ model: t.model, messages: [{ role: 'user', content: 'Say the pangram.' }], stream });
+
 async function once(t: Target, stream: boolean): Promise<number> {
   const started = performance.now();
-  const res = await fetch(t.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...t.headers },
-    body: JSON.stringify({ model: t.model, messages: [{ role: 'user', content: 'Say the pangram.' }], stream }),
-  });
+  const res = await fetch(t.url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: payload(t, stream) });
   const text = await res.text();
   if (res.status !== 200 || (stream ? !text.includes('[DONE]') : !text.includes('quick brown fox'))) {
     throw new Error(`${t.name}: unexpected answer ${res.status} ${text.slice(0, 200)}`);
@@ -34,24 +39,39 @@ async function once(t: Target, stream: boolean): Promise<number> {
   return performance.now() - started;
 }
 
-/** Sequential and interleaved: one request per target per round. */
-async function latency(targets: Target[], stream: boolean): Promise<number[][]> {
-  const samples = targets.map(() => [] as number[]);
-  for (let i = 0; i < SEQUENTIAL; i++) {
-    // Rotate which target goes first so no target always runs right after another.
-    for (let k = 0; k < targets.length; k++) {
-      const j = (i + k) % targets.length;
-      samples[j].push(await once(targets[j], stream));
-    }
+/** Time until the first content token ("The") arrives on a stream; the rest is read and dropped. */
+async function ttft(t: Target): Promise<number> {
+  const started = performance.now();
+  const res = await fetch(t.url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: payload(t, true) });
+  if (!res.body || res.status !== 200) throw new Error(`${t.name}: stream answered ${res.status}`);
+  const decoder = new TextDecoder();
+  let seen = '';
+  let first = NaN;
+  for await (const bytes of res.body) {
+    seen += decoder.decode(bytes, { stream: true });
+    if (Number.isNaN(first) && seen.includes('"content":"The')) first = performance.now() - started;
   }
-  return samples;
+  if (Number.isNaN(first) || !seen.includes('[DONE]')) throw new Error(`${t.name}: stream without the first token`);
+  return first;
 }
 
-/** Requests per second at a fixed concurrency; targets alternate in slices of 50 requests. */
-async function throughput(targets: Target[], stream: boolean): Promise<number[]> {
-  const busyMs = targets.map(() => 0);
-  const slice = 50;
-  for (let done = 0; done < CONCURRENT_TOTAL; done += slice) {
+/** One sample per target per round; the order rotates so no target always follows another. */
+async function rounds(targets: Target[], n: number, sample: (t: Target) => Promise<number>): Promise<number[][]> {
+  const out = targets.map(() => [] as number[]);
+  for (let i = 0; i < n; i++) {
+    for (let k = 0; k < targets.length; k++) {
+      const j = (i + k) % targets.length;
+      out[j].push(await sample(targets[j]));
+    }
+  }
+  return out;
+}
+
+/** Requests per second at CONCURRENCY; targets alternate in slices so machine noise hits both. */
+async function throughput(targets: Target[], total: number): Promise<number[]> {
+  const busy = targets.map(() => 0);
+  const slice = 80;
+  for (let done = 0; done < total; done += slice) {
     for (let j = 0; j < targets.length; j++) {
       let next = 0;
       const started = performance.now();
@@ -59,50 +79,108 @@ async function throughput(targets: Target[], stream: boolean): Promise<number[]>
         Array.from({ length: CONCURRENCY }, async () => {
           while (next < slice) {
             next++;
-            await once(targets[j], stream);
+            await once(targets[j], false);
           }
         }),
       );
-      busyMs[j] += performance.now() - started;
+      busy[j] += performance.now() - started;
     }
   }
-  return busyMs.map((ms) => (CONCURRENT_TOTAL / ms) * 1000);
+  return busy.map((ms) => (total / ms) * 1000);
+}
+
+/** The floor: a pass-through proxy with a keep-alive agent that only pipes bytes both ways. */
+async function startBareProxy(upstream: string): Promise<{ url: string; close(): Promise<void> }> {
+  const up = new URL(upstream);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const server = http.createServer((req, res) => {
+    const fwd = http.request(
+      { host: up.hostname, port: up.port, path: `${up.pathname}/chat/completions`, method: req.method, headers: req.headers, agent },
+      (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      },
+    );
+    fwd.on('error', () => res.destroy());
+    req.pipe(fwd);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      agent.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+const checks: Array<{ what: string; value: number; limit: number; atMost: boolean }> = [];
+function check(what: string, value: number, limit: number, atMost = true): void {
+  checks.push({ what, value, limit, atMost });
+}
+
+function table(title: string, targets: Target[], lat: number[][]): void {
+  console.log(title);
+  console.log('target                              p50 ms   p99 ms');
+  targets.forEach((t, i) => console.log(`${t.name.padEnd(34)} ${fmt(percentile(lat[i], 50)).padStart(6)}   ${fmt(percentile(lat[i], 99)).padStart(6)}`));
+  console.log('');
 }
 
 async function main(): Promise<void> {
+  let behavior: FakeBehavior = { reply: REPLY };
   const fake = await startFakeOpenAI({ defaults: { reply: REPLY } });
+  fake.onRequest(() => behavior);
   const app = await startBenchApp({ OPENAI_BASE_URL: fake.url });
+  const bare = await startBareProxy(fake.url);
   try {
     const key = await app.key(['runtime:chat']);
-    const auth = { authorization: `Bearer ${key}` };
-    const targets: Target[] = [
-      { name: 'upstream direct', url: `${fake.url}/chat/completions`, headers: {}, model: 'gpt-4o' },
-      { name: 'gateway /v1/chat/completions', url: `${app.url}/v1/chat/completions`, headers: { ...auth, 'X-Svc-Context': 'dev' }, model: 'svc-oracle' },
-      { name: 'gateway /v1/mid (pass-through)', url: `${app.url}/v1/mid/chat/completions`, headers: auth, model: 'mid' },
-    ];
-    for (const stream of [false, true]) for (const t of targets) for (let i = 0; i < 30; i++) await once(t, stream); // warm-up
+    const direct: Target = { name: 'upstream direct', url: `${fake.url}/chat/completions`, headers: {}, model: 'gpt-4o' };
+    const proxy: Target = { name: 'bare pass-through proxy', url: `${bare.url}/v1/chat/completions`, headers: {}, model: 'gpt-4o' };
+    const gateway: Target = {
+      name: 'gateway /v1/chat/completions',
+      url: `${app.url}/v1/chat/completions`,
+      headers: { authorization: `Bearer ${key}`, 'X-Svc-Context': 'dev' },
+      model: 'svc-oracle',
+    };
+    const all = [direct, proxy, gateway];
+    for (const stream of [false, true]) for (const t of all) for (let i = 0; i < 50; i++) await once(t, stream); // warm-up (JIT, pools, caches)
+    console.log(`Chat gateway benchmark: ${N} interleaved sequential requests per target and phase; throughput at concurrency ${CONCURRENCY}.\n`);
 
-    console.log(`Chat gateway benchmark: ${SEQUENTIAL} sequential requests per target (interleaved), ${CONCURRENT_TOTAL} at concurrency ${CONCURRENCY}.`);
-    console.log(`Reply: ${REPLY.split(' ').length} tokens from a local fake upstream (no model time), so the numbers isolate the gateway's own cost.\n`);
-    for (const stream of [false, true]) {
-      const lat = await latency(targets, stream);
-      const rps = await throughput(targets, stream);
-      const base = { p50: percentile(lat[0], 50), p99: percentile(lat[0], 99) };
-      console.log(stream ? 'STREAMING (SSE, read to [DONE])' : 'NON-STREAMING (JSON)');
-      console.log('target                            p50 ms   p99 ms   added p50   added p99   req/s   throughput ratio');
-      targets.forEach((t, i) => {
-        const p50 = percentile(lat[i], 50);
-        const p99 = percentile(lat[i], 99);
-        console.log(
-          `${t.name.padEnd(33)} ${fmt(p50).padStart(6)}   ${fmt(p99).padStart(6)}   ${(i ? fmt(p50 - base.p50) : '-').padStart(9)}   ${(i ? fmt(p99 - base.p99) : '-').padStart(9)}   ${rps[i].toFixed(0).padStart(5)}   ${(rps[i] / rps[0]).toFixed(2)}×`,
-        );
-      });
-      console.log('');
-    }
+    const instant = await rounds(all, N, (t) => once(t, false));
+    table('INSTANT UPSTREAM (non-streaming)', all, instant);
+    const p50 = instant.map((s) => percentile(s, 50));
+    console.log(`added p50: bare proxy ${fmt(p50[1] - p50[0])} ms, gateway ${fmt(p50[2] - p50[0])} ms\n`);
+    check('added p50 at an instant upstream, gateway / bare proxy', (p50[2] - p50[0]) / Math.max(0.05, p50[1] - p50[0]), 2);
+
+    const rps = await throughput([direct, gateway], N * 2);
+    console.log(`THROUGHPUT at concurrency ${CONCURRENCY}: direct ${rps[0].toFixed(0)} req/s, gateway ${rps[1].toFixed(0)} req/s\n`);
+    check(`throughput at concurrency ${CONCURRENCY}, gateway / direct`, rps[1] / rps[0], 0.5, false);
+
+    behavior = { reply: REPLY, chunkDelayMs: 2 };
+    const first = await rounds([direct, gateway], N, ttft);
+    const f50 = first.map((s) => percentile(s, 50));
+    console.log(`SSE TIME TO FIRST TOKEN p50: direct ${fmt(f50[0])} ms, gateway ${fmt(f50[1])} ms\n`);
+    check('SSE time to first token added at p50, ms', f50[1] - f50[0], 1);
+
+    behavior = { reply: REPLY, delayMs: 20 };
+    const slow = await rounds([direct, gateway], Math.max(20, Math.floor(N / 2)), (t) => once(t, false));
+    table('20 MS UPSTREAM (non-streaming)', [direct, gateway], slow);
+    check('20 ms upstream p50, gateway / direct', percentile(slow[1], 50) / percentile(slow[0], 50), 1.1);
+    check('20 ms upstream p99, gateway / direct', percentile(slow[1], 99) / percentile(slow[0], 99), 1.2);
   } finally {
+    await bare.close();
     await app.close();
     await fake.close();
   }
+
+  let failed = 0;
+  for (const c of checks) {
+    const pass = c.atMost ? c.value <= c.limit : c.value >= c.limit;
+    if (!pass) failed++;
+    console.log(`${pass ? 'PASS' : 'FAIL'}  ${c.what}: ${c.value.toFixed(2)} (goal ${c.atMost ? '≤' : '≥'} ${c.limit})`);
+  }
+  if (failed) process.exitCode = 1;
 }
 
 main().catch((err) => {

@@ -10,6 +10,7 @@ import { createDb, type Db } from '../activities/store/db';
 import { createTenant, mintKey } from '../activities/store/keys';
 import { randomToken } from '../activities/store/ids';
 import { createApp } from '../api/app';
+import { createGateway } from '../api/gateway';
 import { parseConfig, type Config } from '../schema/config';
 import { freshDatabase } from '../test/helpers/harness';
 import { createRuntimeWorker, installTemporalLogging } from '../workers/runtime';
@@ -51,7 +52,9 @@ export async function startBenchApp(env: Record<string, string> = {}): Promise<B
   const config = parseConfig({ DATABASE_URL: dbUrl, SVC_LOG_LEVEL: 'silent', ...env });
   const db = await createDb({ url: dbUrl, maxConnections: 10 });
   const connection = Connection.lazy({ address: config.temporal.address ?? '127.0.0.1:7233' });
-  const app = createApp({ config, db, log: pino({ level: 'silent' }), temporal: { connection, client: new Client({ connection }) } });
+  const deps = { config, db, log: pino({ level: 'silent' }), temporal: { connection, client: new Client({ connection }) } };
+  const gateway = createGateway(deps);
+  const app = createApp({ ...deps, gateway });
   const server = http.createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return {
@@ -62,6 +65,7 @@ export async function startBenchApp(env: Record<string, string> = {}): Promise<B
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
+      await gateway.close();
       await connection.close().catch(() => {});
       await db.end();
       await database.drop();

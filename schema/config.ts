@@ -66,6 +66,10 @@ export const EnvSchema = z.object({
   SVC_BROWSER_MAX_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).max(86_400).default(3600),
   SVC_BROWSER_ALLOW_HOSTS: optionalString,
   SVC_STATE_KEY: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  SVC_LIMIT_SYNC_MS: z.coerce.number().int().min(10).max(60_000).default(200),
+  SVC_LIMIT_MINUTE_MS: z.coerce.number().int().min(100).default(60_000),
+  SVC_LIMIT_DAY_MS: z.coerce.number().int().min(100).default(86_400_000),
+  SVC_GATEWAY_LISTEN_IDLE_MS: z.coerce.number().int().min(100).default(30_000),
 });
 
 export interface Config {
@@ -116,6 +120,8 @@ export interface Config {
   };
   /** Key material for AES-GCM encryption of saved browser states and checkpoints. */
   stateKey?: string;
+  /** Gateway: rate-counter sync interval, window lengths (shortened in tests), LISTEN idle close. */
+  gateway: { syncMs: number; minuteMs: number; dayMs: number; listenerIdleMs: number };
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/svc';
@@ -178,5 +184,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       allowHosts: (e.SVC_BROWSER_ALLOW_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     },
     stateKey: e.SVC_STATE_KEY,
+    gateway: { syncMs: e.SVC_LIMIT_SYNC_MS, minuteMs: e.SVC_LIMIT_MINUTE_MS, dayMs: e.SVC_LIMIT_DAY_MS, listenerIdleMs: e.SVC_GATEWAY_LISTEN_IDLE_MS },
   };
 }

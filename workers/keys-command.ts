@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createTenant, listKeys, mintKey, revokeKey, tenantExists } from '../activities/store/keys';
+import { limitsCommand } from './limits-command';
 import { normalizeAppName, scopeString } from '../schema/auth';
 import { runCommand, UsageError, withCommandDb, type CliIo, type Print } from './cli';
 
@@ -7,7 +8,9 @@ const USAGE = `usage: npm run -s keys -- <command>
   create --scopes <csv> [--tenant <id>] [--name <label>] [--legacy]
   bootstrap --app <name> [--tenant <id>] [--name <label>]
   revoke <key_id>
-  list [--tenant <id>]`;
+  list [--tenant <id>]
+  limits (--key <key_id> | --tenant <id>) [--rpm N] [--tpm N] [--tpd N] [--tpmonth N]
+         (0 clears a limit; with no value given, prints the current limits)`;
 
 /**
  * Operator CLI for keys; works while the service runs, against DATABASE_URL. Prints JSON to `out`.
@@ -28,9 +31,14 @@ async function keysCommand(argv: string[], env: CliIo['env'], print: Print): Pro
       name: { type: 'string' },
       app: { type: 'string' },
       legacy: { type: 'boolean' },
+      key: { type: 'string' },
+      rpm: { type: 'string' },
+      tpm: { type: 'string' },
+      tpd: { type: 'string' },
+      tpmonth: { type: 'string' },
     },
   });
-  if (!command || !['create', 'bootstrap', 'revoke', 'list'].includes(command)) throw new UsageError(`unknown command ${command ?? '(none)'}`);
+  if (!command || !['create', 'bootstrap', 'revoke', 'list', 'limits'].includes(command)) throw new UsageError(`unknown command ${command ?? '(none)'}`);
   await withCommandDb(env, async (db) => {
     const tenantFor = async () => {
       if (values.tenant) {
@@ -58,6 +66,8 @@ async function keysCommand(argv: string[], env: CliIo['env'], print: Print): Pro
       if (!keyId) throw new UsageError('revoke needs a key id');
       if (!(await revokeKey(db, keyId))) throw new UsageError(`no key ${keyId}`);
       print({ key_id: keyId, revoked: true });
+    } else if (command === 'limits') {
+      print(await limitsCommand(db, values));
     } else {
       print({ keys: await listKeys(db, { tenantId: values.tenant }) });
     }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { createModelRouter } from '../activities/providers';
 import { createDb } from '../activities/store/db';
 import { ConfigError, parseConfig } from '../schema/config';
 import { prepareDatabase } from './database';
@@ -47,7 +48,8 @@ async function main(): Promise<void> {
   const temporal = await connectClient(address, config.temporal.namespace);
   stops.unshift(() => temporal.connection.close());
 
-  const { worker, connection } = await createRuntimeWorker({ config, db, log, address });
+  const models = createModelRouter(config, { log });
+  const { worker, connection } = await createRuntimeWorker({ config, db, log, address, models });
   const running = worker.run();
   await ensureLiveSchedule(temporal.client, { taskQueue: config.temporal.taskQueue, log });
   stops.unshift(async () => {
@@ -59,7 +61,7 @@ async function main(): Promise<void> {
   const browser = await startBrowserWorkers({ config, db, log, address });
   if (browser) stops.unshift(() => browser.stop());
 
-  const server = await serveApi({ config, db, log, temporal });
+  const server = await serveApi({ config, db, log, temporal, models });
   stops.unshift(() => closeServer(server));
   const devKey = config.devKey || process.argv.includes('--dev-key') ? await mintDevKey({ db, host: config.host, log }) : undefined;
   const ready: ReadyInfo = {

@@ -4,11 +4,15 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities';
+import { createModelRouter } from '../activities/providers';
+import type { ModelRouter } from '../activities/providers/types';
+import { createEventListener } from '../activities/store/event-listener';
 import type { Db } from '../activities/store/db';
 import { createApp } from '../api/app';
 import { createLifecycle, type Lifecycle } from '../api/lifecycle';
 import { attachLiveSocket } from '../api/live/socket';
 import { createHttpServer } from '../api/http-server';
+import { createGateway } from '../api/gateway';
 import type { Config } from '../schema/config';
 
 /**
@@ -50,13 +54,15 @@ export async function createRuntimeWorker(opts: {
   address: string;
   taskQueue?: string;
   bundlePath?: string;
+  /** The process's model router (shared with the API in the all-in-one process). */
+  models?: ModelRouter;
 }): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect({ address: opts.address });
   const worker = await Worker.create({
     connection,
     namespace: opts.config.temporal.namespace,
     taskQueue: opts.taskQueue ?? opts.config.temporal.taskQueue,
-    activities: createActivities({ config: opts.config, db: opts.db, log: opts.log }),
+    activities: createActivities({ config: opts.config, db: opts.db, log: opts.log, models: opts.models }),
     // On SIGTERM, activities in flight get this long to finish before they are cancelled (and retried elsewhere).
     shutdownGraceTime: opts.config.workerShutdownGraceMs,
     ...workflowSource(opts.bundlePath),
@@ -64,18 +70,32 @@ export async function createRuntimeWorker(opts: {
   return { worker, connection };
 }
 
+/** What closeServer runs after the server stopped (flush usage, close the LISTEN connections). */
+const serverCleanups = new WeakMap<http.Server, () => Promise<void>>();
+
 export async function serveApi(opts: {
   config: Config;
   db: Db;
   log: Logger;
   temporal: { connection: Connection; client: Client };
+  models?: ModelRouter;
 }): Promise<http.Server> {
+  const base = { config: opts.config, db: opts.db, log: opts.log, temporal: opts.temporal };
+  // Built once per process and owned here: the router, the gateway (caches, limits, usage) and the
+  // LISTEN client of event streams; both connections close with the server.
+  const models = opts.models ?? createModelRouter(opts.config, { log: opts.log });
+  const gateway = createGateway(base, { keepListening: true });
+  const listener = createEventListener({ url: opts.config.databaseUrl, log: opts.log });
   const lifecycle = createLifecycle();
-  const app = createApp({ config: opts.config, db: opts.db, log: opts.log, temporal: opts.temporal, lifecycle });
+  const app = createApp({ ...base, models, gateway, listener, lifecycle });
   const server = createHttpServer(app, opts.config, opts.log);
   const live = attachLiveSocket(server, app);
   server.once('close', () => void live.close());
   lifecycle.onDrain(() => void live.close());
+  serverCleanups.set(server, async () => {
+    await gateway.close();
+    await listener.close();
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.config.port, opts.config.host, () => resolve());
@@ -106,6 +126,7 @@ export async function closeServer(server: http.Server, graceMs = 10_000): Promis
     });
     server.closeIdleConnections();
   });
+  await serverCleanups.get(server)?.();
 }
 
 export function waitForSignal(log: Logger): Promise<void> {

@@ -36,7 +36,7 @@ export interface RunStepInput {
 /** Activities of the durable agent jobs (goals, sovereign goals, PAD, swarm). */
 export function createJobsActivities(deps: ActivityDeps) {
   const { db, log } = deps;
-  const models = createModelRouter(deps.config, { log });
+  const models = deps.models ?? createModelRouter(deps.config, { log });
 
   async function runJobStep(i: RunStepInput): Promise<StepOutputRef> {
     const existing = await findJobOutput(db, i.tenantId, i.jobId, i.stepKey);

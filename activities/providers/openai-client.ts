@@ -1,3 +1,4 @@
+import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { AppError } from '../../schema/errors';
 import { faultFromNetwork, faultFromStatus, timeoutFault, upstreamFault } from './errors';
@@ -66,6 +67,7 @@ export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
+/** The upstream's usage, else an estimate (the caller marks it `usage_estimated`). */
 function usageOf(u: z.infer<typeof Usage> | null | undefined, messages: ChatMessageIn[], output: string): ModelUsage {
   if (u) return { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens ?? u.prompt_tokens + u.completion_tokens };
   const prompt = estimateTokens(messages.map((m) => m.content ?? '').join('\n'));
@@ -73,7 +75,7 @@ function usageOf(u: z.infer<typeof Usage> | null | undefined, messages: ChatMess
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
-function requestInit(t: Target, req: ModelRequest, stream: boolean, signal: AbortSignal): RequestInit {
+function requestInit(t: Target, req: ModelRequest, stream: boolean, signal: AbortSignal): Parameters<typeof request>[1] {
   const body: Record<string, unknown> = { ...req.extra, model: t.model, messages: req.messages, stream };
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.max_tokens !== undefined) body.max_tokens = req.max_tokens;
@@ -82,7 +84,27 @@ function requestInit(t: Target, req: ModelRequest, stream: boolean, signal: Abor
   if (stream) body.stream_options = { include_usage: true };
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' };
   if (t.provider.apiKey) headers.authorization = `Bearer ${t.provider.apiKey}`;
-  return { method: 'POST', headers: { ...t.provider.headers, ...headers }, body: JSON.stringify(body), signal };
+  return { method: 'POST', headers: { ...t.provider.headers, ...headers }, body: JSON.stringify(body), signal, dispatcher: poolFor(t.provider) };
+}
+
+const pools = new WeakMap<ProviderDef, Agent>();
+
+/**
+ * The keep-alive connection pool of one upstream (undici Agent): connections are reused across
+ * requests instead of paying a TCP (and TLS) handshake per call. `undici.request` rather than
+ * fetch: no WHATWG stream and Request/Response objects per call (the CPU profile's hot spot). Provider definitions live as
+ * long as the process's one model router, so each upstream gets one pool.
+ */
+function poolFor(p: ProviderDef): Agent {
+  let a = pools.get(p);
+  if (!a) pools.set(p, (a = new Agent({ keepAliveTimeout: 30_000, connections: 128, pipelining: 1 })));
+  return a;
+}
+
+const ok = (res: Dispatcher.ResponseData<unknown>) => res.statusCode >= 200 && res.statusCode < 300;
+function retryAfterOf(res: Dispatcher.ResponseData<unknown>): string | null {
+  const v = res.headers['retry-after'];
+  return (Array.isArray(v) ? v[0] : v) ?? null;
 }
 
 function endpoint(p: ProviderDef): string {
@@ -144,12 +166,12 @@ export async function completeOnce(t: Target, req: ModelRequest, remainingMs: nu
   const limit = Math.max(1, Math.min(t.provider.timeoutMs, remainingMs));
   const a = new AttemptControl(req.signal, limit, limit);
   try {
-    const res = await fetch(endpoint(t.provider), requestInit(t, req, false, a.signal));
-    if (!res.ok) {
-      await res.body?.cancel().catch(() => undefined);
-      throw faultFromStatus(t.provider.name, res.status, res.headers.get('retry-after'));
+    const res = await request(endpoint(t.provider), requestInit(t, req, false, a.signal));
+    if (!ok(res)) {
+      await res.body.dump().catch(() => undefined);
+      throw faultFromStatus(t.provider.name, res.statusCode, retryAfterOf(res));
     }
-    const text = await res.text();
+    const text = await res.body.text();
     let parsed: z.infer<typeof Completion>;
     try {
       parsed = Completion.parse(JSON.parse(text));
@@ -164,6 +186,7 @@ export async function completeOnce(t: Target, req: ModelRequest, remainingMs: nu
       finish_reason: choice.finish_reason ?? (toolCalls?.length ? 'tool_calls' : 'stop'),
       ...(toolCalls?.length ? { tool_calls: toolCalls } : {}),
       usage: usageOf(parsed.usage, req.messages, content),
+      ...(parsed.usage ? {} : { usage_estimated: true }),
       provider: t.provider.name,
     };
   } catch (err) {
@@ -185,14 +208,13 @@ export interface OpenedStream {
 export async function openStream(t: Target, req: ModelRequest, remainingMs: number): Promise<OpenedStream> {
   const idle = Math.max(1, Math.min(t.provider.timeoutMs, remainingMs));
   const a = new AttemptControl(req.signal, idle, Math.max(1, remainingMs));
-  let res: Response;
+  let res: Dispatcher.ResponseData<unknown>;
   try {
-    res = await fetch(endpoint(t.provider), requestInit(t, req, true, a.signal));
-    if (!res.ok) {
-      await res.body?.cancel().catch(() => undefined);
-      throw faultFromStatus(t.provider.name, res.status, res.headers.get('retry-after'));
+    res = await request(endpoint(t.provider), requestInit(t, req, true, a.signal));
+    if (!ok(res)) {
+      await res.body.dump().catch(() => undefined);
+      throw faultFromStatus(t.provider.name, res.statusCode, retryAfterOf(res));
     }
-    if (!res.body) throw upstreamFault('upstream_error', `The model provider '${t.provider.name}' sent no stream.`, { fallback: true });
   } catch (err) {
     a.done();
     throw a.translate(t.provider.name, err, false);
@@ -245,6 +267,7 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
         delta: '',
         finish_reason: finish ?? (toolCalls.length ? 'tool_calls' : 'stop'),
         usage: usageOf(usage, req.messages, output),
+        ...(usage ? {} : { usage_estimated: true }),
         ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
       };
     } catch (err) {

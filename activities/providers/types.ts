@@ -38,6 +38,8 @@ export interface ModelResult {
   finish_reason: string;
   tool_calls?: ChatMessageIn['tool_calls'];
   usage: ModelUsage;
+  /** True when the upstream reported no usage and `usage` is our estimate. */
+  usage_estimated?: boolean;
   /** Public provider name (never the upstream model id). */
   provider: string;
 }
@@ -47,6 +49,7 @@ export interface ModelStreamChunk {
   delta: string;
   finish_reason?: string;
   usage?: ModelUsage;
+  usage_estimated?: boolean;
   /** On the last chunk, when the model asked for tools: the assembled calls. */
   tool_calls?: ChatMessageIn['tool_calls'];
 }

@@ -139,3 +139,10 @@ export async function listKeys(db: Db, opts: { tenantId?: string } = {}): Promis
     SELECT id AS key_id, tenant_id, kind, prefix, scopes, name, app, created_at, revoked_at, last_used_at
     FROM api_keys ${where} ORDER BY created_at, id`);
 }
+
+/** Marks a key used now (at most once a minute); the gateway calls it for cached keys without waiting. */
+export async function markKeyUsed(db: Db, keyId: string): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE api_keys SET last_used_at = now()
+    WHERE id = ${keyId} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`);
+}

@@ -16,7 +16,7 @@ export interface StepActivityInput {
 
 /** Activities of the task platform: run bookkeeping and one activity per step action. */
 export function createTasksActivities(deps: ActivityDeps) {
-  const models = createModelRouter(deps.config, { log: deps.log });
+  const models = deps.models ?? createModelRouter(deps.config, { log: deps.log });
 
   /**
    * One step of one run, idempotent per (run, step): a step this run already completed returns

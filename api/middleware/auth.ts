@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { authenticateKey } from '../../activities/store/keys';
 import { AppError } from '../../schema/errors';
 import { parseSurface } from '../../schema/surfaces';
 import type { AppContext, AppMiddleware } from '../context';
+import { gatewayOf } from '../gateway';
 import type { Access } from '../route';
 
 function bearer(ctx: AppContext): string | undefined {
@@ -40,7 +40,7 @@ export function authorize(access: Access): AppMiddleware {
     if (!token) {
       throw new AppError('unauthorized', `Missing ${wantsBootstrap ? 'bootstrap ' : ''}key: send Authorization: Bearer <key>.`);
     }
-    const principal = await authenticateKey(ctx.deps.db, token);
+    const principal = await gatewayOf(ctx.deps).keys.authenticate(token);
     if (!principal) throw new AppError('unauthorized', `Invalid or revoked ${wantsBootstrap ? 'bootstrap ' : ''}key.`);
     if (wantsBootstrap) {
       if (principal.kind !== 'bootstrap') throw new AppError('unauthorized', 'This endpoint needs a bootstrap key (agb.<prefix>.<secret>).');

@@ -5,7 +5,7 @@ import { AppError } from '../../schema/errors';
 import type { AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { laneFor, SLM_LANES } from './chat-lanes';
-import { abortOnDisconnect, completionBody, completionId, modelsOf, samplingOf, unlessClientGone } from './chat-shared';
+import { abortOnDisconnect, completionBody, completionId, modelsFor, samplingOf, unlessClientGone } from './chat-shared';
 
 const CHAT = { scope: 'runtime:chat' } as const;
 const PATH = '/v1/slm/commons/completions';
@@ -26,7 +26,7 @@ async function commonsCompletion(ctx: AppContext, body: UtilityChatRequest) {
     });
   }
   const lane = laneFor(PATH, SLM_LANES, body.model);
-  const models = modelsOf(ctx.deps);
+  const models = modelsFor(ctx);
   const abort = abortOnDisconnect(ctx);
   const messages: ChatMessageIn[] = body.messages.map((m) => ({ role: m.role, content: m.content }));
   const ran: Array<{ name: string; ok: boolean }> = [];
@@ -79,6 +79,7 @@ export function chatCommonsRoutes(): RouteSpec[] {
       access: CHAT,
       summary: `Small model with the commons toolbox: at most ${MAX_TOOL_CALLS} tool calls, then an answer. Streaming is refused (400).`,
       tags: ['utility lanes'],
+      metered: true,
       body: UtilityChatRequest,
       response: ChatCompletionResponse,
       responses: { 404: 'Model not served here.', 502: 'Upstream failed.', 503: 'No provider configured.', 504: 'Upstream timed out.' },

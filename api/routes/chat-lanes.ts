@@ -5,7 +5,7 @@ import type { PublicLane } from '../../schema/model-config';
 import { SURFACES } from '../../schema/surfaces';
 import type { AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import { abortOnDisconnect, completionBody, completionId, modelsOf, samplingOf, unlessClientGone } from './chat-shared';
+import { abortOnDisconnect, completionBody, completionId, modelsFor, modelsOf, samplingOf, unlessClientGone } from './chat-shared';
 import { sendChunkStream } from './chat-sse';
 
 const MODELS = { scope: 'runtime:models' } as const;
@@ -39,6 +39,7 @@ function utilityRoute(path: string, lanes: PublicLane[], summary: string): Route
     access: CHAT,
     summary,
     tags: ['utility lanes'],
+    metered: true,
     body: UtilityChatRequest,
     response: ChatCompletionResponse,
     produces: ['application/json', 'text/event-stream'],
@@ -46,7 +47,7 @@ function utilityRoute(path: string, lanes: PublicLane[], summary: string): Route
     example: { model: lanes[0], messages: [{ role: 'user', content: 'Rewrite: teh cat sat' }] },
     handler: async (ctx: AppContext, { body }) => {
       const lane = laneFor(path, lanes, body.model);
-      const models = modelsOf(ctx.deps);
+      const models = modelsFor(ctx);
       const abort = abortOnDisconnect(ctx);
       const req = { lane, messages: body.messages, ...samplingOf(body), signal: abort.signal };
       const meta = (provider: string) => ({ provider, sass_factor: 0 });

@@ -1,4 +1,3 @@
-import { feedbackSignal } from '../../activities/store/feedback';
 import { getIdentity } from '../../activities/store/identity';
 import { loadHistory } from '../../activities/store/sessions';
 import { assemblePrompt, validZone, type PromptMessage } from '../../reasoning/persona';
@@ -8,6 +7,7 @@ import type { ChatHeaders } from '../../schema/headers';
 import { AppError } from '../../schema/errors';
 import { sessionSurface, type Surface } from '../../schema/surfaces';
 import type { AppContext } from '../context';
+import { gatewayOf } from '../gateway';
 
 export interface ChatPlan {
   surface?: Surface;
@@ -65,7 +65,7 @@ export async function planChat(ctx: AppContext, body: ChatCompletionRequest, ten
   // A client that sends its own earlier turns keeps control of the history: no server history then.
   const wantsHistory = sessionKey !== undefined && !body.messages.some((m) => m.role === 'assistant');
   const [signal, history] = await Promise.all([
-    feedbackSignal(ctx.deps.db, { tenantId, surface: surface ?? '', profile: profile?.id }),
+    gatewayOf(ctx.deps).feedback.signal({ tenantId, surface: surface ?? '', profile: profile?.id }),
     wantsHistory ? loadHistory(ctx.deps.db, { tenantId, surface: scope, sessionKey }) : Promise.resolve([]),
   ]);
   const sass = adjustSass(baseSass(surface, profile?.def), signal);

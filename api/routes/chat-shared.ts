@@ -1,5 +1,5 @@
 import { createModelRouter } from '../../activities/providers';
-import type { ModelRequest, ModelResult, ModelRouter } from '../../activities/providers/types';
+import type { ModelRequest, ModelResult, ModelRouter, ModelUsage } from '../../activities/providers/types';
 import { randomToken } from '../../activities/store/ids';
 import { SAMPLING_KEYS, type UtilityChatRequest } from '../../schema/chat';
 import { AppError } from '../../schema/errors';
@@ -71,5 +71,38 @@ export function completionBody(opts: { id: string; lane: string; result: ModelRe
     choices: [{ index: 0, message: { role: 'assistant' as const, content: opts.result.content, refusal: null }, logprobs: null, finish_reason: opts.result.finish_reason }],
     usage: opts.result.usage,
     meta: { provider: opts.result.provider, ...opts.meta },
+  };
+}
+
+function noteUsage(ctx: AppContext, lane: string, usage: ModelUsage, estimated: boolean | undefined): void {
+  const u = (ctx.state.usage ??= { lane, promptTokens: 0, completionTokens: 0, estimated: false });
+  u.promptTokens += usage.prompt_tokens;
+  u.completionTokens += usage.completion_tokens;
+  if (estimated) u.estimated = true;
+}
+
+/** The app's model router, recording this request's token usage (for limits and the usage report). */
+export function modelsFor(ctx: AppContext): ModelRouter {
+  const m = modelsOf(ctx.deps);
+  return {
+    lanes: () => m.lanes(),
+    hasLane: (lane) => m.hasLane(lane),
+    complete: async (req) => {
+      ctx.state.usage ??= { lane: req.lane, promptTokens: 0, completionTokens: 0, estimated: false };
+      const r = await m.complete(req);
+      noteUsage(ctx, req.lane, r.usage, r.usage_estimated);
+      return r;
+    },
+    stream: (req) => {
+      ctx.state.usage ??= { lane: req.lane, promptTokens: 0, completionTokens: 0, estimated: false };
+      const s = m.stream(req);
+      async function* counted() {
+        for await (const c of s) {
+          if (c.usage) noteUsage(ctx, req.lane, c.usage, c.usage_estimated);
+          yield c;
+        }
+      }
+      return Object.assign(counted(), { provider: s.provider });
+    },
   };
 }

@@ -15,12 +15,13 @@ import { AppError, notFound } from '../../schema/errors';
 import { DEFAULT_LANE } from '../../schema/model-config';
 import { parseSurface, sessionSurface, type Surface } from '../../schema/surfaces';
 import { principalOf, type AppContext } from '../context';
+import { gatewayOf } from '../gateway';
 import { defineRoute, type RouteSpec } from '../route';
 import { chatCommonsRoutes } from './chat-commons';
 import { chatLaneRoutes } from './chat-lanes';
 import { planChat } from './chat-plan';
 import { ChatHeaders } from '../../schema/headers';
-import { abortOnDisconnect, completionBody, completionId, modelsOf, samplingOf, unlessClientGone } from './chat-shared';
+import { abortOnDisconnect, completionBody, completionId, modelsFor, samplingOf, unlessClientGone } from './chat-shared';
 import { sendChunkStream } from './chat-sse';
 
 const CHAT = { scope: 'runtime:chat' } as const;
@@ -38,7 +39,7 @@ function surfaceFilter(ctx: AppContext, query: string | undefined): string | und
 async function completions(ctx: AppContext, body: ChatCompletionRequest, headers: ChatHeaders) {
   const p = principalOf(ctx);
   const lane = body.model ?? DEFAULT_LANE;
-  const models = modelsOf(ctx.deps);
+  const models = modelsFor(ctx);
   if (!models.hasLane(lane)) throw new AppError('model_not_found', `The model '${lane}' does not exist. GET /v1/models lists the available lanes.`);
   const plan = await planChat(ctx, body, p.tenantId, headers);
   const abort = abortOnDisconnect(ctx);
@@ -80,6 +81,8 @@ async function feedback(ctx: AppContext, body: z.output<typeof ChatFeedbackBody>
     roast: body.roast,
     lesson: body.lesson,
   });
+  // This replica sees its own feedback at once; the others drop the tenant's signals on the NOTIFY.
+  gatewayOf(ctx.deps).feedback.invalidateTenant(p.tenantId);
   // The factor a chat with this profile would now get (an unknown profile counts as none, as in chat).
   const profile = profileFor(surface, body.profile);
   const signal = await feedbackSignal(ctx.deps.db, { tenantId: p.tenantId, surface: surface ?? '', profile: profile?.id });
@@ -109,6 +112,7 @@ export function chatRoutes(): RouteSpec[] {
       access: CHAT,
       summary: 'OpenAI-compatible chat completion through the persona, surface, profile and skills; SSE when stream is true.',
       tags: ['chat'],
+      metered: true,
       body: ChatCompletionRequest,
       headers: ChatHeaders,
       response: ChatCompletionResponse,

@@ -17,6 +17,7 @@ import { keyInfoRoute, registerRoutes } from './register';
 import { systemRoutes } from './system';
 import { tasksRoutes } from './tasks';
 import { visionRoutes } from './vision';
+import { usageRoutes } from './usage';
 
 let cached: RouteSpec[] | undefined;
 
@@ -29,6 +30,7 @@ export function allRoutes(): RouteSpec[] {
     ...systemRoutes(allRoutes),
     ...registerRoutes(),
     keyInfoRoute(),
+    ...usageRoutes(),
     ...chatRoutes(),
     ...tasksRoutes(),
     ...entitiesRoutes(),

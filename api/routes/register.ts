@@ -1,7 +1,9 @@
 import { createTenant, mintKey, tenantExists } from '../../activities/store/keys';
 import { AgentRegisterBody, APP_SCOPES, KeyInfo, MintedKey, normalizeAppName, RegisterAppBody } from '../../schema/auth';
 import { AppError } from '../../schema/errors';
+import { KeyLimits } from '../../schema/gateway';
 import { principalOf, type AppContext } from '../context';
+import { gatewayOf } from '../gateway';
 import { defineRoute, type RouteSpec } from '../route';
 
 /** Non-first-party apps minted through a bootstrap key get the base runtime scopes. */
@@ -79,12 +81,13 @@ export function keyInfoRoute(): RouteSpec {
     method: 'get',
     path: '/v1/key',
     access: 'key',
-    summary: 'Describe the calling key: id, tenant, kind, app and scopes.',
+    summary: 'Describe the calling key: id, tenant, kind, app, scopes, and the rate limits of the key and its tenant.',
     tags: ['keys'],
-    response: KeyInfo,
-    handler: (ctx: AppContext) => {
+    response: KeyInfo.extend({ limits: KeyLimits }),
+    handler: async (ctx: AppContext) => {
       const p = principalOf(ctx);
-      return { key_id: p.keyId, tenant_id: p.tenantId, kind: p.kind, app: p.app, scopes: p.scopes };
+      const limits = await gatewayOf(ctx.deps).limiter.limitsOf(p);
+      return { key_id: p.keyId, tenant_id: p.tenantId, kind: p.kind, app: p.app, scopes: p.scopes, limits: { key: limits.key ?? null, tenant: limits.tenant ?? null } };
     },
   });
 }

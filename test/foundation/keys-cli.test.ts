@@ -1,6 +1,7 @@
 import { runKeysCli } from '../../workers/keys-command';
 import { captureCli } from '../helpers/cli';
 import { startHarness, type Harness } from '../helpers/harness';
+import { pollUntil } from '../helpers/poll';
 
 let h: Harness;
 beforeAll(async () => {
@@ -30,7 +31,8 @@ test('create, bootstrap, list and revoke through the operator CLI, against the r
 
   const revoked = await cli(['revoke', created.out.key_id]);
   expect(revoked.out).toEqual({ key_id: created.out.key_id, revoked: true });
-  expect((await h.req('GET', '/v1/key', { key: created.out.api_key })).status).toBe(401);
+  // The CLI is another process: the API drops its cached key on the NOTIFY (milliseconds later).
+  await pollUntil(() => h.req('GET', '/v1/key', { key: created.out.api_key }), (r) => r.status === 401, 5000);
 });
 
 test.each([
