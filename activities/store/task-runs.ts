@@ -79,16 +79,17 @@ export async function beginTaskRun(
   return steps.map((s) => ({ id: s.id, action: s.action, depends_on: s.depends_on, status: s.status }));
 }
 
-/** The step with its dependencies' results, read without any lock (one round trip). */
+/** A step row with its dependencies' results (id -> result). */
 const StepWithDeps = StepRow.extend({ dep_results: z.record(z.string(), z.string()).nullable() });
+type StepWithDeps = z.infer<typeof StepWithDeps>;
 
 /**
- * Updates one step of this run and appends its event in ONE statement (so one implicit
+ * Updates one step of this run and appends its event in ONE statement (one implicit
  * transaction, one round trip). Ownership is an optimistic condition on the step row
  * (`run_id` = this run, status in `from`): no task-row lock, so parallel steps of a run never
  * wait on each other; a cancel, reset or newer claim changes the row and the write matches
  * nothing. Only the event append holds the stream's lock, from the id allocation to the commit.
- * @returns the updated row, or null when the condition did not match
+ * @returns the updated row with its dependencies' results, or null when the condition did not match
  */
 async function transition(
   db: CommonQueryMethods,
@@ -96,18 +97,24 @@ async function transition(
   from: readonly StepStatus[],
   set: ReturnType<typeof sql.fragment>,
   event: { status: StepStatus; snippet: string } | null,
-): Promise<StepRow | null> {
+): Promise<StepWithDeps | null> {
   const update = sql.fragment`
-    UPDATE task_steps SET ${set}
+    UPDATE task_steps s SET ${set}
     WHERE task_id = ${opts.taskId} AND id = ${opts.stepId} AND tenant_id = ${opts.tenantId}
       AND run_id = ${opts.runId} AND status = ANY(${sql.array([...from], 'text')})
-    RETURNING ${STEP_COLS}`;
-  if (!event) return db.maybeOne(sql.type(StepRow)`${update}`);
+    RETURNING ${STEP_COLS}, (
+      SELECT jsonb_object_agg(d.id, coalesce(d.result, '')) FROM task_steps d
+      WHERE d.task_id = s.task_id AND d.tenant_id = s.tenant_id AND d.id = ANY(s.depends_on)) AS dep_results`;
+  if (!event) return db.maybeOne(sql.type(StepWithDeps)`${update}`);
   const data = { task_id: opts.taskId, step_id: opts.stepId, status: event.status, snippet: event.snippet };
-  return db.maybeOne(sql.type(StepRow)`
+  return db.maybeOne(sql.type(StepWithDeps)`
     WITH up AS (${update}),
     ev AS (${eventInsertFrom(sql.fragment`up`, { tenantId: opts.tenantId, stream: taskStream(opts.taskId), type: 'step', data })})
     SELECT up.* FROM up LEFT JOIN ev ON true`);
+}
+
+function lostRun(opts: { taskId: string; stepId: string; runId: string }): StaleRunError {
+  return new StaleRunError(`Run ${opts.runId} no longer owns step ${opts.stepId} of task ${opts.taskId}.`);
 }
 
 /**
@@ -119,21 +126,21 @@ export async function startStep(
   db: Db,
   opts: { tenantId: string; taskId: string; stepId: string; runId: string },
 ): Promise<{ done: true; result: string | null } | { done: false; step: StepRow; depResults: Record<string, string> }> {
-  const row = await db.maybeOne(sql.type(StepWithDeps)`
-    SELECT ${STEP_COLS}, (
-      SELECT jsonb_object_agg(d.id, coalesce(d.result, '')) FROM task_steps d
-      WHERE d.task_id = s.task_id AND d.tenant_id = s.tenant_id AND d.id = ANY(s.depends_on)) AS dep_results
-    FROM task_steps s WHERE task_id = ${opts.taskId} AND id = ${opts.stepId} AND tenant_id = ${opts.tenantId}`);
-  if (!row || row.run_id !== opts.runId) throw new StaleRunError(`Run ${opts.runId} no longer owns step ${opts.stepId} of task ${opts.taskId}.`);
-  if (row.status === 'completed') return { done: true, result: row.result };
   const set = sql.fragment`status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()), error = NULL`;
-  // pending -> running is the transition clients see; a retry of a running step only counts the attempt.
-  const updated =
-    (row.status === 'pending' ? await transition(db, opts, ['pending'], set, { status: 'running', snippet: '' }) : null) ??
-    (await transition(db, opts, ['running'], set, null));
-  if (!updated) throw new StaleRunError(`Run ${opts.runId} no longer owns step ${opts.stepId} of task ${opts.taskId}.`);
+  // The common case in one round trip: pending -> running, the transition clients see.
+  let row = await transition(db, opts, ['pending'], set, { status: 'running', snippet: '' });
+  if (!row) {
+    // A retry: a running step only counts the attempt; a completed one answers with its result.
+    row = await transition(db, opts, ['running'], set, null);
+    if (!row) {
+      const now = await db.maybeOne(sql.type(StepRow)`
+        SELECT ${STEP_COLS} FROM task_steps WHERE task_id = ${opts.taskId} AND id = ${opts.stepId} AND tenant_id = ${opts.tenantId}`);
+      if (now?.status === 'completed' && now.run_id === opts.runId) return { done: true, result: now.result };
+      throw lostRun(opts);
+    }
+  }
   const { dep_results: deps, ...step } = row;
-  return { done: false, step: { ...step, ...updated }, depResults: deps ?? {} };
+  return { done: false, step, depResults: deps ?? {} };
 }
 
 /** Stores a step's result and marks it completed (once per run). @throws StaleRunError */
@@ -147,7 +154,7 @@ export async function completeStep(
   const now = await db.maybeOne(sql.type(StepRow)`
     SELECT ${STEP_COLS} FROM task_steps WHERE task_id = ${opts.taskId} AND id = ${opts.stepId} AND tenant_id = ${opts.tenantId}`);
   if (now?.status === 'completed' && now.run_id === opts.runId) return;
-  throw new StaleRunError(`Run ${opts.runId} no longer owns step ${opts.stepId} of task ${opts.taskId}.`);
+  throw lostRun(opts);
 }
 
 /** Marks steps of a run failed/skipped/cancelled with a reason; steps already finished are left alone. */
