@@ -2,6 +2,7 @@ import { ActivityCancellationType, CancellationScope, ContinueAsNew, isCancellat
 import type { Activities } from '../activities';
 import { planFrom } from './job-rules';
 import type { GoalSnapshot, GoalState, PlanStepState } from './job-types';
+import { streams } from '../schema/workflow-ids';
 
 export { isTerminal } from './job-rules';
 
@@ -25,7 +26,7 @@ export const storeActs = proxyLocalActivities<Activities>({
 
 export async function ensurePlan(s: GoalState): Promise<void> {
   if (s.plan.length) return;
-  const planned = await modelActs.planJob({ tenantId: s.tenantId, jobId: s.goalId, title: s.title, description: s.description, lane: s.lane, stream: `goal:${s.goalId}` });
+  const planned = await modelActs.planJob({ tenantId: s.tenantId, jobId: s.goalId, title: s.title, description: s.description, lane: s.lane, stream: streams.goal(s.goalId) });
   s.plan = planFrom(planned, s.lane);
 }
 
@@ -47,7 +48,7 @@ export async function runNextStep(s: GoalState): Promise<PlanStepState> {
       prompt: step.prompt,
       system: `You are carrying out step ${step.index + 1} of ${s.plan.length} ("${step.title}") of the goal "${s.title}".${s.description ? ` Goal details: ${s.description}` : ''}`,
       context,
-      stream: `goal:${s.goalId}`,
+      stream: streams.goal(s.goalId),
     });
     step.status = 'completed';
     step.outputId = out.outputId;

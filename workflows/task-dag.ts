@@ -2,7 +2,6 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
-  defineQuery,
   isCancellation,
   patched,
   proxyActivities,
@@ -12,10 +11,11 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { dependantsOf, PERMANENT_STEP_ERROR } from '../schema/task-graph';
-import type { StepAction, StepStatus, TaskRunInput, TaskRunState, TaskStatus } from '../schema/tasks';
+import type { StepAction, StepStatus, TaskRunInput, TaskStatus } from '../schema/tasks';
 
-/** Live state of a run (GET /v1/tasks/{id}/execute while running). */
-export const taskStatusQuery = defineQuery<TaskRunState>('taskStatus');
+import { taskStatusQuery } from './task-defs';
+
+export { taskStatusQuery };
 
 const nonRetryableErrorTypes = [PERMANENT_STEP_ERROR, 'StaleRunError'];
 
