@@ -2,6 +2,7 @@ import { ActivityCancellationType, CancellationScope, ContinueAsNew, isCancellat
 import type { Activities } from '../activities';
 import { planFrom } from './job-rules';
 import type { GoalSnapshot, GoalState, PlanStepState } from './job-types';
+import { PERMANENT_FAILURE_TYPES } from '../schema/failure-types';
 import { streams } from '../schema/workflow-ids';
 
 export { isTerminal } from './job-rules';
@@ -11,7 +12,7 @@ export const modelActs = proxyActivities<Activities>({
   startToCloseTimeout: '3 minutes',
   heartbeatTimeout: '10 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3, nonRetryableErrorTypes: ['ModelUnavailable'] },
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3, nonRetryableErrorTypes: PERMANENT_FAILURE_TYPES },
 });
 
 /**

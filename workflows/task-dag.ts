@@ -10,14 +10,15 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { dependantsOf, PERMANENT_STEP_ERROR } from '../schema/task-graph';
+import { PERMANENT_FAILURE_TYPES } from '../schema/failure-types';
+import { dependantsOf } from '../schema/task-graph';
 import type { StepAction, StepStatus, TaskRunInput, TaskStatus } from '../schema/tasks';
 
 import { taskStatusQuery } from './task-defs';
 
 export { taskStatusQuery };
 
-const nonRetryableErrorTypes = [PERMANENT_STEP_ERROR, 'StaleRunError'];
+const nonRetryableErrorTypes = PERMANENT_FAILURE_TYPES;
 
 /**
  * Run bookkeeping: short database writes that belong to the workflow, so they run as local
