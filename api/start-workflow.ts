@@ -1,5 +1,5 @@
 import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
+import { TypedSearchAttributes, type Workflow } from '@temporalio/common';
 import { recordJobKey } from '../activities/store/job-keys';
 import { AppError } from '../schema/errors';
 import { SvcKind, SvcSurface, SvcTenant } from '../workflows/search-attributes';
@@ -45,7 +45,8 @@ export async function shortTemporalCall<T>(ctx: AppContext, what: string, fn: ()
   }
 }
 
-export interface StartJobOptions {
+/** `W` (the workflow function's type) checks `args` against the workflow's parameters. */
+export interface StartJobOptions<W extends Workflow = Workflow> {
   workflow: string;
   workflowId: string;
   /** SvcKind: goal, sovereign, pad, swarm, task, learn, ... */
@@ -53,7 +54,7 @@ export interface StartJobOptions {
   tenantId: string;
   /** Human title for the memo (shown in the Temporal UI). */
   title: string;
-  args: unknown[];
+  args: Parameters<W>;
   surface?: string;
   /** Default FAIL + REJECT_DUPLICATE: a duplicate start is refused, never a silent second run. */
   idConflictPolicy?: 'FAIL' | 'USE_EXISTING' | 'TERMINATE_EXISTING';
@@ -69,7 +70,7 @@ export interface StartJobOptions {
  * @returns whether this call started it (false: a run with this id already exists)
  * @throws AppError service_unavailable when Temporal cannot be reached (after `onStartFailed`)
  */
-export async function startJobWorkflow(ctx: AppContext, o: StartJobOptions): Promise<{ started: boolean }> {
+export async function startJobWorkflow<W extends Workflow = Workflow>(ctx: AppContext, o: StartJobOptions<W>): Promise<{ started: boolean }> {
   const { client, connection } = ctx.deps.temporal;
   // The starting key, so that revoking it cancels this job (api/gateway); stored before the start.
   const p = ctx.state.principal;
@@ -79,7 +80,7 @@ export async function startJobWorkflow(ctx: AppContext, o: StartJobOptions): Pro
     await connection.withDeadline(Date.now() + START_DEADLINE_MS, () => client.workflow.start(o.workflow, {
       taskQueue: ctx.deps.config.temporal.taskQueue,
       workflowId: o.workflowId,
-      args: o.args,
+      args: o.args as unknown[], // checked against W by the caller's options type
       workflowIdConflictPolicy: o.idConflictPolicy ?? 'FAIL',
       workflowIdReusePolicy: o.idReusePolicy ?? 'REJECT_DUPLICATE',
       typedSearchAttributes: new TypedSearchAttributes([

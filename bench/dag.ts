@@ -5,71 +5,132 @@
  *    bookkeeping in PostgreSQL, persisted events, LISTEN/NOTIFY fan-out to SSE);
  *  - raw: client.workflow.execute of a bare workflow running the same DAG shape over the no-op
  *    `echo` activity.
- * Shapes: a 10-step chain, and a 10-wide fan-out joined by one step. API steps are `save` steps of a
- * few bytes (the cheapest action: one insert). Prints p50/p90 per shape and the ratio API/raw.
- * Run: npm run -s bench -- dag   (ROUNDS=8 by default)
+ * Shapes: a 10-step chain, a 10-wide fan-out joined by one step, a 100-wide fan-out/fan-in, and 10
+ * concurrent 10-wide runs (throughput in steps/s). API steps are `save` steps of a few bytes (the
+ * cheapest action: one insert). Prints p50/p90 per shape, the ratio API/raw and PASS/FAIL against
+ * the goals of issue 18; exits non-zero on any FAIL.
+ * Run: npm run -s bench -- dag   (ROUNDS=8, WIDE_ROUNDS=3 by default)
  */
 import type { Client } from '@temporalio/client';
 import { randomToken } from '../activities/store/ids';
 import { fmt, percentile, startBenchStack } from './helpers';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 8);
+const WIDE_ROUNDS = Number(process.env.WIDE_ROUNDS ?? 3);
 const N = 10;
+const WIDE = 100;
+const CONCURRENT = 10;
+
+/** Goals (issue 18): ratios are API p50 / raw p50 of the same run; throughput is API / raw. */
+const GOALS = { chain: 1.1, fan: 1.25, wide: 1.25, stepOverheadMs: 5, throughput: 0.8 };
 
 type Shape = 'chain' | 'fan';
 
-function stepsFor(shape: Shape) {
+function stepsFor(shape: Shape, n: number) {
   const save = (id: string, deps: string[]) => ({ id, title: id, action: 'save', args: { content: 'x' }, depends_on: deps });
-  if (shape === 'chain') return Array.from({ length: N }, (_, i) => save(`s${i}`, i ? [`s${i - 1}`] : []));
-  const fan = Array.from({ length: N }, (_, i) => save(`s${i}`, []));
+  if (shape === 'chain') return Array.from({ length: n }, (_, i) => save(`s${i}`, i ? [`s${i - 1}`] : []));
+  const fan = Array.from({ length: n }, (_, i) => save(`s${i}`, []));
   return [...fan, save('join', fan.map((s) => s.id))];
 }
 
 /** Creates and runs a task through the API, reading the SSE stream to `done`. Returns ms. */
-async function viaApi(url: string, key: string, shape: Shape): Promise<number> {
+async function viaApi(url: string, key: string, shape: Shape, n: number): Promise<number> {
   const started = performance.now();
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  const task = (await (await fetch(`${url}/v1/tasks`, { method: 'POST', headers, body: JSON.stringify({ title: shape, steps: stepsFor(shape) }) })).json()) as { id: string };
+  const task = (await (await fetch(`${url}/v1/tasks`, { method: 'POST', headers, body: JSON.stringify({ title: shape, steps: stepsFor(shape, n) }) })).json()) as { id: string };
   const res = await fetch(`${url}/v1/tasks/${task.id}/execute`, { method: 'POST', headers: { ...headers, accept: 'text/event-stream' } });
   const text = await res.text(); // the server ends the stream after the `done` event
   if (!text.includes('"done":true') || !text.includes('"status":"completed"')) throw new Error(`run did not complete: ${text.slice(-300)}`);
   return performance.now() - started;
 }
 
-async function viaRaw(client: Client, taskQueue: string, shape: Shape): Promise<number> {
+async function viaRaw(client: Client, taskQueue: string, shape: Shape, n: number): Promise<number> {
   const started = performance.now();
-  await client.workflow.execute('rawDagWorkflow', { taskQueue, workflowId: `raw-${randomToken(10)}`, args: [{ shape, n: N }] });
+  await client.workflow.execute('rawDagWorkflow', { taskQueue, workflowId: `raw-${randomToken(10)}`, args: [{ shape, n }] });
   return performance.now() - started;
 }
 
+const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
+
 async function main(): Promise<void> {
   const { app, client, taskQueue, close } = await startBenchStack({ workflowsPath: require.resolve('./dag-raw-workflow') });
+  const failures: string[] = [];
+  const check = (name: string, ok: boolean, line: string) => {
+    console.log(`${verdict(ok)}  ${line}`);
+    if (!ok) failures.push(name);
+  };
   try {
     const key = await app.key(['runtime:records']);
     // Warm-up: one of each, not measured.
     for (const shape of ['chain', 'fan'] as const) {
-      await viaApi(app.url, key, shape);
-      await viaRaw(client, taskQueue, shape);
+      await viaApi(app.url, key, shape, N);
+      await viaRaw(client, taskQueue, shape, N);
     }
-    console.log(`task DAG benchmark: ${ROUNDS} rounds per shape, ${N} no-op steps, API (SSE to done) vs raw workflow, interleaved`);
+    console.log(`task DAG benchmark: API (SSE to done) vs raw workflow over no-op activities, interleaved, same run`);
     for (const shape of ['chain', 'fan'] as const) {
       const api: number[] = [];
       const raw: number[] = [];
       for (let i = 0; i < ROUNDS; i++) {
-        api.push(await viaApi(app.url, key, shape));
-        raw.push(await viaRaw(client, taskQueue, shape));
+        api.push(await viaApi(app.url, key, shape, N));
+        raw.push(await viaRaw(client, taskQueue, shape, N));
       }
       const a50 = percentile(api, 50);
       const r50 = percentile(raw, 50);
-      console.log(
-        `${shape === 'chain' ? '10-step chain ' : '10-wide fan-out'}  raw p50 ${fmt(r50)} ms p90 ${fmt(percentile(raw, 90))} ms | ` +
-          `API p50 ${fmt(a50)} ms p90 ${fmt(percentile(api, 90))} ms | ratio API/raw ${(a50 / r50).toFixed(2)}x ` +
-          `(+${fmt((a50 - r50) / (shape === 'chain' ? N : N + 1))} ms per step)`,
+      const steps = shape === 'chain' ? N : N + 1;
+      const ratio = a50 / r50;
+      const goal = shape === 'chain' ? GOALS.chain : GOALS.fan;
+      check(
+        shape,
+        ratio <= goal,
+        `${shape === 'chain' ? '10-step chain ' : '10-wide fan-out'} (${ROUNDS} rounds) raw p50 ${fmt(r50)} ms p90 ${fmt(percentile(raw, 90))} ms | ` +
+          `API p50 ${fmt(a50)} ms p90 ${fmt(percentile(api, 90))} ms | ratio ${ratio.toFixed(2)}x (goal <= ${goal}x) ` +
+          `(+${fmt((a50 - r50) / steps)} ms per step)`,
       );
+      if (shape === 'chain') {
+        // Per-step overhead: paired difference of each round, spread over the chain's steps (p50 over rounds).
+        const perStep = percentile(api.map((a, i) => (a - raw[i]) / N), 50);
+        check('step-overhead', perStep <= GOALS.stepOverheadMs, `per-step overhead (chain, paired rounds) p50 ${fmt(perStep)} ms (goal <= ${GOALS.stepOverheadMs} ms)`);
+      }
     }
+
+    const wideApi: number[] = [];
+    const wideRaw: number[] = [];
+    for (let i = 0; i < WIDE_ROUNDS; i++) {
+      wideApi.push(await viaApi(app.url, key, 'fan', WIDE));
+      wideRaw.push(await viaRaw(client, taskQueue, 'fan', WIDE));
+    }
+    const wRatio = percentile(wideApi, 50) / percentile(wideRaw, 50);
+    check(
+      'wide',
+      wRatio <= GOALS.wide,
+      `100-wide fan-out/fan-in (${WIDE_ROUNDS} rounds) raw p50 ${fmt(percentile(wideRaw, 50))} ms | API p50 ${fmt(percentile(wideApi, 50))} ms | ` +
+        `ratio ${wRatio.toFixed(2)}x (goal <= ${GOALS.wide}x, as fan-out)`,
+    );
+
+    // 10 runs at once, each a 10-wide fan-out: steps completed per second of wall time.
+    const stepsPerBatch = CONCURRENT * (N + 1);
+    const apiRate: number[] = [];
+    const rawRate: number[] = [];
+    for (let i = 0; i < WIDE_ROUNDS; i++) {
+      let t = performance.now();
+      await Promise.all(Array.from({ length: CONCURRENT }, () => viaApi(app.url, key, 'fan', N)));
+      apiRate.push(stepsPerBatch / ((performance.now() - t) / 1000));
+      t = performance.now();
+      await Promise.all(Array.from({ length: CONCURRENT }, () => viaRaw(client, taskQueue, 'fan', N)));
+      rawRate.push(stepsPerBatch / ((performance.now() - t) / 1000));
+    }
+    const tRatio = percentile(apiRate, 50) / percentile(rawRate, 50);
+    check(
+      'throughput',
+      tRatio >= GOALS.throughput,
+      `10 concurrent 10-wide runs (${WIDE_ROUNDS} rounds) raw p50 ${fmt(percentile(rawRate, 50))} steps/s | API p50 ${fmt(percentile(apiRate, 50))} steps/s | ` +
+        `API/raw ${tRatio.toFixed(2)} (goal >= ${GOALS.throughput})`,
+    );
   } finally {
     await close();
   }
+  console.log(failures.length ? `FAIL: ${failures.join(', ')}` : 'PASS: all goals met');
+  if (failures.length) process.exitCode = 1;
 }
 
 main().catch((err: Error) => {

@@ -2,8 +2,11 @@
  * Sovereign-goal tick benchmark, same run, interleaved:
  *  - API: POST /v1/sovereign/goals/{id}/tick (auth, tenant check, Temporal update, state view);
  *  - raw: client.workflow executeUpdate(tick) on an equivalent sovereign workflow started directly.
- * Both run the same one-step model call against a local fake OpenAI upstream that answers at once.
- * Prints p50/p99 of each, the ratio, and the 1st vs 500th tick latency (history growth).
+ *  - raw step: executeUpdate of a bare workflow whose update runs only the model-step activity.
+ * All run the same one-step model call against a local fake OpenAI upstream that answers at once.
+ * Prints p50/p99 of each, the ratios, the 1st vs last tick latency (history growth), and PASS/FAIL
+ * against the goals of issue 18 (tick <= 1.05x a raw update; a goal step <= 1.10x a raw activity
+ * step); exits non-zero on any FAIL.
  * Run: npm run -s bench -- tick   (TICKS=500 by default)
  */
 import { TypedSearchAttributes } from '@temporalio/common';
@@ -16,12 +19,14 @@ import { planFrom } from '../workflows/job-rules';
 import type { GoalState } from '../workflows/job-types';
 import { SvcKind, SvcSurface, SvcTenant } from '../workflows/search-attributes';
 import { fmt, percentile, startBenchStack } from './helpers';
+import { rawStepUpdate } from './tick-raw-workflow';
 
 const TICKS = Number(process.env.TICKS ?? 500);
+const GOALS = { tick: 1.05, step: 1.1 };
 
 async function main(): Promise<void> {
   const fake = await startFakeOpenAI({ defaults: { reply: 'ok', usage: { prompt_tokens: 1, completion_tokens: 1 } } });
-  const { app, client, taskQueue, close } = await startBenchStack({ workflowsPath: require.resolve('../workflows'), env: { OPENAI_BASE_URL: fake.url } });
+  const { app, client, taskQueue, close } = await startBenchStack({ workflowsPath: require.resolve('./tick-raw-workflow'), env: { OPENAI_BASE_URL: fake.url } });
 
   try {
     const key = await app.key(['runtime:chat']);
@@ -45,8 +50,11 @@ async function main(): Promise<void> {
       typedSearchAttributes: new TypedSearchAttributes([{ key: SvcTenant, value: rawTenant }, { key: SvcKind, value: 'sovereign' }, { key: SvcSurface, value: 'api' }]),
     });
 
+    const rawStep = await client.workflow.start('rawStepWorkflow', { taskQueue, workflowId: `rawstep-${rawId}` });
+
     const api: number[] = [];
     const direct: number[] = [];
+    const bare: number[] = [];
     for (let i = 0; i < TICKS; i++) {
       let t = performance.now();
       const r = await fetch(`${app.url}/v1/sovereign/goals/${created.id}/tick`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
@@ -56,6 +64,9 @@ async function main(): Promise<void> {
       t = performance.now();
       await raw.executeUpdate(tickUpdate);
       direct.push(performance.now() - t);
+      t = performance.now();
+      await rawStep.executeUpdate(rawStepUpdate, { args: [{ tenantId: rawTenant, jobId: rawId, stepKey: `raw-${i}`, lane: 'svc-oracle', prompt: `step ${i}` }] });
+      bare.push(performance.now() - t);
       if ((i + 1) % 100 === 0) console.error(`… ${i + 1}/${TICKS} ticks`);
     }
     const avg = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
@@ -64,11 +75,19 @@ async function main(): Promise<void> {
     console.log(`## Sovereign tick: API vs raw Temporal update (${TICKS} ticks each, interleaved, same run)\n`);
     console.log('| path | p50 ms | p99 ms | first 10 avg ms | last 10 avg ms | last/first |');
     console.log('|---|---|---|---|---|---|');
-    for (const [name, a] of [['API POST /tick', api], ['raw executeUpdate', direct]] as const) {
+    for (const [name, a] of [['API POST /tick', api], ['raw executeUpdate(tick)', direct], ['raw activity step', bare]] as const) {
       console.log(`| ${name} | ${fmt(percentile(a, 50))} | ${fmt(percentile(a, 99))} | ${fmt(head(a))} | ${fmt(tail(a))} | ${(tail(a) / head(a)).toFixed(2)}× |`);
     }
     console.log(`\nAPI/raw p50 ratio: ${(percentile(api, 50) / percentile(direct, 50)).toFixed(2)}×; added p50: ${fmt(percentile(api, 50) - percentile(direct, 50))} ms`);
     console.log(`1st tick: API ${fmt(api[0])} ms, raw ${fmt(direct[0])} ms; ${TICKS}th tick: API ${fmt(api[TICKS - 1])} ms, raw ${fmt(direct[TICKS - 1])} ms`);
+    const tickRatio = percentile(api, 50) / percentile(direct, 50);
+    const stepRatio = percentile(direct, 50) / percentile(bare, 50);
+    const tickOk = tickRatio <= GOALS.tick;
+    const stepOk = stepRatio <= GOALS.step;
+    console.log(`${tickOk ? 'PASS' : 'FAIL'}  tick: API/raw update p50 ${tickRatio.toFixed(2)}x (goal <= ${GOALS.tick}x)`);
+    console.log(`${stepOk ? 'PASS' : 'FAIL'}  goal step: raw tick/raw activity step p50 ${stepRatio.toFixed(2)}x (goal <= ${GOALS.step}x)`);
+    if (!tickOk || !stepOk) process.exitCode = 1;
+    await rawStep.terminate('bench done').catch(() => undefined);
   } finally {
     await close();
     await fake.close();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { streams, workflowIds } from './workflow-ids';
 import { blankAsAbsent } from './common';
 
 export { PERMANENT_STEP_ERROR, STEP_REF, stepRefs } from './task-graph';
@@ -183,9 +184,5 @@ export function stepPatchAllowed(from: StepStatus, to: StepStatus): boolean {
   return from === to || STEP_PATCH_TRANSITIONS[from].includes(to);
 }
 
-export function taskStream(taskId: string): string {
-  return `task:${taskId}`;
-}
-export function taskWorkflowId(taskId: string): string {
-  return `task-${taskId}`;
-}
+export const taskStream = streams.task;
+export const taskWorkflowId = workflowIds.task;

@@ -2,6 +2,8 @@ import { ActivityCancellationType, CancellationScope, ContinueAsNew, isCancellat
 import type { Activities } from '../activities';
 import { planFrom } from './job-rules';
 import type { GoalSnapshot, GoalState, PlanStepState } from './job-types';
+import { PERMANENT_FAILURE_TYPES } from '../schema/failure-types';
+import { streams } from '../schema/workflow-ids';
 
 export { isTerminal } from './job-rules';
 
@@ -10,7 +12,7 @@ export const modelActs = proxyActivities<Activities>({
   startToCloseTimeout: '3 minutes',
   heartbeatTimeout: '10 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3, nonRetryableErrorTypes: ['ModelUnavailable'] },
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3, nonRetryableErrorTypes: PERMANENT_FAILURE_TYPES },
 });
 
 /**
@@ -25,7 +27,7 @@ export const storeActs = proxyLocalActivities<Activities>({
 
 export async function ensurePlan(s: GoalState): Promise<void> {
   if (s.plan.length) return;
-  const planned = await modelActs.planJob({ tenantId: s.tenantId, jobId: s.goalId, title: s.title, description: s.description, lane: s.lane, stream: `goal:${s.goalId}` });
+  const planned = await modelActs.planJob({ tenantId: s.tenantId, jobId: s.goalId, title: s.title, description: s.description, lane: s.lane, stream: streams.goal(s.goalId) });
   s.plan = planFrom(planned, s.lane);
 }
 
@@ -47,7 +49,7 @@ export async function runNextStep(s: GoalState): Promise<PlanStepState> {
       prompt: step.prompt,
       system: `You are carrying out step ${step.index + 1} of ${s.plan.length} ("${step.title}") of the goal "${s.title}".${s.description ? ` Goal details: ${s.description}` : ''}`,
       context,
-      stream: `goal:${s.goalId}`,
+      stream: streams.goal(s.goalId),
     });
     step.status = 'completed';
     step.outputId = out.outputId;

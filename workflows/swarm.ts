@@ -4,6 +4,7 @@ import { mapBounded } from './bounded';
 import { swarmStepCount } from './job-rules';
 import { failureMessage, modelActs, storeActs } from './job-steps';
 import type { StepOutputRef, SwarmInput } from './job-types';
+import { streams } from '../schema/workflow-ids';
 
 type P = Record<string, any>;
 
@@ -15,7 +16,7 @@ export async function swarmWorkflow(input: SwarmInput): Promise<unknown> {
   const save = (status: string, extra: { result?: unknown; error?: string | null } = {}) =>
     storeActs.saveSwarm({ tenantId: input.tenantId, runId: input.runId, status, progress, ...extra });
   const step = async (stepKey: string, prompt: string, opts: { system?: string; context?: string[] } = {}): Promise<StepOutputRef> => {
-    const out = await modelActs.runJobStep({ tenantId: input.tenantId, jobId: input.runId, stepKey, lane, prompt, ...opts, stream: `swarm:${input.runId}` });
+    const out = await modelActs.runJobStep({ tenantId: input.tenantId, jobId: input.runId, stepKey, lane, prompt, ...opts, stream: streams.swarm(input.runId) });
     progress.done++;
     return out;
   };

@@ -2,26 +2,33 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
-  defineQuery,
   isCancellation,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { dependantsOf, PERMANENT_STEP_ERROR } from '../schema/task-graph';
-import type { StepAction, StepStatus, TaskRunInput, TaskRunState, TaskStatus } from '../schema/tasks';
+import { PERMANENT_FAILURE_TYPES } from '../schema/failure-types';
+import { dependantsOf } from '../schema/task-graph';
+import type { StepAction, StepStatus, TaskRunInput, TaskStatus } from '../schema/tasks';
 
-/** Live state of a run (GET /v1/tasks/{id}/execute while running). */
-export const taskStatusQuery = defineQuery<TaskRunState>('taskStatus');
+import { taskStatusQuery } from './task-defs';
 
-const nonRetryableErrorTypes = [PERMANENT_STEP_ERROR, 'StaleRunError'];
+export { taskStatusQuery };
 
-/** Run bookkeeping: short database writes, retried patiently. */
-const book = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '200 ms', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 20, nonRetryableErrorTypes },
-});
+const nonRetryableErrorTypes = PERMANENT_FAILURE_TYPES;
+
+/**
+ * Run bookkeeping: short database writes that belong to the workflow, so they run as local
+ * activities in the workflow's own worker (no task-queue round trip each; their results are
+ * recorded as markers), retried patiently.
+ */
+const bookRetry = { initialInterval: '200 ms', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 20, nonRetryableErrorTypes } as const;
+const localBook = proxyLocalActivities<Activities>({ startToCloseTimeout: '30 seconds', localRetryThreshold: '10 seconds', retry: bookRetry });
+/** Runs started before bookkeeping became local replay with task-queue activities (see `patched` below). */
+const remoteBook = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: bookRetry });
 const fetchActs = proxyActivities<Activities>({
   startToCloseTimeout: '60 seconds',
   heartbeatTimeout: '10 seconds',
@@ -77,6 +84,7 @@ interface PlanStep {
  */
 export async function taskDagWorkflow(input: TaskRunInput): Promise<{ status: TaskStatus }> {
   const base = { tenantId: input.tenantId, taskId: input.taskId, runId: workflowInfo().runId };
+  const book = patched('local-bookkeeping') ? localBook : remoteBook;
   let status: TaskStatus = 'running';
   const steps = new Map<string, PlanStep>();
   setHandler(taskStatusQuery, () => ({ status, steps: [...steps].map(([id, s]) => ({ id, status: s.status })) }));

@@ -12,6 +12,7 @@ import { findJobOutput, saveJobOutput } from '../store/job-outputs';
 import { finishPadSession, updatePadAgent, type PadAgentRow } from '../store/pad';
 import { saveSwarmRun } from '../store/swarm';
 import { workerShutdownFailure } from '../tasks/errors';
+import { streams } from '../../schema/workflow-ids';
 
 const SNIPPET = 300;
 const snippet = (s: string) => (s.length > SNIPPET ? `${s.slice(0, SNIPPET - 1)}…` : s);
@@ -94,13 +95,13 @@ export function createJobsActivities(deps: ActivityDeps) {
 
     async saveGoalSnapshot(state: GoalSnapshot): Promise<void> {
       await saveGoalState(db, state);
-      await appendEvent(db, { tenantId: state.tenantId, stream: `goal:${state.goalId}`, type: 'goal.state', data: { status: state.status, step_index: state.stepIndex, total: state.totalSteps } });
+      await appendEvent(db, { tenantId: state.tenantId, stream: streams.goal(state.goalId), type: 'goal.state', data: { status: state.status, step_index: state.stepIndex, total: state.totalSteps } });
     },
 
     async recordPadAgent(i: { tenantId: string; sessionId: string; index: number; status: PadAgentRow['status']; outputId?: string | null; error?: string | null; durationMs?: number | null }): Promise<void> {
       const attempt = i.status === 'running' ? Context.current().info.attempt : undefined;
       await updatePadAgent(db, { ...i, attempt });
-      await appendEvent(db, { tenantId: i.tenantId, stream: `pad:${i.sessionId}`, type: 'agent.state', data: { index: i.index, status: i.status, output_id: i.outputId ?? null } });
+      await appendEvent(db, { tenantId: i.tenantId, stream: streams.pad(i.sessionId), type: 'agent.state', data: { index: i.index, status: i.status, output_id: i.outputId ?? null } });
     },
 
     /** One PAD agent: a bounded model call whose attempts are recorded on the agent row. */
@@ -114,12 +115,12 @@ export function createJobsActivities(deps: ActivityDeps) {
 
     async finishPad(i: { tenantId: string; sessionId: string; status: 'completed' | 'cancelled' }): Promise<void> {
       await finishPadSession(db, i.tenantId, i.sessionId, i.status);
-      await appendEvent(db, { tenantId: i.tenantId, stream: `pad:${i.sessionId}`, type: 'session.state', data: { status: i.status } });
+      await appendEvent(db, { tenantId: i.tenantId, stream: streams.pad(i.sessionId), type: 'session.state', data: { status: i.status } });
     },
 
     async saveSwarm(i: { tenantId: string; runId: string; status: string; progress: { done: number; total: number }; result?: unknown; error?: string | null }): Promise<void> {
       await saveSwarmRun(db, { id: i.runId, tenantId: i.tenantId, status: i.status, progress: i.progress, result: i.result, error: i.error });
-      await appendEvent(db, { tenantId: i.tenantId, stream: `swarm:${i.runId}`, type: 'run.state', data: { status: i.status, progress: i.progress } });
+      await appendEvent(db, { tenantId: i.tenantId, stream: streams.swarm(i.runId), type: 'run.state', data: { status: i.status, progress: i.progress } });
     },
   };
 }

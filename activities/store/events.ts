@@ -25,6 +25,23 @@ export interface EventNotice {
 }
 
 /**
+ * An INSERT of one event per row of `source` (a table or CTE name; use `(SELECT 1) one` for a
+ * single event) that takes the stream's lock right before the id is drawn and NOTIFYs in its
+ * RETURNING: one statement, so it joins the caller's statement or transaction and the lock is
+ * held only from the id allocation to the commit. Appends to other streams never wait.
+ */
+export function eventInsertFrom(
+  source: ReturnType<typeof sql.fragment>,
+  opts: { tenantId: string; stream: string; type: string; data: unknown },
+): ReturnType<typeof sql.fragment> {
+  return sql.fragment`
+    INSERT INTO events (tenant_id, stream, type, data)
+    SELECT ${opts.tenantId}, ${opts.stream}, ${opts.type}, ${sql.jsonb(opts.data as never)}
+    FROM ${source}, LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${opts.stream}, 7426))) AS stream_lock
+    RETURNING id, pg_notify(${EVENTS_CHANNEL}, json_build_object('stream', stream, 'id', id)::text) IS NULL AS notified`;
+}
+
+/**
  * Appends one event. Pass a transaction to commit it with the state change it describes;
  * NOTIFY inside a transaction is delivered on commit.
  */
@@ -32,16 +49,8 @@ export async function appendEvent(
   db: CommonQueryMethods,
   opts: { tenantId: string; stream: string; type: string; data: unknown },
 ): Promise<number> {
-  return db.transaction(async (tx) => {
-    await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtextextended(${opts.stream}, 7426))`);
-    const id = await tx.oneFirst(sql.type(z.object({ id: z.number().int() }))`
-      INSERT INTO events (tenant_id, stream, type, data)
-      VALUES (${opts.tenantId}, ${opts.stream}, ${opts.type}, ${sql.jsonb(opts.data as never)})
-      RETURNING id`);
-    const notice: EventNotice = { stream: opts.stream, id };
-    await tx.query(sql.unsafe`SELECT pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(notice)})`);
-    return id;
-  });
+  return db.oneFirst(sql.type(z.object({ id: z.number().int() }))`
+    WITH ev AS (${eventInsertFrom(sql.fragment`(SELECT 1) AS one`, opts)}) SELECT id FROM ev`);
 }
 
 /** Events of a stream with id > `afterId`, oldest first, at most `limit`. Tenant-filtered. */

@@ -1,8 +1,9 @@
 import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
 import { notFound } from '../../schema/errors';
 import { taskStream, type StepStatus, type Task, type TaskStatus } from '../../schema/tasks';
 import type { Db } from './db';
-import { appendEvent, lastEventId } from './events';
+import { appendEvent, eventInsertFrom, lastEventId } from './events';
 import { appendDone, getTask, STEP_COLS, StepRow, stepsOf, taskRow } from './tasks';
 
 /** A step run's outcome text shortened for events. */
@@ -69,42 +70,77 @@ export async function beginTaskRun(
       AND (run_id IS NULL OR run_id = ${opts.runId})
     RETURNING id`);
   if (!owned) return null;
+  // The run id on each open step is what the step path checks instead of locking the task row.
+  await db.query(sql.unsafe`
+    UPDATE task_steps SET run_id = ${opts.runId}
+    WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status <> 'completed'
+      AND (run_id IS NULL OR run_id = ${opts.runId})`);
   const steps = await stepsOf(db, opts.tenantId, [opts.taskId]);
   return steps.map((s) => ({ id: s.id, action: s.action, depends_on: s.depends_on, status: s.status }));
 }
 
-async function ownedStep(tx: CommonQueryMethods, opts: { tenantId: string; taskId: string; stepId: string; runId: string }) {
-  const task = await taskRow(tx, opts.tenantId, opts.taskId, true);
-  if (!task || task.status !== 'running' || task.run_id !== opts.runId) {
-    throw new StaleRunError(`Run ${opts.runId} no longer owns task ${opts.taskId}.`);
-  }
-  const step = await tx.maybeOne(sql.type(StepRow)`
-    SELECT ${STEP_COLS} FROM task_steps WHERE task_id = ${opts.taskId} AND id = ${opts.stepId} AND tenant_id = ${opts.tenantId}`);
-  if (!step) throw new StaleRunError(`Step ${opts.stepId} of task ${opts.taskId} no longer exists.`);
-  return step;
+/** A step row with its dependencies' results (id -> result). */
+const StepWithDeps = StepRow.extend({ dep_results: z.record(z.string(), z.string()).nullable() });
+type StepWithDeps = z.infer<typeof StepWithDeps>;
+
+/**
+ * Updates one step of this run and appends its event in ONE statement (one implicit
+ * transaction, one round trip). Ownership is an optimistic condition on the step row
+ * (`run_id` = this run, status in `from`): no task-row lock, so parallel steps of a run never
+ * wait on each other; a cancel, reset or newer claim changes the row and the write matches
+ * nothing. Only the event append holds the stream's lock, from the id allocation to the commit.
+ * @returns the updated row with its dependencies' results, or null when the condition did not match
+ */
+async function transition(
+  db: CommonQueryMethods,
+  opts: { tenantId: string; taskId: string; stepId: string; runId: string },
+  from: readonly StepStatus[],
+  set: ReturnType<typeof sql.fragment>,
+  event: { status: StepStatus; snippet: string } | null,
+): Promise<StepWithDeps | null> {
+  const update = sql.fragment`
+    UPDATE task_steps s SET ${set}
+    WHERE task_id = ${opts.taskId} AND id = ${opts.stepId} AND tenant_id = ${opts.tenantId}
+      AND run_id = ${opts.runId} AND status = ANY(${sql.array([...from], 'text')})
+    RETURNING ${STEP_COLS}, (
+      SELECT jsonb_object_agg(d.id, coalesce(d.result, '')) FROM task_steps d
+      WHERE d.task_id = s.task_id AND d.tenant_id = s.tenant_id AND d.id = ANY(s.depends_on)) AS dep_results`;
+  if (!event) return db.maybeOne(sql.type(StepWithDeps)`${update}`);
+  const data = { task_id: opts.taskId, step_id: opts.stepId, status: event.status, snippet: event.snippet };
+  return db.maybeOne(sql.type(StepWithDeps)`
+    WITH up AS (${update}),
+    ev AS (${eventInsertFrom(sql.fragment`up`, { tenantId: opts.tenantId, stream: taskStream(opts.taskId), type: 'step', data })})
+    SELECT up.* FROM up LEFT JOIN ev ON true`);
+}
+
+function lostRun(opts: { taskId: string; stepId: string; runId: string }): StaleRunError {
+  return new StaleRunError(`Run ${opts.runId} no longer owns step ${opts.stepId} of task ${opts.taskId}.`);
 }
 
 /**
  * Starts (or re-starts, on a retry) one step of a run. A step this run already completed
  * returns its stored result, so a retried activity never repeats finished work.
- * @throws StaleRunError when the run no longer owns the task
+ * @throws StaleRunError when the run no longer owns the step
  */
 export async function startStep(
   db: Db,
   opts: { tenantId: string; taskId: string; stepId: string; runId: string },
 ): Promise<{ done: true; result: string | null } | { done: false; step: StepRow; depResults: Record<string, string> }> {
-  return db.transaction(async (tx) => {
-    const step = await ownedStep(tx, opts);
-    if (step.status === 'completed') return { done: true as const, result: step.result };
-    const updated = await tx.one(sql.type(StepRow)`
-      UPDATE task_steps SET status = 'running', attempts = attempts + 1, run_id = ${opts.runId},
-        started_at = coalesce(started_at, now()), error = NULL
-      WHERE task_id = ${opts.taskId} AND id = ${opts.stepId} AND tenant_id = ${opts.tenantId}
-      RETURNING ${STEP_COLS}`);
-    if (step.status !== 'running') await stepEvent(tx, opts.tenantId, opts.taskId, opts.stepId, 'running', '');
-    const deps = (await stepsOf(tx, opts.tenantId, [opts.taskId])).filter((s) => step.depends_on.includes(s.id));
-    return { done: false as const, step: updated, depResults: Object.fromEntries(deps.map((d) => [d.id, d.result ?? ''])) };
-  });
+  const set = sql.fragment`status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()), error = NULL`;
+  // The common case in one round trip: pending -> running, the transition clients see.
+  let row = await transition(db, opts, ['pending'], set, { status: 'running', snippet: '' });
+  if (!row) {
+    // A retry: a running step only counts the attempt; a completed one answers with its result.
+    row = await transition(db, opts, ['running'], set, null);
+    if (!row) {
+      const now = await db.maybeOne(sql.type(StepRow)`
+        SELECT ${STEP_COLS} FROM task_steps WHERE task_id = ${opts.taskId} AND id = ${opts.stepId} AND tenant_id = ${opts.tenantId}`);
+      if (now?.status === 'completed' && now.run_id === opts.runId) return { done: true, result: now.result };
+      throw lostRun(opts);
+    }
+  }
+  const { dep_results: deps, ...step } = row;
+  return { done: false, step, depResults: deps ?? {} };
 }
 
 /** Stores a step's result and marks it completed (once per run). @throws StaleRunError */
@@ -112,14 +148,13 @@ export async function completeStep(
   db: Db,
   opts: { tenantId: string; taskId: string; stepId: string; runId: string; result: string },
 ): Promise<void> {
-  await db.transaction(async (tx) => {
-    const step = await ownedStep(tx, opts);
-    if (step.status === 'completed') return;
-    await tx.query(sql.unsafe`
-      UPDATE task_steps SET status = 'completed', result = ${opts.result}, error = NULL, finished_at = now()
-      WHERE task_id = ${opts.taskId} AND id = ${opts.stepId} AND tenant_id = ${opts.tenantId}`);
-    await stepEvent(tx, opts.tenantId, opts.taskId, opts.stepId, 'completed', snippetOf(opts.result));
-  });
+  const set = sql.fragment`status = 'completed', result = ${opts.result}, error = NULL, finished_at = now()`;
+  if (await transition(db, opts, ['running'], set, { status: 'completed', snippet: snippetOf(opts.result) })) return;
+  // A retry of an activity whose completion already committed is fine; anything else is a lost run.
+  const now = await db.maybeOne(sql.type(StepRow)`
+    SELECT ${STEP_COLS} FROM task_steps WHERE task_id = ${opts.taskId} AND id = ${opts.stepId} AND tenant_id = ${opts.tenantId}`);
+  if (now?.status === 'completed' && now.run_id === opts.runId) return;
+  throw lostRun(opts);
 }
 
 /** Marks steps of a run failed/skipped/cancelled with a reason; steps already finished are left alone. */
@@ -128,12 +163,11 @@ export async function settleSteps(
   opts: { tenantId: string; taskId: string; runId: string; stepIds: string[]; status: 'failed' | 'skipped' | 'cancelled'; reason: string },
 ): Promise<void> {
   await db.transaction(async (tx) => {
-    const task = await taskRow(tx, opts.tenantId, opts.taskId, true);
-    if (!task || task.run_id !== opts.runId) return;
+    // Owned steps only (run id on the row): a stale run changes nothing, and no task-row lock is taken.
     const changed = await tx.anyFirst(sql.unsafe`
       UPDATE task_steps SET status = ${opts.status}, error = ${opts.reason}, finished_at = now()
       WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND id = ANY(${sql.array(opts.stepIds, 'text')})
-        AND status IN ('pending', 'running')
+        AND run_id = ${opts.runId} AND status IN ('pending', 'running')
       RETURNING id`);
     for (const id of opts.stepIds.filter((s) => changed.includes(s))) {
       await stepEvent(tx, opts.tenantId, opts.taskId, id, opts.status, snippetOf(opts.reason));

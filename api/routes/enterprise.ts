@@ -10,6 +10,7 @@ import { LearnBody, LearnJobState, LearnStarted } from '../../schema/learn';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { shortTemporalCall, startJobWorkflow } from '../start-workflow';
+import { workflowIds } from '../../schema/workflow-ids';
 
 /** Any runtime key of the tenant; wiping learned knowledge is the bulk record operation that needs runtime:records. */
 const access = 'key' as const;
@@ -38,7 +39,7 @@ export function enterpriseRoutes(): RouteSpec[] {
         const job = await withSpace(body.space_id, () => createLearnJob(db, { tenantId, body }));
         await startJobWorkflow(ctx, {
           workflow: 'learnWorkflow',
-          workflowId: `learn-${job.id}`,
+          workflowId: workflowIds.learn(job.id),
           kind: 'learn',
           tenantId,
           title: `Learn ${job.total} source(s)`,
@@ -77,7 +78,7 @@ export function enterpriseRoutes(): RouteSpec[] {
         const job = await getLearnJob(ctx.deps.db, tenantId, params.job_id);
         if (!job) throw notFound(`Learning job ${params.job_id}`);
         if (job.finished_at) throw new AppError('conflict', `Learning job ${params.job_id} has already finished (${job.status}).`);
-        const handle = ctx.deps.temporal.client.workflow.getHandle(`learn-${params.job_id}`);
+        const handle = ctx.deps.temporal.client.workflow.getHandle(workflowIds.learn(params.job_id));
         const closed = (err: unknown) => (err instanceof WorkflowNotFoundError ? null : Promise.reject(err));
         // A cancel request to a workflow that closed after the check above either fails with
         // WorkflowNotFoundError or is accepted as a no-op (depending on the server); either way

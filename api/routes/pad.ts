@@ -7,6 +7,7 @@ import type { PadAgentInput } from '../../workflows/job-types';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { startJobWorkflow } from '../start-workflow';
+import { workflowIds } from '../../schema/workflow-ids';
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
@@ -44,7 +45,7 @@ export function padRoutes(): RouteSpec[] {
           }));
           await insertPadSession(ctx.deps.db, { id, tenantId, maxConcurrency, agents });
           await startJobWorkflow(ctx, {
-            workflow: 'padWorkflow', workflowId: `pad-${id}`, kind: 'pad', tenantId, title: `${agents.length} agents: ${agents.map((a) => a.name).join(', ').slice(0, 120)}`,
+            workflow: 'padWorkflow', workflowId: workflowIds.pad(id), kind: 'pad', tenantId, title: `${agents.length} agents: ${agents.map((a) => a.name).join(', ').slice(0, 120)}`,
             args: [{ sessionId: id, tenantId, maxConcurrency, agents }],
             onStartFailed: () => deletePadSession(ctx.deps.db, tenantId, id),
           });

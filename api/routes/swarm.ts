@@ -7,6 +7,7 @@ import { SWARM_OPERATION_NAMES, SWARM_OPERATIONS, SwarmRunBody, SwarmRunRecord, 
 import { swarmStepCount } from '../../workflows/job-rules';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
+import { workflowIds } from '../../schema/workflow-ids';
 import { startJobWorkflow } from '../start-workflow';
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
@@ -43,7 +44,7 @@ export function swarmRoutes(): RouteSpec[] {
           const id = newId('swarm');
           const params = parsed.data as Record<string, unknown>;
           const row = await insertSwarmRun(ctx.deps.db, { id, tenantId, operation: op, params, total: swarmStepCount(op, params) });
-          await startJobWorkflow(ctx, { workflow: 'swarmWorkflow', workflowId: `swarm-${id}`, kind: 'swarm', tenantId, title: `swarm ${op}`, args: [{ runId: id, tenantId, operation: op, params }],
+          await startJobWorkflow(ctx, { workflow: 'swarmWorkflow', workflowId: workflowIds.swarm(id), kind: 'swarm', tenantId, title: `swarm ${op}`, args: [{ runId: id, tenantId, operation: op, params }],
             onStartFailed: () => deleteSwarmRun(ctx.deps.db, tenantId, id),
           });
           return { ...row, run_id: id, outputs: {} };

@@ -1,4 +1,3 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { lastEventId } from '../../activities/store/events';
 import { claimTaskRun, releaseTaskRun } from '../../activities/store/task-runs';
 import { stepsOf, taskRow, type TaskRow } from '../../activities/store/tasks';
@@ -8,39 +7,22 @@ import {
   TaskIdParams,
   taskStream,
   taskWorkflowId,
-  type TaskRunState,
 } from '../../schema/tasks';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import { shortTemporalCall, startJobWorkflow } from '../start-workflow';
+import { queryTaskRun, startTaskRun } from '../workflow-clients/tasks';
 import { lastEventIdOf, pipeEventStream, wantsEventStream } from '../sse';
 import { ResumeHeaders } from '../../schema/headers';
 
-/** Cancels a task's workflow; a run that already ended (or never started) is fine. */
-export async function cancelTaskWorkflow(ctx: AppContext, taskId: string): Promise<void> {
-  try {
-    const handle = ctx.deps.temporal.client.workflow.getHandle(taskWorkflowId(taskId));
-    // Bounded: with Temporal unreachable the database change stands and the run's activities stop on
-    // their own (StaleRunError: the run no longer owns the task).
-    await shortTemporalCall(ctx, 'cancel the task', () => handle.cancel());
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return;
-    ctx.deps.log.warn({ err: (err as Error).message, task_id: taskId }, 'could not cancel the task workflow');
-  }
-}
-
-async function liveState(ctx: AppContext, taskId: string): Promise<TaskRunState | null> {
-  const handle = ctx.deps.temporal.client.workflow.getHandle(taskWorkflowId(taskId));
-  try {
-    return await shortTemporalCall(ctx, 'query the task', () => handle.query<TaskRunState>('taskStatus'));
-  } catch {
-    return null; // no worker answering right now, or the run just ended: the database answers
-  }
-}
-
-async function executionStatus(ctx: AppContext, row: TaskRow, attached?: boolean): Promise<ExecutionStatus> {
+async function executionStatus(ctx: AppContext, read: TaskRow, attached?: boolean): Promise<ExecutionStatus> {
   const tenantId = principalOf(ctx).tenantId;
-  const live = row.status === 'running' ? await liveState(ctx, row.id) : null;
+  let row = read;
+  let live = row.status === 'running' ? await queryTaskRun(ctx, row.id) : null;
+  if (live && live.status !== 'running') {
+    // The run reports its end only after the database shows it: the row read before the query is stale.
+    row = (await taskRow(ctx.deps.db, tenantId, row.id)) ?? row;
+    if (row.status !== 'running') live = null;
+  }
   const steps = live?.steps ?? (await stepsOf(ctx.deps.db, tenantId, [row.id])).map((s) => ({ id: s.id, status: s.status }));
   const last = await lastEventId(ctx.deps.db, { tenantId, stream: taskStream(row.id) });
   return {
@@ -65,24 +47,6 @@ function streamRun(ctx: AppContext, taskId: string, afterId: number): void {
     types: ['step', 'done'],
     toMessage: (row) => ({ data: row.data }),
     isFinal: (row) => row.type === 'done',
-  });
-}
-
-async function startRun(ctx: AppContext, row: TaskRow, previous: TaskRow['status']): Promise<void> {
-  const tenantId = principalOf(ctx).tenantId;
-  await startJobWorkflow(ctx, {
-    workflow: 'taskDagWorkflow',
-    workflowId: taskWorkflowId(row.id),
-    kind: 'task',
-    tenantId,
-    title: row.title,
-    args: [{ tenantId, taskId: row.id }],
-    surface: row.surface ?? undefined,
-    // The database claim already decided that no run owns the task: a leftover execution
-    // (e.g. a cancelled run still cleaning up) is replaced, never joined.
-    idConflictPolicy: 'TERMINATE_EXISTING',
-    idReusePolicy: 'ALLOW_DUPLICATE',
-    onStartFailed: () => releaseTaskRun(ctx.deps.db, { tenantId, taskId: row.id, previous }),
   });
 }
 
@@ -117,7 +81,12 @@ export function taskExecuteRoutes(): RouteSpec[] {
           return executionStatus(ctx, row, row.status === 'running');
         }
         const claim = await claimTaskRun(ctx.deps.db, { tenantId, taskId: row.id });
-        if (!claim.attached) await startRun(ctx, row, claim.previous);
+        if (!claim.attached) {
+          await startTaskRun(ctx, {
+            tenantId, taskId: row.id, title: row.title, surface: row.surface ?? undefined,
+            onStartFailed: () => releaseTaskRun(ctx.deps.db, { tenantId, taskId: row.id, previous: claim.previous }),
+          });
+        }
         if (sse) return streamRun(ctx, row.id, claim.floor);
         const now = (await taskRow(ctx.deps.db, tenantId, row.id)) ?? row;
         ctx.status = 202;

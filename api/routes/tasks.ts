@@ -15,7 +15,8 @@ import {
 } from '../../schema/tasks';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import { cancelTaskWorkflow, taskExecuteRoutes } from './task-execute';
+import { taskExecuteRoutes } from './task-execute';
+import { cancelTaskRun } from '../workflow-clients/tasks';
 
 const access = 'key' as const;
 const tags = ['tasks'];
@@ -88,7 +89,7 @@ export function tasksRoutes(): RouteSpec[] {
       example: { status: 'cancelled' },
       handler: async (ctx: AppContext, { params, body }) => {
         const { task, previous } = await patchTask(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, taskId: params.id, patch: body });
-        if (previous === 'running' && task.status === 'cancelled') await cancelTaskWorkflow(ctx, task.id);
+        if (previous === 'running' && task.status === 'cancelled') await cancelTaskRun(ctx, task.id);
         return task;
       },
     }),
@@ -103,7 +104,7 @@ export function tasksRoutes(): RouteSpec[] {
       handler: async (ctx: AppContext, { params }) => {
         const was = await deleteTask(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, taskId: params.id });
         if (!was) throw notFound('Task');
-        if (was === 'running') await cancelTaskWorkflow(ctx, params.id);
+        if (was === 'running') await cancelTaskRun(ctx, params.id);
         ctx.status = 204;
       },
     }),

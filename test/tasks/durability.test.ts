@@ -113,3 +113,37 @@ test('a run survives the worker dying mid-step and the API restarting; completed
   await w.stop();
   await apiB.close();
 });
+
+test('the worker dies mid-fan-out: every step that completed before is recorded once and never re-run; the rest finish', async () => {
+  for (const p of ['/f/hold1', '/f/hold2']) rx.route(p, { hang: true });
+  const hook = (id: string, deps: string[] = []) => ({ id, title: id, action: 'webhook', args: { url: `${rx.url}/f/${id}`, secret: 's' }, depends_on: deps });
+  const fan = ['quick1', 'quick2', 'quick3', 'hold1', 'hold2'];
+  const t = (await h.req('POST', '/v1/tasks', { key, body: { title: 'fan crash', steps: [...fan.map((id) => hook(id)), hook('join', fan)] } })).body;
+
+  let w = await startQueueWorker(h);
+  const quick = new Set<string>();
+  await openStream(`${h.url}/v1/tasks/${t.id}/execute`, {
+    key,
+    onEvent: (e) => {
+      if (e.data.status === 'completed') quick.add(e.data.step_id);
+      return quick.size === 3;
+    },
+  });
+  expect([...quick].sort()).toEqual(['quick1', 'quick2', 'quick3']);
+  await rx.waitFor(() => rx.on('/f/hold1').length === 1 && rx.on('/f/hold2').length === 1);
+  await w.stop(); // mid-fan-out: two steps in flight
+
+  for (const p of ['/f/hold1', '/f/hold2']) rx.route(p, {});
+  w = await startQueueWorker(h);
+  const rest = await openStream(`${h.url}/v1/tasks/${t.id}/execute`, { key, method: 'GET', lastEventId: '0' });
+  await w.stop();
+  const completed = rest.events.filter((e) => e.data.status === 'completed' && !e.data.done).map((e) => e.data.step_id as string);
+  // Each step's completion is recorded exactly once, whichever worker ran it.
+  expect([...completed].sort()).toEqual([...fan, 'join'].sort());
+  expect(rest.events.at(-1)?.data).toMatchObject({ done: true, status: 'completed' });
+  for (const q of ['quick1', 'quick2', 'quick3', 'join']) expect(rx.on(`/f/${q}`)).toHaveLength(1);
+  for (const q of ['hold1', 'hold2']) expect(rx.on(`/f/${q}`)).toHaveLength(2);
+  const steps = (await h.req('GET', `/v1/tasks/${t.id}`, { key })).body.steps as Array<{ id: string; status: string; attempts: number }>;
+  expect(steps.map((s) => [s.id, s.status])).toEqual([...fan, 'join'].map((id) => [id, 'completed']));
+  expect(steps.filter((s) => s.id.startsWith('quick')).map((s) => s.attempts)).toEqual([1, 1, 1]);
+});

@@ -1,0 +1,57 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { TaskRunState } from '../../schema/tasks';
+import { workflowIds } from '../../schema/workflow-ids';
+import { taskStatusQuery } from '../../workflows/task-defs';
+import type { taskDagWorkflow } from '../../workflows/task-dag';
+import type { AppContext } from '../context';
+import { shortTemporalCall, startJobWorkflow } from '../start-workflow';
+
+/**
+ * The task run's workflow, typed: start, query and cancel go through the workflow's own function
+ * type and query definition, never a string name; its id comes from `workflowIds`.
+ */
+function handle(ctx: AppContext, taskId: string) {
+  return ctx.deps.temporal.client.workflow.getHandle<typeof taskDagWorkflow>(workflowIds.task(taskId));
+}
+
+/** Starts a run of the task's DAG; `onStartFailed` undoes the database claim. */
+export async function startTaskRun(
+  ctx: AppContext,
+  o: { tenantId: string; taskId: string; title: string; surface?: string; onStartFailed: () => Promise<unknown> },
+): Promise<void> {
+  await startJobWorkflow<typeof taskDagWorkflow>(ctx, {
+    workflow: 'taskDagWorkflow',
+    workflowId: workflowIds.task(o.taskId),
+    kind: 'task',
+    tenantId: o.tenantId,
+    title: o.title,
+    args: [{ tenantId: o.tenantId, taskId: o.taskId }],
+    surface: o.surface,
+    // The database claim already decided that no run owns the task: a leftover execution
+    // (e.g. a cancelled run still cleaning up) is replaced, never joined.
+    idConflictPolicy: 'TERMINATE_EXISTING',
+    idReusePolicy: 'ALLOW_DUPLICATE',
+    onStartFailed: o.onStartFailed,
+  });
+}
+
+/** The live state of a run, or null when no worker answers now or the run just ended (the database answers then). */
+export async function queryTaskRun(ctx: AppContext, taskId: string): Promise<TaskRunState | null> {
+  try {
+    return await shortTemporalCall(ctx, 'query the task', () => handle(ctx, taskId).query(taskStatusQuery));
+  } catch {
+    return null;
+  }
+}
+
+/** Cancels a task's workflow; a run that already ended (or never started) is fine. */
+export async function cancelTaskRun(ctx: AppContext, taskId: string): Promise<void> {
+  try {
+    // Bounded: with Temporal unreachable the database change stands and the run's activities stop on
+    // their own (StaleRunError: the run no longer owns its steps).
+    await shortTemporalCall(ctx, 'cancel the task', () => handle(ctx, taskId).cancel());
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return;
+    ctx.deps.log.warn({ err: (err as Error).message, task_id: taskId }, 'could not cancel the task workflow');
+  }
+}
