@@ -50,13 +50,13 @@ export async function recentDriftPrompt(db: Db, since: Date): Promise<boolean> {
  */
 export async function hitRateLimit(db: Db, bucket: string): Promise<{ hits: number; resetSeconds: number }> {
   const r = await db.one(sql.type(z.object({ hits: z.number(), reset: z.number() }))`
-    INSERT INTO rate_limits (bucket, window_start, hits) VALUES (${bucket}, date_trunc('minute', now()), 1)
-    ON CONFLICT (bucket, window_start) DO UPDATE SET hits = rate_limits.hits + 1
+    INSERT INTO public_rate_limits (bucket, window_start, hits) VALUES (${bucket}, date_trunc('minute', now()), 1)
+    ON CONFLICT (bucket, window_start) DO UPDATE SET hits = public_rate_limits.hits + 1
     RETURNING hits, ceil(extract(epoch FROM (window_start + interval '1 minute' - now())))::int AS reset`);
   return { hits: r.hits, resetSeconds: Math.max(1, r.reset) };
 }
 
 /** Drops windows older than ten minutes (called by the sampling activity, not by request handlers). */
 export async function pruneRateLimits(db: Db): Promise<void> {
-  await db.query(sql.unsafe`DELETE FROM rate_limits WHERE window_start < now() - interval '10 minutes'`);
+  await db.query(sql.unsafe`DELETE FROM public_rate_limits WHERE window_start < now() - interval '10 minutes'`);
 }

@@ -32,7 +32,7 @@ CREATE TABLE flow_prompts (
 CREATE INDEX flow_prompts_pending_idx ON flow_prompts (created_at, id) WHERE dismissed_at IS NULL;
 
 -- Fixed one-minute windows per (bucket, address); every replica counts in the same row.
-CREATE TABLE rate_limits (
+CREATE TABLE public_rate_limits (
   bucket        text NOT NULL,
   window_start  timestamptz NOT NULL,
   hits          integer NOT NULL DEFAULT 0,

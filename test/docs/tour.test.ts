@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
@@ -34,7 +36,21 @@ let fake: FakeOpenAI;
 let h: Harness;
 let key: string;
 const ALL_SCOPES = ['runtime:chat', 'runtime:models', 'runtime:spaces', 'runtime:workspaces', 'runtime:records', 'runtime:email:send'];
-withFakeUpstream({ worker: true, scopes: ALL_SCOPES, resetEach: { reply: 'Otters are social and playful.' } }, (up) => ({ fake, h, key } = up));
+// The web snippets fetch a real page served here (PAGE); loopback is allowed for that, metadata addresses never are.
+withFakeUpstream({ worker: true, scopes: ALL_SCOPES, env: { SVC_ALLOW_PRIVATE_FETCH: 'true' }, resetEach: { reply: 'Otters are social and playful.' } }, (up) => ({ fake, h, key } = up));
+
+const ARTICLE = `<!doctype html><html lang="en"><head><title>Sea otters</title></head><body><nav>Home | About</nav>
+<article><h1>Sea otters</h1><p>Sea otters hold hands while they sleep so that they do not drift apart.</p>
+<p>They use stones as tools to open shells, and they keep a favourite stone in a pouch of loose skin.</p></article>
+<footer>Copyright</footer></body></html>`;
+let page: http.Server;
+let pageUrl: string;
+beforeAll(async () => {
+  page = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE));
+  await new Promise<void>((r) => page.listen(0, '127.0.0.1', r));
+  pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/otters`;
+});
+afterAll(() => new Promise<void>((r) => page.close(() => r())));
 
 /** Runs one block as a person would paste it: sh through bash (fail fast), js as an ES module beside our node_modules. */
 function run(block: Block, env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
@@ -55,7 +71,7 @@ function run(block: Block, env: Record<string, string>): Promise<{ code: number 
 const sections = tourSections(TOUR);
 
 test('the tour covers the capability families, each with a runnable block', () => {
-  expect(sections.map((s) => s.title)).toEqual(expect.arrayContaining(['Chat', 'Tasks: a step DAG, streamed', 'Goals and ticks', 'Structured reasoning', 'Knowledge']));
+  expect(sections.map((s) => s.title)).toEqual(expect.arrayContaining(['Chat', 'Tasks: a step DAG, streamed', 'Goals and ticks', 'Structured reasoning', 'Knowledge', 'Web', 'Tools and MCP', 'Live events']));
   for (const s of sections) expect(s.blocks.length).toBeGreaterThan(0);
 });
 
@@ -66,7 +82,7 @@ describe.each(sections.map((s) => [s.title, s] as const))('tour: %s', (_title, s
     const sh = section.blocks.filter((b) => b.lang === 'sh').map((b) => b.code).join('\n');
     const blocks: Block[] = [...(sh ? [{ lang: 'sh' as const, code: sh }] : []), ...section.blocks.filter((b) => b.lang === 'js')];
     for (const block of blocks) {
-      const r = await run(block, { BASE: h.url, KEY: key });
+      const r = await run(block, { BASE: h.url, KEY: key, PAGE: pageUrl });
       expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: expect.any(String) });
     }
     // Chat snippets really reached the model through the gateway.
