@@ -56,7 +56,7 @@ afterAll(() => new Promise<void>((r) => page.close(() => r())));
 function run(block: Block, env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
   const [cmd, args] =
     block.lang === 'sh'
-      ? ['bash', ['-c', `set -euo pipefail\n${block.code}`]]
+      ? ['bash', ['-c', `set -euxo pipefail\n${block.code}`]]
       : [process.execPath, ['--input-type=module', '-e', block.code]];
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env } });
@@ -83,7 +83,8 @@ describe.each(sections.map((s) => [s.title, s] as const))('tour: %s', (_title, s
     const blocks: Block[] = [...(sh ? [{ lang: 'sh' as const, code: sh }] : []), ...section.blocks.filter((b) => b.lang === 'js')];
     for (const block of blocks) {
       const r = await run(block, { BASE: h.url, KEY: key, PAGE: pageUrl });
-      expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: expect.any(String) });
+      // On failure the block's own output says which command stopped.
+      expect({ code: r.code, output: r.code === 0 ? '' : `${r.out}\n${r.err}` }).toEqual({ code: 0, output: '' });
     }
     // Chat snippets really reached the model through the gateway.
     if (section.title === 'Chat') expect(fake.chats.length - before).toBeGreaterThanOrEqual(4);
