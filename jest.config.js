@@ -7,6 +7,9 @@ const transform = { '^.+\\.(t|j)sx?$': ['@swc/jest'] };
 module.exports = {
   // Global option (not per project): hooks that start real services need time on a loaded 2-core machine.
   testTimeout: 90_000,
+  // Each test file leaves native (Temporal core) and module-registry memory behind in its worker: recycle a worker
+  // once it holds this much, or a long run ends in a heap-limit crash (seen at ~4 GB after 100+ files).
+  workerIdleMemoryLimit: '1200MB',
   reporters: ['default', '<rootDir>/test/helpers/summary-reporter.js'],
   projects: [
     {

@@ -7,7 +7,7 @@ import { ConfigError, parseConfig } from '../schema/config';
 import { prepareDatabase } from './database';
 import { createLogger } from './logger';
 import { waitForSignal } from './runtime';
-import { startEmbeddedTemporal } from './temporal-dev';
+import { startConfiguredTemporal } from './temporal-dev';
 
 /**
  * `npm run cluster -- [--api N] [--workers M]`: one embedded Temporal dev server, N API processes on
@@ -28,18 +28,7 @@ async function main(): Promise<void> {
   let address = config.temporal.address;
   let stopTemporal = async () => {};
   if (!address) {
-    const dataDir = path.resolve(config.dataDir);
-    const dev = await startEmbeddedTemporal({
-      cliPath: config.temporal.cliPath,
-      cacheDir: config.cacheDir,
-      port: config.temporal.devPort,
-      uiPort: config.temporal.uiPort,
-      dbFile: path.join(dataDir, 'temporal.db'),
-      logFile: path.join(dataDir, 'temporal.log'),
-      buildLog: path.join(dataDir, 'logs', 'temporal-build.log'),
-      namespace: config.temporal.namespace,
-      log,
-    });
+    const dev = await startConfiguredTemporal(config, log);
     address = dev.address;
     stopTemporal = dev.stop;
   }

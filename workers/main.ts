@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { createModelRouter } from '../activities/providers';
 import { createDb } from '../activities/store/db';
 import { ConfigError, parseConfig } from '../schema/config';
@@ -8,7 +7,7 @@ import { startBrowserWorkers } from './browser-worker';
 import { ensureLiveSchedule } from './live-schedule';
 import { closeServer, connectClient, createRuntimeWorker, installTemporalLogging, serveApi, waitForSignal } from './runtime';
 import { mintDevKey, readyBanner, type ReadyInfo } from './ready-banner';
-import { startEmbeddedTemporal } from './temporal-dev';
+import { startConfiguredTemporal } from './temporal-dev';
 
 /**
  * All-in-one entry (`npm start`): embedded Temporal dev server (unless TEMPORAL_ADDRESS is set),
@@ -29,18 +28,7 @@ async function main(): Promise<void> {
   let address = config.temporal.address;
   let uiUrl: string | undefined;
   if (!address) {
-    const dataDir = path.resolve(config.dataDir);
-    const dev = await startEmbeddedTemporal({
-      cliPath: config.temporal.cliPath,
-      cacheDir: config.cacheDir,
-      port: config.temporal.devPort,
-      uiPort: config.temporal.uiPort,
-      dbFile: path.join(dataDir, 'temporal.db'),
-      logFile: path.join(dataDir, 'temporal.log'),
-      buildLog: path.join(dataDir, 'logs', 'temporal-build.log'),
-      namespace: config.temporal.namespace,
-      log,
-    });
+    const dev = await startConfiguredTemporal(config, log);
     address = dev.address;
     uiUrl = dev.uiUrl;
     stops.unshift(() => dev.stop());

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Logger } from 'pino';
+import type { Config } from '../schema/config';
 
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 /** Neighbouring tags tried when the pinned one does not build. */
@@ -319,4 +320,26 @@ export async function startEmbeddedTemporal(opts: {
       `Install the CLI with Go (GOBIN=${found.bin} go install github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}), ` +
       'set TEMPORAL_CLI_PATH to an existing binary, or set TEMPORAL_ADDRESS to a running cluster.',
   );
+}
+
+/**
+ * The embedded dev server as the process entries configure it: state, logs and build log under SVC_DATA_DIR.
+ * @throws Error listing each attempt (see startEmbeddedTemporal)
+ */
+export function startConfiguredTemporal(
+  config: Pick<Config, 'temporal' | 'cacheDir' | 'dataDir'>,
+  log: Logger,
+): Promise<Omit<DevServer, 'child'>> {
+  const dataDir = path.resolve(config.dataDir);
+  return startEmbeddedTemporal({
+    cliPath: config.temporal.cliPath,
+    cacheDir: config.cacheDir,
+    port: config.temporal.devPort,
+    uiPort: config.temporal.uiPort,
+    dbFile: path.join(dataDir, 'temporal.db'),
+    logFile: path.join(dataDir, 'temporal.log'),
+    buildLog: path.join(dataDir, 'logs', 'temporal-build.log'),
+    namespace: config.temporal.namespace,
+    log,
+  });
 }
