@@ -1,4 +1,4 @@
-import { InvalidInputError } from 'slonik';
+import { BackendTerminatedError, BackendTerminatedUnexpectedlyError, ConnectionError, InvalidInputError } from 'slonik';
 import { AppError, type ErrorCode } from '../../schema/errors';
 import type { AppContext, AppMiddleware } from '../context';
 import { isTemporalUnavailable } from '../start-workflow';
@@ -15,6 +15,17 @@ function isPgDataException(e: Record<string, unknown>): boolean {
   return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code) && code !== '22012';
 }
 
+/**
+ * PostgreSQL unreachable or going away (restart, failover): slonik's connection errors, SQLSTATE class 08
+ * (connection exception) and 57P01-57P03 (shutting down, cannot connect now), or the socket refused/reset.
+ */
+function isDatabaseUnavailable(e: Record<string, unknown>): boolean {
+  if (e instanceof ConnectionError || e instanceof BackendTerminatedError || e instanceof BackendTerminatedUnexpectedlyError) return true;
+  const code = e.code;
+  if (typeof code !== 'string') return /^Connection terminated/.test(String(e.message ?? ''));
+  return /^08[0-9A-Z]{3}$/.test(code) || ['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET'].includes(code);
+}
+
 /** `err` and its causes (slonik and the Temporal client wrap the original error), at most 8 deep. */
 function* causes(err: unknown): Generator<Record<string, unknown>> {
   for (let e = err, depth = 0; e !== null && typeof e === 'object' && depth < 8; depth++) {
@@ -26,7 +37,7 @@ function* causes(err: unknown): Generator<Record<string, unknown>> {
 /**
  * Maps failures of our dependencies that are not server bugs to a client answer:
  * - PostgreSQL refusing a value (class 22: NUL, bad surrogate, too long...) that slipped past validation → 400;
- * - the Temporal service unreachable or not answering in time → 503 service_unavailable.
+ * - PostgreSQL or the Temporal service unreachable or not answering in time → 503 service_unavailable.
  * Other errors (including foreign-key violations, which can mean many things) stay 500.
  * `onBadInput` runs when the database refused the input (to log it).
  */
@@ -36,6 +47,14 @@ export function fromDependencyError(err: unknown, onBadInput?: () => void): AppE
       onBadInput?.();
       const what = e.code === '22021' || e.code === '22P05' ? 'a character that cannot be stored (NUL, \\u0000)' : 'a value the database cannot store';
       return new AppError('invalid_request', `The request contains ${what}. Correct it and retry.`, { cause: err });
+    }
+  }
+  for (const e of causes(err)) {
+    if (isDatabaseUnavailable(e)) {
+      return new AppError('service_unavailable', 'The database is unavailable (restarting or unreachable). Try again shortly.', {
+        cause: err,
+        headers: { 'Retry-After': '2' },
+      });
     }
   }
   if (isTemporalUnavailable(err)) {

@@ -165,7 +165,10 @@ test('kill -9 an API and a worker, restart Temporal (and PostgreSQL): nothing lo
   const runs = taskIds.map(async (id, i) => {
     await new Promise((res) => setTimeout(res, i * 2000));
     const r = await call('POST', `/v1/tasks/${id}/execute`, undefined, stats, `run-${i}`);
-    if (r.status >= 300) throw new Error(`execute ${id}: ${r.status} ${JSON.stringify(r.body)}`);
+    if (r.status >= 300) {
+      const errors = apis.map((a) => a.output().split('\n').filter((l) => l.includes('"level":50')).join('\n')).join('\n');
+      throw new Error(`execute ${id}: ${r.status} ${JSON.stringify(r.body)}\n${errors.slice(-3000)}`);
+    }
     return follow(id, stats);
   });
   const goals = Array.from({ length: GOALS }, (_, i) =>

@@ -29,7 +29,7 @@ test('a malformed declared header is 400 naming headers.<name>, before the handl
 
 test('idempotency is a route flag: exactly the retry-safe creates and the tick declare it', () => {
   const flagged = allRoutes().filter((r) => r.idempotent).map((r) => `${r.method} ${r.path}`).sort();
-  expect(flagged).toEqual(['post /v1/goals', 'post /v1/pad/dispatch', 'post /v1/sovereign/goals', 'post /v1/sovereign/goals/:id/tick', 'post /v1/swarm/run']);
+  expect(flagged).toEqual(['post /v1/email/send', 'post /v1/goals', 'post /v1/pad/dispatch', 'post /v1/sovereign/goals', 'post /v1/sovereign/goals/:id/tick', 'post /v1/swarm/run']);
 });
 
 test('declared headers appear in the OpenAPI document as header parameters', async () => {
