@@ -1,8 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import { startChildWorker } from '../helpers/child-worker';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
-import { startQueueWorker, testEnv, type Harness } from '../helpers/harness';
+import { startQueueWorker, type Harness } from '../helpers/harness';
 import { callsFor, lastUser, storedOutputs } from './job-test-utils';
 import { pollUntil } from '../helpers/poll';
 
@@ -14,45 +13,13 @@ let key: string;
 // No harness worker: the first worker is a child process this file kills with SIGKILL.
 withFakeUpstream({ scopes: ['runtime:chat'] }, (up) => ({ fake, h, key } = up));
 
-const ROOT = path.resolve(__dirname, '../..');
 
-/** Starts a worker in a child process (TypeScript compiled on the fly by SWC) and waits until it polls. */
-async function startChildWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-r', path.join(ROOT, 'test/helpers/ts-register.js'), path.join(ROOT, 'test/helpers/worker-child.ts')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: h.dbUrl,
-      TEMPORAL_ADDRESS: h.config.temporal.address ?? testEnv().temporalAddress,
-      TEMPORAL_TASK_QUEUE: h.taskQueue,
-      OPENAI_BASE_URL: fake.url,
-      WORKFLOW_BUNDLE_PATH: testEnv().bundlePath,
-      SVC_LOG_LEVEL: 'silent',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`child worker not ready within 60 s: ${stderr.slice(-2000)}`)), 60_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      if (d.toString().includes('WORKER_READY')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`child worker exited with ${code}: ${stderr.slice(-2000)}`));
-    });
-  });
-  return child;
-}
+const startWorkerChild = () => startChildWorker(h, { OPENAI_BASE_URL: fake.url });
 
 test('SIGKILL of the worker process mid-step: a goal and a PAD session finish on a new worker; no completed step runs twice', async () => {
   let holding = true;
   fake.onRequest((r) => (holding && /HOLD/.test(lastUser(r)) ? { hang: true } : { reply: `did ${lastUser(r)}` }));
-  const child = await startChildWorker();
+  const child = await startWorkerChild();
   const exited = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_code, signal) => r(signal)));
 
   const goal = await h.req('POST', '/v1/goals', {

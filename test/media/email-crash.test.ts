@@ -1,8 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import { startChildWorker } from '../helpers/child-worker';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { startHarness, startQueueWorker, testEnv, type Harness } from '../helpers/harness';
+import { startHarness, startQueueWorker, type Harness } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
 import { startSmtpPeer, type SmtpPeer } from '../helpers/smtp-peer';
 
@@ -11,7 +10,6 @@ jest.setTimeout(180_000);
 let smtp: SmtpPeer;
 let h: Harness;
 let key: string;
-const ROOT = path.resolve(__dirname, '../..');
 
 // No harness worker: the first worker is a child process this file kills with SIGKILL.
 beforeAll(async () => {
@@ -24,38 +22,13 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-async function startChildWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-r', path.join(ROOT, 'test/helpers/ts-register.js'), path.join(ROOT, 'test/helpers/worker-child.ts')], {
-    cwd: ROOT,
-    env: {
-      ...process.env, DATABASE_URL: h.dbUrl, TEMPORAL_ADDRESS: testEnv().temporalAddress, TEMPORAL_TASK_QUEUE: h.taskQueue,
-      WORKFLOW_BUNDLE_PATH: testEnv().bundlePath, SVC_LOG_LEVEL: 'silent', SVC_SMTP_URL: smtp.url, SVC_SMTP_FROM: 'runtime@svc.test',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`child worker not ready within 60 s: ${stderr.slice(-2000)}`)), 60_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      if (d.toString().includes('WORKER_READY')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`child worker exited with ${code}: ${stderr.slice(-2000)}`));
-    });
-  });
-  return child;
-}
+const startWorkerChild = () => startChildWorker(h, { SVC_SMTP_URL: smtp.url, SVC_SMTP_FROM: 'runtime@svc.test' });
 
 const dataSentAt = (id: string) => h.db.oneFirst(sql.type(z.object({ d: z.string().nullable() }))`SELECT data_sent_at AS d FROM emails WHERE id = ${id}`);
 
 test('worker SIGKILLed mid-send: before DATA the email is resent once by the next worker; after DATA it is not resent (uncertain); one message each', async () => {
   smtp.behave((m) => (m.to === 'held@example.com' && m.attempt === 1 ? 'hold-rcpt' : m.subject === 'Held after data' ? 'hold-after-data' : 'accept'));
-  const child = await startChildWorker();
+  const child = await startWorkerChild();
   const exited = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_c, signal) => r(signal)));
   const a = await h.req('POST', '/v1/email/send', { key, body: { to: 'held@example.com', subject: 'Held at RCPT', body: 'a' } });
   const b = await h.req('POST', '/v1/email/send', { key, body: { to: 'other@example.com', subject: 'Held after data', body: 'b' } });
