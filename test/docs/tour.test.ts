@@ -5,7 +5,9 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
-import type { Harness } from '../helpers/harness';
+import { testEnv, type Harness } from '../helpers/harness';
+import pino from 'pino';
+import { startBrowserWorkers, type BrowserWorkers } from '../../workers/browser-worker';
 
 const ROOT = path.resolve(__dirname, '../..');
 const TOUR = readFileSync(path.join(ROOT, 'docs/tour.md'), 'utf8');
@@ -36,6 +38,12 @@ let fake: FakeOpenAI;
 let h: Harness;
 let key: string;
 const ALL_SCOPES = ['runtime:chat', 'runtime:models', 'runtime:spaces', 'runtime:workspaces', 'runtime:records', 'runtime:email:send'];
+// The browser section needs a browser worker (Debian's Chromium). Declared before the harness's own afterAll so the
+// worker stops while the database and Temporal are still there (afterAll hooks run in declaration order).
+let bw: BrowserWorkers | undefined;
+afterAll(async () => {
+  await bw?.stop();
+}, 60_000);
 // The web snippets fetch a real page served here (PAGE); loopback is allowed for that, metadata addresses never are.
 withFakeUpstream({ worker: true, scopes: ALL_SCOPES, env: { SVC_ALLOW_PRIVATE_FETCH: 'true' }, resetEach: { reply: 'Otters are social and playful.' } }, (up) => ({ fake, h, key } = up));
 
@@ -43,6 +51,10 @@ const ARTICLE = `<!doctype html><html lang="en"><head><title>Sea otters</title><
 <article><h1>Sea otters</h1><p>Sea otters hold hands while they sleep so that they do not drift apart.</p>
 <p>They use stones as tools to open shells, and they keep a favourite stone in a pouch of loose skin.</p></article>
 <footer>Copyright</footer></body></html>`;
+beforeAll(async () => {
+  bw = await startBrowserWorkers({ config: h.config, db: h.db, log: pino({ level: 'silent' }), address: testEnv().temporalAddress, taskQueue: h.taskQueue });
+}, 120_000);
+
 let page: http.Server;
 let pageUrl: string;
 beforeAll(async () => {
@@ -71,7 +83,7 @@ function run(block: Block, env: Record<string, string>): Promise<{ code: number 
 const sections = tourSections(TOUR);
 
 test('the tour covers the capability families, each with a runnable block', () => {
-  expect(sections.map((s) => s.title)).toEqual(expect.arrayContaining(['Chat', 'Tasks: a step DAG, streamed', 'Goals and ticks', 'Structured reasoning', 'Knowledge', 'Web', 'Tools and MCP', 'Live events']));
+  expect(sections.map((s) => s.title)).toEqual(expect.arrayContaining(['Chat', 'Tasks: a step DAG, streamed', 'Goals and ticks', 'Structured reasoning', 'Knowledge', 'Web', 'Browser', 'Tools and MCP', 'Live events']));
   for (const s of sections) expect(s.blocks.length).toBeGreaterThan(0);
 });
 
