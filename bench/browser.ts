@@ -12,6 +12,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import pino from 'pino';
 import { chromium } from 'playwright-core';
 import { CHROMIUM_ARGS } from '../activities/browser/host';
+import type { Client } from '@temporalio/client';
+import { browserWorkflowId } from '../api/browser-client';
 import { startPageServer } from '../test/browser/pages';
 import { startBrowserWorkers } from '../workers/browser-worker';
 import { fmt, percentile, startBenchStack } from './helpers';
@@ -40,6 +42,52 @@ function descendantsPssKb(): number {
     } catch { /* gone */ }
   }
   return kb;
+}
+
+type HistoryEvent = { eventTime?: { seconds?: unknown; nanos?: number | null } | null } & Record<string, unknown>;
+const at = (e: HistoryEvent): number => Number(e.eventTime?.seconds ?? 0) * 1000 + (e.eventTime?.nanos ?? 0) / 1e6;
+
+/**
+ * Where an API command's time goes, from the session workflow's history (server clock): per command update,
+ * update accepted → activity scheduled (the workflow task that runs the handler), scheduled → started (dispatch
+ * to the owning worker), started → completed (the command itself), completed → update completed (the workflow
+ * task that returns the result). What is left of the client-side time is HTTP, auth and the update's own round trip.
+ */
+async function stageBreakdown(client: Client, sessionId: string): Promise<string[]> {
+  const events = ((await client.workflow.getHandle(browserWorkflowId(sessionId)).fetchHistory()).events ?? []) as unknown as HistoryEvent[];
+  const byKind = new Map<string, { handler: number[]; dispatch: number[]; command: number[]; result: number[] }>();
+  let accepted: number | undefined;
+  let scheduled: number | undefined;
+  let started: number | undefined;
+  let completed: number | undefined;
+  let kind = '';
+  for (const e of events) {
+    const sched = e.activityTaskScheduledEventAttributes as { input?: { payloads?: Array<{ data?: Uint8Array }> } } | undefined;
+    if (e.workflowExecutionUpdateAcceptedEventAttributes) accepted = at(e);
+    else if (sched && accepted !== undefined) {
+      scheduled = at(e);
+      try {
+        const cmd = (JSON.parse(Buffer.from(sched.input?.payloads?.[0]?.data ?? []).toString()) as { cmd?: { op?: string; action?: string } }).cmd;
+        kind = cmd?.action ?? cmd?.op ?? '?';
+      } catch {
+        kind = '?';
+      }
+    } else if (e.activityTaskStartedEventAttributes && scheduled !== undefined) started = at(e);
+    else if (e.activityTaskCompletedEventAttributes && started !== undefined) completed = at(e);
+    else if (e.workflowExecutionUpdateCompletedEventAttributes && accepted !== undefined && scheduled !== undefined && started !== undefined && completed !== undefined) {
+      const k = byKind.get(kind) ?? { handler: [], dispatch: [], command: [], result: [] };
+      byKind.set(kind, k);
+      k.handler.push(scheduled - accepted);
+      k.dispatch.push(started - scheduled);
+      k.command.push(completed - started);
+      k.result.push(at(e) - completed);
+      accepted = scheduled = started = completed = undefined;
+    }
+  }
+  const p50 = (v: number[]) => fmt(percentile(v, 50));
+  return [...byKind].map(
+    ([k, v]) => `    ${k.padEnd(9)} handler ${p50(v.handler)}  dispatch ${p50(v.dispatch)}  command ${p50(v.command)}  result ${p50(v.result)} ms p50  (${v.command.length})`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -92,6 +140,9 @@ async function main(): Promise<void> {
       failed ||= !ok;
       console.log(`  ${k.padEnd(8)} api p50 ${fmt(pa)} ms  raw p50 ${fmt(pb)} ms  ratio ${(pa / pb).toFixed(2)}×  added ${fmt(added)} ms  ${ok ? 'PASS' : 'FAIL'}`);
     }
+
+    console.log('  where an API command\'s time goes (workflow history, server clock):');
+    for (const line of await stageBreakdown(stack.client, id)) console.log(line);
 
     await call('POST', '/v1/browser/open', { session_id: id, url: `${pages.url}/big?n=1000` });
     const big: number[] = [];
