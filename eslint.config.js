@@ -6,7 +6,17 @@ const { builtinModules } = require('node:module');
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 module.exports = tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.data/**', '.test-tmp/**', 'coverage/**', '*.config.js', 'eslint.config.js'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      '.data/**',
+      '.test-tmp/**',
+      'coverage/**',
+      '*.config.js',
+      'eslint.config.js',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -15,11 +25,24 @@ module.exports = tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-syntax': ['error', { selector: "CallExpression[callee.object.name='process'][callee.property.name='exit']", message: 'Only process entry files may exit.' }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.object.name='process'][callee.property.name='exit']",
+          message: 'Only process entry files may exit.',
+        },
+      ],
     },
   },
   {
-    files: ['workers/main.ts', 'workers/cluster.ts', 'workers/api.ts', 'workers/worker.ts', 'workers/keys-cli.ts', 'workers/spaces-cli.ts'],
+    files: [
+      'workers/main.ts',
+      'workers/cluster.ts',
+      'workers/api.ts',
+      'workers/worker.ts',
+      'workers/keys-cli.ts',
+      'workers/spaces-cli.ts',
+    ],
     rules: { 'no-restricted-syntax': 'off' },
   },
   {
@@ -29,10 +52,20 @@ module.exports = tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: nodeBuiltins.map((name) => ({ name, message: 'Workflows run in a deterministic sandbox: no Node built-ins.' })),
+          paths: nodeBuiltins.map((name) => ({
+            name,
+            message: 'Workflows run in a deterministic sandbox: no Node built-ins.',
+          })),
           patterns: [
-            { group: ['../activities', '../activities/*', '../activities/**'], allowTypeImports: true, message: 'Workflows import activity types only (import type).' },
-            { group: ['slonik', 'pg', 'koa', '@koa/*', 'ws', 'playwright-core', 'pino'], message: 'No I/O libraries in workflows.' },
+            {
+              group: ['../activities', '../activities/*', '../activities/**'],
+              allowTypeImports: true,
+              message: 'Workflows import activity types only (import type).',
+            },
+            {
+              group: ['slonik', 'pg', 'koa', '@koa/*', 'ws', 'playwright-core', 'pino'],
+              message: 'No I/O libraries in workflows.',
+            },
           ],
         },
       ],

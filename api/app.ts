@@ -21,7 +21,8 @@ import { allRoutes } from './routes';
 function parseInput<T extends z.ZodType | undefined>(schema: T, value: unknown, where: string) {
   if (!schema) return value;
   const r = schema.safeParse(value);
-  if (!r.success) throw invalid(zodDetails(r.error.issues, where), where === 'body' ? 'request body' : `${where} parameters`);
+  if (!r.success)
+    throw invalid(zodDetails(r.error.issues, where), where === 'body' ? 'request body' : `${where} parameters`);
   return r.data;
 }
 
@@ -38,7 +39,14 @@ function hasBody(ctx: AppContext): boolean {
 
 /** Validates content type, parses JSON (with the configured limit), then validates everything with zod. */
 function validate(route: RouteSpec, bodyLimit: number) {
-  const json = koaBody({ json: true, urlencoded: false, text: false, multipart: false, jsonLimit: bodyLimit, jsonStrict: true });
+  const json = koaBody({
+    json: true,
+    urlencoded: false,
+    text: false,
+    multipart: false,
+    jsonLimit: bodyLimit,
+    jsonStrict: true,
+  });
   return async (ctx: AppContext, next: () => Promise<unknown>) => {
     if (route.body && !route.consumes) {
       if (hasBody(ctx)) {
@@ -48,14 +56,18 @@ function validate(route: RouteSpec, bodyLimit: number) {
         await json(ctx as never, async () => {}).catch((err: { status?: number }) => {
           // A body that does not decode with its Content-Encoding (gzip, deflate, br) is the client's fault.
           if (err.status === undefined && ctx.get('Content-Encoding')) {
-            throw new AppError('invalid_request', `The request body could not be decoded as Content-Encoding: ${ctx.get('Content-Encoding').slice(0, 40)}.`);
+            throw new AppError(
+              'invalid_request',
+              `The request body could not be decoded as Content-Encoding: ${ctx.get('Content-Encoding').slice(0, 40)}.`,
+            );
           }
           throw err;
         });
       }
     }
     ctx.state.routeName = route.path;
-    if (route.surfaces) ctx.state.surface = parseSurface(ctx.get('X-Svc-Context') || undefined, [...GENERAL_SURFACES, ...route.surfaces]);
+    if (route.surfaces)
+      ctx.state.surface = parseSurface(ctx.get('X-Svc-Context') || undefined, [...GENERAL_SURFACES, ...route.surfaces]);
     const body = route.body && !route.consumes ? parseInput(route.body, ctx.request.body ?? {}, 'body') : undefined;
     const query = parseInput(route.query, { ...ctx.query }, 'query');
     const params = parseInput(route.params, (ctx as unknown as { params: unknown }).params, 'path');
@@ -63,10 +75,17 @@ function validate(route: RouteSpec, bodyLimit: number) {
       ...(parseInput(route.headers, ctx.headers, 'headers') as object | undefined),
       ...(route.idempotent ? (parseInput(IdempotencyHeaders, ctx.headers, 'headers') as object) : {}),
     } as Record<string, unknown>;
-    rejectUnstorable([[body, 'body'], [query, 'query'], [params, 'path'], [headers, 'headers']]);
+    rejectUnstorable([
+      [body, 'body'],
+      [query, 'query'],
+      [params, 'path'],
+      [headers, 'headers'],
+    ]);
     const run = () => route.handler(ctx, { body, query, params, headers } as never);
     const key = headers['idempotency-key'] as string | undefined;
-    const result = await (route.idempotent ? withIdempotency(ctx, `${route.method.toUpperCase()} ${ctx.path}`, body ?? {}, run, key) : run());
+    const result = await (route.idempotent
+      ? withIdempotency(ctx, `${route.method.toUpperCase()} ${ctx.path}`, body ?? {}, run, key)
+      : run());
     if (result !== undefined) {
       ctx.status = route.status ?? 200;
       ctx.body = result;
@@ -89,10 +108,16 @@ export function createApp(deps: AppDeps, routes: RouteSpec[] = allRoutes()): Koa
 
   const router = new Router<AppState, AppExtras>();
   for (const route of routes) {
-    router[route.method](route.path, (ctx, next) => {
-      ctx.state.routeName = route.path;
-      return next();
-    }, authorize(route.access) as never, ...(route.metered ? [meter() as never] : []), validate(route, deps.config.bodyLimit) as never);
+    router[route.method](
+      route.path,
+      (ctx, next) => {
+        ctx.state.routeName = route.path;
+        return next();
+      },
+      authorize(route.access) as never,
+      ...(route.metered ? [meter() as never] : []),
+      validate(route, deps.config.bodyLimit) as never,
+    );
   }
 
   app.use(requestContext() as never);

@@ -3,7 +3,12 @@ import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { getBrowserSession, type BrowserSessionRow } from '../activities/store/browser-sessions';
 import { AppError, notFound, type ErrorCode } from '../schema/errors';
-import { browserCommandUpdate, isEndedStatus, type BrowserCommand, type BrowserCommandResult } from '../workflows/browser-defs';
+import {
+  browserCommandUpdate,
+  isEndedStatus,
+  type BrowserCommand,
+  type BrowserCommandResult,
+} from '../workflows/browser-defs';
 import { principalOf, type AppContext } from './context';
 import { isTemporalUnavailable } from './start-workflow';
 
@@ -38,18 +43,29 @@ export function mapBrowserFailure(err: unknown): AppError {
   let e: unknown = err;
   while (e instanceof Error && !(e instanceof ApplicationFailure) && e.cause) e = e.cause;
   if (e instanceof ApplicationFailure) {
-    if (e.type === 'BrowserCapacity') return retryAfter('Every browser worker is at its session capacity; retry later.');
+    if (e.type === 'BrowserCapacity')
+      return retryAfter('Every browser worker is at its session capacity; retry later.');
     const code = STATUS[e.type ?? ''] ?? 'upstream_error';
     return new AppError(code, e.message);
   }
-  if (isTemporalUnavailable(err)) return new AppError('service_unavailable', 'The workflow service did not answer; try again shortly.', { cause: err });
+  if (isTemporalUnavailable(err))
+    return new AppError('service_unavailable', 'The workflow service did not answer; try again shortly.', {
+      cause: err,
+    });
   if (err instanceof WorkflowNotFoundError) return new AppError('conflict', 'The session has ended.');
-  return new AppError('upstream_error', `The browser command failed: ${(e as Error)?.message ?? 'unknown error'}`, { cause: err });
+  return new AppError('upstream_error', `The browser command failed: ${(e as Error)?.message ?? 'unknown error'}`, {
+    cause: err,
+  });
 }
 
 /** Runs one command as an update of the session's workflow (serialised there, run on the owning worker). */
-export async function browserCommand(ctx: AppContext, row: BrowserSessionRow, cmd: BrowserCommand): Promise<BrowserCommandResult> {
-  if (isEndedStatus(row.status) && cmd.op !== 'close') throw new AppError('conflict', `The session is ${row.status}; open a new one.`);
+export async function browserCommand(
+  ctx: AppContext,
+  row: BrowserSessionRow,
+  cmd: BrowserCommand,
+): Promise<BrowserCommandResult> {
+  if (isEndedStatus(row.status) && cmd.op !== 'close')
+    throw new AppError('conflict', `The session is ${row.status}; open a new one.`);
   if (row.status === 'opening') throw new AppError('conflict', 'The session is still opening; retry shortly.');
   const { client, connection } = ctx.deps.temporal;
   const timeout = ('timeoutMs' in cmd ? cmd.timeoutMs : 30_000) + 90_000;
@@ -78,7 +94,11 @@ export async function browserWorkerCount(ctx: AppContext, queue: string): Promis
   const { client, connection } = ctx.deps.temporal;
   try {
     const res = await connection.withDeadline(Date.now() + 3000, () =>
-      client.workflowService.describeTaskQueue({ namespace: ctx.deps.config.temporal.namespace, taskQueue: { name: queue, kind: 1 }, taskQueueType: 2 }),
+      client.workflowService.describeTaskQueue({
+        namespace: ctx.deps.config.temporal.namespace,
+        taskQueue: { name: queue, kind: 1 },
+        taskQueueType: 2,
+      }),
     );
     return res.pollers?.length ?? 0;
   } catch {

@@ -43,13 +43,23 @@ export function createHttpServer(app: Pick<Koa, 'callback'>, config: Config, log
   const callback = app.callback();
   const overCap = new WeakSet<Socket>();
   const server = http.createServer(
-    { requestTimeout: 0, headersTimeout: headersTimeoutMs, connectionsCheckingInterval: Math.min(30_000, Math.max(50, headersTimeoutMs / 4)) },
+    {
+      requestTimeout: 0,
+      headersTimeout: headersTimeoutMs,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(50, headersTimeoutMs / 4)),
+    },
     (req, res) => {
       if (!overCap.has(req.socket)) return void callback(req, res);
       // Over the per-address cap: answer its first request with 429 and close the connection.
-      const body = JSON.stringify({ error: `Too many open connections from this address (limit ${maxConnectionsPerAddress}).`, code: 'rate_limited' });
+      const body = JSON.stringify({
+        error: `Too many open connections from this address (limit ${maxConnectionsPerAddress}).`,
+        code: 'rate_limited',
+      });
       res.writeHead(ERROR_STATUS.rate_limited, {
-        'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Retry-After': '1', Connection: 'close',
+        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Length': Buffer.byteLength(body),
+        'Retry-After': '1',
+        Connection: 'close',
       });
       res.end(body);
       req.resume();

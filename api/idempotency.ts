@@ -7,15 +7,19 @@ import { principalOf, type AppContext } from './context';
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v && typeof v === 'object') {
-    return `{${Object.keys(v as object).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(v as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
 }
 
-
 /** The stored fingerprint of a request body (sha256 of its canonical JSON). */
 export function requestHashOf(body: unknown): string {
-  return createHash('sha256').update(canonical(body ?? null)).digest('hex');
+  return createHash('sha256')
+    .update(canonical(body ?? null))
+    .digest('hex');
 }
 
 /**
@@ -26,7 +30,13 @@ export function requestHashOf(body: unknown): string {
  * left without an answer (the API died mid-request) is taken over by a retry after
  * IDEMPOTENCY_LEASE_SECONDS; keys expire after IDEMPOTENCY_TTL_SECONDS (24 h).
  */
-export async function withIdempotency<T>(ctx: AppContext, route: string, body: unknown, run: () => Promise<T> | T, key: string | undefined): Promise<T> {
+export async function withIdempotency<T>(
+  ctx: AppContext,
+  route: string,
+  body: unknown,
+  run: () => Promise<T> | T,
+  key: string | undefined,
+): Promise<T> {
   // Routes declare `idempotent: true`; the key arrives validated by `schema/headers.ts`.
   if (!key) return run();
   const tenantId = principalOf(ctx).tenantId;
@@ -34,9 +44,13 @@ export async function withIdempotency<T>(ctx: AppContext, route: string, body: u
   const claim = await claimIdempotencyKey(ctx.deps.db, { tenantId, route, key, requestHash });
   if (!claim.claimed) {
     if (claim.requestHash !== requestHash) {
-      throw new AppError('idempotency_conflict', 'This Idempotency-Key was already used with a different request body.');
+      throw new AppError(
+        'idempotency_conflict',
+        'This Idempotency-Key was already used with a different request body.',
+      );
     }
-    if (claim.response === null) throw new AppError('conflict', 'A request with this Idempotency-Key is still in progress; retry shortly.');
+    if (claim.response === null)
+      throw new AppError('conflict', 'A request with this Idempotency-Key is still in progress; retry shortly.');
     ctx.set('Idempotent-Replayed', 'true');
     return claim.response as T;
   }

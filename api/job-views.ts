@@ -67,7 +67,12 @@ export async function sovereignView(db: Db, s: GoalState, times: { created_at: s
     step_index: s.stepIndex,
     total_steps: s.plan.length,
     last_step: s.lastStep
-      ? { index: s.lastStep.index, title: s.lastStep.title, output_id: s.lastStep.outputId, output: outputs.get(s.lastStep.outputId) ?? s.lastStep.snippet }
+      ? {
+          index: s.lastStep.index,
+          title: s.lastStep.title,
+          output_id: s.lastStep.outputId,
+          output: outputs.get(s.lastStep.outputId) ?? s.lastStep.snippet,
+        }
       : null,
     error: s.error,
     created_at: times.created_at,

@@ -31,7 +31,10 @@ function drain(ctx: AppContext): void {
 export async function readUpload(ctx: AppContext, limit: number): Promise<Upload> {
   if (!ctx.is('multipart/form-data')) {
     drain(ctx);
-    throw new AppError('unsupported_media_type', 'Send the document as multipart/form-data with the file in field "file".');
+    throw new AppError(
+      'unsupported_media_type',
+      'Send the document as multipart/form-data with the file in field "file".',
+    );
   }
   const declared = Number(ctx.get('Content-Length') || 0);
   // Multipart framing and text fields add a little over the file size itself.
@@ -44,7 +47,15 @@ export async function readUpload(ctx: AppContext, limit: number): Promise<Upload
     json: false,
     urlencoded: false,
     text: false,
-    formidable: { maxFileSize: limit, maxTotalFileSize: limit, maxFiles: 1, maxFields: 20, maxFieldsSize: 256 * 1024, allowEmptyFiles: false, minFileSize: 1 },
+    formidable: {
+      maxFileSize: limit,
+      maxTotalFileSize: limit,
+      maxFiles: 1,
+      maxFields: 20,
+      maxFieldsSize: 256 * 1024,
+      allowEmptyFiles: false,
+      minFileSize: 1,
+    },
   });
   try {
     await parse(ctx as never, async () => {});
@@ -52,9 +63,12 @@ export async function readUpload(ctx: AppContext, limit: number): Promise<Upload
     drain(ctx);
     if (err instanceof AppError) throw err; // e.g. the body timeout (408)
     const e = err as { httpCode?: number; message?: string };
-    if (e.httpCode === 413) throw new AppError('payload_too_large', `The upload is larger than the ${limit}-byte limit.`);
-    if (/allowEmptyFiles|minFileSize/.test(e.message ?? '')) throw new AppError('invalid_request', 'The file is empty.');
-    if (/maxFiles/.test(e.message ?? '')) throw new AppError('invalid_request', 'Send exactly one file, in field "file".');
+    if (e.httpCode === 413)
+      throw new AppError('payload_too_large', `The upload is larger than the ${limit}-byte limit.`);
+    if (/allowEmptyFiles|minFileSize/.test(e.message ?? ''))
+      throw new AppError('invalid_request', 'The file is empty.');
+    if (/maxFiles/.test(e.message ?? ''))
+      throw new AppError('invalid_request', 'Send exactly one file, in field "file".');
     throw new AppError('invalid_request', `Malformed multipart body: ${(e.message ?? 'parse error').slice(0, 200)}`);
   }
   const files = (ctx.request as { files?: Record<string, FormidableFile | FormidableFile[]> }).files ?? {};
@@ -62,7 +76,10 @@ export async function readUpload(ctx: AppContext, limit: number): Promise<Upload
   try {
     const raw = files.file;
     const file = Array.isArray(raw) ? raw[0] : raw;
-    if (!file) throw new AppError('invalid_request', 'Missing the file: send it in multipart field "file".', { details: [{ path: 'body.file', message: 'required' }] });
+    if (!file)
+      throw new AppError('invalid_request', 'Missing the file: send it in multipart field "file".', {
+        details: [{ path: 'body.file', message: 'required' }],
+      });
     const bytes = await readFile(file.filepath);
     const fields: Record<string, string> = {};
     for (const [k, v] of Object.entries((ctx.request.body ?? {}) as Record<string, unknown>)) {

@@ -33,8 +33,10 @@ function openapiPath(path: string): string {
 function accessText(route: RouteSpec): { security: Json[]; scope?: string; note: string } {
   const a = route.access;
   if (a === 'public') return { security: [], note: 'Public: no key.' };
-  if (a === 'token') return { security: [{ registrationToken: [] }], note: 'Needs the registration token (X-Registration-Token).' };
-  if (a === 'bootstrap') return { security: [{ bearerKey: [] }], note: 'Needs a bootstrap key (agb.<prefix>.<secret>).' };
+  if (a === 'token')
+    return { security: [{ registrationToken: [] }], note: 'Needs the registration token (X-Registration-Token).' };
+  if (a === 'bootstrap')
+    return { security: [{ bearerKey: [] }], note: 'Needs a bootstrap key (agb.<prefix>.<secret>).' };
   if (a === 'key') return { security: [{ bearerKey: [] }], note: 'Needs any runtime key.' };
   return { security: [{ bearerKey: [a.scope] }], scope: a.scope, note: `Needs scope ${a.scope}.` };
 }
@@ -43,7 +45,7 @@ const ERROR_TEXT: Record<number, string> = {
   400: 'Malformed JSON or invalid fields (details name each path).',
   401: 'Missing, invalid or revoked credential.',
   403: 'The key lacks the required scope (scope names it).',
-  404: 'Unknown id (or another tenant\'s).',
+  404: "Unknown id (or another tenant's).",
   409: 'Conflict with the current state.',
   413: 'Body over the size limit.',
   415: 'Unsupported media type.',
@@ -75,18 +77,28 @@ export function buildOpenApi(routes: RouteSpec[], opts: { serverUrl?: string } =
       if (!schema) continue;
       const hs = js(schema, 'input');
       for (const [name, s] of Object.entries((hs.properties ?? {}) as Record<string, Json>)) {
-        if (!params.some((p) => p.in === 'header' && p.name === name)) params.push({ name, in: 'header', required: false, schema: s });
+        if (!params.some((p) => p.in === 'header' && p.name === name))
+          params.push({ name, in: 'header', required: false, schema: s });
       }
     }
     const responses: Record<string, Json> = {
       [status]: {
         description: 'Success.',
         content: route.produces
-          ? Object.fromEntries(route.produces.map((t) => [t, route.response && t.includes('json') ? { schema: js(route.response, 'output') } : {}]))
+          ? Object.fromEntries(
+              route.produces.map((t) => [
+                t,
+                route.response && t.includes('json') ? { schema: js(route.response, 'output') } : {},
+              ]),
+            )
           : { 'application/json': route.response ? { schema: js(route.response, 'output') } : {} },
       },
     };
-    const errorStatuses = new Set<number>([...(route.body ? [400, 413, 415] : []), ...(route.query || route.headers ? [400] : []), ...(route.idempotent ? [409] : [])]);
+    const errorStatuses = new Set<number>([
+      ...(route.body ? [400, 413, 415] : []),
+      ...(route.query || route.headers ? [400] : []),
+      ...(route.idempotent ? [409] : []),
+    ]);
     if (route.access !== 'public') [401, 403].forEach((s) => errorStatuses.add(s));
     if (params.some((p) => p.in === 'path')) errorStatuses.add(404);
     for (const s of Object.keys(route.responses ?? {})) errorStatuses.add(Number(s));
@@ -129,7 +141,8 @@ export function buildOpenApi(routes: RouteSpec[], opts: { serverUrl?: string } =
     info: {
       title: 'svc runtime',
       version: CONTRACT_VERSION,
-      description: 'Multi-tenant runtime intelligence service. Bearer keys svc.<prefix>.<secret>; scopes per operation (x-scope).',
+      description:
+        'Multi-tenant runtime intelligence service. Bearer keys svc.<prefix>.<secret>; scopes per operation (x-scope).',
     },
     servers: [{ url: opts.serverUrl ?? '/' }],
     paths,

@@ -15,8 +15,12 @@ export async function limitByAddress(ctx: AppContext, kind: keyof typeof PUBLIC_
   ctx.set('RateLimit-Limit', String(limit));
   ctx.set('RateLimit-Remaining', String(Math.max(0, limit - hits)));
   if (hits > limit) {
-    throw new AppError('rate_limited', `Too many requests from this address: at most ${limit} per minute here. Retry in ${resetSeconds} s.`, {
-      headers: { 'Retry-After': String(resetSeconds) },
-    });
+    throw new AppError(
+      'rate_limited',
+      `Too many requests from this address: at most ${limit} per minute here. Retry in ${resetSeconds} s.`,
+      {
+        headers: { 'Retry-After': String(resetSeconds) },
+      },
+    );
   }
 }

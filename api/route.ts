@@ -67,8 +67,11 @@ export interface RouteSpec<
 }
 
 /** Keeps the schema generics while declaring a route. */
-export function defineRoute<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType, H extends z.ZodType = z.ZodType>(
-  spec: RouteSpec<B, Q, P, H>,
-): RouteSpec {
+export function defineRoute<
+  B extends z.ZodType,
+  Q extends z.ZodType,
+  P extends z.ZodType,
+  H extends z.ZodType = z.ZodType,
+>(spec: RouteSpec<B, Q, P, H>): RouteSpec {
   return spec as unknown as RouteSpec;
 }

@@ -156,7 +156,13 @@ export function pipeEventStream(
     while (!sse.closed) {
       if (dirty) {
         dirty = false;
-        const rows = await readEventsAfter(opts.db, { tenantId: opts.tenantId, stream: opts.stream, afterId: last, types: opts.types, limit: 500 });
+        const rows = await readEventsAfter(opts.db, {
+          tenantId: opts.tenantId,
+          stream: opts.stream,
+          afterId: last,
+          types: opts.types,
+          limit: 500,
+        });
         for (const row of rows) {
           last = row.id;
           const msg = opts.toMessage(row);
@@ -172,7 +178,9 @@ export function pipeEventStream(
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         new Promise<void>((r) => (wake = r)),
-        new Promise<void>((r) => (timer = setTimeout(() => ((dirty = true), r()), listener.connected ? (opts.pollMs ?? 5000) : 500))),
+        new Promise<void>(
+          (r) => (timer = setTimeout(() => ((dirty = true), r()), listener.connected ? (opts.pollMs ?? 5000) : 500)),
+        ),
         sse.done,
       ]);
       clearTimeout(timer);

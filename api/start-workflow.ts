@@ -20,7 +20,11 @@ const GRPC_UNAVAILABLE = 14;
  * client wraps the gRPC error), at most 10 deep.
  */
 export function isTemporalUnavailable(err: unknown): boolean {
-  for (let e = err, depth = 0; e !== null && typeof e === 'object' && depth < 10; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e = err, depth = 0;
+    e !== null && typeof e === 'object' && depth < 10;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     if (isGrpcServiceError(e) && (e.code === GRPC_UNAVAILABLE || e.code === GRPC_DEADLINE_EXCEEDED)) return true;
     // A call on a connection closed during shutdown.
     if (e instanceof Error && e.message === 'Channel has been shut down') return true;
@@ -34,12 +38,21 @@ export function isTemporalUnavailable(err: unknown): boolean {
  * WorkflowNotFoundError for a closed workflow) pass through for the caller to map.
  * @throws AppError service_unavailable
  */
-export async function shortTemporalCall<T>(ctx: AppContext, what: string, fn: () => Promise<T>, ms = SHORT_CALL_DEADLINE_MS): Promise<T> {
+export async function shortTemporalCall<T>(
+  ctx: AppContext,
+  what: string,
+  fn: () => Promise<T>,
+  ms = SHORT_CALL_DEADLINE_MS,
+): Promise<T> {
   try {
     return await ctx.deps.temporal.connection.withDeadline(Date.now() + ms, fn);
   } catch (err) {
     if (isTemporalUnavailable(err)) {
-      throw new AppError('service_unavailable', `Could not ${what}: the workflow service did not answer. Try again shortly.`, { cause: err });
+      throw new AppError(
+        'service_unavailable',
+        `Could not ${what}: the workflow service did not answer. Try again shortly.`,
+        { cause: err },
+      );
     }
     throw err;
   }
@@ -70,26 +83,32 @@ export interface StartJobOptions<W extends Workflow = Workflow> {
  * @returns whether this call started it (false: a run with this id already exists)
  * @throws AppError service_unavailable when Temporal cannot be reached (after `onStartFailed`)
  */
-export async function startJobWorkflow<W extends Workflow = Workflow>(ctx: AppContext, o: StartJobOptions<W>): Promise<{ started: boolean }> {
+export async function startJobWorkflow<W extends Workflow = Workflow>(
+  ctx: AppContext,
+  o: StartJobOptions<W>,
+): Promise<{ started: boolean }> {
   const { client, connection } = ctx.deps.temporal;
   // The starting key, so that revoking it cancels this job (api/gateway); stored before the start.
   const p = ctx.state.principal;
-  if (p) await recordJobKey(ctx.deps.db, { workflowId: o.workflowId, tenantId: o.tenantId, keyId: p.keyId, kind: o.kind });
+  if (p)
+    await recordJobKey(ctx.deps.db, { workflowId: o.workflowId, tenantId: o.tenantId, keyId: p.keyId, kind: o.kind });
   try {
     // A start takes milliseconds; when the cluster is unreachable, answer 503 within 10 s instead of retrying on.
-    await connection.withDeadline(Date.now() + START_DEADLINE_MS, () => client.workflow.start(o.workflow, {
-      taskQueue: ctx.deps.config.temporal.taskQueue,
-      workflowId: o.workflowId,
-      args: o.args as unknown[], // checked against W by the caller's options type
-      workflowIdConflictPolicy: o.idConflictPolicy ?? 'FAIL',
-      workflowIdReusePolicy: o.idReusePolicy ?? 'REJECT_DUPLICATE',
-      typedSearchAttributes: new TypedSearchAttributes([
-        { key: SvcTenant, value: o.tenantId },
-        { key: SvcKind, value: o.kind },
-        { key: SvcSurface, value: o.surface ?? ctx.state.surface ?? 'api' },
-      ]),
-      memo: { title: o.title },
-    }));
+    await connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+      client.workflow.start(o.workflow, {
+        taskQueue: ctx.deps.config.temporal.taskQueue,
+        workflowId: o.workflowId,
+        args: o.args as unknown[], // checked against W by the caller's options type
+        workflowIdConflictPolicy: o.idConflictPolicy ?? 'FAIL',
+        workflowIdReusePolicy: o.idReusePolicy ?? 'REJECT_DUPLICATE',
+        typedSearchAttributes: new TypedSearchAttributes([
+          { key: SvcTenant, value: o.tenantId },
+          { key: SvcKind, value: o.kind },
+          { key: SvcSurface, value: o.surface ?? ctx.state.surface ?? 'api' },
+        ]),
+        memo: { title: o.title },
+      }),
+    );
     ctx.metrics.workflowStarts.inc({ kind: o.kind });
     // Public agent_dispatch frame (the kind only); a failed notify must not fail the start.
     void publishDispatch(ctx.deps.db, o.kind).catch(() => undefined);
@@ -97,7 +116,13 @@ export async function startJobWorkflow<W extends Workflow = Workflow>(ctx: AppCo
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return { started: false };
     ctx.deps.log.error({ err: (err as Error).message, workflow_id: o.workflowId }, 'workflow start failed');
-    await o.onStartFailed?.().catch((e: Error) => ctx.deps.log.warn({ err: e.message }, 'cleanup after failed start failed'));
-    throw new AppError('service_unavailable', `The ${o.kind} could not be started: the workflow service is unavailable. Try again shortly.`, { cause: err });
+    await o
+      .onStartFailed?.()
+      .catch((e: Error) => ctx.deps.log.warn({ err: e.message }, 'cleanup after failed start failed'));
+    throw new AppError(
+      'service_unavailable',
+      `The ${o.kind} could not be started: the workflow service is unavailable. Try again shortly.`,
+      { cause: err },
+    );
   }
 }

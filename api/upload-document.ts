@@ -22,7 +22,8 @@ export async function uploadDocument(ctx: AppContext, spaceFromPath?: string): P
   let spaceId = spaceFromPath;
   if (!spaceId && upload.fields.space_id !== undefined) {
     const parsed = SpaceId.safeParse(upload.fields.space_id);
-    if (!parsed.success) throw invalid([{ path: 'body.space_id', message: parsed.error.issues[0]?.message ?? 'invalid' }]);
+    if (!parsed.success)
+      throw invalid([{ path: 'body.space_id', message: parsed.error.issues[0]?.message ?? 'invalid' }]);
     spaceId = parsed.data;
   }
   const mediaType = await detectMediaType(upload.bytes);

@@ -28,10 +28,13 @@ function descendantsPssKb(): number {
     try {
       const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
       parent.set(Number(d), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   const mine = (pid: number): boolean => {
-    for (let p = parent.get(pid), n = 0; p !== undefined && n < 20; p = parent.get(p), n++) if (p === process.pid) return true;
+    for (let p = parent.get(pid), n = 0; p !== undefined && n < 20; p = parent.get(p), n++)
+      if (p === process.pid) return true;
     return false;
   };
   let kb = 0;
@@ -39,7 +42,9 @@ function descendantsPssKb(): number {
     if (!mine(pid)) continue;
     try {
       kb += Number(/Pss:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return kb;
 }
@@ -54,7 +59,8 @@ const at = (e: HistoryEvent): number => Number(e.eventTime?.seconds ?? 0) * 1000
  * task that returns the result). What is left of the client-side time is HTTP, auth and the update's own round trip.
  */
 async function stageBreakdown(client: Client, sessionId: string): Promise<string[]> {
-  const events = ((await client.workflow.getHandle(browserWorkflowId(sessionId)).fetchHistory()).events ?? []) as unknown as HistoryEvent[];
+  const events = ((await client.workflow.getHandle(browserWorkflowId(sessionId)).fetchHistory()).events ??
+    []) as unknown as HistoryEvent[];
   const byKind = new Map<string, { handler: number[]; dispatch: number[]; command: number[]; result: number[] }>();
   let accepted: number | undefined;
   let scheduled: number | undefined;
@@ -62,19 +68,30 @@ async function stageBreakdown(client: Client, sessionId: string): Promise<string
   let completed: number | undefined;
   let kind = '';
   for (const e of events) {
-    const sched = e.activityTaskScheduledEventAttributes as { input?: { payloads?: Array<{ data?: Uint8Array }> } } | undefined;
+    const sched = e.activityTaskScheduledEventAttributes as
+      { input?: { payloads?: Array<{ data?: Uint8Array }> } } | undefined;
     if (e.workflowExecutionUpdateAcceptedEventAttributes) accepted = at(e);
     else if (sched && accepted !== undefined) {
       scheduled = at(e);
       try {
-        const cmd = (JSON.parse(Buffer.from(sched.input?.payloads?.[0]?.data ?? []).toString()) as { cmd?: { op?: string; action?: string } }).cmd;
+        const cmd = (
+          JSON.parse(Buffer.from(sched.input?.payloads?.[0]?.data ?? []).toString()) as {
+            cmd?: { op?: string; action?: string };
+          }
+        ).cmd;
         kind = cmd?.action ?? cmd?.op ?? '?';
       } catch {
         kind = '?';
       }
     } else if (e.activityTaskStartedEventAttributes && scheduled !== undefined) started = at(e);
     else if (e.activityTaskCompletedEventAttributes && started !== undefined) completed = at(e);
-    else if (e.workflowExecutionUpdateCompletedEventAttributes && accepted !== undefined && scheduled !== undefined && started !== undefined && completed !== undefined) {
+    else if (
+      e.workflowExecutionUpdateCompletedEventAttributes &&
+      accepted !== undefined &&
+      scheduled !== undefined &&
+      started !== undefined &&
+      completed !== undefined
+    ) {
       const k = byKind.get(kind) ?? { handler: [], dispatch: [], command: [], result: [] };
       byKind.set(kind, k);
       k.handler.push(scheduled - accepted);
@@ -86,28 +103,43 @@ async function stageBreakdown(client: Client, sessionId: string): Promise<string
   }
   const p50 = (v: number[]) => fmt(percentile(v, 50));
   return [...byKind].map(
-    ([k, v]) => `    ${k.padEnd(9)} handler ${p50(v.handler)}  dispatch ${p50(v.dispatch)}  command ${p50(v.command)}  result ${p50(v.result)} ms p50  (${v.command.length})`,
+    ([k, v]) =>
+      `    ${k.padEnd(9)} handler ${p50(v.handler)}  dispatch ${p50(v.dispatch)}  command ${p50(v.command)}  result ${p50(v.result)} ms p50  (${v.command.length})`,
   );
 }
 
 async function main(): Promise<void> {
   const pages = await startPageServer();
-  const stack = await startBenchStack({ workflowsPath: require.resolve('../workflows'), env: { SVC_ALLOW_PRIVATE_FETCH: 'true' } });
+  const stack = await startBenchStack({
+    workflowsPath: require.resolve('../workflows'),
+    env: { SVC_ALLOW_PRIVATE_FETCH: 'true' },
+  });
   const { app } = stack;
-  const bw = await startBrowserWorkers({ config: app.config, db: app.db, log: pino({ level: 'warn' }), address: app.config.temporal.address!, taskQueue: stack.taskQueue });
+  const bw = await startBrowserWorkers({
+    config: app.config,
+    db: app.db,
+    log: pino({ level: 'warn' }),
+    address: app.config.temporal.address!,
+    taskQueue: stack.taskQueue,
+  });
   const raw = await chromium.launch({ executablePath: app.config.browser.chromiumPath, args: CHROMIUM_ARGS });
   let failed = false;
   try {
     const key = await app.key(['runtime:workspaces']);
     const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(app.url + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(app.url + path, {
+        method,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const json = (await res.json()) as Record<string, any>;
       if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
       return json;
     };
     const id = (await call('POST', '/v1/browser/sessions', {})).id as string;
     const page = await (await raw.newContext()).newPage();
-    const refOf = (text: string, re: RegExp) => /\[ref=([a-z0-9]+)\]/.exec(text.split('\n').find((l) => re.test(l)) ?? '')![1];
+    const refOf = (text: string, re: RegExp) =>
+      /\[ref=([a-z0-9]+)\]/.exec(text.split('\n').find((l) => re.test(l)) ?? '')![1];
 
     const api = { open: [] as number[], fill: [] as number[], click: [] as number[], snapshot: [] as number[] };
     const base = { open: [] as number[], fill: [] as number[], click: [] as number[], snapshot: [] as number[] };
@@ -122,8 +154,17 @@ async function main(): Promise<void> {
       await time(a.open, () => call('POST', '/v1/browser/open', { session_id: id, url: `${pages.url}/form` }));
       let snap = '';
       await time(a.snapshot, async () => (snap = (await call('GET', `/v1/browser/snapshot?session_id=${id}`)).text));
-      await time(a.fill, () => call('POST', '/v1/browser/action', { session_id: id, action: 'fill', ref: refOf(snap, /textbox "Name"/), text: 'Ada' }));
-      await time(a.click, () => call('POST', '/v1/browser/action', { session_id: id, action: 'click', ref: refOf(snap, /button "Press me"/) }));
+      await time(a.fill, () =>
+        call('POST', '/v1/browser/action', {
+          session_id: id,
+          action: 'fill',
+          ref: refOf(snap, /textbox "Name"/),
+          text: 'Ada',
+        }),
+      );
+      await time(a.click, () =>
+        call('POST', '/v1/browser/action', { session_id: id, action: 'click', ref: refOf(snap, /button "Press me"/) }),
+      );
 
       await time(b.open, () => page.goto(`${pages.url}/form`));
       let rawSnap = '';
@@ -138,22 +179,29 @@ async function main(): Promise<void> {
       const added = pa - pb;
       const ok = added <= 30 && (k !== 'snapshot' || pa / pb <= 1.5);
       failed ||= !ok;
-      console.log(`  ${k.padEnd(8)} api p50 ${fmt(pa)} ms  raw p50 ${fmt(pb)} ms  ratio ${(pa / pb).toFixed(2)}×  added ${fmt(added)} ms  ${ok ? 'PASS' : 'FAIL'}`);
+      console.log(
+        `  ${k.padEnd(8)} api p50 ${fmt(pa)} ms  raw p50 ${fmt(pb)} ms  ratio ${(pa / pb).toFixed(2)}×  added ${fmt(added)} ms  ${ok ? 'PASS' : 'FAIL'}`,
+      );
     }
 
-    console.log('  where an API command\'s time goes (workflow history, server clock):');
+    console.log("  where an API command's time goes (workflow history, server clock):");
     for (const line of await stageBreakdown(stack.client, id)) console.log(line);
 
     await call('POST', '/v1/browser/open', { session_id: id, url: `${pages.url}/big?n=1000` });
     const big: number[] = [];
     let dflt: Record<string, any> = {};
-    for (let i = 0; i < Math.max(5, ROUNDS / 2); i++) await time(big, async () => (dflt = await call('GET', `/v1/browser/snapshot?session_id=${id}`)));
+    for (let i = 0; i < Math.max(5, ROUNDS / 2); i++)
+      await time(big, async () => (dflt = await call('GET', `/v1/browser/snapshot?session_id=${id}`)));
     const full = await call('GET', `/v1/browser/snapshot?session_id=${id}&max_chars=1000000`);
     const bigOk = percentile(big, 50) <= 400;
     const cutOk = dflt.token_estimate <= 8000 && dflt.truncated === true;
     failed ||= !bigOk || !cutOk;
-    console.log(`  1,000-element page snapshot p50 ${fmt(percentile(big, 50))} ms (full text ${full.chars} chars)  ${bigOk ? 'PASS' : 'FAIL'}`);
-    console.log(`  default snapshot of it: ${dflt.token_estimate} tokens, ${dflt.text.length} chars, truncated ${dflt.truncated}  ${cutOk ? 'PASS' : 'FAIL'}`);
+    console.log(
+      `  1,000-element page snapshot p50 ${fmt(percentile(big, 50))} ms (full text ${full.chars} chars)  ${bigOk ? 'PASS' : 'FAIL'}`,
+    );
+    console.log(
+      `  default snapshot of it: ${dflt.token_estimate} tokens, ${dflt.text.length} chars, truncated ${dflt.truncated}  ${cutOk ? 'PASS' : 'FAIL'}`,
+    );
 
     const before = descendantsPssKb();
     const extra: string[] = [];
@@ -163,7 +211,9 @@ async function main(): Promise<void> {
       extra.push(s);
     }
     const after = descendantsPssKb();
-    console.log(`  memory: ${((after - before) / 3 / 1024).toFixed(1)} MiB PSS per open session (3 sessions on /form, Chromium processes)`);
+    console.log(
+      `  memory: ${((after - before) / 3 / 1024).toFixed(1)} MiB PSS per open session (3 sessions on /form, Chromium processes)`,
+    );
     for (const s of extra) await call('DELETE', `/v1/browser/sessions/${s}`);
     await call('DELETE', `/v1/browser/sessions/${id}`);
   } finally {

@@ -26,20 +26,43 @@ async function sample(fn: () => Promise<unknown> | unknown): Promise<number[]> {
   return out;
 }
 
-interface Row { name: string; ms: number; baseline: number; bound: number }
+interface Row {
+  name: string;
+  ms: number;
+  baseline: number;
+  bound: number;
+}
 
 async function main(): Promise<void> {
   const rows: Row[] = [];
-  const calc = await sample(() => runCommonsTool('calculator', JSON.stringify({ expression: 'f(n) = n < 1 ? 0 : f(n-1) + f(n-1); f(60)' })));
-  rows.push({ name: 'calculator runaway → refused (÷ 250 ms limit)', ms: percentile(calc, 50), baseline: 250, bound: 2 });
-  const regex = await sample(() => runCommonsTool('regex', JSON.stringify({ op: 'test', pattern: '^(a+)+$', text: `${'a'.repeat(40)}b` })));
-  rows.push({ name: 'regex backtracking → refused (÷ 200 ms limit)', ms: percentile(regex, 50), baseline: 200, bound: 2 });
+  const calc = await sample(() =>
+    runCommonsTool('calculator', JSON.stringify({ expression: 'f(n) = n < 1 ? 0 : f(n-1) + f(n-1); f(60)' })),
+  );
+  rows.push({
+    name: 'calculator runaway → refused (÷ 250 ms limit)',
+    ms: percentile(calc, 50),
+    baseline: 250,
+    bound: 2,
+  });
+  const regex = await sample(() =>
+    runCommonsTool('regex', JSON.stringify({ op: 'test', pattern: '^(a+)+$', text: `${'a'.repeat(40)}b` })),
+  );
+  rows.push({
+    name: 'regex backtracking → refused (÷ 200 ms limit)',
+    ms: percentile(regex, 50),
+    baseline: 200,
+    bound: 2,
+  });
 
   const fake = await startFakeOpenAI();
   try {
     const router = createModelRouter(parseConfig({ OPENAI_BASE_URL: fake.url }), { localUrl: null });
     fake.setDefault({ hang: true });
-    const timeout = await sample(() => router.complete({ lane: 'mid', messages: [{ role: 'user', content: 'x' }], timeoutMs: 250 }).catch(() => undefined));
+    const timeout = await sample(() =>
+      router
+        .complete({ lane: 'mid', messages: [{ role: 'user', content: 'x' }], timeoutMs: 250 })
+        .catch(() => undefined),
+    );
     rows.push({ name: 'provider hang → 504 (÷ 250 ms timeout)', ms: percentile(timeout, 50), baseline: 250, bound: 3 });
 
     fake.setDefault({ reply: 'one two three four five six', chunkDelayMs: 60 });
@@ -54,7 +77,12 @@ async function main(): Promise<void> {
       first.push(firstAt);
       last.push(performance.now() - t0);
     }
-    rows.push({ name: 'stream first token (÷ last token)', ms: percentile(first, 50), baseline: percentile(last, 50), bound: 0.5 });
+    rows.push({
+      name: 'stream first token (÷ last token)',
+      ms: percentile(first, 50),
+      baseline: percentile(last, 50),
+      bound: 0.5,
+    });
   } finally {
     await fake.close();
   }
@@ -64,7 +92,9 @@ async function main(): Promise<void> {
     const ratio = r.ms / r.baseline;
     const verdict = ratio <= r.bound ? 'PASS' : 'FAIL';
     if (verdict === 'FAIL') failed++;
-    console.log(`${r.name}: p50 ${fmt(r.ms)} ms vs ${fmt(r.baseline)} ms → ratio ${ratio.toFixed(2)} (bound ${r.bound}) ${verdict}`);
+    console.log(
+      `${r.name}: p50 ${fmt(r.ms)} ms vs ${fmt(r.baseline)} ms → ratio ${ratio.toFixed(2)} (bound ${r.bound}) ${verdict}`,
+    );
   }
   if (failed) process.exitCode = 1;
 }

@@ -27,33 +27,61 @@ const GOALS = { chain: 1.1, fan: 1.25, wide: 1.25, stepOverheadMs: 5, throughput
 type Shape = 'chain' | 'fan';
 
 function stepsFor(shape: Shape, n: number) {
-  const save = (id: string, deps: string[]) => ({ id, title: id, action: 'save', args: { content: 'x' }, depends_on: deps });
+  const save = (id: string, deps: string[]) => ({
+    id,
+    title: id,
+    action: 'save',
+    args: { content: 'x' },
+    depends_on: deps,
+  });
   if (shape === 'chain') return Array.from({ length: n }, (_, i) => save(`s${i}`, i ? [`s${i - 1}`] : []));
   const fan = Array.from({ length: n }, (_, i) => save(`s${i}`, []));
-  return [...fan, save('join', fan.map((s) => s.id))];
+  return [
+    ...fan,
+    save(
+      'join',
+      fan.map((s) => s.id),
+    ),
+  ];
 }
 
 /** Creates and runs a task through the API, reading the SSE stream to `done`. Returns ms. */
 async function viaApi(url: string, key: string, shape: Shape, n: number): Promise<number> {
   const started = performance.now();
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  const task = (await (await fetch(`${url}/v1/tasks`, { method: 'POST', headers, body: JSON.stringify({ title: shape, steps: stepsFor(shape, n) }) })).json()) as { id: string };
-  const res = await fetch(`${url}/v1/tasks/${task.id}/execute`, { method: 'POST', headers: { ...headers, accept: 'text/event-stream' } });
+  const task = (await (
+    await fetch(`${url}/v1/tasks`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ title: shape, steps: stepsFor(shape, n) }),
+    })
+  ).json()) as { id: string };
+  const res = await fetch(`${url}/v1/tasks/${task.id}/execute`, {
+    method: 'POST',
+    headers: { ...headers, accept: 'text/event-stream' },
+  });
   const text = await res.text(); // the server ends the stream after the `done` event
-  if (!text.includes('"done":true') || !text.includes('"status":"completed"')) throw new Error(`run did not complete: ${text.slice(-300)}`);
+  if (!text.includes('"done":true') || !text.includes('"status":"completed"'))
+    throw new Error(`run did not complete: ${text.slice(-300)}`);
   return performance.now() - started;
 }
 
 async function viaRaw(client: Client, taskQueue: string, shape: Shape, n: number): Promise<number> {
   const started = performance.now();
-  await client.workflow.execute('rawDagWorkflow', { taskQueue, workflowId: `raw-${randomToken(10)}`, args: [{ shape, n }] });
+  await client.workflow.execute('rawDagWorkflow', {
+    taskQueue,
+    workflowId: `raw-${randomToken(10)}`,
+    args: [{ shape, n }],
+  });
   return performance.now() - started;
 }
 
 const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
 
 async function main(): Promise<void> {
-  const { app, client, taskQueue, close } = await startBenchStack({ workflowsPath: require.resolve('./dag-raw-workflow') });
+  const { app, client, taskQueue, close } = await startBenchStack({
+    workflowsPath: require.resolve('./dag-raw-workflow'),
+  });
   const failures: string[] = [];
   const check = (name: string, ok: boolean, line: string) => {
     console.log(`${verdict(ok)}  ${line}`);
@@ -88,8 +116,15 @@ async function main(): Promise<void> {
       );
       if (shape === 'chain') {
         // Per-step overhead: paired difference of each round, spread over the chain's steps (p50 over rounds).
-        const perStep = percentile(api.map((a, i) => (a - raw[i]) / N), 50);
-        check('step-overhead', perStep <= GOALS.stepOverheadMs, `per-step overhead (chain, paired rounds) p50 ${fmt(perStep)} ms (goal <= ${GOALS.stepOverheadMs} ms)`);
+        const perStep = percentile(
+          api.map((a, i) => (a - raw[i]) / N),
+          50,
+        );
+        check(
+          'step-overhead',
+          perStep <= GOALS.stepOverheadMs,
+          `per-step overhead (chain, paired rounds) p50 ${fmt(perStep)} ms (goal <= ${GOALS.stepOverheadMs} ms)`,
+        );
       }
     }
 

@@ -21,7 +21,13 @@ async function main(): Promise<void> {
     workflowsPath: require.resolve('../workflows'),
     env: { SVC_SMTP_URL: smtp.url, SVC_SMTP_FROM: FROM, SVC_EMAIL_RATE_PER_MINUTE: '100000' },
   });
-  const direct = nodemailer.createTransport({ pool: true, host: '127.0.0.1', port: smtp.port, secure: false, maxConnections: 4 });
+  const direct = nodemailer.createTransport({
+    pool: true,
+    host: '127.0.0.1',
+    port: smtp.port,
+    secure: false,
+    maxConnections: 4,
+  });
   try {
     const key = await app.key(['runtime:email:send']);
     const api: number[] = [];
@@ -31,28 +37,50 @@ async function main(): Promise<void> {
     for (let i = 0; i < 3; i++) {
       await sendViaApi(app.url, key, `warm ${i}`, smtp.received.bind(smtp));
       await direct.sendMail({ from: FROM, to: 'b@example.com', subject: `warm direct ${i}`, text: 'x' });
-      await client.workflow.execute('smokeWorkflow', { taskQueue, workflowId: `bench-smoke-warm-${i}-${Date.now()}`, args: [{ message: 'x' }] });
+      await client.workflow.execute('smokeWorkflow', {
+        taskQueue,
+        workflowId: `bench-smoke-warm-${i}-${Date.now()}`,
+        args: [{ message: 'x' }],
+      });
     }
     for (let i = 0; i < SENDS; i++) {
       api.push(await sendViaApi(app.url, key, `api ${i}`, smtp.received.bind(smtp)));
       let t = performance.now();
-      await direct.sendMail({ from: FROM, to: 'b@example.com', subject: `direct ${i}`, text: 'Bench body.', html: '<p>Bench body.</p>' });
+      await direct.sendMail({
+        from: FROM,
+        to: 'b@example.com',
+        subject: `direct ${i}`,
+        text: 'Bench body.',
+        html: '<p>Bench body.</p>',
+      });
       raw.push(performance.now() - t);
       t = performance.now();
-      await client.workflow.execute('smokeWorkflow', { taskQueue, workflowId: `bench-smoke-${i}-${Date.now()}`, args: [{ message: 'x' }] });
+      await client.workflow.execute('smokeWorkflow', {
+        taskQueue,
+        workflowId: `bench-smoke-${i}-${Date.now()}`,
+        args: [{ message: 'x' }],
+      });
       wf.push(performance.now() - t);
       if ((i + 1) % 25 === 0) console.error(`… ${i + 1}/${SENDS}`);
     }
     const p50 = { api: percentile(api, 50), raw: percentile(raw, 50), wf: percentile(wf, 50) };
     const bound = 1.3 * p50.raw + p50.wf;
-    console.log(`## Email: API (workflow + pool) vs nodemailer pool direct (${SENDS} sends each, interleaved, same SMTP server)\n`);
+    console.log(
+      `## Email: API (workflow + pool) vs nodemailer pool direct (${SENDS} sends each, interleaved, same SMTP server)\n`,
+    );
     console.log('| path | p50 ms | p95 ms |');
     console.log('|---|---|---|');
-    for (const [name, a] of [['API POST /v1/email/send → stored by server', api], ['nodemailer pool direct', raw], ['workflow start + 1 activity (smoke)', wf]] as const) {
+    for (const [name, a] of [
+      ['API POST /v1/email/send → stored by server', api],
+      ['nodemailer pool direct', raw],
+      ['workflow start + 1 activity (smoke)', wf],
+    ] as const) {
       console.log(`| ${name} | ${fmt(percentile(a, 50))} | ${fmt(percentile(a, 95))} |`);
     }
     const verdict = p50.api <= bound ? 'PASS' : 'FAIL';
-    console.log(`\nAPI p50 ${fmt(p50.api)} ms vs bound 1.3 × ${fmt(p50.raw)} + ${fmt(p50.wf)} = ${fmt(bound)} ms (API/direct ${(p50.api / p50.raw).toFixed(2)}×): ${verdict}`);
+    console.log(
+      `\nAPI p50 ${fmt(p50.api)} ms vs bound 1.3 × ${fmt(p50.raw)} + ${fmt(p50.wf)} = ${fmt(bound)} ms (API/direct ${(p50.api / p50.raw).toFixed(2)}×): ${verdict}`,
+    );
     if (verdict === 'FAIL') process.exitCode = 1;
   } finally {
     direct.close();
@@ -61,11 +89,17 @@ async function main(): Promise<void> {
   }
 }
 
-async function sendViaApi(url: string, key: string, subject: string, received: (s: string) => Promise<unknown>): Promise<number> {
+async function sendViaApi(
+  url: string,
+  key: string,
+  subject: string,
+  received: (s: string) => Promise<unknown>,
+): Promise<number> {
   const t = performance.now();
   const arrived = received(subject);
   const r = await fetch(`${url}/v1/email/send`, {
-    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ to: 'b@example.com', subject, body: 'Bench body.', html: '<p>Bench body.</p>' }),
   });
   await r.arrayBuffer();

@@ -31,7 +31,11 @@ const payload = (t: Target, stream: boolean) =>
 
 async function once(t: Target, stream: boolean): Promise<number> {
   const started = performance.now();
-  const res = await fetch(t.url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: payload(t, stream) });
+  const res = await fetch(t.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...t.headers },
+    body: payload(t, stream),
+  });
   const text = await res.text();
   if (res.status !== 200 || (stream ? !text.includes('[DONE]') : !text.includes('quick brown fox'))) {
     throw new Error(`${t.name}: unexpected answer ${res.status} ${text.slice(0, 200)}`);
@@ -42,7 +46,11 @@ async function once(t: Target, stream: boolean): Promise<number> {
 /** Time until the first content token ("The") arrives on a stream; the rest is read and dropped. */
 async function ttft(t: Target): Promise<number> {
   const started = performance.now();
-  const res = await fetch(t.url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: payload(t, true) });
+  const res = await fetch(t.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...t.headers },
+    body: payload(t, true),
+  });
   if (!res.body || res.status !== 200) throw new Error(`${t.name}: stream answered ${res.status}`);
   const decoder = new TextDecoder();
   let seen = '';
@@ -95,7 +103,14 @@ async function startBareProxy(upstream: string): Promise<{ url: string; close():
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const server = http.createServer((req, res) => {
     const fwd = http.request(
-      { host: up.hostname, port: up.port, path: `${up.pathname}/chat/completions`, method: req.method, headers: req.headers, agent },
+      {
+        host: up.hostname,
+        port: up.port,
+        path: `${up.pathname}/chat/completions`,
+        method: req.method,
+        headers: req.headers,
+        agent,
+      },
       (r) => {
         res.writeHead(r.statusCode ?? 502, r.headers);
         r.pipe(res);
@@ -123,7 +138,11 @@ function check(what: string, value: number, limit: number, atMost = true): void 
 function table(title: string, targets: Target[], lat: number[][]): void {
   console.log(title);
   console.log('target                              p50 ms   p99 ms');
-  targets.forEach((t, i) => console.log(`${t.name.padEnd(34)} ${fmt(percentile(lat[i], 50)).padStart(6)}   ${fmt(percentile(lat[i], 99)).padStart(6)}`));
+  targets.forEach((t, i) =>
+    console.log(
+      `${t.name.padEnd(34)} ${fmt(percentile(lat[i], 50)).padStart(6)}   ${fmt(percentile(lat[i], 99)).padStart(6)}`,
+    ),
+  );
   console.log('');
 }
 
@@ -135,8 +154,18 @@ async function main(): Promise<void> {
   const bare = await startBareProxy(fake.url);
   try {
     const key = await app.key(['runtime:chat']);
-    const direct: Target = { name: 'upstream direct', url: `${fake.url}/chat/completions`, headers: {}, model: 'gpt-4o' };
-    const proxy: Target = { name: 'bare pass-through proxy', url: `${bare.url}/v1/chat/completions`, headers: {}, model: 'gpt-4o' };
+    const direct: Target = {
+      name: 'upstream direct',
+      url: `${fake.url}/chat/completions`,
+      headers: {},
+      model: 'gpt-4o',
+    };
+    const proxy: Target = {
+      name: 'bare pass-through proxy',
+      url: `${bare.url}/v1/chat/completions`,
+      headers: {},
+      model: 'gpt-4o',
+    };
     const gateway: Target = {
       name: 'gateway /v1/chat/completions',
       url: `${app.url}/v1/chat/completions`,
@@ -145,16 +174,24 @@ async function main(): Promise<void> {
     };
     const all = [direct, proxy, gateway];
     for (const stream of [false, true]) for (const t of all) for (let i = 0; i < 50; i++) await once(t, stream); // warm-up (JIT, pools, caches)
-    console.log(`Chat gateway benchmark: ${N} interleaved sequential requests per target and phase; throughput at concurrency ${CONCURRENCY}.\n`);
+    console.log(
+      `Chat gateway benchmark: ${N} interleaved sequential requests per target and phase; throughput at concurrency ${CONCURRENCY}.\n`,
+    );
 
     const instant = await rounds(all, N, (t) => once(t, false));
     table('INSTANT UPSTREAM (non-streaming)', all, instant);
     const p50 = instant.map((s) => percentile(s, 50));
     console.log(`added p50: bare proxy ${fmt(p50[1] - p50[0])} ms, gateway ${fmt(p50[2] - p50[0])} ms\n`);
-    check('added p50 at an instant upstream, gateway / bare proxy', (p50[2] - p50[0]) / Math.max(0.05, p50[1] - p50[0]), 2);
+    check(
+      'added p50 at an instant upstream, gateway / bare proxy',
+      (p50[2] - p50[0]) / Math.max(0.05, p50[1] - p50[0]),
+      2,
+    );
 
     const rps = await throughput([direct, gateway], N * 2);
-    console.log(`THROUGHPUT at concurrency ${CONCURRENCY}: direct ${rps[0].toFixed(0)} req/s, gateway ${rps[1].toFixed(0)} req/s\n`);
+    console.log(
+      `THROUGHPUT at concurrency ${CONCURRENCY}: direct ${rps[0].toFixed(0)} req/s, gateway ${rps[1].toFixed(0)} req/s\n`,
+    );
     check(`throughput at concurrency ${CONCURRENCY}, gateway / direct`, rps[1] / rps[0], 0.5, false);
 
     behavior = { reply: REPLY, chunkDelayMs: 2 };
@@ -178,7 +215,9 @@ async function main(): Promise<void> {
   for (const c of checks) {
     const pass = c.atMost ? c.value <= c.limit : c.value >= c.limit;
     if (!pass) failed++;
-    console.log(`${pass ? 'PASS' : 'FAIL'}  ${c.what}: ${c.value.toFixed(2)} (goal ${c.atMost ? '≤' : '≥'} ${c.limit})`);
+    console.log(
+      `${pass ? 'PASS' : 'FAIL'}  ${c.what}: ${c.value.toFixed(2)} (goal ${c.atMost ? '≤' : '≥'} ${c.limit})`,
+    );
   }
   if (failed) process.exitCode = 1;
 }

@@ -47,12 +47,20 @@ export interface BenchApp {
  * close). `env` adds configuration; Temporal is connected lazily at TEMPORAL_ADDRESS if given.
  */
 export async function startBenchApp(env: Record<string, string> = {}): Promise<BenchApp> {
-  const database = await freshDatabase({ base: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432', prefix: 'svc_bench' });
+  const database = await freshDatabase({
+    base: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432',
+    prefix: 'svc_bench',
+  });
   const dbUrl = database.url;
   const config = parseConfig({ DATABASE_URL: dbUrl, SVC_LOG_LEVEL: 'silent', ...env });
   const db = await createDb({ url: dbUrl, maxConnections: 10 });
   const connection = Connection.lazy({ address: config.temporal.address ?? '127.0.0.1:7233' });
-  const deps = { config, db, log: pino({ level: 'silent' }), temporal: { connection, client: new Client({ connection }) } };
+  const deps = {
+    config,
+    db,
+    log: pino({ level: 'silent' }),
+    temporal: { connection, client: new Client({ connection }) },
+  };
   const gateway = createGateway(deps);
   const app = createApp({ ...deps, gateway });
   const server = http.createServer(app.callback());
@@ -87,7 +95,10 @@ export interface BenchStack {
  * added), the workflows at `workflowsPath` bundled and run by a runtime worker on a fresh task
  * queue, and a Temporal client.
  */
-export async function startBenchStack(opts: { workflowsPath: string; env?: Record<string, string> }): Promise<BenchStack> {
+export async function startBenchStack(opts: {
+  workflowsPath: string;
+  env?: Record<string, string>;
+}): Promise<BenchStack> {
   const log = pino({ level: 'warn' });
   installTemporalLogging(log);
   const cli = await findOrBuildTemporalCli({ log });
@@ -101,7 +112,14 @@ export async function startBenchStack(opts: { workflowsPath: string; env?: Recor
   });
   const bundlePath = path.join(os.tmpdir(), `svc-bench-bundle-${randomToken(6)}.js`);
   writeFileSync(bundlePath, code);
-  const { worker, connection } = await createRuntimeWorker({ config: app.config, db: app.db, log, address: temporal.address, taskQueue, bundlePath });
+  const { worker, connection } = await createRuntimeWorker({
+    config: app.config,
+    db: app.db,
+    log,
+    address: temporal.address,
+    taskQueue,
+    bundlePath,
+  });
   const running = worker.run();
   const clientConn = await Connection.connect({ address: temporal.address });
   return {

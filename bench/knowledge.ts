@@ -27,7 +27,9 @@ const TIERS = [1_000, 10_000, 100_000].filter((t) => t <= MAX);
 
 const rand = rng(42); // deterministic, so every run ingests the same text
 const SYL = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'to', 'vi', 'de', 'fa', 'go', 'hu', 'pe', 'ri', 'zo', 'ba'];
-const VOCAB = Array.from({ length: 3000 }, () => Array.from({ length: 2 + Math.floor(rand() * 3) }, () => SYL[Math.floor(rand() * SYL.length)]).join(''));
+const VOCAB = Array.from({ length: 3000 }, () =>
+  Array.from({ length: 2 + Math.floor(rand() * 3) }, () => SYL[Math.floor(rand() * SYL.length)]).join(''),
+);
 const zipf = () => VOCAB[Math.floor(VOCAB.length * Math.pow(rand(), 2.2))];
 /** One ~500-character paragraph: the chunker packs exactly one per chunk (target 900). */
 const paragraph = () => {
@@ -57,9 +59,23 @@ async function main(): Promise<void> {
   const tenantId = await createTenant(db);
   await db.query(sql.unsafe`CREATE UNLOGGED TABLE bench_plain (id text, tenant_id text, text text)`);
   const corpusIds: string[] = [];
-  for (const d of CORPUS) corpusIds.push((await indexDocument(deps, { tenantId, sourceKind: 'ingest', title: d.title, mediaType: 'text/plain', sizeBytes: d.text.length, text: d.text })).document.id);
+  for (const d of CORPUS)
+    corpusIds.push(
+      (
+        await indexDocument(deps, {
+          tenantId,
+          sourceKind: 'ingest',
+          title: d.title,
+          mediaType: 'text/plain',
+          sizeBytes: d.text.length,
+          text: d.text,
+        })
+      ).document.id,
+    );
 
-  const rows: string[] = ['tier      ingest c/s  baseline c/s  ratio   fts p50 ms  fts p99 ms  ilike p50 ms  speed-up  recall@3'];
+  const rows: string[] = [
+    'tier      ingest c/s  baseline c/s  ratio   fts p50 ms  fts p99 ms  ilike p50 ms  speed-up  recall@3',
+  ];
   let total = CORPUS.length;
   for (const tier of TIERS) {
     // Ingest up to the tier: documents of 5 chunks, 4 writers at once.
@@ -71,7 +87,14 @@ async function main(): Promise<void> {
       Array.from({ length: 4 }, async () => {
         while (next < docs.length) {
           const text = docs[next++];
-          await indexDocument(deps, { tenantId, sourceKind: 'ingest', title: `Synthetic ${next}`, mediaType: 'text/plain', sizeBytes: text.length, text });
+          await indexDocument(deps, {
+            tenantId,
+            sourceKind: 'ingest',
+            title: `Synthetic ${next}`,
+            mediaType: 'text/plain',
+            sizeBytes: text.length,
+            text,
+          });
         }
       }),
     );
@@ -86,7 +109,9 @@ async function main(): Promise<void> {
       Array.from({ length: 4 }, async () => {
         while (at < paras.length) {
           const batch = paras.slice(at, (at += 5)).map((t) => [randomToken(20), tenantId, t]);
-          await db.query(sql.unsafe`INSERT INTO bench_plain SELECT * FROM ${sql.unnest(batch, ['text', 'text', 'text'])}`);
+          await db.query(
+            sql.unsafe`INSERT INTO bench_plain SELECT * FROM ${sql.unnest(batch, ['text', 'text', 'text'])}`,
+          );
         }
       }),
     );

@@ -32,9 +32,21 @@ interface Scenario {
 }
 
 const SCENARIOS: Scenario[] = [
-  { name: 'chat (fake upstream)', path: '/v1/chat/completions', body: { model: 'svc-oracle', messages: [{ role: 'user', content: 'Say hello.' }] } },
-  { name: 'task create', path: '/v1/tasks', body: { title: 'Load', steps: [{ title: 'a', action: 'save', args: { content: 'x' } }] } },
-  { name: 'reasoning /quest/scaffold', path: '/v1/quest/scaffold', body: { goal: 'Ship the beta', notes: 'Two weeks', constraints: ['no weekends'] } },
+  {
+    name: 'chat (fake upstream)',
+    path: '/v1/chat/completions',
+    body: { model: 'svc-oracle', messages: [{ role: 'user', content: 'Say hello.' }] },
+  },
+  {
+    name: 'task create',
+    path: '/v1/tasks',
+    body: { title: 'Load', steps: [{ title: 'a', action: 'save', args: { content: 'x' } }] },
+  },
+  {
+    name: 'reasoning /quest/scaffold',
+    path: '/v1/quest/scaffold',
+    body: { goal: 'Ship the beta', notes: 'Two weeks', constraints: ['no weekends'] },
+  },
 ];
 
 /** CPU seconds (user + system) a process has used so far, from /proc. */
@@ -57,9 +69,15 @@ function machineJiffies(): { busy: number; total: number } {
 
 async function startApi(env: NodeJS.ProcessEnv): Promise<{ port: number; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [path.join(__dirname, '../workers/api.js')], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(__dirname, '../workers/api.js')], {
+    env: { ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   for (let i = 0; i < 120; i++) {
-    const ok = await fetch(`http://127.0.0.1:${port}/v1/health`).then((r) => r.status === 200, () => false);
+    const ok = await fetch(`http://127.0.0.1:${port}/v1/health`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) return { port, child };
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -85,11 +103,28 @@ async function main(): Promise<void> {
   const database = await freshDatabase({ prefix: 'svc_bench' });
   const fake = await startFakeOpenAI();
   const db = await createDb({ url: database.url, maxConnections: 2 });
-  const key = (await mintKey(db, { tenantId: await createTenant(db), kind: 'runtime', scopes: ['runtime:chat', 'runtime:records'] })).apiKey;
-  const env = { ...process.env, DATABASE_URL: database.url, TEMPORAL_ADDRESS: temporal.address, OPENAI_BASE_URL: fake.url, SVC_LOG_LEVEL: 'warn', SVC_LOG_FORMAT: 'json' };
+  const key = (
+    await mintKey(db, {
+      tenantId: await createTenant(db),
+      kind: 'runtime',
+      scopes: ['runtime:chat', 'runtime:records'],
+    })
+  ).apiKey;
+  const env = {
+    ...process.env,
+    DATABASE_URL: database.url,
+    TEMPORAL_ADDRESS: temporal.address,
+    OPENAI_BASE_URL: fake.url,
+    SVC_LOG_LEVEL: 'warn',
+    SVC_LOG_FORMAT: 'json',
+  };
   const apis = [await startApi(env), await startApi(env)];
-  console.log(`load: ${SECONDS} s per run, ${CONNECTIONS} connections, ${os.cpus().length} cores; autocannon and the fake upstream share this process`);
-  console.log('| scenario | API processes | req/s | p50 ms | p99 ms | non-2xx | CPU: bench / api-1 / api-2 (cores busy) | whole machine (cores busy) |');
+  console.log(
+    `load: ${SECONDS} s per run, ${CONNECTIONS} connections, ${os.cpus().length} cores; autocannon and the fake upstream share this process`,
+  );
+  console.log(
+    '| scenario | API processes | req/s | p50 ms | p99 ms | non-2xx | CPU: bench / api-1 / api-2 (cores busy) | whole machine (cores busy) |',
+  );
   console.log('|---|---|---|---|---|---|---|---|');
   const ratios: string[] = [];
   for (const s of SCENARIOS) {
@@ -105,7 +140,10 @@ async function main(): Promise<void> {
       const r = await run(url, key, s);
       const wall = (performance.now() - started) / 1000;
       const bench = process.cpuUsage(before[0] as NodeJS.CpuUsage);
-      const busy = [(bench.user + bench.system) / 1e6 / wall, ...apis.map((a, i) => (cpuSeconds(a.child.pid!) - (before[i + 1] as number)) / wall)];
+      const busy = [
+        (bench.user + bench.system) / 1e6 / wall,
+        ...apis.map((a, i) => (cpuSeconds(a.child.pid!) - (before[i + 1] as number)) / wall),
+      ];
       const m = machineJiffies();
       const machineBusy = ((m.busy - machineBefore.busy) / (m.total - machineBefore.total)) * os.cpus().length;
       rps.push(r.requests.average);
@@ -124,7 +162,9 @@ async function main(): Promise<void> {
       'machine. On separate hosts each replica brings its own cores (replicas share nothing but PostgreSQL and Temporal).',
   );
   for (const a of apis) a.child.kill('SIGTERM');
-  await Promise.all(apis.map((a) => new Promise((r) => (a.child.exitCode !== null ? r(null) : a.child.once('exit', r)))));
+  await Promise.all(
+    apis.map((a) => new Promise((r) => (a.child.exitCode !== null ? r(null) : a.child.once('exit', r)))),
+  );
   await db.end();
   await fake.close();
   await database.drop();

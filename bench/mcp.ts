@@ -36,16 +36,27 @@ const keyedHealth = defineRoute({
 
 /** The real app (every route plus the bench baseline) on a loopback port against a fresh database. */
 async function startApp(temporalAddress: string) {
-  const database = await freshDatabase({ base: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432', prefix: 'svc_bench' });
-  const config = parseConfig({ DATABASE_URL: database.url, SVC_LOG_LEVEL: 'silent', TEMPORAL_ADDRESS: temporalAddress });
+  const database = await freshDatabase({
+    base: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432',
+    prefix: 'svc_bench',
+  });
+  const config = parseConfig({
+    DATABASE_URL: database.url,
+    SVC_LOG_LEVEL: 'silent',
+    TEMPORAL_ADDRESS: temporalAddress,
+  });
   const db = await createDb({ url: database.url, maxConnections: 10 });
   const connection = await Connection.connect({ address: temporalAddress });
-  const app = createApp({ config, db, log: pino({ level: 'silent' }), temporal: { connection, client: new Client({ connection }) } }, [...allRoutes(), keyedHealth]);
+  const app = createApp(
+    { config, db, log: pino({ level: 'silent' }), temporal: { connection, client: new Client({ connection }) } },
+    [...allRoutes(), keyedHealth],
+  );
   const server = http.createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    key: async (scopes: string[]) => (await mintKey(db, { tenantId: await createTenant(db), kind: 'runtime', scopes })).apiKey,
+    key: async (scopes: string[]) =>
+      (await mintKey(db, { tenantId: await createTenant(db), kind: 'runtime', scopes })).apiKey,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
@@ -89,8 +100,18 @@ async function main(): Promise<void> {
   try {
     const key = await app.key(['runtime:chat']);
     const auth = { authorization: `Bearer ${key}` };
-    const keyBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_key_info', arguments: {} } });
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'check_health', arguments: {} } });
+    const keyBody = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'get_key_info', arguments: {} },
+    });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'check_health', arguments: {} },
+    });
     const targets: Target[] = [
       {
         name: 'GET keyed health (plain JSON, same work)',
@@ -109,7 +130,8 @@ async function main(): Promise<void> {
             body,
           });
           const j = (await res.json()) as { result?: { structuredContent?: { status?: string } } };
-          if (res.status !== 200 || j.result?.structuredContent?.status !== 'ok') throw new Error(`mcp: ${res.status} ${JSON.stringify(j)}`);
+          if (res.status !== 200 || j.result?.structuredContent?.status !== 'ok')
+            throw new Error(`mcp: ${res.status} ${JSON.stringify(j)}`);
         },
       },
       {
@@ -129,7 +151,8 @@ async function main(): Promise<void> {
             body: keyBody,
           });
           const j = (await res.json()) as { result?: { structuredContent?: { key_id?: string } } };
-          if (res.status !== 200 || !j.result?.structuredContent?.key_id) throw new Error(`mcp key: ${res.status} ${JSON.stringify(j)}`);
+          if (res.status !== 200 || !j.result?.structuredContent?.key_id)
+            throw new Error(`mcp key: ${res.status} ${JSON.stringify(j)}`);
         },
       },
     ];
@@ -146,13 +169,19 @@ async function main(): Promise<void> {
     }
     const p50 = samples.map((s) => percentile(s, 50));
     targets.forEach((t, j) => {
-      console.log(`${t.name.padEnd(40)} p50 ${fmt(p50[j])} ms  p99 ${fmt(percentile(samples[j], 99))} ms  ${((TOTAL / busy[j]) * 1000).toFixed(0)} req/s`);
+      console.log(
+        `${t.name.padEnd(40)} p50 ${fmt(p50[j])} ms  p99 ${fmt(percentile(samples[j], 99))} ms  ${((TOTAL / busy[j]) * 1000).toFixed(0)} req/s`,
+      );
     });
     const ratio = p50[1] / p50[0];
     const keyRatio = p50[3] / p50[2];
     const pass = ratio <= GOAL;
-    console.log(`auth-only pair (same work exactly): MCP get_key_info p50 / GET /v1/key p50 = ${keyRatio.toFixed(2)} (informational)`);
-    console.log(`MCP check_health p50 / keyed health p50 = ${ratio.toFixed(2)} (goal ≤ ${GOAL}, ${CONCURRENCY} concurrent clients, ${TOTAL} calls each): ${pass ? 'PASS' : 'FAIL'}`);
+    console.log(
+      `auth-only pair (same work exactly): MCP get_key_info p50 / GET /v1/key p50 = ${keyRatio.toFixed(2)} (informational)`,
+    );
+    console.log(
+      `MCP check_health p50 / keyed health p50 = ${ratio.toFixed(2)} (goal ≤ ${GOAL}, ${CONCURRENCY} concurrent clients, ${TOTAL} calls each): ${pass ? 'PASS' : 'FAIL'}`,
+    );
     if (!pass) process.exitCode = 1;
   } finally {
     await app.close();

@@ -46,7 +46,26 @@ const NAMES = (
 
 /** Long tail of pseudo-words (deterministic syllable combinations). */
 const TAIL: string[] = (() => {
-  const syl = ['ka', 'lo', 'ren', 'ta', 'mi', 'sor', 'vel', 'dun', 'pra', 'ist', 'on', 'ex', 'qua', 'bri', 'mol', 'te', 'zan', 'fir'];
+  const syl = [
+    'ka',
+    'lo',
+    'ren',
+    'ta',
+    'mi',
+    'sor',
+    'vel',
+    'dun',
+    'pra',
+    'ist',
+    'on',
+    'ex',
+    'qua',
+    'bri',
+    'mol',
+    'te',
+    'zan',
+    'fir',
+  ];
   const out: string[] = [];
   const r = rng(42);
   for (let i = 0; i < 2500; i++) {
@@ -71,7 +90,14 @@ function sentence(r: () => number): string {
   const words: string[] = [];
   for (let i = 0; i < n; i++) {
     const u = r();
-    let w = u < 0.42 ? FUNCTION_WORDS[Math.floor(r() * FUNCTION_WORDS.length)] : u < 0.47 ? NAMES[Math.floor(r() * NAMES.length)] : u < 0.5 ? String(Math.floor(r() * 500)) : contentWord(r);
+    let w =
+      u < 0.42
+        ? FUNCTION_WORDS[Math.floor(r() * FUNCTION_WORDS.length)]
+        : u < 0.47
+          ? NAMES[Math.floor(r() * NAMES.length)]
+          : u < 0.5
+            ? String(Math.floor(r() * 500))
+            : contentWord(r);
     if (i > 2 && i < n - 2 && r() < 0.06) w += ',';
     words.push(w);
   }
@@ -117,7 +143,8 @@ const mapKey = (v: string, c: number) => (v.includes('/') ? `c${c}/${v}` : `${v}
 function mapRefs(v: unknown, keys: Set<string>, c: number): unknown {
   if (typeof v === 'string') return keys.has(v) ? mapKey(v, c) : v;
   if (Array.isArray(v)) return v.map((x) => mapRefs(x, keys, c));
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, mapRefs(x, keys, c)]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, mapRefs(x, keys, c)]));
   return v;
 }
 
@@ -138,7 +165,8 @@ function exampleKeys(example: Obj): Set<string> {
 /** Lists of objects at the top level and one level down, largest first. */
 function objectLists(example: Obj): { path: string[]; items: Obj[] }[] {
   const out: { path: string[]; items: Obj[] }[] = [];
-  const isList = (v: unknown): v is Obj[] => Array.isArray(v) && v.length > 0 && typeof v[0] === 'object' && v[0] !== null;
+  const isList = (v: unknown): v is Obj[] =>
+    Array.isArray(v) && v.length > 0 && typeof v[0] === 'object' && v[0] !== null;
   for (const [k, v] of Object.entries(example)) {
     if (isList(v)) out.push({ path: [k], items: v });
     else if (v && typeof v === 'object' && !Array.isArray(v))
@@ -196,7 +224,11 @@ function setAt(body: Obj, path: string[], value: unknown): Obj {
  * (each to the largest of n, 1000, 100, 10 its schema accepts). Undefined when the endpoint has
  * no list of objects or its schema caps the main list below n.
  */
-export function grownBody(e: ReasoningEndpoint, n: number, opts: GrowOptions = {}): { body: Obj; lists: string[] } | undefined {
+export function grownBody(
+  e: ReasoningEndpoint,
+  n: number,
+  opts: GrowOptions = {},
+): { body: Obj; lists: string[] } | undefined {
   const example = e.example as Obj;
   const main = mainListPath(e);
   if (!main) return undefined;
@@ -204,7 +236,10 @@ export function grownBody(e: ReasoningEndpoint, n: number, opts: GrowOptions = {
   const lists = objectLists(example);
   let body = example;
   const grown: string[] = [];
-  const ordered = [lists.find((l) => l.path.join('.') === main.join('.'))!, ...lists.filter((l) => l.path.join('.') !== main.join('.'))];
+  const ordered = [
+    lists.find((l) => l.path.join('.') === main.join('.'))!,
+    ...lists.filter((l) => l.path.join('.') !== main.join('.')),
+  ];
   for (const [k, l] of ordered.entries()) {
     const sizes = k === 0 ? [n] : [...new Set([n, 1000, 100, 10].filter((s) => s <= n && s > l.items.length))];
     let done = false;
@@ -255,7 +290,11 @@ function unwrap(s: z.ZodType): z.ZodType {
  * The largest grown body (main list size, all lists growing together) whose JSON stays within
  * `limit` bytes and that the schema accepts; preferences caps maxed. Undefined without a list.
  */
-export function largestBody(e: ReasoningEndpoint, limit: number, opts: GrowOptions = {}): { body: Obj; n: number; bytes: number; lists: string[] } | undefined {
+export function largestBody(
+  e: ReasoningEndpoint,
+  limit: number,
+  opts: GrowOptions = {},
+): { body: Obj; n: number; bytes: number; lists: string[] } | undefined {
   const fits = (n: number) => {
     const g = grownBody(e, n, opts);
     if (!g) return undefined;

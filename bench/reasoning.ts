@@ -108,7 +108,9 @@ async function typical(endpoints: ReasoningEndpoint[]): Promise<void> {
 
 /** Returns the number of FAIL rows. */
 function scaling(endpoints: ReasoningEndpoint[], only?: string): number {
-  console.log(`\n## Scaling with realistic text (ms per call, best of runs; growth 1k→10k vs the n·log n bound ${GROWTH_BOUND.toFixed(1)}×)\n`);
+  console.log(
+    `\n## Scaling with realistic text (ms per call, best of runs; growth 1k→10k vs the n·log n bound ${GROWTH_BOUND.toFixed(1)}×)\n`,
+  );
   const sizes = [10, 100, 1000, 10000];
   console.log(`| endpoint | lists grown | ${sizes.join(' | ')} | growth 100→1k | growth 1k→10k | verdict |`);
   console.log(`|---|---|${sizes.map(() => '---').join('|')}|---|---|---|`);
@@ -131,18 +133,23 @@ function scaling(endpoints: ReasoningEndpoint[], only?: string): number {
       row.push(fmt(t));
     }
     const ratio = (a: number, b: number) => b / a;
-    const g = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) ? `${ratio(a, b).toFixed(1)}×` : 'n/a');
+    const g = (a: number, b: number) =>
+      Number.isFinite(a) && Number.isFinite(b) ? `${ratio(a, b).toFixed(1)}×` : 'n/a';
     const growth = ratio(times[2], times[3]);
     const verdict = !Number.isFinite(growth) ? 'n/a (no list)' : growth <= GROWTH_BOUND ? 'PASS' : 'FAIL';
     if (verdict === 'FAIL') failed++;
-    console.log(`| ${e.path} | ${lists} | ${row.join(' | ')} | ${g(times[1], times[2])} | ${g(times[2], times[3])} | ${verdict} |`);
+    console.log(
+      `| ${e.path} | ${lists} | ${row.join(' | ')} | ${g(times[1], times[2])} | ${g(times[2], times[3])} | ${verdict} |`,
+    );
   }
   return failed;
 }
 
 /** Returns the number of FAIL rows. */
 function worstCase(endpoints: ReasoningEndpoint[], only?: string): number {
-  console.log(`\n## Worst case within the ${BODY_LIMIT / 1024} KiB body limit and the schema caps (output caps maxed; budget ${BLOCK_BUDGET_MS} ms)\n`);
+  console.log(
+    `\n## Worst case within the ${BODY_LIMIT / 1024} KiB body limit and the schema caps (output caps maxed; budget ${BLOCK_BUDGET_MS} ms)\n`,
+  );
   console.log('| endpoint | prose | main list n | body KiB | lists grown | ms | verdict |');
   console.log('|---|---|---|---|---|---|---|');
   let failed = 0;
@@ -173,7 +180,8 @@ async function main(): Promise<void> {
   const partsGiven = args.includes('--growth') || args.includes('--worst');
   if (!args.includes('--no-api') && !partsGiven && !only) await typical(endpoints);
   const failed =
-    (!partsGiven || args.includes('--growth') ? scaling(endpoints, only) : 0) + (!partsGiven || args.includes('--worst') ? worstCase(endpoints, only) : 0);
+    (!partsGiven || args.includes('--growth') ? scaling(endpoints, only) : 0) +
+    (!partsGiven || args.includes('--worst') ? worstCase(endpoints, only) : 0);
   if (failed) {
     console.log(`\n${failed} row(s) FAIL`);
     process.exitCode = 1;

@@ -35,12 +35,24 @@ async function main(): Promise<void> {
       const dir = path.join(repo, `pkg${i % 50}`, `mod${i % 20}`);
       if (i < 1000) mkdirSync(dir, { recursive: true });
       const lines = 20 + Math.floor(rand() * 80);
-      const body = Array.from({ length: lines }, (_, l) => `// line ${l} of file ${i}: value = ${Math.floor(rand() * 1e6)}`).join('\n');
-      writeFileSync(path.join(dir, `f${i}${exts[i % exts.length]}`), body + (i === 4242 ? '\nconst key = "AKIAQWERTYUIOPASDFGH";\n' : '\n'));
+      const body = Array.from(
+        { length: lines },
+        (_, l) => `// line ${l} of file ${i}: value = ${Math.floor(rand() * 1e6)}`,
+      ).join('\n');
+      writeFileSync(
+        path.join(dir, `f${i}${exts[i % exts.length]}`),
+        body + (i === 4242 ? '\nconst key = "AKIAQWERTYUIOPASDFGH";\n' : '\n'),
+      );
     }
     writeFileSync(path.join(repo, 'package.json'), JSON.stringify({ name: 'big', dependencies: { koa: '^3' } }));
     writeFileSync(path.join(repo, 'README.md'), '# Big\n\nA generated repository for the repo-report benchmark.\n');
-    const env = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@x', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@x' };
+    const env = {
+      ...process.env,
+      GIT_AUTHOR_NAME: 'b',
+      GIT_AUTHOR_EMAIL: 'b@x',
+      GIT_COMMITTER_NAME: 'b',
+      GIT_COMMITTER_EMAIL: 'b@x',
+    };
     execFileSync('git', ['init', '-q'], { cwd: repo });
     execFileSync('git', ['add', '-A'], { cwd: repo, env });
     execFileSync('git', ['commit', '-qm', 'generated'], { cwd: repo, env });
@@ -52,8 +64,12 @@ async function main(): Promise<void> {
     const r = await repoReport({ roots: [root], allowPrivate: false }, { repo });
     const ms = performance.now() - t1;
     console.log(`repo-report on ${r.files} files (${(bytes / 1e6).toFixed(1)} MB, ${r.total_lines} lines)`);
-    console.log(`  report ${ms.toFixed(0)} ms   bare read-every-file walk ${floor.toFixed(0)} ms   ratio ${(ms / floor).toFixed(2)}`);
-    console.log(`  languages ${r.languages.map((l) => `${l.language}:${l.files}`).join(' ')}   secrets found ${r.secrets.length}`);
+    console.log(
+      `  report ${ms.toFixed(0)} ms   bare read-every-file walk ${floor.toFixed(0)} ms   ratio ${(ms / floor).toFixed(2)}`,
+    );
+    console.log(
+      `  languages ${r.languages.map((l) => `${l.language}:${l.files}`).join(' ')}   secrets found ${r.secrets.length}`,
+    );
     const pass = ms <= 10_000 && r.files >= FILES && r.secrets.length >= 1;
     console.log(pass ? 'PASS (≤ 10 s)' : 'FAIL (goal ≤ 10 s)');
     if (!pass) process.exitCode = 1;

@@ -8,7 +8,14 @@ const NOT_BENCHES = new Set(['run', 'helpers']);
 const NAMES = readdirSync(__dirname)
   .filter((f) => f.endsWith('.js'))
   .map((f) => f.slice(0, -3))
-  .filter((n) => !NOT_BENCHES.has(n) && !n.includes('-inputs') && !n.includes('-raw-') && !n.endsWith('-workflow') && !n.endsWith('-helpers'))
+  .filter(
+    (n) =>
+      !NOT_BENCHES.has(n) &&
+      !n.includes('-inputs') &&
+      !n.includes('-raw-') &&
+      !n.endsWith('-workflow') &&
+      !n.endsWith('-helpers'),
+  )
   .sort();
 const name = process.argv[2];
 if (!name || !NAMES.includes(name)) {

@@ -26,7 +26,10 @@ const GOALS = { tick: 1.05, step: 1.1 };
 
 async function main(): Promise<void> {
   const fake = await startFakeOpenAI({ defaults: { reply: 'ok', usage: { prompt_tokens: 1, completion_tokens: 1 } } });
-  const { app, client, taskQueue, close } = await startBenchStack({ workflowsPath: require.resolve('./tick-raw-workflow'), env: { OPENAI_BASE_URL: fake.url } });
+  const { app, client, taskQueue, close } = await startBenchStack({
+    workflowsPath: require.resolve('./tick-raw-workflow'),
+    env: { OPENAI_BASE_URL: fake.url },
+  });
 
   try {
     const key = await app.key(['runtime:chat']);
@@ -40,14 +43,40 @@ async function main(): Promise<void> {
     // The raw workflow gets its own tenant and goal row, so its activities do the same bookkeeping.
     const rawTenant = await createTenant(app.db, { name: 'bench-raw' });
     const rawId = `raw-${randomToken(8)}`;
-    await insertGoal(app.db, { id: rawId, tenantId: rawTenant, kind: 'sovereign', title: 'raw bench', description: null, lane: 'svc-oracle', status: 'ready', plan: planFrom(steps, 'svc-oracle') });
+    await insertGoal(app.db, {
+      id: rawId,
+      tenantId: rawTenant,
+      kind: 'sovereign',
+      title: 'raw bench',
+      description: null,
+      lane: 'svc-oracle',
+      status: 'ready',
+      plan: planFrom(steps, 'svc-oracle'),
+    });
     const state: GoalState = {
-      goalId: rawId, tenantId: rawTenant, kind: 'sovereign', title: 'raw bench', description: null, lane: 'svc-oracle', status: 'ready',
-      plan: planFrom(steps, 'svc-oracle'), stepIndex: 0, paused: false, lastStep: null, resultOutputId: null, error: null,
+      goalId: rawId,
+      tenantId: rawTenant,
+      kind: 'sovereign',
+      title: 'raw bench',
+      description: null,
+      lane: 'svc-oracle',
+      status: 'ready',
+      plan: planFrom(steps, 'svc-oracle'),
+      stepIndex: 0,
+      paused: false,
+      lastStep: null,
+      resultOutputId: null,
+      error: null,
     };
     const raw = await client.workflow.start('sovereignGoalWorkflow', {
-      taskQueue, workflowId: `sovereign-${rawId}`, args: [{ state }],
-      typedSearchAttributes: new TypedSearchAttributes([{ key: SvcTenant, value: rawTenant }, { key: SvcKind, value: 'sovereign' }, { key: SvcSurface, value: 'api' }]),
+      taskQueue,
+      workflowId: `sovereign-${rawId}`,
+      args: [{ state }],
+      typedSearchAttributes: new TypedSearchAttributes([
+        { key: SvcTenant, value: rawTenant },
+        { key: SvcKind, value: 'sovereign' },
+        { key: SvcSurface, value: 'api' },
+      ]),
     });
 
     const rawStep = await client.workflow.start('rawStepWorkflow', { taskQueue, workflowId: `rawstep-${rawId}` });
@@ -57,7 +86,10 @@ async function main(): Promise<void> {
     const bare: number[] = [];
     for (let i = 0; i < TICKS; i++) {
       let t = performance.now();
-      const r = await fetch(`${app.url}/v1/sovereign/goals/${created.id}/tick`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+      const r = await fetch(`${app.url}/v1/sovereign/goals/${created.id}/tick`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}` },
+      });
       await r.arrayBuffer();
       if (r.status !== 200) throw new Error(`API tick ${i} answered ${r.status}`);
       api.push(performance.now() - t);
@@ -65,7 +97,9 @@ async function main(): Promise<void> {
       await raw.executeUpdate(tickUpdate);
       direct.push(performance.now() - t);
       t = performance.now();
-      await rawStep.executeUpdate(rawStepUpdate, { args: [{ tenantId: rawTenant, jobId: rawId, stepKey: `raw-${i}`, lane: 'svc-oracle', prompt: `step ${i}` }] });
+      await rawStep.executeUpdate(rawStepUpdate, {
+        args: [{ tenantId: rawTenant, jobId: rawId, stepKey: `raw-${i}`, lane: 'svc-oracle', prompt: `step ${i}` }],
+      });
       bare.push(performance.now() - t);
       if ((i + 1) % 100 === 0) console.error(`… ${i + 1}/${TICKS} ticks`);
     }
@@ -75,17 +109,31 @@ async function main(): Promise<void> {
     console.log(`## Sovereign tick: API vs raw Temporal update (${TICKS} ticks each, interleaved, same run)\n`);
     console.log('| path | p50 ms | p99 ms | first 10 avg ms | last 10 avg ms | last/first |');
     console.log('|---|---|---|---|---|---|');
-    for (const [name, a] of [['API POST /tick', api], ['raw executeUpdate(tick)', direct], ['raw activity step', bare]] as const) {
-      console.log(`| ${name} | ${fmt(percentile(a, 50))} | ${fmt(percentile(a, 99))} | ${fmt(head(a))} | ${fmt(tail(a))} | ${(tail(a) / head(a)).toFixed(2)}× |`);
+    for (const [name, a] of [
+      ['API POST /tick', api],
+      ['raw executeUpdate(tick)', direct],
+      ['raw activity step', bare],
+    ] as const) {
+      console.log(
+        `| ${name} | ${fmt(percentile(a, 50))} | ${fmt(percentile(a, 99))} | ${fmt(head(a))} | ${fmt(tail(a))} | ${(tail(a) / head(a)).toFixed(2)}× |`,
+      );
     }
-    console.log(`\nAPI/raw p50 ratio: ${(percentile(api, 50) / percentile(direct, 50)).toFixed(2)}×; added p50: ${fmt(percentile(api, 50) - percentile(direct, 50))} ms`);
-    console.log(`1st tick: API ${fmt(api[0])} ms, raw ${fmt(direct[0])} ms; ${TICKS}th tick: API ${fmt(api[TICKS - 1])} ms, raw ${fmt(direct[TICKS - 1])} ms`);
+    console.log(
+      `\nAPI/raw p50 ratio: ${(percentile(api, 50) / percentile(direct, 50)).toFixed(2)}×; added p50: ${fmt(percentile(api, 50) - percentile(direct, 50))} ms`,
+    );
+    console.log(
+      `1st tick: API ${fmt(api[0])} ms, raw ${fmt(direct[0])} ms; ${TICKS}th tick: API ${fmt(api[TICKS - 1])} ms, raw ${fmt(direct[TICKS - 1])} ms`,
+    );
     const tickRatio = percentile(api, 50) / percentile(direct, 50);
     const stepRatio = percentile(direct, 50) / percentile(bare, 50);
     const tickOk = tickRatio <= GOALS.tick;
     const stepOk = stepRatio <= GOALS.step;
-    console.log(`${tickOk ? 'PASS' : 'FAIL'}  tick: API/raw update p50 ${tickRatio.toFixed(2)}x (goal <= ${GOALS.tick}x)`);
-    console.log(`${stepOk ? 'PASS' : 'FAIL'}  goal step: raw tick/raw activity step p50 ${stepRatio.toFixed(2)}x (goal <= ${GOALS.step}x)`);
+    console.log(
+      `${tickOk ? 'PASS' : 'FAIL'}  tick: API/raw update p50 ${tickRatio.toFixed(2)}x (goal <= ${GOALS.tick}x)`,
+    );
+    console.log(
+      `${stepOk ? 'PASS' : 'FAIL'}  goal step: raw tick/raw activity step p50 ${stepRatio.toFixed(2)}x (goal <= ${GOALS.step}x)`,
+    );
     if (!tickOk || !stepOk) process.exitCode = 1;
     await rawStep.terminate('bench done').catch(() => undefined);
   } finally {

@@ -52,7 +52,11 @@ export function pageScore(pred: string, truth: string): { tp: number; fp: number
   return s ? { tp: tp / s, fp: fp / s, fn: fn / s } : { tp: 0, fp: 0, fn: 0 };
 }
 
-export function aggregate(scores: Array<{ tp: number; fp: number; fn: number }>): { precision: number; recall: number; f1: number } {
+export function aggregate(scores: Array<{ tp: number; fp: number; fn: number }>): {
+  precision: number;
+  recall: number;
+  f1: number;
+} {
   const p = scores.filter((s) => s.tp + s.fp > 0).map((s) => s.tp / (s.tp + s.fp));
   const r = scores.filter((s) => s.tp + s.fn > 0).map((s) => s.tp / (s.tp + s.fn));
   const precision = p.reduce((x, y) => x + y, 0) / (p.length || 1);
@@ -61,7 +65,10 @@ export function aggregate(scores: Array<{ tp: number; fp: number; fn: number }>)
 }
 
 async function main(): Promise<void> {
-  const truth = JSON.parse(readFileSync(path.join(ROOT, 'ground-truth.json'), 'utf8')) as Record<string, { url: string; articleBody: string }>;
+  const truth = JSON.parse(readFileSync(path.join(ROOT, 'ground-truth.json'), 'utf8')) as Record<
+    string,
+    { url: string; articleBody: string }
+  >;
   const ids = Object.keys(truth).slice(0, Number(process.env.WEB_BENCH_PAGES ?? 1e9));
   const pages = new Map(ids.map((id) => [id, zlib.gunzipSync(readFileSync(path.join(ROOT, 'html', `${id}.html.gz`)))]));
   const server = http.createServer((req, res) => {
@@ -81,16 +88,17 @@ async function main(): Promise<void> {
     const baselineMs: number[] = [];
     for (const id of ids) {
       const t0 = performance.now();
-      const call = () => fetch(`${app.url}/v1/capabilities/web-fetch`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ url: `${base}/${id}`, format: 'text', cache: false }),
-      });
+      const call = () =>
+        fetch(`${app.url}/v1/capabilities/web-fetch`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ url: `${base}/${id}`, format: 'text', cache: false }),
+        });
       // A keep-alive socket the server closed while idle resets the next request: retry once on a new one.
       const res = await call().catch(call);
       const page = (await res.json()) as { text?: string };
       routeMs.push(performance.now() - t0);
-      ours.push(pageScore(res.ok ? page.text ?? '' : '', truth[id].articleBody));
+      ours.push(pageScore(res.ok ? (page.text ?? '') : '', truth[id].articleBody));
 
       // In process: the route's download and extraction, without our API's HTTP and cache write.
       const t1 = performance.now();
@@ -103,7 +111,9 @@ async function main(): Promise<void> {
       let text = '';
       try {
         const { document } = parseHTML(html);
-        text = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0]).parse()?.textContent ?? '';
+        text =
+          new Readability(document as unknown as ConstructorParameters<typeof Readability>[0]).parse()?.textContent ??
+          '';
       } catch {
         text = '';
       }
@@ -114,11 +124,17 @@ async function main(): Promise<void> {
     const b = aggregate(theirs);
     const p50 = percentile(extractMs, 50);
     console.log(`web-fetch on ${ids.length} article-extraction pages`);
-    console.log(`  ours (route)            P ${a.precision.toFixed(4)}  R ${a.recall.toFixed(4)}  F1 ${a.f1.toFixed(4)}`);
-    console.log(`  Readability.js/linkedom P ${b.precision.toFixed(4)}  R ${b.recall.toFixed(4)}  F1 ${b.f1.toFixed(4)}`);
+    console.log(
+      `  ours (route)            P ${a.precision.toFixed(4)}  R ${a.recall.toFixed(4)}  F1 ${a.f1.toFixed(4)}`,
+    );
+    console.log(
+      `  Readability.js/linkedom P ${b.precision.toFixed(4)}  R ${b.recall.toFixed(4)}  F1 ${b.f1.toFixed(4)}`,
+    );
     console.log(`  F1 ratio ours/baseline  ${(a.f1 / b.f1).toFixed(4)}`);
     console.log(`  fetch+extract in process p50 ${fmt(p50)} ms  p95 ${fmt(percentile(extractMs, 95))} ms`);
-    console.log(`  baseline parse+Readability p50 ${fmt(percentile(baselineMs, 50))} ms  (ratio ${(p50 / percentile(baselineMs, 50)).toFixed(2)})`);
+    console.log(
+      `  baseline parse+Readability p50 ${fmt(percentile(baselineMs, 50))} ms  (ratio ${(p50 / percentile(baselineMs, 50)).toFixed(2)})`,
+    );
     console.log(`  route round trip p50 ${fmt(percentile(routeMs, 50))} ms  p95 ${fmt(percentile(routeMs, 95))} ms`);
     const pass = a.f1 >= 0.97 && a.f1 >= b.f1 && p50 < 50;
     console.log(pass ? 'PASS' : `FAIL (goal: F1 ≥ 0.97 and ≥ baseline, p50 < 50 ms)`);

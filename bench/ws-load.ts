@@ -36,7 +36,9 @@ async function main(): Promise<void> {
   process.stdin.once('data', () => {
     for (const ws of sockets) ws?.terminate();
     // Pipes are asynchronous: the process ends by itself once the (large) line is flushed and stdin is closed.
-    process.stdout.write(JSON.stringify({ delays: delays.map((d) => Math.round(d * 100) / 100), closed }) + '\n', () => process.stdin.destroy());
+    process.stdout.write(JSON.stringify({ delays: delays.map((d) => Math.round(d * 100) / 100), closed }) + '\n', () =>
+      process.stdin.destroy(),
+    );
   });
 }
 

@@ -25,16 +25,26 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const GOAL_P99_MS = 50;
 
 async function main(): Promise<void> {
-  const database = await freshDatabase({ base: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432', prefix: 'svc_bench' });
+  const database = await freshDatabase({
+    base: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432',
+    prefix: 'svc_bench',
+  });
   const config = parseConfig({ DATABASE_URL: database.url, SVC_LOG_LEVEL: 'silent' });
   const db = await createDb({ url: database.url, maxConnections: 5 });
   const connection = Connection.lazy({ address: '127.0.0.1:7233' });
-  const app = createApp({ config, db, log: pino({ level: 'silent' }), temporal: { connection, client: new Client({ connection }) } });
+  const app = createApp({
+    config,
+    db,
+    log: pino({ level: 'silent' }),
+    temporal: { connection, client: new Client({ connection }) },
+  });
   const server = http.createServer(app.callback());
   const live = attachLiveSocket(server, app, { maxConnections: CLIENTS + 10 });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/v1/ws`;
-  const child = spawn(process.execPath, [path.join(__dirname, 'ws-load.js'), url, String(CLIENTS)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(__dirname, 'ws-load.js'), url, String(CLIENTS)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const lines = readline.createInterface({ input: child.stdout });
   const next = () => new Promise<string>((r) => lines.once('line', r));
   try {
@@ -53,8 +63,12 @@ async function main(): Promise<void> {
     const { delays, closed } = JSON.parse(await answer) as { delays: number[]; closed: number };
     const expected = ready.ready * RATE * SECONDS;
     const p99 = percentile(delays, 99);
-    console.log(`${ready.ready} clients, ${RATE} frames/s for ${SECONDS} s: ${delays.length}/${expected} frames received, ${closed} closed by the server`);
-    console.log(`frame delay p50 ${fmt(percentile(delays, 50))} ms  p99 ${fmt(p99)} ms  max ${fmt(Math.max(...delays))} ms`);
+    console.log(
+      `${ready.ready} clients, ${RATE} frames/s for ${SECONDS} s: ${delays.length}/${expected} frames received, ${closed} closed by the server`,
+    );
+    console.log(
+      `frame delay p50 ${fmt(percentile(delays, 50))} ms  p99 ${fmt(p99)} ms  max ${fmt(Math.max(...delays))} ms`,
+    );
     const pass = delays.length === expected && p99 <= GOAL_P99_MS;
     console.log(`p99 ≤ ${GOAL_P99_MS} ms and every frame delivered: ${pass ? 'PASS' : 'FAIL'}`);
     if (!pass) process.exitCode = 1;

@@ -9,7 +9,13 @@ import { isoOut, parseInstant, resolveZone } from './lib/luxon-time';
 import { keywordSet, keywordSetEach, splitWordsEach } from './lib/text-segments';
 
 const HOUR = 3_600_000;
-const INTENT = { overdue: 'reschedule', commitment: 'prepare', open_loop: 'close_loop', paused: 'resume', active: 'continue' } as const;
+const INTENT = {
+  overdue: 'reschedule',
+  commitment: 'prepare',
+  open_loop: 'close_loop',
+  paused: 'resume',
+  active: 'continue',
+} as const;
 const STATE_FACTOR = { overdue: 1, commitment: 0.8, open_loop: 0.7, paused: 0.6, active: 0.5 } as const;
 const W = { state: 0.25, weight: 0.15, recency: 0.1, urgency: 0.2, signal_match: 0.2, goal_alignment: 0.1 };
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
@@ -53,7 +59,8 @@ export function compileAmbientIntentSuggest(input: Req, ctx: { surface?: string 
   const cooldown = new Map<string, { until: string; reason: string }>();
   for (const c of sc.cooldowns ?? []) {
     const u = parseInstant(c.until, tz);
-    if (!u || ref === null || u.toMillis() > ref) cooldown.set(c.key, { until: c.until, reason: c.reason ?? 'cooldown' });
+    if (!u || ref === null || u.toMillis() > ref)
+      cooldown.set(c.key, { until: c.until, reason: c.reason ?? 'cooldown' });
   }
   const goalWords = new Set(keywordSet(sc.active_goal ?? ''));
   const activeProject = (sc.active_project ?? '').toLowerCase();
@@ -66,8 +73,14 @@ export function compileAmbientIntentSuggest(input: Req, ctx: { surface?: string 
     seen.add(c.id);
     const cd = cooldown.get(c.id);
     if (cd) return void suppressed.push({ candidate_id: c.id, reason: `cooldown: ${cd.reason}`, until: cd.until });
-    if (dismissed.has(c.id)) return void suppressed.push({ candidate_id: c.id, reason: `dismissed by signal ${dismissed.get(c.id)}`, until: null });
-    if (prefs.quiet && c.state !== 'commitment' && c.state !== 'overdue') return void suppressed.push({ candidate_id: c.id, reason: 'quiet mode', until: null });
+    if (dismissed.has(c.id))
+      return void suppressed.push({
+        candidate_id: c.id,
+        reason: `dismissed by signal ${dismissed.get(c.id)}`,
+        until: null,
+      });
+    if (prefs.quiet && c.state !== 'commitment' && c.state !== 'overdue')
+      return void suppressed.push({ candidate_id: c.id, reason: 'quiet mode', until: null });
     const state = c.state as keyof typeof INTENT;
     const reasons: string[] = [];
     const last = parseInstant(c.last_seen, tz);
@@ -81,14 +94,18 @@ export function compileAmbientIntentSuggest(input: Req, ctx: { surface?: string 
     } else if (due) urgency = 0.3;
     // Signals: direct item mentions count fully, same project 0.6, shared words 0.4 (each times strength).
     const evidence = new Map<number, number>();
-    const add = (list: number[] | undefined, f: number) => list?.forEach((i) => evidence.set(i, Math.max(evidence.get(i) ?? 0, f * signals[i].strength)));
+    const add = (list: number[] | undefined, f: number) =>
+      list?.forEach((i) => evidence.set(i, Math.max(evidence.get(i) ?? 0, f * signals[i].strength)));
     add(byItem.get(c.id), 1);
     if (c.project) add(byProject.get(c.project.toLowerCase()), 0.6);
     for (const w of candidateWords[idx].slice(0, 10)) add(byWord.get(w), 0.4);
     let signalMatch = 0;
     for (const v of evidence.values()) signalMatch += v;
     signalMatch = Math.min(1, signalMatch);
-    const ev = [...evidence.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 5).map(([i]) => signals[i].sid);
+    const ev = [...evidence.entries()]
+      .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+      .slice(0, 5)
+      .map(([i]) => signals[i].sid);
     if (ev.length) reasons.push(`matches ${ev.length} current signal(s)`);
     let goal = c.project && activeProject && c.project.toLowerCase() === activeProject ? 1 : 0;
     if (!goal && goalWords.size) {
@@ -103,15 +120,42 @@ export function compileAmbientIntentSuggest(input: Req, ctx: { surface?: string 
       reasons.push('energy is low: deep work ranked down');
     }
     const weight = c.weight ?? 0.5;
-    const factors = { state: r3(stateF), weight: r3(weight), recency: r3(recency), urgency: r3(urgency), signal_match: r3(signalMatch), goal_alignment: r3(goal) };
-    const score = r3(W.state * stateF + W.weight * weight + W.recency * recency + W.urgency * urgency + W.signal_match * signalMatch + W.goal_alignment * goal);
+    const factors = {
+      state: r3(stateF),
+      weight: r3(weight),
+      recency: r3(recency),
+      urgency: r3(urgency),
+      signal_match: r3(signalMatch),
+      goal_alignment: r3(goal),
+    };
+    const score = r3(
+      W.state * stateF +
+        W.weight * weight +
+        W.recency * recency +
+        W.urgency * urgency +
+        W.signal_match * signalMatch +
+        W.goal_alignment * goal,
+    );
     reasons.unshift(`${c.state.replace('_', ' ')} item`);
-    if (score < minScore) return void suppressed.push({ candidate_id: c.id, reason: `score ${score} below ${minScore}`, until: null });
-    scored.push({ id: '', idx, intent: INTENT[state], candidate_id: c.id, title: c.title, score, factors, reasons, evidence_signal_ids: ev, cooldown_key: c.id });
+    if (score < minScore)
+      return void suppressed.push({ candidate_id: c.id, reason: `score ${score} below ${minScore}`, until: null });
+    scored.push({
+      id: '',
+      idx,
+      intent: INTENT[state],
+      candidate_id: c.id,
+      title: c.title,
+      score,
+      factors,
+      reasons,
+      evidence_signal_ids: ev,
+      cooldown_key: c.id,
+    });
   });
   scored.sort((a, b) => b.score - a.score || a.idx - b.idx);
   const suggestions = scored.slice(0, max).map(({ idx: _i, ...s }, k) => ({ ...s, id: `sg${k + 1}` }));
-  for (const s of scored.slice(max)) suppressed.push({ candidate_id: s.candidate_id, reason: `ranked below max_suggestions (${max})`, until: null });
+  for (const s of scored.slice(max))
+    suppressed.push({ candidate_id: s.candidate_id, reason: `ranked below max_suggestions (${max})`, until: null });
   const next_cooldowns = suggestions.map((s) => ({
     key: s.cooldown_key,
     until: clock ? isoOut(clock.plus({ minutes: cooldownMin })) : null,
@@ -122,17 +166,31 @@ export function compileAmbientIntentSuggest(input: Req, ctx: { surface?: string 
     suggestions,
     suppressed: suppressed.slice(0, 100),
     next_cooldowns,
-    summary: { considered: seen.size, suggested: suggestions.length, suppressed: suppressed.length, clock: clock ? isoOut(clock) : null },
+    summary: {
+      considered: seen.size,
+      suggested: suggestions.length,
+      suppressed: suppressed.length,
+      clock: clock ? isoOut(clock) : null,
+    },
     integration_hints: [
-      { kind: 'render', target, detail: 'Show suggestions as dismissible chips; send a "dismiss" signal with item_id when the user declines.' },
-      { kind: 'cooldown', target: '/v1/ambient/continuity/compile', detail: 'Store next_cooldowns in previous_ledger.cooldowns so the next compile carries them.' },
+      {
+        kind: 'render',
+        target,
+        detail: 'Show suggestions as dismissible chips; send a "dismiss" signal with item_id when the user declines.',
+      },
+      {
+        kind: 'cooldown',
+        target: '/v1/ambient/continuity/compile',
+        detail: 'Store next_cooldowns in previous_ledger.cooldowns so the next compile carries them.',
+      },
     ],
   };
 }
 
 export const ambientIntentSuggest = defineReasoning({
   path: '/ambient/intent/suggest',
-  summary: 'Rank ambient intent suggestions (resume, close loop, prepare, reschedule, continue) from a continuity suggestion_context and current signals, respecting cooldowns.',
+  summary:
+    'Rank ambient intent suggestions (resume, close loop, prepare, reschedule, continue) from a continuity suggestion_context and current signals, respecting cooldowns.',
   request: ambientIntentSuggestRequest,
   response: ambientIntentSuggestResponse,
   compile: compileAmbientIntentSuggest,
@@ -147,9 +205,34 @@ export const ambientIntentSuggest = defineReasoning({
       candidates: [
         { id: 'w3', title: 'Renew domain', state: 'overdue', due: '2026-04-26T23:59:00Z', weight: 0.8 },
         { id: 'b1', title: 'Write API spec', state: 'commitment', due: '2026-04-27T17:00:00Z', weight: 0.8 },
-        { id: 'w1', kind: 'doc', title: 'Billing API spec', project: 'billing', state: 'active', last_seen: '2026-04-27T15:40:00Z', weight: 0.93 },
-        { id: 'e2', kind: 'message', title: 'Pricing question from Ana', project: 'billing', state: 'open_loop', last_seen: '2026-04-27T14:00:00Z', weight: 0.76, signals: ['question'] },
-        { id: 'e3', kind: 'edit', title: 'Migration runbook', project: 'billing', state: 'paused', last_seen: '2026-04-24T10:00:00Z', weight: 0.36 },
+        {
+          id: 'w1',
+          kind: 'doc',
+          title: 'Billing API spec',
+          project: 'billing',
+          state: 'active',
+          last_seen: '2026-04-27T15:40:00Z',
+          weight: 0.93,
+        },
+        {
+          id: 'e2',
+          kind: 'message',
+          title: 'Pricing question from Ana',
+          project: 'billing',
+          state: 'open_loop',
+          last_seen: '2026-04-27T14:00:00Z',
+          weight: 0.76,
+          signals: ['question'],
+        },
+        {
+          id: 'e3',
+          kind: 'edit',
+          title: 'Migration runbook',
+          project: 'billing',
+          state: 'paused',
+          last_seen: '2026-04-24T10:00:00Z',
+          weight: 0.36,
+        },
       ],
       cooldowns: [{ key: 'w1', until: '2026-04-27T17:10:00Z', reason: 'worked on heavily just now' }],
     },

@@ -39,7 +39,9 @@ export function planContextualActions(input: ContextualActionPlanRequest, ctx: {
       eventsByWord.set(w, l);
     }
   });
-  const contextWords = new Set(keywordSet(`${c.selection ?? ''} ${c.window_title ?? ''} ${c.url ?? ''} ${input.intent ?? ''}`));
+  const contextWords = new Set(
+    keywordSet(`${c.selection ?? ''} ${c.window_title ?? ''} ${c.url ?? ''} ${input.intent ?? ''}`),
+  );
   const policy = input.approval_policy ?? {};
   const auto = new Set((policy.auto_allowed_effects ?? []).map(norm));
 
@@ -102,7 +104,10 @@ export function planContextualActions(input: ContextualActionPlanRequest, ctx: {
 
   const describe = (a: Action, rank: number): Out['ranked_actions'][number] => {
     const { values, score, inContext, inEvents } = assess(a) as Exclude<ReturnType<typeof assess>, string>;
-    const evidence = [...new Set(inEvents.flatMap((w) => eventsByWord.get(w)!.slice(0, 3)))].sort((x, y) => x - y).slice(0, 5).map((r) => window[r].e.id);
+    const evidence = [...new Set(inEvents.flatMap((w) => eventsByWord.get(w)!.slice(0, 3)))]
+      .sort((x, y) => x - y)
+      .slice(0, 5)
+      .map((r) => window[r].e.id);
     const factors = factorNames.map((name) => ({ name, weight: W[name], value: round(values[name]) }));
     const reasons: string[] = [];
     if (values.app_match === 1) reasons.push(`made for ${c.app}`);
@@ -114,8 +119,19 @@ export function planContextualActions(input: ContextualActionPlanRequest, ctx: {
     if (a.destructive && (policy.require_for_destructive ?? true)) approvals.push('destructive');
     if (a.external && (policy.require_for_external ?? true)) approvals.push('external');
     if (a.requires_approval) approvals.push('action_requires_approval');
-    for (const e of a.effects ?? []) if (norm(e) !== 'read' && !auto.has(norm(e)) && !approvals.includes(`effect:${norm(e)}`)) approvals.push(`effect:${norm(e)}`);
-    return { rank, action_id: a.id, title: a.title, score, factors, reasons, required_approvals: approvals, evidence_event_ids: evidence };
+    for (const e of a.effects ?? [])
+      if (norm(e) !== 'read' && !auto.has(norm(e)) && !approvals.includes(`effect:${norm(e)}`))
+        approvals.push(`effect:${norm(e)}`);
+    return {
+      rank,
+      action_id: a.id,
+      title: a.title,
+      score,
+      factors,
+      reasons,
+      required_approvals: approvals,
+      evidence_event_ids: evidence,
+    };
   };
   const order = kept.map((_, k) => k).sort((x, y) => scores[y] - scores[x] || x - y);
   const top = order.slice(0, maxActions).map((k, r) => describe(actions[kept[k]], r + 1));
@@ -131,12 +147,22 @@ export function planContextualActions(input: ContextualActionPlanRequest, ctx: {
       app: c.app ?? null,
       selection_kind: c.selection_kind ?? null,
       context_words: [...contextWords].slice(0, 20),
-      recent_event_kinds: [...kindCounts].map(([k, count]) => ({ kind: k, count })).sort((x, y) => y.count - x.count || (x.kind < y.kind ? -1 : x.kind > y.kind ? 1 : 0)),
+      recent_event_kinds: [...kindCounts]
+        .map(([k, count]) => ({ kind: k, count }))
+        .sort((x, y) => y.count - x.count || (x.kind < y.kind ? -1 : x.kind > y.kind ? 1 : 0)),
       window_size: window.length,
     },
     integration_hints: [
-      { kind: 'ui', target: 'ranked_actions', detail: `Show the top ${top.length} action(s) inline where the user is${c.app ? ` (${c.app})` : ''}.` },
-      { kind: 'approval', target: 'required_approvals', detail: 'Ask before running any action with required approvals; the service runs nothing.' },
+      {
+        kind: 'ui',
+        target: 'ranked_actions',
+        detail: `Show the top ${top.length} action(s) inline where the user is${c.app ? ` (${c.app})` : ''}.`,
+      },
+      {
+        kind: 'approval',
+        target: 'required_approvals',
+        detail: 'Ask before running any action with required approvals; the service runs nothing.',
+      },
     ],
   };
 }
@@ -149,16 +175,49 @@ export const contextualActionPlan = defineReasoning({
   compile: planContextualActions,
   example: {
     surface: 'desktop',
-    context: { app: 'mail', selection: 'Can we meet Thursday at 3pm to review the Q3 invoice?', selection_kind: 'text', window_title: 'Re: Q3 invoice – Acme' },
+    context: {
+      app: 'mail',
+      selection: 'Can we meet Thursday at 3pm to review the Q3 invoice?',
+      selection_kind: 'text',
+      window_title: 'Re: Q3 invoice – Acme',
+    },
     recent_events: [
       { id: 'e1', kind: 'email_received', title: 'Q3 invoice from Acme', app: 'mail', time: '2026-05-04T08:55:00Z' },
-      { id: 'e2', kind: 'calendar_viewed', title: 'Thursday meeting slots', app: 'calendar', time: '2026-05-04T08:58:00Z' },
+      {
+        id: 'e2',
+        kind: 'calendar_viewed',
+        title: 'Thursday meeting slots',
+        app: 'calendar',
+        time: '2026-05-04T08:58:00Z',
+      },
       { id: 'e3', kind: 'file_opened', title: 'invoices.xlsx', app: 'sheets', time: '2026-05-04T08:40:00Z' },
     ],
     candidate_actions: [
-      { id: 'schedule', title: 'Propose meeting time', apps: ['mail', 'calendar'], selection_kinds: ['text', 'date'], keywords: ['meet', 'meeting', 'thursday'], external: true, effects: ['calendar_write'] },
-      { id: 'pay', title: 'Pay invoice', apps: ['mail', 'banking'], keywords: ['invoice', 'pay'], external: true, reversible: false, effects: ['money'] },
-      { id: 'summarize', title: 'Summarize thread', apps: ['mail'], keywords: ['thread', 'summary'], effects: ['read'] },
+      {
+        id: 'schedule',
+        title: 'Propose meeting time',
+        apps: ['mail', 'calendar'],
+        selection_kinds: ['text', 'date'],
+        keywords: ['meet', 'meeting', 'thursday'],
+        external: true,
+        effects: ['calendar_write'],
+      },
+      {
+        id: 'pay',
+        title: 'Pay invoice',
+        apps: ['mail', 'banking'],
+        keywords: ['invoice', 'pay'],
+        external: true,
+        reversible: false,
+        effects: ['money'],
+      },
+      {
+        id: 'summarize',
+        title: 'Summarize thread',
+        apps: ['mail'],
+        keywords: ['thread', 'summary'],
+        effects: ['read'],
+      },
       { id: 'format', title: 'Format code block', apps: ['editor'], selection_kinds: ['code'] },
       { id: 'delete', title: 'Delete thread', apps: ['mail'], destructive: true },
     ],

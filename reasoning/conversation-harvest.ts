@@ -77,7 +77,13 @@ export function compileConversationHarvest(input: ConversationHarvestRequest, _c
       if (q) continue;
       const d = R.decision(s);
       if (d) {
-        decisions.push({ id: `d${decisions.length + 1}`, text: clip(s, 240), rule: d, source: src(m), confirms_index: null });
+        decisions.push({
+          id: `d${decisions.length + 1}`,
+          text: clip(s, 240),
+          rule: d,
+          source: src(m),
+          confirms_index: null,
+        });
       } else if (R.isAck(s)) {
         const prev = R.previousOtherSpeaker(msgs, m, 3);
         if (prev && !decidedMsgs.has(prev.index)) {
@@ -130,7 +136,11 @@ export function compileConversationHarvest(input: ConversationHarvestRequest, _c
         if (R.isAnswerCue(r.text)) {
           q.answered = true;
           const req = R.request(q.text);
-          if (req && R.isAcceptance(r.text) && (!q.to || !r.speaker || q.to.toLowerCase() === r.speaker.toLowerCase())) {
+          if (
+            req &&
+            R.isAcceptance(r.text) &&
+            (!q.to || !r.speaker || q.to.toLowerCase() === r.speaker.toLowerCase())
+          ) {
             const h = extractDueHint(q.text) ?? extractDueHint(r.text);
             const base = parseInstant(r.time, tz) ?? now;
             commitments.push({
@@ -184,16 +194,39 @@ export function compileConversationHarvest(input: ConversationHarvestRequest, _c
   const packets = buildPackets(outCommitments, threads, input.preferences?.max_packets ?? 5);
   const seeds = buildSeeds(outDecisions, df, msgs.length, input.preferences?.max_seeds ?? 8);
   const speakers = [...new Set(msgs.map((m) => m.speaker).filter((s): s is string => !!s))].slice(0, 200);
-  const title = input.title?.trim() || input.intent?.trim() || (speakers.length ? `Conversation with ${speakers.slice(0, 3).join(', ')}` : 'Conversation');
+  const title =
+    input.title?.trim() ||
+    input.intent?.trim() ||
+    (speakers.length ? `Conversation with ${speakers.slice(0, 3).join(', ')}` : 'Conversation');
 
   const hints: Out['integration_hints'] = [];
   if (outCommitments.length)
-    hints.push({ kind: 'task_sync', target: 'tasks', detail: `Create ${outCommitments.length} owned task(s) from commitments; keep source.message_id for traceability.` });
+    hints.push({
+      kind: 'task_sync',
+      target: 'tasks',
+      detail: `Create ${outCommitments.length} owned task(s) from commitments; keep source.message_id for traceability.`,
+    });
   const dated = outCommitments.filter((c) => c.due?.at).length;
-  if (dated) hints.push({ kind: 'calendar', target: 'reminders', detail: `${dated} commitment(s) have a resolved due date; schedule reminders before due.at.` });
-  if (threads.length) hints.push({ kind: 'thread', target: 'chat', detail: `Post ${threads.length} open question(s) back to the thread or the follow-up packets.` });
-  if (seeds.length) hints.push({ kind: 'memory', target: 'memory', detail: `Store ${seeds.length} memory seed(s) tagged with the conversation title.` });
-  for (const link of (input.context_links ?? []).slice(0, 3)) hints.push({ kind: 'context_link', target: clip(link, 200), detail: 'Attach the harvest to this linked context.' });
+  if (dated)
+    hints.push({
+      kind: 'calendar',
+      target: 'reminders',
+      detail: `${dated} commitment(s) have a resolved due date; schedule reminders before due.at.`,
+    });
+  if (threads.length)
+    hints.push({
+      kind: 'thread',
+      target: 'chat',
+      detail: `Post ${threads.length} open question(s) back to the thread or the follow-up packets.`,
+    });
+  if (seeds.length)
+    hints.push({
+      kind: 'memory',
+      target: 'memory',
+      detail: `Store ${seeds.length} memory seed(s) tagged with the conversation title.`,
+    });
+  for (const link of (input.context_links ?? []).slice(0, 3))
+    hints.push({ kind: 'context_link', target: clip(link, 200), detail: 'Attach the harvest to this linked context.' });
 
   return {
     summary: {
@@ -227,7 +260,8 @@ function lowerBound(a: number[], v: number): number {
 
 export const conversationHarvest = defineReasoning({
   path: '/conversation/harvest',
-  summary: 'Harvest decisions, owned commitments with due dates, unresolved questions, follow-up packets and memory seeds from a conversation.',
+  summary:
+    'Harvest decisions, owned commitments with due dates, unresolved questions, follow-up packets and memory seeds from a conversation.',
   request: conversationHarvestRequest,
   response: conversationHarvestResponse,
   compile: compileConversationHarvest,
@@ -239,10 +273,26 @@ export const conversationHarvest = defineReasoning({
     now: '2026-04-27T09:00:00-04:00',
     timezone: 'America/New_York',
     messages: [
-      { speaker: 'Alice Chen', text: 'Should we launch on web first or mobile first?', time: '2026-04-27T09:01:00-04:00' },
-      { speaker: 'Bob Ruiz', text: "Web first. The mobile build still fails review. Let's go with a web launch on May 4.", time: '2026-04-27T09:03:00-04:00' },
-      { speaker: 'Alice Chen', text: "Agreed. I'll draft the announcement by Friday.", time: '2026-04-27T09:04:00-04:00' },
-      { speaker: 'Dana Park', text: 'Bob, can you send the pricing sheet to legal?', time: '2026-04-27T09:06:00-04:00' },
+      {
+        speaker: 'Alice Chen',
+        text: 'Should we launch on web first or mobile first?',
+        time: '2026-04-27T09:01:00-04:00',
+      },
+      {
+        speaker: 'Bob Ruiz',
+        text: "Web first. The mobile build still fails review. Let's go with a web launch on May 4.",
+        time: '2026-04-27T09:03:00-04:00',
+      },
+      {
+        speaker: 'Alice Chen',
+        text: "Agreed. I'll draft the announcement by Friday.",
+        time: '2026-04-27T09:04:00-04:00',
+      },
+      {
+        speaker: 'Dana Park',
+        text: 'Bob, can you send the pricing sheet to legal?',
+        time: '2026-04-27T09:06:00-04:00',
+      },
       { speaker: 'Bob Ruiz', text: 'Sure, tomorrow morning.', time: '2026-04-27T09:07:00-04:00' },
       { speaker: 'Dana Park', text: 'Who owns the support macros for launch week?', time: '2026-04-27T09:09:00-04:00' },
     ],

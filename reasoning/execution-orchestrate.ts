@@ -47,7 +47,10 @@ export function orchestrateExecution(input: ExecutionOrchestrateRequest, ctx: { 
   const warnings = dropped.map((d) => `duplicate job id "${d}" ignored`);
   const unknownRes = new Set<string>();
 
-  const dag = buildDag(ids, jobs.map((j) => j.needs ?? []));
+  const dag = buildDag(
+    ids,
+    jobs.map((j) => j.needs ?? []),
+  );
   const cycles = findCycles(dag);
   const { order, stuck } = topoOrder(dag);
   const blocked = new Map<number, { reason: Out['blocked'][number]['reason']; refs: string[] }>();
@@ -56,7 +59,8 @@ export function orchestrateExecution(input: ExecutionOrchestrateRequest, ctx: { 
     b.refs.push(m.ref);
     blocked.set(m.node, b);
   }
-  for (const c of cycles) for (const v of c) if (!blocked.has(v)) blocked.set(v, { reason: 'dependency_cycle', refs: c.map((x) => ids[x]) });
+  for (const c of cycles)
+    for (const v of c) if (!blocked.has(v)) blocked.set(v, { reason: 'dependency_cycle', refs: c.map((x) => ids[x]) });
   const demand = (j: Job) => {
     const m = new Map<string, number>();
     for (const r of j.resources ?? []) m.set(r.name, (m.get(r.name) ?? 0) + r.amount);
@@ -66,18 +70,27 @@ export function orchestrateExecution(input: ExecutionOrchestrateRequest, ctx: { 
   demands.forEach((d, i) => {
     for (const [name, amt] of d) {
       if (!capacity.has(name)) unknownRes.add(name);
-      else if (amt > capacity.get(name)! && !blocked.has(i)) blocked.set(i, { reason: 'resource_exceeds_capacity', refs: [name] });
+      else if (amt > capacity.get(name)! && !blocked.has(i))
+        blocked.set(i, { reason: 'resource_exceeds_capacity', refs: [name] });
     }
   });
   const roots = [...blocked.keys()].sort((a, b) => a - b);
-  for (const v of reach(dag.succ, roots)) if (!blocked.has(v)) blocked.set(v, { reason: 'upstream_blocked', refs: dag.pred[v].filter((p) => blocked.has(p)).map((p) => ids[p]) });
-  for (const v of stuck) if (!blocked.has(v)) blocked.set(v, { reason: 'upstream_blocked', refs: dag.pred[v].map((p) => ids[p]) });
-  for (const name of [...unknownRes].sort()) warnings.push(`resource "${name}" has no declared capacity; treated as unlimited`);
+  for (const v of reach(dag.succ, roots))
+    if (!blocked.has(v))
+      blocked.set(v, {
+        reason: 'upstream_blocked',
+        refs: dag.pred[v].filter((p) => blocked.has(p)).map((p) => ids[p]),
+      });
+  for (const v of stuck)
+    if (!blocked.has(v)) blocked.set(v, { reason: 'upstream_blocked', refs: dag.pred[v].map((p) => ids[p]) });
+  for (const name of [...unknownRes].sort())
+    warnings.push(`resource "${name}" has no declared capacity; treated as unlimited`);
 
   const good = order.filter((v) => !blocked.has(v));
   const bl = bottomLevel(dag, good, dur);
   const prio = (i: number) => jobs[i].priority ?? 0;
-  const less = (a: number, b: number) => (bl[a] !== bl[b] ? bl[a] > bl[b] : prio(a) !== prio(b) ? prio(a) > prio(b) : a < b);
+  const less = (a: number, b: number) =>
+    bl[a] !== bl[b] ? bl[a] > bl[b] : prio(a) !== prio(b) ? prio(a) > prio(b) : a < b;
   // Ready jobs are grouped by their demand on capacity-limited resources: jobs with the same
   // demand fit or fail together, so a wave skips a group that no longer fits in one step instead
   // of popping and re-pushing each of its jobs (a wave used to re-scan the same deferred jobs,
@@ -125,7 +138,7 @@ export function orchestrateExecution(input: ExecutionOrchestrateRequest, ctx: { 
     const misfits: number[] = [];
     // Ready jobs are taken in priority order; a job that does not fit rules out its whole group
     // for this wave. Bounded look-ahead (picks plus ruled-out groups) keeps each wave O(C log n).
-    for (let tries = 0; heads.size && picked.length < C && tries < C + 64; ) {
+    for (let tries = 0; heads.size && picked.length < C && tries < C + 64;) {
       const j = heads.pop()!;
       const gi = groupOf[j];
       const g = groups[gi];
@@ -160,8 +173,17 @@ export function orchestrateExecution(input: ExecutionOrchestrateRequest, ctx: { 
       waveOf[j] = w;
       schedule.push({ job_id: ids[j], wave: w, start_minute: r2(t), end_minute: r2(t + dur(j)) });
     }
-    const resource_use = [...used].filter(([name]) => capacity.has(name)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, u]) => ({ name, used: r2(u), capacity: capacity.get(name)! }));
-    waves.push({ wave: w, start_minute: r2(t), end_minute: r2(t + span), job_ids: picked.map((j) => ids[j]), resource_use });
+    const resource_use = [...used]
+      .filter(([name]) => capacity.has(name))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([name, u]) => ({ name, used: r2(u), capacity: capacity.get(name)! }));
+    waves.push({
+      wave: w,
+      start_minute: r2(t),
+      end_minute: r2(t + span),
+      job_ids: picked.map((j) => ids[j]),
+      resource_use,
+    });
     t += span;
     for (const j of picked) for (const s of dag.succ[j]) if (!blocked.has(s) && --indeg[s] === 0) makeReady(s);
   }
@@ -205,17 +227,35 @@ export function orchestrateExecution(input: ExecutionOrchestrateRequest, ctx: { 
     critical_path: { job_ids: cp.path.map((v) => ids[v]), total_minutes: r2(cp.length) },
     makespan_minutes: r2(t),
     lower_bound_minutes: r2(Math.max(cp.length, totalWork / C)),
-    blocked: [...blocked].sort(([a], [b]) => a - b).map(([v, b]) => ({ job_id: ids[v], reason: b.reason, refs: b.refs })),
+    blocked: [...blocked]
+      .sort(([a], [b]) => a - b)
+      .map(([v, b]) => ({ job_id: ids[v], reason: b.reason, refs: b.refs })),
     cycles: cycles.map((c) => c.map((v) => ids[v])),
     unscheduled_job_ids: unscheduled,
     retry_plan,
     checkpoints,
     warnings,
     integration_hints: [
-      { kind: 'executor', target: 'waves', detail: `Run each wave's jobs in parallel (at most ${C}); start a wave only when the previous one finished.` },
-      { kind: 'retries', target: 'retry_plan', detail: 'Reuse idempotency_key across attempts so a retried job never duplicates its effect.' },
-      { kind: 'checkpoint', target: 'checkpoints', detail: `${checkpoints.length} checkpoint(s); persist outputs there so a restart resumes from the last one.` },
-      { kind: 'blocked', target: 'blocked', detail: blocked.size ? `${blocked.size} job(s) cannot run until their blocker is fixed.` : 'Nothing blocked.' },
+      {
+        kind: 'executor',
+        target: 'waves',
+        detail: `Run each wave's jobs in parallel (at most ${C}); start a wave only when the previous one finished.`,
+      },
+      {
+        kind: 'retries',
+        target: 'retry_plan',
+        detail: 'Reuse idempotency_key across attempts so a retried job never duplicates its effect.',
+      },
+      {
+        kind: 'checkpoint',
+        target: 'checkpoints',
+        detail: `${checkpoints.length} checkpoint(s); persist outputs there so a restart resumes from the last one.`,
+      },
+      {
+        kind: 'blocked',
+        target: 'blocked',
+        detail: blocked.size ? `${blocked.size} job(s) cannot run until their blocker is fixed.` : 'Nothing blocked.',
+      },
     ],
   };
 }
@@ -233,8 +273,19 @@ export const executionOrchestrate = defineReasoning({
       { id: 'extract-crm', duration_minutes: 20, resources: [{ name: 'db_conn', amount: 2 }] },
       { id: 'extract-billing', duration_minutes: 35, resources: [{ name: 'db_conn', amount: 2 }] },
       { id: 'extract-web', duration_minutes: 10, resources: [{ name: 'db_conn', amount: 1 }] },
-      { id: 'transform', needs: ['extract-crm', 'extract-billing'], duration_minutes: 30, resources: [{ name: 'gpu', amount: 1 }] },
-      { id: 'train', needs: ['transform'], duration_minutes: 90, resources: [{ name: 'gpu', amount: 2 }], checkpoint: true },
+      {
+        id: 'transform',
+        needs: ['extract-crm', 'extract-billing'],
+        duration_minutes: 30,
+        resources: [{ name: 'gpu', amount: 1 }],
+      },
+      {
+        id: 'train',
+        needs: ['transform'],
+        duration_minutes: 90,
+        resources: [{ name: 'gpu', amount: 2 }],
+        checkpoint: true,
+      },
       { id: 'backfill', duration_minutes: 240, resources: [{ name: 'gpu', amount: 8 }] },
       { id: 'publish', needs: ['train', 'extract-web'], duration_minutes: 5, idempotent: false },
       { id: 'notify', needs: ['publish', 'audit-log'], duration_minutes: 1 },

@@ -20,9 +20,14 @@ for (const [intent, words] of Object.entries({
   purchase: 'buy pay checkout order cart purchase subscribe',
   review: 'review check approve read proofread verify test',
   learn: 'learn study practice course tutorial lesson',
-})) for (const w of words.split(' ')) LEXICON[w] = intent;
+}))
+  for (const w of words.split(' ')) LEXICON[w] = intent;
 
-const norm = (s: string) => s.trim().toLowerCase().replace(/[\s-]+/g, '_');
+const norm = (s: string) =>
+  s
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
 const r2 = (x: number) => Math.round(x * 100) / 100;
 
 function inferIntent(words: readonly string[]): string | null {
@@ -39,7 +44,16 @@ export function compileIntentTimeline(input: Req, _ctx: { surface?: string } = {
   const gap = (prefs.gap_minutes ?? 30) * 60_000;
   const tail = prefs.tail_minutes ?? 5;
   const unplaced: string[] = [];
-  const evs: { i: number; id: string; t: DateTime; ms: number; intent: string; inferred: boolean; surface?: string; conf: number }[] = [];
+  const evs: {
+    i: number;
+    id: string;
+    t: DateTime;
+    ms: number;
+    intent: string;
+    inferred: boolean;
+    surface?: string;
+    conf: number;
+  }[] = [];
   // Words of the unlabelled events, from one segmenter pass.
   const words = splitWordsEach(input.events.map((e) => (e.intent?.trim() ? '' : (e.text ?? ''))));
   input.events.forEach((e, i) => {
@@ -47,12 +61,30 @@ export function compileIntentTimeline(input: Req, _ctx: { surface?: string } = {
     if (!t) return void unplaced.push(e.id);
     const label = e.intent?.trim() ? norm(e.intent) : null;
     const inferred = label ? null : inferIntent(words[i]);
-    evs.push({ i, id: e.id, t, ms: t.toMillis(), intent: label ?? inferred ?? 'unknown', inferred: !label, surface: e.surface, conf: e.confidence ?? (label ? 0.9 : inferred ? 0.6 : 0.2) });
+    evs.push({
+      i,
+      id: e.id,
+      t,
+      ms: t.toMillis(),
+      intent: label ?? inferred ?? 'unknown',
+      inferred: !label,
+      surface: e.surface,
+      conf: e.confidence ?? (label ? 0.9 : inferred ? 0.6 : 0.2),
+    });
   });
   evs.sort((a, b) => a.ms - b.ms || a.i - b.i);
 
   // Phases: runs of one intent without a silence longer than gap_minutes.
-  type Phase = { intent: string; first: (typeof evs)[number]; last: (typeof evs)[number]; ids: string[]; n: number; surfaces: Set<string>; conf: number; inferred: number };
+  type Phase = {
+    intent: string;
+    first: (typeof evs)[number];
+    last: (typeof evs)[number];
+    ids: string[];
+    n: number;
+    surfaces: Set<string>;
+    conf: number;
+    inferred: number;
+  };
   const phases: Phase[] = [];
   for (const e of evs) {
     const p = phases[phases.length - 1];
@@ -63,7 +95,17 @@ export function compileIntentTimeline(input: Req, _ctx: { surface?: string } = {
       if (e.surface && p.surfaces.size < 10) p.surfaces.add(e.surface);
       p.conf += e.conf;
       p.inferred += e.inferred ? 1 : 0;
-    } else phases.push({ intent: e.intent, first: e, last: e, ids: [e.id], n: 1, surfaces: new Set(e.surface ? [e.surface] : []), conf: e.conf, inferred: e.inferred ? 1 : 0 });
+    } else
+      phases.push({
+        intent: e.intent,
+        first: e,
+        last: e,
+        ids: [e.id],
+        n: 1,
+        surfaces: new Set(e.surface ? [e.surface] : []),
+        conf: e.conf,
+        inferred: e.inferred ? 1 : 0,
+      });
   }
   const dwell = (p: Phase) => r2(p.last.t.diff(p.first.t, 'minutes').minutes + tail);
   const total = phases.reduce((a, p) => a + dwell(p), 0);
@@ -75,7 +117,12 @@ export function compileIntentTimeline(input: Req, _ctx: { surface?: string } = {
     byIntent.set(p.intent, x);
   }
   const dwell_by_intent = [...byIntent.entries()]
-    .map(([intent, x]) => ({ intent, minutes: r2(x.minutes), share: total ? r2(x.minutes / total) : 0, phases: x.phases }))
+    .map(([intent, x]) => ({
+      intent,
+      minutes: r2(x.minutes),
+      share: total ? r2(x.minutes / total) : 0,
+      phases: x.phases,
+    }))
     .sort((a, b) => b.minutes - a.minutes || (a.intent < b.intent ? -1 : 1));
 
   const max = prefs.max_phases ?? 20;
@@ -83,8 +130,16 @@ export function compileIntentTimeline(input: Req, _ctx: { surface?: string } = {
   const kept = phases.slice(offset);
   const pid = (k: number) => `ph${offset + k + 1}`;
   const outPhases = kept.map((p, k) => ({
-    id: pid(k), intent: p.intent, start: isoOut(p.first.t), end: isoOut(p.last.t), dwell_minutes: dwell(p), event_count: p.n,
-    event_ids: p.ids, surfaces: [...p.surfaces], confidence: r2(p.conf / p.n), inferred_share: r2(p.inferred / p.n),
+    id: pid(k),
+    intent: p.intent,
+    start: isoOut(p.first.t),
+    end: isoOut(p.last.t),
+    dwell_minutes: dwell(p),
+    event_count: p.n,
+    event_ids: p.ids,
+    surfaces: [...p.surfaces],
+    confidence: r2(p.conf / p.n),
+    inferred_share: r2(p.inferred / p.n),
   }));
   const seenIntents = new Set(phases.slice(0, offset + 1).map((p) => p.intent));
   const transitions: Res['transitions'] = [];
@@ -93,7 +148,14 @@ export function compileIntentTimeline(input: Req, _ctx: { surface?: string } = {
     const b = kept[k];
     const kind = a.intent === b.intent ? 'gap_resume' : seenIntents.has(b.intent) ? 'return' : 'switch';
     seenIntents.add(b.intent);
-    transitions.push({ from_phase: pid(k - 1), to_phase: pid(k), from_intent: a.intent, to_intent: b.intent, gap_minutes: r2(b.first.t.diff(a.last.t, 'minutes').minutes), kind });
+    transitions.push({
+      from_phase: pid(k - 1),
+      to_phase: pid(k),
+      from_intent: a.intent,
+      to_intent: b.intent,
+      gap_minutes: r2(b.first.t.diff(a.last.t, 'minutes').minutes),
+      kind,
+    });
   }
 
   // Drift: share of dwell on the goal intent, and whether the second half of the span is closer to it.
@@ -113,20 +175,43 @@ export function compileIntentTimeline(input: Req, _ctx: { surface?: string } = {
   }
   const spanMin = evs.length ? evs[evs.length - 1].t.diff(evs[0].t, 'minutes').minutes + tail : 0;
   const switches = phases.length - 1 - phases.slice(1).filter((p, k) => p.intent === phases[k].intent).length;
-  const off = outPhases.filter((p) => p.intent !== goal).sort((a, b) => b.dwell_minutes - a.dwell_minutes || (a.id < b.id ? -1 : 1)).slice(0, 5).map((p) => p.id);
+  const off = outPhases
+    .filter((p) => p.intent !== goal)
+    .sort((a, b) => b.dwell_minutes - a.dwell_minutes || (a.id < b.id ? -1 : 1))
+    .slice(0, 5)
+    .map((p) => p.id);
   return {
     phases: outPhases,
     transitions,
     dwell_by_intent: dwell_by_intent.slice(0, 50),
     drift: {
-      goal_intent: goal, basis, on_goal_share: total ? r2(onGoal / total) : 0, drift_score: total && goal ? r2(1 - onGoal / total) : 0, trend,
-      fragmentation_per_hour: spanMin > 0 ? r2(Math.max(0, switches) / (spanMin / 60)) : 0, off_goal_phase_ids: off,
+      goal_intent: goal,
+      basis,
+      on_goal_share: total ? r2(onGoal / total) : 0,
+      drift_score: total && goal ? r2(1 - onGoal / total) : 0,
+      trend,
+      fragmentation_per_hour: spanMin > 0 ? r2(Math.max(0, switches) / (spanMin / 60)) : 0,
+      off_goal_phase_ids: off,
     },
     unplaced_event_ids: unplaced.slice(0, 50),
-    summary: { events: evs.length, phases_total: phases.length, start: evs.length ? isoOut(evs[0].t) : null, end: evs.length ? isoOut(evs[evs.length - 1].t) : null, span_minutes: r2(spanMin) },
+    summary: {
+      events: evs.length,
+      phases_total: phases.length,
+      start: evs.length ? isoOut(evs[0].t) : null,
+      end: evs.length ? isoOut(evs[evs.length - 1].t) : null,
+      span_minutes: r2(spanMin),
+    },
     integration_hints: [
-      { kind: 'analytics', target: 'timeline_view', detail: 'Render phases as bands and transitions as markers; colour off_goal_phase_ids.' },
-      { kind: 'nudge', target: '/v1/ambient/intent/suggest', detail: 'When drift.trend is "drifting", pass the goal intent as an active_goal signal.' },
+      {
+        kind: 'analytics',
+        target: 'timeline_view',
+        detail: 'Render phases as bands and transitions as markers; colour off_goal_phase_ids.',
+      },
+      {
+        kind: 'nudge',
+        target: '/v1/ambient/intent/suggest',
+        detail: 'When drift.trend is "drifting", pass the goal intent as an active_goal signal.',
+      },
     ],
   };
 }

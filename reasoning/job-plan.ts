@@ -57,6 +57,7 @@ export function parsePlan(text: string, title: string, description: string | nul
       .map((l) => ({ title: clean(l.split(/[:.–-]\s/)[0], 200), prompt: clean(l, 4000) }))
       .filter((s) => s.title && s.prompt);
   }
-  if (!steps.length) steps = [{ title: clean(title, 200), prompt: clean(description ? `${title}: ${description}` : title, 4000) }];
+  if (!steps.length)
+    steps = [{ title: clean(title, 200), prompt: clean(description ? `${title}: ${description}` : title, 4000) }];
   return steps.slice(0, MAX_PLANNED_STEPS);
 }

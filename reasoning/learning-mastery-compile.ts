@@ -14,7 +14,8 @@ import { buildArtifacts } from './lib/learning-artifacts';
 
 type Res = LearningMasteryResponse;
 
-const PREREQ_CUE = /\b(requires?|depends? on|builds? on|is based on|relies on|assumes|extends|is a (?:kind|type|form) of)\b/i;
+const PREREQ_CUE =
+  /\b(requires?|depends? on|builds? on|is based on|relies on|assumes|extends|is a (?:kind|type|form) of)\b/i;
 
 export function compileLearningMastery(input: LearningMasteryRequest, ctx: { surface?: string }): Res {
   const prefs = input.preferences;
@@ -32,7 +33,9 @@ export function compileLearningMastery(input: LearningMasteryRequest, ctx: { sur
     distinct.push(src);
   }
   splitSentencesEach(distinct.map((src) => src.content)).forEach((list, k) =>
-    list.forEach((text, index) => sentences.push({ id: `${distinct[k].id}:s${index}`, text, source: distinct[k].id, index })),
+    list.forEach((text, index) =>
+      sentences.push({ id: `${distinct[k].id}:s${index}`, text, source: distinct[k].id, index }),
+    ),
   );
   const focus = [input.objective, ...input.sources.map((s) => s.title ?? '')].join(' . ');
   const maxConcepts = prefs.max_concepts ?? 15;
@@ -59,7 +62,10 @@ export function compileLearningMastery(input: LearningMasteryRequest, ctx: { sur
     const cue = PREREQ_CUE.exec(text);
     if (!cue) return;
     // The subject (first concept before the cue) builds on the first concept after it.
-    let dep = -1, pre = -1, depPos = Infinity, prePos = Infinity;
+    let dep = -1,
+      pre = -1,
+      depPos = Infinity,
+      prePos = Infinity;
     for (const r of ranks.slice(0, 8)) {
       const pos = matchTerm[r](text);
       if (!pos) continue;
@@ -79,7 +85,10 @@ export function compileLearningMastery(input: LearningMasteryRequest, ctx: { sur
     const [f, t] = terms[e.a].first <= terms[e.b].first ? [e.a, e.b] : [e.b, e.a];
     dagEdges.push({ from: conceptIds[f], to: conceptIds[t], basis: 'first_use' });
   }
-  const priority = terms.map((t, i) => ({ i, first: t.first })).sort((a, b) => a.first - b.first || a.i - b.i).map((x) => conceptIds[x.i]);
+  const priority = terms
+    .map((t, i) => ({ i, first: t.first }))
+    .sort((a, b) => a.first - b.first || a.i - b.i)
+    .map((x) => conceptIds[x.i]);
   const topo = topoOrder(priority, dagEdges);
   const removedSet = new Set(topo.removed);
 
@@ -89,7 +98,14 @@ export function compileLearningMastery(input: LearningMasteryRequest, ctx: { sur
     const key = e.concept.trim().toLowerCase();
     const prev = ledger.get(key);
     const last = parseInstant(e.last_reviewed, zone);
-    if (!prev) ledger.set(key, { concept: key, attempts: e.attempts, correct: e.correct, last_reviewed: last, confidence: e.confidence });
+    if (!prev)
+      ledger.set(key, {
+        concept: key,
+        attempts: e.attempts,
+        correct: e.correct,
+        last_reviewed: last,
+        confidence: e.confidence,
+      });
     else {
       prev.attempts += e.attempts;
       prev.correct += e.correct;
@@ -118,7 +134,8 @@ export function compileLearningMastery(input: LearningMasteryRequest, ctx: { sur
   const daysUntil = now && deadline ? round(deadline.diff(now, 'days').days, 1) : null;
 
   // 6. Assistance mode.
-  let mode: 'scaffolded' | 'coached' | 'independent' = score < 35 ? 'scaffolded' : score < 70 ? 'coached' : 'independent';
+  let mode: 'scaffolded' | 'coached' | 'independent' =
+    score < 35 ? 'scaffolded' : score < 70 ? 'coached' : 'independent';
   let reason = `mastery ${score}/100 with ${Math.round(coverage * 100)}% of concepts practised`;
   if (prefs.assistance && prefs.assistance !== 'auto') {
     mode = prefs.assistance;
@@ -135,21 +152,39 @@ export function compileLearningMastery(input: LearningMasteryRequest, ctx: { sur
         : 'retrieval only; reveal answers after the attempt';
 
   const art = buildArtifacts({
-    terms, conceptIds, sentences, bySentence, neighbors, rankByTerm, prefs,
-    order: topo.order, misconceptions: input.misconceptions, mastery: mastery.map((m) => m.score),
+    terms,
+    conceptIds,
+    sentences,
+    bySentence,
+    neighbors,
+    rankByTerm,
+    prefs,
+    order: topo.order,
+    misconceptions: input.misconceptions,
+    mastery: mastery.map((m) => m.score),
   });
 
   const sessionsOut = cadence.sessions.map((s) => {
     const due = new Set(s.concept_ids);
     const cards = art.flashcards.filter((f) => due.has(f.concept_id)).map((f) => f.id);
-    return { ...s, minutes: prefs.session_minutes ?? Math.min(60, Math.max(10, 5 + 2 * s.concept_ids.length)), flashcard_ids: cards };
+    return {
+      ...s,
+      minutes: prefs.session_minutes ?? Math.min(60, Math.max(10, 5 + 2 * s.concept_ids.length)),
+      flashcard_ids: cards,
+    };
   });
   const mocks = art.mockAssessments(sessionsOut.length);
 
   // 7. Cross-surface reinforcement (never on the surface the learner is already on).
   const here = (ctx.surface ?? input.surface ?? '').toLowerCase();
-  const weakest = terms.map((_, i) => i).sort((a, b) => mastery[a].score - mastery[b].score || a - b).slice(0, 5).map((i) => conceptIds[i]);
-  const surfaces = [...new Set((prefs.surfaces ?? ['mobile', 'chat', 'calendar', 'email']).map((s) => s.toLowerCase()))].filter((s) => s && s !== here);
+  const weakest = terms
+    .map((_, i) => i)
+    .sort((a, b) => mastery[a].score - mastery[b].score || a - b)
+    .slice(0, 5)
+    .map((i) => conceptIds[i]);
+  const surfaces = [
+    ...new Set((prefs.surfaces ?? ['mobile', 'chat', 'calendar', 'email']).map((s) => s.toLowerCase())),
+  ].filter((s) => s && s !== here);
   const firstSession = sessionsOut.length ? 0 : null;
   const hints = weakest.length
     ? surfaces.map((s) => ({
@@ -157,11 +192,15 @@ export function compileLearningMastery(input: LearningMasteryRequest, ctx: { sur
         concept_ids: s === 'chat' ? weakest.slice(0, 1) : weakest,
         session_index: s === 'calendar' || s === 'email' ? firstSession : null,
         action:
-          s === 'mobile' ? 'offer the due flashcards of these concepts as a 5-minute burst'
-          : s === 'chat' ? 'ask the learner to explain this concept in their own words before answering related questions'
-          : s === 'calendar' ? 'block the review sessions of the cadence as focus time'
-          : s === 'email' ? 'send a digest of the due concepts before each review session'
-          : 'surface one recall question about these concepts',
+          s === 'mobile'
+            ? 'offer the due flashcards of these concepts as a 5-minute burst'
+            : s === 'chat'
+              ? 'ask the learner to explain this concept in their own words before answering related questions'
+              : s === 'calendar'
+                ? 'block the review sessions of the cadence as focus time'
+                : s === 'email'
+                  ? 'send a digest of the due concepts before each review session'
+                  : 'surface one recall question about these concepts',
       }))
     : [];
 
@@ -175,7 +214,12 @@ export function compileLearningMastery(input: LearningMasteryRequest, ctx: { sur
     source_ids: [...new Set(t.sentences.map((s) => sentences[s].source))].slice(0, 10),
     sentence_ids: t.sentences.slice(0, 5).map((s) => sentences[s].id),
   }));
-  const edges = co.map((e) => ({ from: conceptIds[e.a], to: conceptIds[e.b], weight: e.weight, sentence_id: sentences[e.first].id }));
+  const edges = co.map((e) => ({
+    from: conceptIds[e.a],
+    to: conceptIds[e.b],
+    weight: e.weight,
+    sentence_id: sentences[e.first].id,
+  }));
   const mark = (id: string) => {
     const k = sentIdx.get(id);
     if (k !== undefined) used.add(k);
@@ -192,24 +236,41 @@ export function compileLearningMastery(input: LearningMasteryRequest, ctx: { sur
       objective: input.objective,
       text:
         `${terms.length} concepts from ${seenSource.size} sources; mastery ${score}/100; ` +
-        `${sessionsOut.length} review sessions` + (daysUntil !== null ? ` before the deadline in ${daysUntil} days` : ''),
+        `${sessionsOut.length} review sessions` +
+        (daysUntil !== null ? ` before the deadline in ${daysUntil} days` : ''),
       source_count: seenSource.size,
       sentence_count: sentences.length,
       concept_count: terms.length,
       top_concepts: terms.slice(0, 5).map((t) => t.term),
       days_until_deadline: daysUntil,
     },
-    source_sentences: [...used].sort((a, b) => a - b).map((k) => ({ id: sentences[k].id, source_id: sentences[k].source, index: sentences[k].index, text: clip(sentences[k].text, 400) })),
+    source_sentences: [...used]
+      .sort((a, b) => a - b)
+      .map((k) => ({
+        id: sentences[k].id,
+        source_id: sentences[k].source,
+        index: sentences[k].index,
+        text: clip(sentences[k].text, 400),
+      })),
     concept_graph: { nodes, edges },
     flashcards: art.flashcards,
     drills: art.drills,
     quizzes: art.quizzes,
     mock_assessments: mocks,
     misconception_map: art.misconceptionMap,
-    review_cadence: { mode: now ? 'datetime' : 'day_offset', timezone: now ? (zone ?? now.zoneName ?? null) : null, sessions: sessionsOut },
+    review_cadence: {
+      mode: now ? 'datetime' : 'day_offset',
+      timezone: now ? (zone ?? now.zoneName ?? null) : null,
+      sessions: sessionsOut,
+    },
     mastery_score: {
       score,
-      per_concept: terms.map((_, i) => ({ concept_id: conceptIds[i], score: mastery[i].score, attempts: mastery[i].attempts, matched_ledger: mastery[i].matched })),
+      per_concept: terms.map((_, i) => ({
+        concept_id: conceptIds[i],
+        score: mastery[i].score,
+        attempts: mastery[i].attempts,
+        matched_ledger: mastery[i].matched,
+      })),
       factors: [
         { name: 'weighted_concept_mastery', value: round(weighted), weight: 1 },
         { name: 'ledger_coverage', value: round(coverage), weight: 0 },

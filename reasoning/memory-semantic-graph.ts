@@ -1,7 +1,10 @@
 import { defineReasoning } from './types';
 import {
-  memorySemanticGraphRequest, memorySemanticGraphResponse, relationType,
-  type MemorySemanticGraphRequest, type MemorySemanticGraphResponse,
+  memorySemanticGraphRequest,
+  memorySemanticGraphResponse,
+  relationType,
+  type MemorySemanticGraphRequest,
+  type MemorySemanticGraphResponse,
 } from '../schema/reasoning/memory-semantic-graph';
 import { slug, splitSentencesEach, splitWordsEach } from './lib/text-segments';
 import { candidateTermsOfWords, isContentWord } from './lib/key-terms';
@@ -27,8 +30,18 @@ const RELATIONS: [RegExp, Rel][] = [
 const RELATION_TYPES: readonly Rel[] = relationType.options;
 const CAP_SEQ = /\b(\p{Lu}[\p{L}\p{N}&'.-]*(?:\s+(?:of|de|van|von)?\s*\p{Lu}[\p{L}\p{N}&'.-]*)*)/gu;
 
-interface Cand { key: string; label: string; kind: 'entity' | 'concept' | 'tag'; items: string[]; count: number; first: number }
-interface Mention { key: string; pos: number }
+interface Cand {
+  key: string;
+  label: string;
+  kind: 'entity' | 'concept' | 'tag';
+  items: string[];
+  count: number;
+  first: number;
+}
+interface Mention {
+  key: string;
+  pos: number;
+}
 
 export function compileMemorySemanticGraph(input: MemorySemanticGraphRequest, _ctx: { surface?: string }): Res {
   const maxNodes = input.preferences.max_nodes ?? 50;
@@ -44,7 +57,8 @@ export function compileMemorySemanticGraph(input: MemorySemanticGraphRequest, _c
 
   // Words the corpus also writes in lower case are not names when they open a sentence.
   const lowerSeen = new Set<string>();
-  for (const it of input.items) for (const w of it.text.match(/(?<![\p{L}\p{N}])\p{Ll}[\p{L}\p{N}]*/gu) ?? []) lowerSeen.add(w);
+  for (const it of input.items)
+    for (const w of it.text.match(/(?<![\p{L}\p{N}])\p{Ll}[\p{L}\p{N}]*/gu) ?? []) lowerSeen.add(w);
 
   // Pass 1: mentions per sentence.
   const sentences: { item: string; text: string; mentions: Mention[] }[] = [];
@@ -52,7 +66,9 @@ export function compileMemorySemanticGraph(input: MemorySemanticGraphRequest, _c
   const visit = (it: MemorySemanticGraphRequest['items'][number], itemSentences: string[], itemWords: string[][]) => {
     if (seenItems.has(it.id)) return;
     seenItems.add(it.id);
-    if (includeTags) for (const t of new Set((it.tags ?? []).map((x) => x.trim().toLowerCase()).filter(Boolean))) note(`tag:${t}`, t, 'tag', it.id);
+    if (includeTags)
+      for (const t of new Set((it.tags ?? []).map((x) => x.trim().toLowerCase()).filter(Boolean)))
+        note(`tag:${t}`, t, 'tag', it.id);
     itemSentences.forEach((text, si) => {
       const mentions: Mention[] = [];
       const entityWords = new Set<string>();
@@ -94,7 +110,8 @@ export function compileMemorySemanticGraph(input: MemorySemanticGraphRequest, _c
 
   // Rank: items mentioning the node, entities and tags first on ties; concepts need 2 items.
   const kindBonus = { entity: 0.5, tag: 0.25, concept: 0 };
-  const eligible = (c: Cand) => c.kind !== 'concept' || c.items.length >= 2 || (c.key.split(' ').length > 1 && c.count >= 2);
+  const eligible = (c: Cand) =>
+    c.kind !== 'concept' || c.items.length >= 2 || (c.key.split(' ').length > 1 && c.count >= 2);
   // A shorter concept adds nothing when a longer one covers all of its items ("dashboard" in "fleet dashboard").
   const coveredBy = new Map<string, number>();
   for (const c of cands.values()) {
@@ -108,7 +125,12 @@ export function compileMemorySemanticGraph(input: MemorySemanticGraphRequest, _c
   }
   const ranked = [...cands.values()]
     .filter((c) => eligible(c) && !(c.kind === 'concept' && c.items.length <= (coveredBy.get(c.label) ?? 0)))
-    .sort((a, b) => b.items.length + kindBonus[b.kind] - (a.items.length + kindBonus[a.kind]) || b.count - a.count || a.first - b.first);
+    .sort(
+      (a, b) =>
+        b.items.length + kindBonus[b.kind] - (a.items.length + kindBonus[a.kind]) ||
+        b.count - a.count ||
+        a.first - b.first,
+    );
   const kept = ranked.slice(0, maxNodes);
   const keptIds: string[] = []; // node id of kept[k]
   const usedIds = new Set<string>();
@@ -121,7 +143,10 @@ export function compileMemorySemanticGraph(input: MemorySemanticGraphRequest, _c
 
   // Pass 2: edges among kept nodes. Nodes are addressed by index and edges by a numeric key: a
   // string key per linked pair made this pass the slowest part on large inputs.
-  const edges = new Map<number, { from: string; to: string; type: Rel; weight: number; items: string[]; first: number }>();
+  const edges = new Map<
+    number,
+    { from: string; to: string; type: Rel; weight: number; items: string[]; first: number }
+  >();
   const N = kept.length;
   const idxOf = new Map(kept.map((c, k) => [c.key, k]));
   const link = (from: number, to: number, type: Rel, item: string) => {
@@ -133,12 +158,25 @@ export function compileMemorySemanticGraph(input: MemorySemanticGraphRequest, _c
     e.weight++;
     if (e.items[e.items.length - 1] !== item && e.items.length < 20) e.items.push(item);
   };
-  const tagsOf = new Map(input.items.map((it) => [it.id, [...new Set((it.tags ?? []).map((t) => idxOf.get(`tag:${t.trim().toLowerCase()}`)).filter((x): x is number => x !== undefined))]]));
+  const tagsOf = new Map(
+    input.items.map((it) => [
+      it.id,
+      [
+        ...new Set(
+          (it.tags ?? [])
+            .map((t) => idxOf.get(`tag:${t.trim().toLowerCase()}`))
+            .filter((x): x is number => x !== undefined),
+        ),
+      ],
+    ]),
+  );
   let typed = 0;
   for (const s of sentences) {
     const ms = s.mentions.filter((m) => idxOf.has(m.key)).sort((a, b) => a.pos - b.pos || (a.key < b.key ? -1 : 1));
     const uniq = [...new Map(ms.map((m) => [m.key, m])).values()].slice(0, 8);
-    for (let i = 0; i < uniq.length; i++) for (let j = i + 1; j < uniq.length; j++) link(idxOf.get(uniq[i].key)!, idxOf.get(uniq[j].key)!, 'co_occurs', s.item);
+    for (let i = 0; i < uniq.length; i++)
+      for (let j = i + 1; j < uniq.length; j++)
+        link(idxOf.get(uniq[i].key)!, idxOf.get(uniq[j].key)!, 'co_occurs', s.item);
     for (const [re, type] of RELATIONS) {
       const m = re.exec(s.text);
       if (!m) continue;
@@ -152,10 +190,14 @@ export function compileMemorySemanticGraph(input: MemorySemanticGraphRequest, _c
         typed++;
       }
     }
-    for (const t of tagsOf.get(s.item) ?? []) for (const m of uniq.slice(0, 4)) link(idxOf.get(m.key)!, t, 'tagged', s.item);
+    for (const t of tagsOf.get(s.item) ?? [])
+      for (const m of uniq.slice(0, 4)) link(idxOf.get(m.key)!, t, 'tagged', s.item);
   }
   const edgeList = [...edges.values()]
-    .sort((a, b) => Number(b.type !== 'co_occurs') - Number(a.type !== 'co_occurs') || b.weight - a.weight || a.first - b.first)
+    .sort(
+      (a, b) =>
+        Number(b.type !== 'co_occurs') - Number(a.type !== 'co_occurs') || b.weight - a.weight || a.first - b.first,
+    )
     .slice(0, maxEdges);
 
   // Clusters: label propagation (weighted, ties to the smaller label), fixed 6 rounds.
@@ -181,24 +223,53 @@ export function compileMemorySemanticGraph(input: MemorySemanticGraphRequest, _c
   for (const id of keptIds) groups.set(label.get(id)!, [...(groups.get(label.get(id)!) ?? []), id]);
   const clusterOf = new Map<string, string>();
   const indexOf = new Map(keptIds.map((id, k) => [id, k]));
-  const clusters = [...groups.entries()].sort((a, b) => b[1].length - a[1].length || a[0] - b[0]).map(([, ids], k) => {
-    const cid = `cluster-${k + 1}`;
-    ids.forEach((id) => clusterOf.set(id, cid));
-    const items = new Set(ids.flatMap((id) => kept[indexOf.get(id)!].items));
-    // Named after its highest-ranked node (ids keep rank order).
-    return { id: cid, label: kept[indexOf.get(ids[0])!].label, node_ids: ids, item_count: items.size };
-  });
+  const clusters = [...groups.entries()]
+    .sort((a, b) => b[1].length - a[1].length || a[0] - b[0])
+    .map(([, ids], k) => {
+      const cid = `cluster-${k + 1}`;
+      ids.forEach((id) => clusterOf.set(id, cid));
+      const items = new Set(ids.flatMap((id) => kept[indexOf.get(id)!].items));
+      // Named after its highest-ranked node (ids keep rank order).
+      return { id: cid, label: kept[indexOf.get(ids[0])!].label, node_ids: ids, item_count: items.size };
+    });
   const linked = new Set(kept.flatMap((c) => c.items));
 
   return {
-    nodes: kept.map((c, k) => ({ id: keptIds[k], label: c.label, kind: c.kind, weight: c.items.length, item_ids: c.items.slice(0, 20), cluster_id: clusterOf.get(keptIds[k])! })),
-    edges: edgeList.map((e, k) => ({ id: `e${k + 1}`, from: e.from, to: e.to, type: e.type, weight: e.weight, evidence_item_ids: e.items })),
+    nodes: kept.map((c, k) => ({
+      id: keptIds[k],
+      label: c.label,
+      kind: c.kind,
+      weight: c.items.length,
+      item_ids: c.items.slice(0, 20),
+      cluster_id: clusterOf.get(keptIds[k])!,
+    })),
+    edges: edgeList.map((e, k) => ({
+      id: `e${k + 1}`,
+      from: e.from,
+      to: e.to,
+      type: e.type,
+      weight: e.weight,
+      evidence_item_ids: e.items,
+    })),
     clusters,
     unlinked_item_ids: [...seenItems].filter((id) => !linked.has(id)).slice(0, 100),
-    stats: { items: seenItems.size, candidate_nodes: cands.size, dropped_nodes: Math.max(0, ranked.length - kept.length), typed_edges: typed },
+    stats: {
+      items: seenItems.size,
+      candidate_nodes: cands.size,
+      dropped_nodes: Math.max(0, ranked.length - kept.length),
+      typed_edges: typed,
+    },
     integration_hints: [
-      { kind: 'graph_store', target: 'memory', detail: `upsert ${kept.length} nodes and ${edgeList.length} edges keyed by node id` },
-      { kind: 'retrieval', target: 'chat', detail: `expand a recalled item through its cluster (${clusters.length} clusters)` },
+      {
+        kind: 'graph_store',
+        target: 'memory',
+        detail: `upsert ${kept.length} nodes and ${edgeList.length} edges keyed by node id`,
+      },
+      {
+        kind: 'retrieval',
+        target: 'chat',
+        detail: `expand a recalled item through its cluster (${clusters.length} clusters)`,
+      },
     ],
   };
 }

@@ -1,7 +1,9 @@
 import { defineReasoning } from './types';
 import {
-  proceduralCrystallizeRequest, proceduralCrystallizeResponse,
-  type ProceduralCrystallizeRequest, type ProceduralCrystallizeResponse,
+  proceduralCrystallizeRequest,
+  proceduralCrystallizeResponse,
+  type ProceduralCrystallizeRequest,
+  type ProceduralCrystallizeResponse,
 } from '../schema/reasoning/procedural-crystallize';
 import { slug } from './lib/text-segments';
 
@@ -15,7 +17,14 @@ type Res = ProceduralCrystallizeResponse;
 const norm = (s: string) => s.toLowerCase().replace(/\s+/g, ' ').trim();
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
-interface KeyStat { key: string; action: string; tool: string | null; traces: number; posSum: number; first: number }
+interface KeyStat {
+  key: string;
+  action: string;
+  tool: string | null;
+  traces: number;
+  posSum: number;
+  first: number;
+}
 
 /** Length of the longest strictly increasing subsequence (patience sorting, O(n log n)). */
 function lisLength(a: number[]): number {
@@ -57,14 +66,21 @@ export function compileProceduralCrystallize(input: ProceduralCrystallizeRequest
       if (firstAt.has(key)) return;
       firstAt.set(key, i);
       let st = stats.get(key);
-      if (!st) stats.set(key, (st = { key, action: s.action.trim(), tool: s.tool?.trim() || null, traces: 0, posSum: 0, first: order++ }));
+      if (!st)
+        stats.set(
+          key,
+          (st = { key, action: s.action.trim(), tool: s.tool?.trim() || null, traces: 0, posSum: 0, first: order++ }),
+        );
       st.traces++;
       st.posSum += tr.steps.length > 1 ? i / (tr.steps.length - 1) : 0;
     });
     traceKeys.push(firstAt);
   }
   const bySupport = (a: KeyStat, b: KeyStat) => b.traces - a.traces || a.first - b.first;
-  const chosen = [...stats.values()].filter((s) => s.traces / T >= minSupport).sort(bySupport).slice(0, p.max_steps ?? 20);
+  const chosen = [...stats.values()]
+    .filter((s) => s.traces / T >= minSupport)
+    .sort(bySupport)
+    .slice(0, p.max_steps ?? 20);
   chosen.sort((a, b) => a.posSum / a.traces - b.posSum / b.traces || a.first - b.first);
   const ids = chosen.map((c, k) => `step-${k + 1}-${slug(c.action)}`);
   const keyIdx = new Map(chosen.map((c, k) => [c.key, k]));
@@ -90,7 +106,9 @@ export function compileProceduralCrystallize(input: ProceduralCrystallizeRequest
   const constants = chosen.map(() => [] as { name: string; value: string }[]);
   const varNames = chosen.map(() => [] as string[]);
   const usedNames = new Set<string>();
-  for (const v of [...values.values()].sort((a, b) => a.step - b.step || a.first - b.first || (a.name < b.name ? -1 : 1))) {
+  for (const v of [...values.values()].sort(
+    (a, b) => a.step - b.step || a.first - b.first || (a.name < b.name ? -1 : 1),
+  )) {
     const list = [...v.set];
     if (list.length === 1) {
       constants[v.step].push({ name: v.name, value: list[0] });
@@ -101,7 +119,14 @@ export function compileProceduralCrystallize(input: ProceduralCrystallizeRequest
     for (let k = v.step + 1; usedNames.has(name); k++) name = `${slug(v.name).replace(/-/g, '_')}_${k}`;
     usedNames.add(name);
     varNames[v.step].push(name);
-    variables.push({ name, step_id: ids[v.step], source: v.name, kind: kindOf(list), distinct_count: v.set.size, examples: list.slice(0, 5) });
+    variables.push({
+      name,
+      step_id: ids[v.step],
+      source: v.name,
+      kind: kindOf(list),
+      distinct_count: v.set.size,
+      examples: list.slice(0, 5),
+    });
   }
 
   // Alignment of each trace to the consensus order.
@@ -126,7 +151,14 @@ export function compileProceduralCrystallize(input: ProceduralCrystallizeRequest
       withOutcome++;
       if (/success|ok|done|pass|complete/i.test(tr.outcome)) successes++;
     }
-    if (alignment.length < (p.max_alignments ?? 100)) alignment.push({ trace_id: tr.id, matched_step_ids: matched, coverage: round(coverage), order_consistency: round(consistency), outcome: tr.outcome ?? null });
+    if (alignment.length < (p.max_alignments ?? 100))
+      alignment.push({
+        trace_id: tr.id,
+        matched_step_ids: matched,
+        coverage: round(coverage),
+        order_consistency: round(consistency),
+        outcome: tr.outcome ?? null,
+      });
   });
 
   const meanSupport = chosen.length ? chosen.reduce((a, c) => a + c.traces / T, 0) / chosen.length : 0;
@@ -136,18 +168,42 @@ export function compileProceduralCrystallize(input: ProceduralCrystallizeRequest
     { name: 'success_rate', value: round(withOutcome ? successes / withOutcome : 0.5), weight: 0.2 },
     { name: 'sample_size', value: round(Math.min(1, T / 5)), weight: 0.1 },
   ];
-  const score = round(Math.min(1, factors.reduce((a, f) => a + f.value * f.weight, 0)));
+  const score = round(
+    Math.min(
+      1,
+      factors.reduce((a, f) => a + f.value * f.weight, 0),
+    ),
+  );
   const variations = [...stats.values()]
     .filter((s) => !keyIdx.has(s.key) && s.traces / T >= Math.min(0.2, minSupport) && s.traces >= 1)
     .sort(bySupport)
     .slice(0, 10)
-    .map((s) => ({ action: s.action, tool: s.tool, support: round(s.traces / T), reason: s.traces / T >= minSupport ? 'above support but over the step cap' : 'done in some traces only' }));
+    .map((s) => ({
+      action: s.action,
+      tool: s.tool,
+      support: round(s.traces / T),
+      reason: s.traces / T >= minSupport ? 'above support but over the step cap' : 'done in some traces only',
+    }));
 
-  const name = input.intent ? input.intent : chosen.length ? `${chosen[0].action} → ${chosen[chosen.length - 1].action}` : 'empty procedure';
+  const name = input.intent
+    ? input.intent
+    : chosen.length
+      ? `${chosen[0].action} → ${chosen[chosen.length - 1].action}`
+      : 'empty procedure';
   return {
     procedure: {
-      name, intent: input.intent ?? null,
-      steps: chosen.map((c, k) => ({ id: ids[k], order: k + 1, action: c.action, tool: c.tool, support: round(c.traces / T), optional: c.traces / T < 0.9, variable_names: varNames[k], constants: constants[k].slice(0, 20) })),
+      name,
+      intent: input.intent ?? null,
+      steps: chosen.map((c, k) => ({
+        id: ids[k],
+        order: k + 1,
+        action: c.action,
+        tool: c.tool,
+        support: round(c.traces / T),
+        optional: c.traces / T < 0.9,
+        variable_names: varNames[k],
+        constants: constants[k].slice(0, 20),
+      })),
     },
     common_sequence: ids,
     variables,
@@ -155,16 +211,38 @@ export function compileProceduralCrystallize(input: ProceduralCrystallizeRequest
     variations,
     confidence: { score, factors },
     integration_hints: [
-      { kind: 'skill', target: 'skills', detail: `save as a reusable procedure with ${variables.length} parameter(s): ${variables.map((v) => v.name).slice(0, 8).join(', ') || 'none'}` },
-      { kind: 'workflow', target: '/v1/workflow/grammar/compile', detail: `use the ${ids.length} steps as actions, in order; dry run first` },
-      ...(score < 0.6 ? [{ kind: 'review', target: 'human', detail: `confidence ${score}: collect more traces or confirm the optional steps` }] : []),
+      {
+        kind: 'skill',
+        target: 'skills',
+        detail: `save as a reusable procedure with ${variables.length} parameter(s): ${
+          variables
+            .map((v) => v.name)
+            .slice(0, 8)
+            .join(', ') || 'none'
+        }`,
+      },
+      {
+        kind: 'workflow',
+        target: '/v1/workflow/grammar/compile',
+        detail: `use the ${ids.length} steps as actions, in order; dry run first`,
+      },
+      ...(score < 0.6
+        ? [
+            {
+              kind: 'review',
+              target: 'human',
+              detail: `confidence ${score}: collect more traces or confirm the optional steps`,
+            },
+          ]
+        : []),
     ],
   };
 }
 
 export const proceduralCrystallize = defineReasoning({
   path: '/procedural/crystallize',
-  summary: 'Crystallize repeated action traces into a reusable procedure with common sequence, variables and confidence.',
+  summary:
+    'Crystallize repeated action traces into a reusable procedure with common sequence, variables and confidence.',
   request: proceduralCrystallizeRequest,
   response: proceduralCrystallizeResponse,
   compile: compileProceduralCrystallize,
@@ -172,24 +250,71 @@ export const proceduralCrystallize = defineReasoning({
     surface: 'desktop',
     intent: 'Onboard a new customer account',
     traces: [
-      { id: 't1', outcome: 'success', steps: [
-        { action: 'open CRM', tool: 'HubSpot' },
-        { action: 'create contact', tool: 'HubSpot', params: [{ name: 'email', value: 'ana@acme.io' }, { name: 'plan', value: 'pro' }] },
-        { action: 'send welcome email', tool: 'Gmail', target: 'ana@acme.io' },
-        { action: 'create invoice', tool: 'Stripe', params: [{ name: 'amount', value: '490' }, { name: 'currency', value: 'EUR' }] },
-      ] },
-      { id: 't2', outcome: 'success', steps: [
-        { action: 'Open CRM', tool: 'HubSpot' },
-        { action: 'create contact', tool: 'HubSpot', params: [{ name: 'email', value: 'bo@globex.com' }, { name: 'plan', value: 'pro' }] },
-        { action: 'create invoice', tool: 'Stripe', params: [{ name: 'amount', value: '990' }, { name: 'currency', value: 'EUR' }] },
-        { action: 'send welcome email', tool: 'Gmail', target: 'bo@globex.com' },
-      ] },
-      { id: 't3', outcome: 'partial', steps: [
-        { action: 'open CRM', tool: 'HubSpot' },
-        { action: 'check duplicate', tool: 'HubSpot' },
-        { action: 'create contact', tool: 'HubSpot', params: [{ name: 'email', value: 'cy@initech.com' }, { name: 'plan', value: 'pro' }] },
-        { action: 'send welcome email', tool: 'Gmail', target: 'cy@initech.com' },
-      ] },
+      {
+        id: 't1',
+        outcome: 'success',
+        steps: [
+          { action: 'open CRM', tool: 'HubSpot' },
+          {
+            action: 'create contact',
+            tool: 'HubSpot',
+            params: [
+              { name: 'email', value: 'ana@acme.io' },
+              { name: 'plan', value: 'pro' },
+            ],
+          },
+          { action: 'send welcome email', tool: 'Gmail', target: 'ana@acme.io' },
+          {
+            action: 'create invoice',
+            tool: 'Stripe',
+            params: [
+              { name: 'amount', value: '490' },
+              { name: 'currency', value: 'EUR' },
+            ],
+          },
+        ],
+      },
+      {
+        id: 't2',
+        outcome: 'success',
+        steps: [
+          { action: 'Open CRM', tool: 'HubSpot' },
+          {
+            action: 'create contact',
+            tool: 'HubSpot',
+            params: [
+              { name: 'email', value: 'bo@globex.com' },
+              { name: 'plan', value: 'pro' },
+            ],
+          },
+          {
+            action: 'create invoice',
+            tool: 'Stripe',
+            params: [
+              { name: 'amount', value: '990' },
+              { name: 'currency', value: 'EUR' },
+            ],
+          },
+          { action: 'send welcome email', tool: 'Gmail', target: 'bo@globex.com' },
+        ],
+      },
+      {
+        id: 't3',
+        outcome: 'partial',
+        steps: [
+          { action: 'open CRM', tool: 'HubSpot' },
+          { action: 'check duplicate', tool: 'HubSpot' },
+          {
+            action: 'create contact',
+            tool: 'HubSpot',
+            params: [
+              { name: 'email', value: 'cy@initech.com' },
+              { name: 'plan', value: 'pro' },
+            ],
+          },
+          { action: 'send welcome email', tool: 'Gmail', target: 'cy@initech.com' },
+        ],
+      },
     ],
     preferences: { min_support: 0.6 },
   },

@@ -1,5 +1,10 @@
 import { defineReasoning } from './types';
-import { procedureCompileRequest, procedureCompileResponse, type ProcedureCompileRequest, type ProcedureCompileResponse } from '../schema/reasoning/procedure-compile';
+import {
+  procedureCompileRequest,
+  procedureCompileResponse,
+  type ProcedureCompileRequest,
+  type ProcedureCompileResponse,
+} from '../schema/reasoning/procedure-compile';
 import { JUDGEMENT, StepMatcher, transcriptSteps, stepKind } from './lib/procedure-steps';
 import { clip, keywordSetEach, slug } from './lib/text-segments';
 
@@ -13,14 +18,23 @@ const round = (x: number) => Math.round(x * 1000) / 1000;
 
 export function compileProcedure(input: ProcedureCompileRequest, _ctx: { surface?: string }): ProcedureCompileResponse {
   const maxSteps = input.preferences.max_steps ?? 30;
-  const toolNames = input.tools.filter((t) => t.trim()).map((t) => ({ name: t, re: new RegExp(`\\b${t.trim().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i') }));
+  const toolNames = input.tools
+    .filter((t) => t.trim())
+    .map((t) => ({ name: t, re: new RegExp(`\\b${t.trim().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i') }));
   const findTool = (text: string) => toolNames.find((t) => t.re.test(text))?.name ?? null;
   const unlisted = new Set<string>();
 
   const steps: Step[] = [];
   const matcher = new StepMatcher();
   const outcomes: string[] = [];
-  const add = (action: string, kind: Step['kind'], actor: string | null, tool: string | null, ev: Step['evidence'][number], words?: string[]) => {
+  const add = (
+    action: string,
+    kind: Step['kind'],
+    actor: string | null,
+    tool: string | null,
+    ev: Step['evidence'][number],
+    words?: string[],
+  ) => {
     const found = matcher.match(action, words);
     const prev = found === null ? undefined : steps[found];
     if (prev) {
@@ -30,7 +44,15 @@ export function compileProcedure(input: ProcedureCompileRequest, _ctx: { surface
       return;
     }
     if (steps.length >= maxSteps) return;
-    const s: Step = { id: `step-${steps.length + 1}`, order: steps.length + 1, action: clip(action, 200), kind, actor, tool, evidence: [ev] };
+    const s: Step = {
+      id: `step-${steps.length + 1}`,
+      order: steps.length + 1,
+      action: clip(action, 200),
+      kind,
+      actor,
+      tool,
+      evidence: [ev],
+    };
     steps.push(s);
     matcher.add(action, words);
   };
@@ -45,20 +67,47 @@ export function compileProcedure(input: ProcedureCompileRequest, _ctx: { surface
     const text = `${o.title}${o.detail ? ` ${o.detail}` : ''}`;
     const tool = o.tool?.trim() || findTool(text);
     if (o.tool && !findTool(o.tool)) unlisted.add(o.tool.trim());
-    add(o.title, stepKind(o.title), o.actor ?? input.actor ?? null, tool, { source: 'observation', index }, titleWords[index]);
+    add(
+      o.title,
+      stepKind(o.title),
+      o.actor ?? input.actor ?? null,
+      tool,
+      { source: 'observation', index },
+      titleWords[index],
+    );
     if (o.outcome) outcomes.push(o.outcome.toLowerCase());
   });
-  if (!steps.length) add(input.title, 'action', input.actor ?? null, findTool(input.title), { source: 'transcript', index: 0 });
+  if (!steps.length)
+    add(input.title, 'action', input.actor ?? null, findTool(input.title), { source: 'transcript', index: 0 });
 
   // Checklist: one line per step, then the constraints, outputs and success signal.
-  const checklist: ProcedureCompileResponse['checklist'] = steps.map((s) => ({ id: `chk-${s.order}`, step_id: s.id, text: s.kind === 'decision' && !/^(if|when|unless|in case|otherwise)\b/i.test(s.action) ? `Decide: ${s.action}` : s.action }));
-  const extra = [...input.constraints.map((c) => `Constraint respected: ${c}`), ...input.outputs.map((o) => `Output produced: ${o}`), ...(input.outcome_signal ? [`Success signal seen: ${input.outcome_signal}`] : [])];
+  const checklist: ProcedureCompileResponse['checklist'] = steps.map((s) => ({
+    id: `chk-${s.order}`,
+    step_id: s.id,
+    text:
+      s.kind === 'decision' && !/^(if|when|unless|in case|otherwise)\b/i.test(s.action)
+        ? `Decide: ${s.action}`
+        : s.action,
+  }));
+  const extra = [
+    ...input.constraints.map((c) => `Constraint respected: ${c}`),
+    ...input.outputs.map((o) => `Output produced: ${o}`),
+    ...(input.outcome_signal ? [`Success signal seen: ${input.outcome_signal}`] : []),
+  ];
   extra.forEach((text, k) => checklist.push({ id: `chk-x${k + 1}`, step_id: null, text }));
 
   // Readiness factors (weights sum to 1).
   const withTool = steps.filter((s) => s.tool).length / steps.length;
   const freq = (input.frequency ?? '').toLowerCase();
-  const repetition = /hour|daily|every day|per (order|ticket|request|invoice)|each/.test(freq) ? 1 : /week/.test(freq) ? 0.7 : /month/.test(freq) ? 0.4 : freq ? 0.3 : 0.2;
+  const repetition = /hour|daily|every day|per (order|ticket|request|invoice)|each/.test(freq)
+    ? 1
+    : /week/.test(freq)
+      ? 0.7
+      : /month/.test(freq)
+        ? 0.4
+        : freq
+          ? 0.3
+          : 0.2;
   const successes = outcomes.filter((o) => /success|ok|done|pass|complete/.test(o)).length;
   const failures = outcomes.filter((o) => /fail|error|wrong|reject|partial/.test(o)).length;
   const evidence = Math.min(1, input.observations.length / 10) * (outcomes.length ? successes / outcomes.length : 0.5);
@@ -74,27 +123,52 @@ export function compileProcedure(input: ProcedureCompileRequest, _ctx: { surface
   ];
   const score = Math.round(factors.reduce((a, f) => a + f.value * f.weight, 0) * 1000) / 10;
   const blockers = [
-    ...judgement.map((s) => ({ step_id: s.id, reason: s.kind === 'decision' ? 'branching decision needs an explicit rule' : 'relies on human judgement' })),
-    ...steps.filter((s) => !s.tool && s.kind !== 'decision').slice(0, 10).map((s) => ({ step_id: s.id, reason: 'no tool identified for this step' })),
+    ...judgement.map((s) => ({
+      step_id: s.id,
+      reason: s.kind === 'decision' ? 'branching decision needs an explicit rule' : 'relies on human judgement',
+    })),
+    ...steps
+      .filter((s) => !s.tool && s.kind !== 'decision')
+      .slice(0, 10)
+      .map((s) => ({ step_id: s.id, reason: 'no tool identified for this step' })),
     ...(failures ? [{ step_id: null, reason: `${failures} observed execution(s) failed or were partial` }] : []),
   ];
   const tier = score >= 70 ? 'automatable' : score >= 40 ? 'assisted' : 'manual';
-  const automateFirst = steps.filter((s) => s.tool && s.kind !== 'decision' && !JUDGEMENT.test(s.action)).slice(0, 3).map((s) => s.id);
+  const automateFirst = steps
+    .filter((s) => s.tool && s.kind !== 'decision' && !JUDGEMENT.test(s.action))
+    .slice(0, 3)
+    .map((s) => s.id);
   const tools = [...new Set(steps.map((s) => s.tool).filter((t): t is string => !!t))];
-  const roles = [...new Set([input.actor, ...input.observations.map((o) => o.actor)].filter((a): a is string => !!a && !!a.trim()))].slice(0, 20);
+  const roles = [
+    ...new Set([input.actor, ...input.observations.map((o) => o.actor)].filter((a): a is string => !!a && !!a.trim())),
+  ].slice(0, 20);
 
   return {
     sop: {
       title: input.title,
-      purpose: clip(input.description ?? `Perform "${input.title}" the same way every time${input.outcome_signal ? `, until ${input.outcome_signal}` : ''}.`, 400),
-      roles, preconditions: [...input.inputs.map((i) => `Have: ${i}`), ...input.constraints.map((c) => `Respect: ${c}`)],
-      steps, outputs: input.outputs, success_signal: input.outcome_signal ?? null,
+      purpose: clip(
+        input.description ??
+          `Perform "${input.title}" the same way every time${input.outcome_signal ? `, until ${input.outcome_signal}` : ''}.`,
+        400,
+      ),
+      roles,
+      preconditions: [...input.inputs.map((i) => `Have: ${i}`), ...input.constraints.map((c) => `Respect: ${c}`)],
+      steps,
+      outputs: input.outputs,
+      success_signal: input.outcome_signal ?? null,
     },
     checklist,
     skill_candidate: {
-      name: slug(input.title), trigger: input.frequency ? `${input.frequency}: ${steps[0].action}` : `on request: ${steps[0].action}`,
-      inputs: input.inputs, outputs: input.outputs, tools, step_ids: steps.map((s) => s.id),
-      confidence: round(Math.min(1, 0.3 + 0.1 * Math.min(input.observations.length, 5) + 0.2 * withTool) * (failures > successes ? 0.6 : 1)),
+      name: slug(input.title),
+      trigger: input.frequency ? `${input.frequency}: ${steps[0].action}` : `on request: ${steps[0].action}`,
+      inputs: input.inputs,
+      outputs: input.outputs,
+      tools,
+      step_ids: steps.map((s) => s.id),
+      confidence: round(
+        Math.min(1, 0.3 + 0.1 * Math.min(input.observations.length, 5) + 0.2 * withTool) *
+          (failures > successes ? 0.6 : 1),
+      ),
     },
     automation_readiness: { score, factors, blockers, unlisted_tools: [...unlisted].sort().slice(0, 20) },
     skill_tier_seed: {
@@ -103,16 +177,29 @@ export function compileProcedure(input: ProcedureCompileRequest, _ctx: { surface
       automate_first: automateFirst,
     },
     integration_hints: [
-      { kind: 'skill_registry', target: 'skills', detail: `register "${slug(input.title)}" as a ${tier} skill with ${steps.length} steps` },
+      {
+        kind: 'skill_registry',
+        target: 'skills',
+        detail: `register "${slug(input.title)}" as a ${tier} skill with ${steps.length} steps`,
+      },
       { kind: 'checklist', target: input.surface ?? 'app', detail: `render ${checklist.length} checklist items` },
-      ...(automateFirst.length ? [{ kind: 'automation', target: 'workflows', detail: `draft a workflow for ${automateFirst.join(', ')} via /v1/workflow/grammar/compile (dry run first)` }] : []),
+      ...(automateFirst.length
+        ? [
+            {
+              kind: 'automation',
+              target: 'workflows',
+              detail: `draft a workflow for ${automateFirst.join(', ')} via /v1/workflow/grammar/compile (dry run first)`,
+            },
+          ]
+        : []),
     ],
   };
 }
 
 export const procedureCompile = defineReasoning({
   path: '/procedure/compile',
-  summary: 'Compile a narrated procedure and observed executions into an SOP, checklist, skill candidate and automation readiness.',
+  summary:
+    'Compile a narrated procedure and observed executions into an SOP, checklist, skill candidate and automation readiness.',
   request: procedureCompileRequest,
   response: procedureCompileResponse,
   compile: compileProcedure,

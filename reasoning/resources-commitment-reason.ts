@@ -24,7 +24,9 @@ export function reasonCommitments(input: ResourcesCommitmentRequest, ctx: { surf
   const warnings: string[] = [];
   const uniq = <T extends { id: string }>(xs: T[], what: string) => {
     const seen = new Set<string>();
-    return xs.filter((x) => (seen.has(x.id) ? (warnings.push(`duplicate ${what} id "${x.id}" ignored`), false) : !!seen.add(x.id)));
+    return xs.filter((x) =>
+      seen.has(x.id) ? (warnings.push(`duplicate ${what} id "${x.id}" ignored`), false) : !!seen.add(x.id),
+    );
   };
   const resources = uniq(input.resources, 'resource');
   const commits = uniq(input.commitments, 'commitment');
@@ -61,7 +63,10 @@ export function reasonCommitments(input: ResourcesCommitmentRequest, ctx: { surf
   // Dated check: earliest-due-first cumulative demand vs capacity accrued by each due date.
   const due = commits.map((c) => parseInstant(c.due, tz));
   const byDate: Out['over_commitment']['by_date'] = [];
-  const byDue = commits.map((_, k) => k).filter((k) => due[k]).sort((a, b) => due[a]!.toMillis() - due[b]!.toMillis() || a - b);
+  const byDue = commits
+    .map((_, k) => k)
+    .filter((k) => due[k])
+    .sort((a, b) => due[a]!.toMillis() - due[b]!.toMillis() || a - b);
   resources.forEach((r, i) => {
     const start = parseInstant(r.period_start, tz);
     const end = parseInstant(r.period_end, tz);
@@ -74,7 +79,13 @@ export function reasonCommitments(input: ResourcesCommitmentRequest, ctx: { surf
       const frac = Math.min(1, Math.max(0, (due[k]!.toMillis() - start.toMillis()) / span));
       const avail = r.capacity * frac;
       if (cum > avail + EPS) {
-        byDate.push({ resource_id: r.id, commitment_id: commits[k].id, due: isoOut(due[k]!), cumulative_demand: r2(cum), available_by_then: r2(avail) });
+        byDate.push({
+          resource_id: r.id,
+          commitment_id: commits[k].id,
+          due: isoOut(due[k]!),
+          cumulative_demand: r2(cum),
+          available_by_then: r2(avail),
+        });
         break; // the first breach per resource is the actionable one
       }
     }
@@ -83,18 +94,27 @@ export function reasonCommitments(input: ResourcesCommitmentRequest, ctx: { surf
   const pastDue = now ? commits.filter((_, k) => due[k] && due[k]! < now).map((c) => c.id) : [];
 
   // Greedy feasible subset.
-  const order = commits.map((_, k) => k).sort((a, b) => {
-    const ca = commits[a];
-    const cb = commits[b];
-    return Number(!!cb.must_keep) - Number(!!ca.must_keep) || (cb.priority ?? 0) - (ca.priority ?? 0) ||
-      (due[a] ? due[a]!.toMillis() : Infinity) - (due[b] ? due[b]!.toMillis() : Infinity) || a - b;
-  });
+  const order = commits
+    .map((_, k) => k)
+    .sort((a, b) => {
+      const ca = commits[a];
+      const cb = commits[b];
+      return (
+        Number(!!cb.must_keep) - Number(!!ca.must_keep) ||
+        (cb.priority ?? 0) - (ca.priority ?? 0) ||
+        (due[a] ? due[a]!.toMillis() : Infinity) - (due[b] ? due[b]!.toMillis() : Infinity) ||
+        a - b
+      );
+    });
   const left = Float64Array.from(resources, (r) => r.capacity);
   const kept: Out['feasible_subset']['kept'] = [];
   const deferred: { k: number; blocking: number[] }[] = [];
   const keptOn = resources.map(() => [] as number[]);
   for (const k of order) {
-    const blocking = [...need[k]].filter(([i, amt]) => amt > left[i] + EPS).map(([i]) => i).sort((a, b) => a - b);
+    const blocking = [...need[k]]
+      .filter(([i, amt]) => amt > left[i] + EPS)
+      .map(([i]) => i)
+      .sort((a, b) => a - b);
     if (blocking.length && !commits[k].must_keep) {
       deferred.push({ k, blocking });
       continue;
@@ -125,7 +145,9 @@ export function reasonCommitments(input: ResourcesCommitmentRequest, ctx: { surf
         const d = keptOn[i][x];
         if (!commits[d].must_keep && (commits[d].priority ?? 0) <= (c.priority ?? 0) && !dropped.has(d)) pool.push(d);
       }
-      pool.sort((a, b) => (commits[a].priority ?? 0) - (commits[b].priority ?? 0) || need[b].get(i)! - need[a].get(i)! || a - b);
+      pool.sort(
+        (a, b) => (commits[a].priority ?? 0) - (commits[b].priority ?? 0) || need[b].get(i)! - need[a].get(i)! || a - b,
+      );
       for (const d of pool) {
         if (freed >= amt - EPS) break;
         if (!drop.has(d)) {
@@ -142,7 +164,10 @@ export function reasonCommitments(input: ResourcesCommitmentRequest, ctx: { surf
         commitment_id: c.id,
         kind: 'drop_commitments',
         drop_ids: ids.map((d) => commits[d].id),
-        resource_changes: shortfall.map(({ i }) => ({ resource_id: resources[i].id, amount: r2(ids.reduce((s, d) => s + (need[d].get(i) ?? 0), 0)) })),
+        resource_changes: shortfall.map(({ i }) => ({
+          resource_id: resources[i].id,
+          amount: r2(ids.reduce((s, d) => s + (need[d].get(i) ?? 0), 0)),
+        })),
         detail: `Keep ${c.id} (priority ${c.priority ?? 0}) by dropping ${ids.map((d) => `${commits[d].id} (priority ${commits[d].priority ?? 0})`).join(', ')}.`,
       });
     }
@@ -159,17 +184,35 @@ export function reasonCommitments(input: ResourcesCommitmentRequest, ctx: { surf
   return {
     surface: ctx.surface ?? input.surface ?? null,
     utilization,
-    over_commitment: { over: overIds.length > 0 || byDate.length > 0, resource_ids: overIds, by_date: byDate, past_due: pastDue },
+    over_commitment: {
+      over: overIds.length > 0 || byDate.length > 0,
+      resource_ids: overIds,
+      by_date: byDate,
+      past_due: pastDue,
+    },
     feasible_subset: {
       kept,
-      deferred: deferred.map(({ k, blocking }) => ({ commitment_id: commits[k].id, blocking_resource_ids: blocking.map((i) => resources[i].id) })),
+      deferred: deferred.map(({ k, blocking }) => ({
+        commitment_id: commits[k].id,
+        blocking_resource_ids: blocking.map((i) => resources[i].id),
+      })),
       remaining: resources.map((r, i) => ({ resource_id: r.id, amount: r2(left[i]) })),
     },
     trade_offs,
     warnings,
     integration_hints: [
-      { kind: 'review', target: 'trade_offs', detail: 'Let the commitment owners pick a trade-off; the service changes nothing.' },
-      { kind: 'calendar', target: 'over_commitment.by_date', detail: byDate.length ? 'Flag the first dated breach per resource on the owner\'s calendar.' : 'No dated breach.' },
+      {
+        kind: 'review',
+        target: 'trade_offs',
+        detail: 'Let the commitment owners pick a trade-off; the service changes nothing.',
+      },
+      {
+        kind: 'calendar',
+        target: 'over_commitment.by_date',
+        detail: byDate.length
+          ? "Flag the first dated breach per resource on the owner's calendar."
+          : 'No dated breach.',
+      },
     ],
   };
 }
@@ -185,15 +228,59 @@ export const resourcesCommitmentReason = defineReasoning({
     now: '2026-05-04T09:00:00',
     timezone: 'America/New_York',
     resources: [
-      { id: 'team-hours', kind: 'time', capacity: 120, unit: 'hours', period_start: '2026-05-04', period_end: '2026-05-29' },
+      {
+        id: 'team-hours',
+        kind: 'time',
+        capacity: 120,
+        unit: 'hours',
+        period_start: '2026-05-04',
+        period_end: '2026-05-29',
+      },
       { id: 'budget', kind: 'money', capacity: 20000, unit: 'USD' },
       { id: 'designer', kind: 'people', capacity: 40, unit: 'hours' },
     ],
     commitments: [
-      { id: 'launch', title: 'Product launch', priority: 5, must_keep: true, due: '2026-05-20', demands: [{ resource_id: 'team-hours', amount: 70 }, { resource_id: 'budget', amount: 8000 }, { resource_id: 'designer', amount: 20 }] },
-      { id: 'rebrand', title: 'Website rebrand', priority: 3, due: '2026-05-15', demands: [{ resource_id: 'team-hours', amount: 30 }, { resource_id: 'designer', amount: 30 }] },
-      { id: 'conference', title: 'Conference booth', priority: 2, due: '2026-05-28', demands: [{ resource_id: 'budget', amount: 9000 }, { resource_id: 'team-hours', amount: 15 }] },
-      { id: 'blog', title: 'Blog series', priority: 1, demands: [{ resource_id: 'team-hours', amount: 20 }, { resource_id: 'designer', amount: 5 }] },
+      {
+        id: 'launch',
+        title: 'Product launch',
+        priority: 5,
+        must_keep: true,
+        due: '2026-05-20',
+        demands: [
+          { resource_id: 'team-hours', amount: 70 },
+          { resource_id: 'budget', amount: 8000 },
+          { resource_id: 'designer', amount: 20 },
+        ],
+      },
+      {
+        id: 'rebrand',
+        title: 'Website rebrand',
+        priority: 3,
+        due: '2026-05-15',
+        demands: [
+          { resource_id: 'team-hours', amount: 30 },
+          { resource_id: 'designer', amount: 30 },
+        ],
+      },
+      {
+        id: 'conference',
+        title: 'Conference booth',
+        priority: 2,
+        due: '2026-05-28',
+        demands: [
+          { resource_id: 'budget', amount: 9000 },
+          { resource_id: 'team-hours', amount: 15 },
+        ],
+      },
+      {
+        id: 'blog',
+        title: 'Blog series',
+        priority: 1,
+        demands: [
+          { resource_id: 'team-hours', amount: 20 },
+          { resource_id: 'designer', amount: 5 },
+        ],
+      },
     ],
     preferences: { max_tradeoffs: 5 },
   },

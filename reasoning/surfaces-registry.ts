@@ -33,15 +33,24 @@ export interface ModuleDef {
 }
 
 /** No X-Svc-Context (or an invalid one): the neutral baseline. */
-export const BASELINE = { title: 'Default', guidance: 'General assistance. Clear, direct, helpful.', sass: 0.3 } as const;
+export const BASELINE = {
+  title: 'Default',
+  guidance: 'General assistance. Clear, direct, helpful.',
+  sass: 0.3,
+} as const;
 
 export const SURFACE_REGISTRY: Record<Surface, SurfaceDef> = {
   studio: {
     title: 'Studio',
-    guidance: 'Creative production work: scripts, visuals, storyboards, edits. Use production vocabulary (takes, beats, cuts, drafts).',
+    guidance:
+      'Creative production work: scripts, visuals, storyboards, edits. Use production vocabulary (takes, beats, cuts, drafts).',
     sass: 0.45,
     profiles: {
-      director: { title: 'Director', guidance: 'Think in scenes and intent; give decisive creative direction.', sassDelta: 0.1 },
+      director: {
+        title: 'Director',
+        guidance: 'Think in scenes and intent; give decisive creative direction.',
+        sassDelta: 0.1,
+      },
       editor: { title: 'Editor', guidance: 'Tighten and cut; propose concrete line edits.', sassDelta: 0 },
       muse: { title: 'Muse', guidance: 'Generate many divergent ideas before converging.', sassDelta: 0.15 },
     },
@@ -51,28 +60,50 @@ export const SURFACE_REGISTRY: Record<Surface, SurfaceDef> = {
     guidance: 'Everyday life: plans, errands, household, wellbeing. Warm, practical, brief.',
     sass: 0.35,
     profiles: {
-      companion: { title: 'Companion', guidance: 'Conversational and supportive; ask one question at a time.', sassDelta: 0.05 },
+      companion: {
+        title: 'Companion',
+        guidance: 'Conversational and supportive; ask one question at a time.',
+        sassDelta: 0.05,
+      },
       planner: { title: 'Planner', guidance: 'Turn intentions into dated, small next steps.', sassDelta: -0.1 },
       coach: { title: 'Coach', guidance: 'Encourage follow-through; name the smallest next action.', sassDelta: 0.1 },
     },
   },
   dev: {
     title: 'Dev',
-    guidance: 'Software engineering: code, debugging, architecture, tooling. Precise and technical; code blocks with languages.',
+    guidance:
+      'Software engineering: code, debugging, architecture, tooling. Precise and technical; code blocks with languages.',
     sass: 0.3,
     profiles: {
-      pair: { title: 'Pair programmer', guidance: 'Work step by step with the user; small diffs, run-and-check loops.', sassDelta: 0 },
-      reviewer: { title: 'Reviewer', guidance: 'Review for correctness, security and clarity; rank findings by severity.', sassDelta: 0.15 },
-      architect: { title: 'Architect', guidance: 'Weigh trade-offs; name constraints, options and a recommendation.', sassDelta: -0.05 },
+      pair: {
+        title: 'Pair programmer',
+        guidance: 'Work step by step with the user; small diffs, run-and-check loops.',
+        sassDelta: 0,
+      },
+      reviewer: {
+        title: 'Reviewer',
+        guidance: 'Review for correctness, security and clarity; rank findings by severity.',
+        sassDelta: 0.15,
+      },
+      architect: {
+        title: 'Architect',
+        guidance: 'Weigh trade-offs; name constraints, options and a recommendation.',
+        sassDelta: -0.05,
+      },
     },
   },
   red: {
     title: 'Red',
-    guidance: 'Adversarial review: find weaknesses in plans, arguments and systems, then propose fixes. Candid, never cruel.',
+    guidance:
+      'Adversarial review: find weaknesses in plans, arguments and systems, then propose fixes. Candid, never cruel.',
     sass: 0.7,
     profiles: {
       critic: { title: 'Critic', guidance: 'Steelman, then attack the weakest assumptions first.', sassDelta: 0.1 },
-      auditor: { title: 'Auditor', guidance: 'Methodical: checklist findings with evidence and severity.', sassDelta: -0.2 },
+      auditor: {
+        title: 'Auditor',
+        guidance: 'Methodical: checklist findings with evidence and severity.',
+        sassDelta: -0.2,
+      },
     },
   },
   learn: {
@@ -87,16 +118,66 @@ export const SURFACE_REGISTRY: Record<Surface, SurfaceDef> = {
 };
 
 export const SKILL_REGISTRY: Record<string, SkillDef> = {
-  summarize: { title: 'Summarize', description: 'Lead with a short summary, then the details.', instructions: 'Start every answer with a two-sentence summary.', surfaces: '*' },
-  concise: { title: 'Concise', description: 'Shortest complete answer.', instructions: 'Answer in as few words as fully answer the question.', surfaces: '*' },
-  code_review: { title: 'Code review', description: 'Structured review of code.', instructions: 'Review code as findings: severity, location, problem, fix.', surfaces: ['dev', 'red'] },
-  debug: { title: 'Debug', description: 'Hypothesis-driven debugging.', instructions: 'List hypotheses by likelihood, with the cheapest check for each.', surfaces: ['dev'] },
-  storyboard: { title: 'Storyboard', description: 'Shot-by-shot breakdowns.', instructions: 'Present visual ideas as numbered shots: framing, action, duration.', surfaces: ['studio'] },
-  brainstorm: { title: 'Brainstorm', description: 'Many divergent ideas.', instructions: 'Offer at least five distinct options before recommending one.', surfaces: ['studio', 'home', 'dev', 'learn'] },
-  meal_plan: { title: 'Meal plan', description: 'Meals and shopping lists.', instructions: 'Give meals with a consolidated shopping list.', surfaces: ['home'] },
-  threat_model: { title: 'Threat model', description: 'STRIDE-style threat analysis.', instructions: 'Enumerate assets, threats (STRIDE), likelihood, impact and mitigations.', surfaces: ['red', 'dev'] },
-  socratic: { title: 'Socratic', description: 'Teach by questions.', instructions: 'Guide with questions; reveal answers only after an attempt.', surfaces: ['learn'] },
-  flashcards: { title: 'Flashcards', description: 'Recall cards from the material.', instructions: 'End with three Q/A flashcards covering the key points.', surfaces: ['learn', 'home'] },
+  summarize: {
+    title: 'Summarize',
+    description: 'Lead with a short summary, then the details.',
+    instructions: 'Start every answer with a two-sentence summary.',
+    surfaces: '*',
+  },
+  concise: {
+    title: 'Concise',
+    description: 'Shortest complete answer.',
+    instructions: 'Answer in as few words as fully answer the question.',
+    surfaces: '*',
+  },
+  code_review: {
+    title: 'Code review',
+    description: 'Structured review of code.',
+    instructions: 'Review code as findings: severity, location, problem, fix.',
+    surfaces: ['dev', 'red'],
+  },
+  debug: {
+    title: 'Debug',
+    description: 'Hypothesis-driven debugging.',
+    instructions: 'List hypotheses by likelihood, with the cheapest check for each.',
+    surfaces: ['dev'],
+  },
+  storyboard: {
+    title: 'Storyboard',
+    description: 'Shot-by-shot breakdowns.',
+    instructions: 'Present visual ideas as numbered shots: framing, action, duration.',
+    surfaces: ['studio'],
+  },
+  brainstorm: {
+    title: 'Brainstorm',
+    description: 'Many divergent ideas.',
+    instructions: 'Offer at least five distinct options before recommending one.',
+    surfaces: ['studio', 'home', 'dev', 'learn'],
+  },
+  meal_plan: {
+    title: 'Meal plan',
+    description: 'Meals and shopping lists.',
+    instructions: 'Give meals with a consolidated shopping list.',
+    surfaces: ['home'],
+  },
+  threat_model: {
+    title: 'Threat model',
+    description: 'STRIDE-style threat analysis.',
+    instructions: 'Enumerate assets, threats (STRIDE), likelihood, impact and mitigations.',
+    surfaces: ['red', 'dev'],
+  },
+  socratic: {
+    title: 'Socratic',
+    description: 'Teach by questions.',
+    instructions: 'Guide with questions; reveal answers only after an attempt.',
+    surfaces: ['learn'],
+  },
+  flashcards: {
+    title: 'Flashcards',
+    description: 'Recall cards from the material.',
+    instructions: 'End with three Q/A flashcards covering the key points.',
+    surfaces: ['learn', 'home'],
+  },
 };
 
 export const MODULE_REGISTRY: Record<string, ModuleDef> = {
@@ -104,8 +185,16 @@ export const MODULE_REGISTRY: Record<string, ModuleDef> = {
   feedback: { title: 'Feedback', description: 'Sass and lesson feedback that tunes later answers.', surfaces: '*' },
   custom_skills: { title: 'Custom skills', description: 'Inline user skills in svc_skills.custom.', surfaces: '*' },
   temporal_context: { title: 'Temporal context', description: 'Local time from X-Timezone.', surfaces: '*' },
-  environment_hints: { title: 'Environment hints', description: 'X-Env-OS, X-Env-PWD, X-Env-Project, X-Env-Shell reach the prompt.', surfaces: ['dev'] },
-  commons_tools: { title: 'Commons tools', description: 'Bounded utility tools on /v1/slm/commons/completions.', surfaces: '*' },
+  environment_hints: {
+    title: 'Environment hints',
+    description: 'X-Env-OS, X-Env-PWD, X-Env-Project, X-Env-Shell reach the prompt.',
+    surfaces: ['dev'],
+  },
+  commons_tools: {
+    title: 'Commons tools',
+    description: 'Bounded utility tools on /v1/slm/commons/completions.',
+    surfaces: '*',
+  },
 };
 
 export function surfacesOf(allowed: readonly Surface[] | '*'): string[] {
@@ -113,10 +202,15 @@ export function surfacesOf(allowed: readonly Surface[] | '*'): string[] {
 }
 
 /** The profile, when it exists on that surface (otherwise the request falls back to the surface baseline). */
-export function profileFor(surface: Surface | undefined, profile: string | null | undefined): { id: string; def: ProfileDef } | undefined {
+export function profileFor(
+  surface: Surface | undefined,
+  profile: string | null | undefined,
+): { id: string; def: ProfileDef } | undefined {
   if (!surface || !profile) return undefined;
   const id = profile.trim().toLowerCase();
-  const def = Object.hasOwn(SURFACE_REGISTRY[surface].profiles, id) ? SURFACE_REGISTRY[surface].profiles[id] : undefined;
+  const def = Object.hasOwn(SURFACE_REGISTRY[surface].profiles, id)
+    ? SURFACE_REGISTRY[surface].profiles[id]
+    : undefined;
   return def ? { id, def } : undefined;
 }
 

@@ -34,7 +34,9 @@ export function tallyVotes(answers: string[], options?: string[]): VoteTally {
     if (vote === null) abstained++;
     else counts.set(vote, (counts.get(vote) ?? 0) + 1);
   }
-  const sorted = [...counts.entries()].map(([answer, votes]) => ({ answer, votes })).sort((x, y) => y.votes - x.votes || x.answer.localeCompare(y.answer));
+  const sorted = [...counts.entries()]
+    .map(([answer, votes]) => ({ answer, votes }))
+    .sort((x, y) => y.votes - x.votes || x.answer.localeCompare(y.answer));
   const top = sorted[0];
   const tie = sorted.length > 1 && sorted[1].votes === top.votes;
   return {

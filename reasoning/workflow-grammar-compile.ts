@@ -26,7 +26,11 @@ export function compileWorkflowGrammar(input: WorkflowGrammarRequest, ctx: { sur
   const dryRunFirst = prefs.dry_run_first ?? true;
   const acts = input.actions;
   const n = acts.length;
-  const ids = assignIds(acts.map((a) => a.id), (i) => `a${i + 1}`, ['trigger']);
+  const ids = assignIds(
+    acts.map((a) => a.id),
+    (i) => `a${i + 1}`,
+    ['trigger'],
+  );
 
   // Resolve needs: ids first, then titles, then done signals (first writer wins).
   const refs = new Map<string, number>();
@@ -38,7 +42,11 @@ export function compileWorkflowGrammar(input: WorkflowGrammarRequest, ctx: { sur
   ids.forEach((id, i) => claim(id, i));
   acts.forEach((a, i) => claim(a.title, i));
   acts.forEach((a, i) => claim(a.done_signal, i));
-  const dag = buildDag(ids, acts.map((a) => a.needs ?? []), (r) => refs.get(normKey(r)));
+  const dag = buildDag(
+    ids,
+    acts.map((a) => a.needs ?? []),
+    (r) => refs.get(normKey(r)),
+  );
   const cycles = findCycles(dag);
   const inCycle = new Uint8Array(n);
   for (const c of cycles) for (const v of c) inCycle[v] = 1;
@@ -49,7 +57,8 @@ export function compileWorkflowGrammar(input: WorkflowGrammarRequest, ctx: { sur
   for (const t of input.available_tools ?? []) if (!tools.has(normKey(t.name))) tools.set(normKey(t.name), t);
   const readOnlyByVerb = new Map<string, string>();
   for (const t of input.available_tools ?? [])
-    if (t.read_only) for (const v of t.actions ?? []) if (!readOnlyByVerb.has(normKey(v))) readOnlyByVerb.set(normKey(v), t.name);
+    if (t.read_only)
+      for (const v of t.actions ?? []) if (!readOnlyByVerb.has(normKey(v))) readOnlyByVerb.set(normKey(v), t.name);
   const toolOf = (i: number) => (acts[i].tool ? tools.get(normKey(acts[i].tool!)) : undefined);
   const unavailable = (i: number) => !!acts[i].tool && tools.size > 0 && !toolOf(i);
   const readOnly = (i: number): boolean | null => toolOf(i)?.read_only ?? null;
@@ -103,21 +112,52 @@ export function compileWorkflowGrammar(input: WorkflowGrammarRequest, ctx: { sur
   }
   const isIn = new Uint8Array(n);
   for (const i of included) isIn[i] = 1;
-  const gateIds = assignIds(ids.map((id) => `gate-${id}`), (i) => `gate-${i + 1}`, ['trigger', ...ids]);
+  const gateIds = assignIds(
+    ids.map((id) => `gate-${id}`),
+    (i) => `gate-${i + 1}`,
+    ['trigger', ...ids],
+  );
   const entry = (i: number) => (reasons[i].length ? gateIds[i] : ids[i]);
 
   const nodes: Out['trigger_action_graph']['nodes'] = [
-    { id: 'trigger', kind: 'trigger', label: input.trigger ?? 'manual start', tool: null, owner: null, read_only: null, destructive: false, in_cycle: false },
+    {
+      id: 'trigger',
+      kind: 'trigger',
+      label: input.trigger ?? 'manual start',
+      tool: null,
+      owner: null,
+      read_only: null,
+      destructive: false,
+      in_cycle: false,
+    },
   ];
   const edges: Out['trigger_action_graph']['edges'] = [];
   const after: string[][] = new Array<string[]>(n); // filled for included steps only
   for (const i of included) {
     const a = acts[i];
     if (reasons[i].length) {
-      nodes.push({ id: gateIds[i], kind: 'approval', label: `approve: ${a.title}`, tool: null, owner: gateOwner[i], read_only: null, destructive: false, in_cycle: false });
+      nodes.push({
+        id: gateIds[i],
+        kind: 'approval',
+        label: `approve: ${a.title}`,
+        tool: null,
+        owner: gateOwner[i],
+        read_only: null,
+        destructive: false,
+        in_cycle: false,
+      });
       edges.push({ from: gateIds[i], to: ids[i], kind: 'gate' });
     }
-    nodes.push({ id: ids[i], kind: 'action', label: a.title, tool: a.tool ?? null, owner: a.owner ?? null, read_only: readOnly(i), destructive: !!a.destructive || inferredDestructive(i), in_cycle: !!inCycle[i] });
+    nodes.push({
+      id: ids[i],
+      kind: 'action',
+      label: a.title,
+      tool: a.tool ?? null,
+      owner: a.owner ?? null,
+      read_only: readOnly(i),
+      destructive: !!a.destructive || inferredDestructive(i),
+      in_cycle: !!inCycle[i],
+    });
     const preds = dag.pred[i].filter((p) => isIn[p]);
     if (dag.pred[i].length === 0) edges.push({ from: 'trigger', to: entry(i), kind: 'trigger' });
     for (const p of preds) edges.push({ from: ids[p], to: entry(i), kind: 'needs' });
@@ -131,11 +171,14 @@ export function compileWorkflowGrammar(input: WorkflowGrammarRequest, ctx: { sur
     if (by && !v.used_by.includes(by)) v.used_by.push(by);
     vars.set(name, v);
   };
-  for (const t of [input.trigger, ...(input.conditions ?? [])]) for (const p of placeholders(t)) note(p, 'placeholder', 'trigger');
-  for (const t of [input.specification, ...(input.outputs ?? []), ...(input.constraints ?? [])]) for (const p of placeholders(t)) note(p, 'placeholder', null);
+  for (const t of [input.trigger, ...(input.conditions ?? [])])
+    for (const p of placeholders(t)) note(p, 'placeholder', 'trigger');
+  for (const t of [input.specification, ...(input.outputs ?? []), ...(input.constraints ?? [])])
+    for (const p of placeholders(t)) note(p, 'placeholder', null);
   for (const i of included) {
     const a = acts[i];
-    for (const t of [a.title, a.when, a.unless, a.done_signal]) for (const p of placeholders(t)) note(p, 'placeholder', ids[i]);
+    for (const t of [a.title, a.when, a.unless, a.done_signal])
+      for (const p of placeholders(t)) note(p, 'placeholder', ids[i]);
   }
   const missingByNode = new Map<number, string[]>();
   for (const m of dag.missing) {
@@ -143,7 +186,9 @@ export function compileWorkflowGrammar(input: WorkflowGrammarRequest, ctx: { sur
     missingByNode.set(m.node, [...(missingByNode.get(m.node) ?? []), m.ref]);
     if (!vars.has(m.ref) || vars.get(m.ref)!.kind === 'input') note(m.ref, 'input', ids[m.node]);
   }
-  const variables = [...vars].map(([name, v]) => ({ name, ...v })).sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'input' ? -1 : 1));
+  const variables = [...vars]
+    .map(([name, v]) => ({ name, ...v }))
+    .sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'input' ? -1 : 1));
 
   const approval_gates = included
     .filter((i) => reasons[i].length)
@@ -159,28 +204,112 @@ export function compileWorkflowGrammar(input: WorkflowGrammarRequest, ctx: { sur
   // Failure modes.
   const fm: Out['failure_modes'] = [];
   const keptCycles = cycles.map((c) => c.filter((v) => isIn[v]).map((v) => ids[v])).filter((c) => c.length);
-  for (const c of keptCycles) fm.push({ kind: 'dependency_cycle', severity: 'blocker', node_id: c[0], detail: `Steps ${c.join(' → ')} need each other.`, mitigation: 'Break the cycle: remove one need or split a step.' });
-  if (!input.trigger) fm.push({ kind: 'missing_trigger', severity: 'high', node_id: 'trigger', detail: 'No trigger given; the workflow can only start by hand.', mitigation: 'Name the event that starts it.' });
+  for (const c of keptCycles)
+    fm.push({
+      kind: 'dependency_cycle',
+      severity: 'blocker',
+      node_id: c[0],
+      detail: `Steps ${c.join(' → ')} need each other.`,
+      mitigation: 'Break the cycle: remove one need or split a step.',
+    });
+  if (!input.trigger)
+    fm.push({
+      kind: 'missing_trigger',
+      severity: 'high',
+      node_id: 'trigger',
+      detail: 'No trigger given; the workflow can only start by hand.',
+      mitigation: 'Name the event that starts it.',
+    });
   const hasDependents = (i: number) => dag.succ[i].length > 0;
   for (const i of included) {
     const a = acts[i];
     const tool = toolOf(i);
-    if (unavailable(i)) fm.push({ kind: 'unavailable_tool', severity: 'blocker', node_id: ids[i], detail: `Tool "${a.tool}" is not among available_tools.`, mitigation: 'Connect the tool or reassign the step to an available one.' });
+    if (unavailable(i))
+      fm.push({
+        kind: 'unavailable_tool',
+        severity: 'blocker',
+        node_id: ids[i],
+        detail: `Tool "${a.tool}" is not among available_tools.`,
+        mitigation: 'Connect the tool or reassign the step to an available one.',
+      });
     if (tool?.actions?.length && !splitWords(a.title).some((w) => tool.actions!.some((v) => normKey(v) === w)))
-      fm.push({ kind: 'capability_mismatch', severity: 'medium', node_id: ids[i], detail: `"${a.tool}" lists ${tool.actions.join(', ')}; none appears in the step.`, mitigation: 'Check that the tool can do this step.' });
+      fm.push({
+        kind: 'capability_mismatch',
+        severity: 'medium',
+        node_id: ids[i],
+        detail: `"${a.tool}" lists ${tool.actions.join(', ')}; none appears in the step.`,
+        mitigation: 'Check that the tool can do this step.',
+      });
     if ((a.destructive || inferredDestructive(i)) && !a.unless && !a.when)
-      fm.push({ kind: 'unguarded_destructive', severity: 'high', node_id: ids[i], detail: 'Destructive step with no when/unless guard.', mitigation: 'Add a guard and keep the approval gate.' });
-    if (inferredDestructive(i)) fm.push({ kind: 'unflagged_destructive', severity: 'medium', node_id: ids[i], detail: 'Wording suggests a destructive effect but destructive is not set.', mitigation: 'Set destructive: true if it cannot be undone.' });
-    if (reasons[i].length && !gateOwner[i]) fm.push({ kind: 'gate_without_owner', severity: 'high', node_id: gateIds[i], detail: 'Approval gate has no approver.', mitigation: 'Give the step an owner or an approvals[] rule with an owner.' });
-    if (hasDependents(i) && !a.done_signal) fm.push({ kind: 'missing_done_signal', severity: 'low', node_id: ids[i], detail: 'Later steps depend on this one but it has no done signal.', mitigation: 'Name an observable completion signal.' });
-    for (const ref of missingByNode.get(i) ?? []) fm.push({ kind: 'unresolved_input', severity: 'medium', node_id: ids[i], detail: `Needs "${ref}", which no step produces.`, mitigation: 'Bind it as an input variable or add the producing step.' });
+      fm.push({
+        kind: 'unguarded_destructive',
+        severity: 'high',
+        node_id: ids[i],
+        detail: 'Destructive step with no when/unless guard.',
+        mitigation: 'Add a guard and keep the approval gate.',
+      });
+    if (inferredDestructive(i))
+      fm.push({
+        kind: 'unflagged_destructive',
+        severity: 'medium',
+        node_id: ids[i],
+        detail: 'Wording suggests a destructive effect but destructive is not set.',
+        mitigation: 'Set destructive: true if it cannot be undone.',
+      });
+    if (reasons[i].length && !gateOwner[i])
+      fm.push({
+        kind: 'gate_without_owner',
+        severity: 'high',
+        node_id: gateIds[i],
+        detail: 'Approval gate has no approver.',
+        mitigation: 'Give the step an owner or an approvals[] rule with an owner.',
+      });
+    if (hasDependents(i) && !a.done_signal)
+      fm.push({
+        kind: 'missing_done_signal',
+        severity: 'low',
+        node_id: ids[i],
+        detail: 'Later steps depend on this one but it has no done signal.',
+        mitigation: 'Name an observable completion signal.',
+      });
+    for (const ref of missingByNode.get(i) ?? [])
+      fm.push({
+        kind: 'unresolved_input',
+        severity: 'medium',
+        node_id: ids[i],
+        detail: `Needs "${ref}", which no step produces.`,
+        mitigation: 'Bind it as an input variable or add the producing step.',
+      });
     if (prefs.prefer_read_only && readOnly(i) !== true) {
-      const alt = splitWords(a.title).map((w) => readOnlyByVerb.get(w)).find((t) => t && normKey(t) !== normKey(a.tool ?? ''));
-      if (alt) fm.push({ kind: 'read_only_alternative', severity: 'low', node_id: ids[i], detail: `Read-only tool "${alt}" offers this verb.`, mitigation: `Prefer "${alt}" if the step only needs to read.` });
+      const alt = splitWords(a.title)
+        .map((w) => readOnlyByVerb.get(w))
+        .find((t) => t && normKey(t) !== normKey(a.tool ?? ''));
+      if (alt)
+        fm.push({
+          kind: 'read_only_alternative',
+          severity: 'low',
+          node_id: ids[i],
+          detail: `Read-only tool "${alt}" offers this verb.`,
+          mitigation: `Prefer "${alt}" if the step only needs to read.`,
+        });
     }
   }
-  for (const e of input.exceptions ?? []) fm.push({ kind: 'declared_exception', severity: 'medium', node_id: null, detail: e, mitigation: 'Halt the run and route to the workflow owner.' });
-  if (included.length < n) fm.push({ kind: 'graph_truncated', severity: 'medium', node_id: null, detail: `${n - included.length} step(s) exceed max_nodes=${maxNodes}.`, mitigation: 'Raise max_nodes or split the workflow.' });
+  for (const e of input.exceptions ?? [])
+    fm.push({
+      kind: 'declared_exception',
+      severity: 'medium',
+      node_id: null,
+      detail: e,
+      mitigation: 'Halt the run and route to the workflow owner.',
+    });
+  if (included.length < n)
+    fm.push({
+      kind: 'graph_truncated',
+      severity: 'medium',
+      node_id: null,
+      detail: `${n - included.length} step(s) exceed max_nodes=${maxNodes}.`,
+      mitigation: 'Raise max_nodes or split the workflow.',
+    });
 
   // Readiness: explicit weighted factors over all steps.
   const frac = (num: number, den: number) => (den === 0 ? 1 : num / den);
@@ -193,13 +322,29 @@ export function compileWorkflowGrammar(input: WorkflowGrammarRequest, ctx: { sur
     ['trigger_defined', 0.1, input.trigger ? 1 : 0, input.trigger ? 'trigger given' : 'no trigger'],
     ['graph_acyclic', 0.2, 1 - frac(cycleCount, n), `${cycleCount} step(s) in cycles`],
     ['tools_available', 0.2, 1 - frac(unavailableCount, n), `${unavailableCount} step(s) use unavailable tools`],
-    ['inputs_resolved', 0.1, frac(needTotal - dag.missing.length, needTotal), `${dag.missing.length} of ${needTotal} needs are external inputs`],
+    [
+      'inputs_resolved',
+      0.1,
+      frac(needTotal - dag.missing.length, needTotal),
+      `${dag.missing.length} of ${needTotal} needs are external inputs`,
+    ],
     ['owners_assigned', 0.1, frac(acts.filter((a) => a.owner).length, n), 'share of steps with an owner'],
-    ['done_signals', 0.1, frac(withDeps.filter((i) => acts[i].done_signal).length, withDeps.length), 'share of depended-on steps with a done signal'],
+    [
+      'done_signals',
+      0.1,
+      frac(withDeps.filter((i) => acts[i].done_signal).length, withDeps.length),
+      'share of depended-on steps with a done signal',
+    ],
     ['approvals_owned', 0.15, frac(gated.filter((i) => gateOwner[i]).length, gated.length), `${gated.length} gate(s)`],
     ['within_node_budget', 0.05, frac(included.length, n), `${included.length} of ${n} steps fit max_nodes`],
   ];
-  const factors = F.map(([name, weight, value, detail]) => ({ name, weight, value: round(value), contribution: round(weight * value), detail }));
+  const factors = F.map(([name, weight, value, detail]) => ({
+    name,
+    weight,
+    value: round(value),
+    contribution: round(weight * value),
+    detail,
+  }));
   const score = round(100 * factors.reduce((s, f) => s + f.weight * f.value, 0), 1);
   const blockers = [
     ...(cycleCount ? [`${cycleCount} step(s) in dependency cycles`] : []),
@@ -209,14 +354,33 @@ export function compileWorkflowGrammar(input: WorkflowGrammarRequest, ctx: { sur
 
   // Compiled expression and dry run, in graph order.
   const title = input.title ?? input.intent ?? 'workflow';
-  const lines = [`WORKFLOW ${q(title)}`, `ON ${q(input.trigger ?? 'manual')}${(input.conditions ?? []).map((c, k) => `${k ? ' AND' : ' IF'} ${q(c)}`).join('')}`];
+  const lines = [
+    `WORKFLOW ${q(title)}`,
+    `ON ${q(input.trigger ?? 'manual')}${(input.conditions ?? []).map((c, k) => `${k ? ' AND' : ' IF'} ${q(c)}`).join('')}`,
+  ];
   for (const c of input.constraints ?? []) lines.push(`REQUIRE ${q(c)}`);
-  const steps: Out['dry_run_plan']['steps'] = [{ step: 1, node_id: 'trigger', mode: 'observe_trigger', instruction: `Replay a sample "${input.trigger ?? 'manual start'}" event without side effects.`, after: [] }];
+  const steps: Out['dry_run_plan']['steps'] = [
+    {
+      step: 1,
+      node_id: 'trigger',
+      mode: 'observe_trigger',
+      instruction: `Replay a sample "${input.trigger ?? 'manual start'}" event without side effects.`,
+      after: [],
+    },
+  ];
   for (const i of included) {
     const a = acts[i];
     if (reasons[i].length) {
-      lines.push(`GATE ${gateIds[i]} APPROVE BY ${q(gateOwner[i] ?? 'UNASSIGNED')} FOR ${reasons[i].join('|')} BEFORE ${ids[i]}`);
-      steps.push({ step: steps.length + 1, node_id: gateIds[i], mode: 'approval_checkpoint', instruction: `Record that ${gateOwner[i] ?? 'an approver'} would be asked to approve; do not wait.`, after: after[i] });
+      lines.push(
+        `GATE ${gateIds[i]} APPROVE BY ${q(gateOwner[i] ?? 'UNASSIGNED')} FOR ${reasons[i].join('|')} BEFORE ${ids[i]}`,
+      );
+      steps.push({
+        step: steps.length + 1,
+        node_id: gateIds[i],
+        mode: 'approval_checkpoint',
+        instruction: `Record that ${gateOwner[i] ?? 'an approver'} would be asked to approve; do not wait.`,
+        after: after[i],
+      });
     }
     const parts = [`STEP ${ids[i]} = ${a.tool ? q(a.tool) : 'MANUAL'}(${q(a.title)})`];
     if (a.owner) parts.push(`BY ${q(a.owner)}`);
@@ -228,10 +392,18 @@ export function compileWorkflowGrammar(input: WorkflowGrammarRequest, ctx: { sur
     const blocked = unavailable(i) || inCycle[i];
     const mode = blocked ? 'skip_blocked' : readOnly(i) ? 'read' : 'simulate';
     const instruction =
-      mode === 'skip_blocked' ? `Skip "${a.title}": ${inCycle[i] ? 'it is in a dependency cycle' : `tool "${a.tool}" is unavailable`}.`
-      : mode === 'read' ? `Call "${a.tool}" read-only for "${a.title}" and check ${a.done_signal ? `"${a.done_signal}"` : 'the response shape'}.`
-      : `Do not call ${a.tool ? `"${a.tool}"` : 'anyone'}; render "${a.title}" with sample variables and check ${a.done_signal ? `"${a.done_signal}"` : 'the expected effect'} would appear.`;
-    steps.push({ step: steps.length + 1, node_id: ids[i], mode, instruction, after: reasons[i].length ? [gateIds[i]] : after[i] });
+      mode === 'skip_blocked'
+        ? `Skip "${a.title}": ${inCycle[i] ? 'it is in a dependency cycle' : `tool "${a.tool}" is unavailable`}.`
+        : mode === 'read'
+          ? `Call "${a.tool}" read-only for "${a.title}" and check ${a.done_signal ? `"${a.done_signal}"` : 'the response shape'}.`
+          : `Do not call ${a.tool ? `"${a.tool}"` : 'anyone'}; render "${a.title}" with sample variables and check ${a.done_signal ? `"${a.done_signal}"` : 'the expected effect'} would appear.`;
+    steps.push({
+      step: steps.length + 1,
+      node_id: ids[i],
+      mode,
+      instruction,
+      after: reasons[i].length ? [gateIds[i]] : after[i],
+    });
   }
   for (const e of input.exceptions ?? []) lines.push(`ON_EXCEPTION ${q(e)} HALT`);
   for (const o of input.outputs ?? []) lines.push(`EMIT ${q(o)}`);
@@ -240,7 +412,14 @@ export function compileWorkflowGrammar(input: WorkflowGrammarRequest, ctx: { sur
   return {
     surface: ctx.surface ?? input.surface ?? null,
     title,
-    trigger_action_graph: { nodes, edges, topological_order: order.filter((i) => isIn[i]).map((i) => ids[i]), cycles: keptCycles, truncated: included.length < n, omitted_actions: n - included.length },
+    trigger_action_graph: {
+      nodes,
+      edges,
+      topological_order: order.filter((i) => isIn[i]).map((i) => ids[i]),
+      cycles: keptCycles,
+      truncated: included.length < n,
+      omitted_actions: n - included.length,
+    },
     variables,
     approval_gates,
     unavailable_tools,
@@ -249,10 +428,33 @@ export function compileWorkflowGrammar(input: WorkflowGrammarRequest, ctx: { sur
     compiled_expression: lines.join('\n'),
     dry_run_plan: { required_before_live: dryRunFirst, steps },
     integration_hints: [
-      { kind: 'trigger', target: input.trigger ?? 'manual', detail: 'Subscribe your event source to this trigger; the service never starts runs.' },
-      { kind: 'approval', target: 'approval_gates', detail: `${approval_gates.length} gate(s) to route into your approval inbox before the gated step runs.` },
-      { kind: 'variables', target: 'variables', detail: inputs.length ? `Bind ${inputs.length} input(s) before a run: ${inputs.slice(0, 5).map((v) => v.name).join(', ')}.` : 'No unbound inputs.' },
-      { kind: 'dry_run', target: 'dry_run_plan', detail: dryRunFirst ? 'Run the dry-run plan and require it to pass before the first live run.' : 'Dry run optional (dry_run_first is false).' },
+      {
+        kind: 'trigger',
+        target: input.trigger ?? 'manual',
+        detail: 'Subscribe your event source to this trigger; the service never starts runs.',
+      },
+      {
+        kind: 'approval',
+        target: 'approval_gates',
+        detail: `${approval_gates.length} gate(s) to route into your approval inbox before the gated step runs.`,
+      },
+      {
+        kind: 'variables',
+        target: 'variables',
+        detail: inputs.length
+          ? `Bind ${inputs.length} input(s) before a run: ${inputs
+              .slice(0, 5)
+              .map((v) => v.name)
+              .join(', ')}.`
+          : 'No unbound inputs.',
+      },
+      {
+        kind: 'dry_run',
+        target: 'dry_run_plan',
+        detail: dryRunFirst
+          ? 'Run the dry-run plan and require it to pass before the first live run.'
+          : 'Dry run optional (dry_run_first is false).',
+      },
     ],
   };
 }
@@ -272,8 +474,22 @@ export const workflowGrammarCompile = defineReasoning({
     outputs: ['refund receipt sent to {{customer_email}}'],
     exceptions: ['payment provider timeout'],
     actions: [
-      { id: 'lookup', title: 'Read order {{order_id}}', tool: 'shop', needs: [], done_signal: 'order loaded', owner: 'support' },
-      { id: 'refund', title: 'Refund order payment', tool: 'payments', needs: ['order loaded', 'photo evidence'], destructive: true, owner: 'finance' },
+      {
+        id: 'lookup',
+        title: 'Read order {{order_id}}',
+        tool: 'shop',
+        needs: [],
+        done_signal: 'order loaded',
+        owner: 'support',
+      },
+      {
+        id: 'refund',
+        title: 'Refund order payment',
+        tool: 'payments',
+        needs: ['order loaded', 'photo evidence'],
+        destructive: true,
+        owner: 'finance',
+      },
       { id: 'notify', title: 'Email the customer', tool: 'mailer', needs: ['refund'], done_signal: 'email sent' },
       { id: 'close', title: 'Close ticket', tool: 'helpdesk', needs: ['notify'] },
     ],

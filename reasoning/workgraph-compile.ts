@@ -18,7 +18,11 @@ const num = (x: number) => (Number.isNaN(x) ? null : Math.round(x * 1000) / 1000
  */
 export function compileWorkgraph(input: WorkgraphCompileRequest, ctx: { surface?: string }): Out {
   const maxNodes = input.preferences?.max_nodes ?? 200;
-  const a = analyzeWorkgraph(input.items, { now: input.now, timezone: input.timezone, hoursPerDay: input.preferences?.hours_per_day });
+  const a = analyzeWorkgraph(input.items, {
+    now: input.now,
+    timezone: input.timezone,
+    hoursPerDay: input.preferences?.hours_per_day,
+  });
   const n = a.items.length;
   const pos = new Int32Array(n);
   [...a.order, ...a.stuck].forEach((v, k) => (pos[v] = k));
@@ -55,7 +59,9 @@ export function compileWorkgraph(input: WorkgraphCompileRequest, ctx: { surface?
   const edges: Out['edges'] = [];
   for (const v of keep) for (const p of a.dag.pred[v]) if (kept[p]) edges.push({ from: a.ids[p], to: a.ids[v] });
 
-  const blocked_items = [...a.blocked].sort(([x], [y]) => pos[x] - pos[y]).map(([v, reasons]) => ({ id: a.ids[v], reasons }));
+  const blocked_items = [...a.blocked]
+    .sort(([x], [y]) => pos[x] - pos[y])
+    .map(([v, reasons]) => ({ id: a.ids[v], reasons }));
   const late_items = a.order
     .concat(a.stuck)
     .filter((v) => a.late[v])
@@ -69,7 +75,11 @@ export function compileWorkgraph(input: WorkgraphCompileRequest, ctx: { surface?
     nodes,
     edges,
     topological_order: a.order.filter((v) => kept[v]).map((v) => a.ids[v]),
-    critical_path: { item_ids: a.cpPath.filter((v) => a.open[v]).map((v) => a.ids[v]), total_hours: num(a.cpLength) ?? 0, forecast_finish: iso(a.projectFinish) },
+    critical_path: {
+      item_ids: a.cpPath.filter((v) => a.open[v]).map((v) => a.ids[v]),
+      total_hours: num(a.cpLength) ?? 0,
+      forecast_finish: iso(a.projectFinish),
+    },
     blocked_items,
     ready_items: a.ready.map((v) => a.ids[v]),
     late_items,
@@ -79,10 +89,24 @@ export function compileWorkgraph(input: WorkgraphCompileRequest, ctx: { surface?
     omitted_nodes: n - keep.length,
     warnings: a.warnings,
     integration_hints: [
-      { kind: 'board', target: 'nodes', detail: 'Render nodes/edges as a dependency board; highlight critical and blocked nodes.' },
+      {
+        kind: 'board',
+        target: 'nodes',
+        detail: 'Render nodes/edges as a dependency board; highlight critical and blocked nodes.',
+      },
       { kind: 'next_up', target: 'ready_items', detail: `${a.ready.length} item(s) can start now.` },
-      { kind: 'load', target: 'owner_load', detail: busiest ? `Heaviest load: ${busiest.owner} with ${busiest.days_of_work} day(s) of open work.` : 'No open work.' },
-      { kind: 'clock', target: 'late_items', detail: input.now ? 'Lateness computed against the supplied now.' : 'Send now to get lateness and forecasts.' },
+      {
+        kind: 'load',
+        target: 'owner_load',
+        detail: busiest
+          ? `Heaviest load: ${busiest.owner} with ${busiest.days_of_work} day(s) of open work.`
+          : 'No open work.',
+      },
+      {
+        kind: 'clock',
+        target: 'late_items',
+        detail: input.now ? 'Lateness computed against the supplied now.' : 'Send now to get lateness and forecasts.',
+      },
     ],
   };
 }
@@ -99,10 +123,31 @@ export const workgraphCompile = defineReasoning({
     timezone: 'Europe/Berlin',
     items: [
       { id: 'spec', title: 'Write API spec', owner: 'ana', status: 'done', estimate_hours: 8 },
-      { id: 'schema', title: 'Database schema', owner: 'ben', status: 'in_progress', depends_on: ['spec'], estimate_hours: 6 },
-      { id: 'api', title: 'Implement endpoints', owner: 'ben', depends_on: ['schema'], estimate_hours: 16, due: '2026-05-06' },
+      {
+        id: 'schema',
+        title: 'Database schema',
+        owner: 'ben',
+        status: 'in_progress',
+        depends_on: ['spec'],
+        estimate_hours: 6,
+      },
+      {
+        id: 'api',
+        title: 'Implement endpoints',
+        owner: 'ben',
+        depends_on: ['schema'],
+        estimate_hours: 16,
+        due: '2026-05-06',
+      },
       { id: 'ui', title: 'Build settings UI', owner: 'cho', depends_on: ['spec'], estimate_hours: 10 },
-      { id: 'e2e', title: 'End-to-end tests', owner: 'cho', depends_on: ['api', 'ui'], estimate_hours: 6, due: '2026-05-12' },
+      {
+        id: 'e2e',
+        title: 'End-to-end tests',
+        owner: 'cho',
+        depends_on: ['api', 'ui'],
+        estimate_hours: 6,
+        due: '2026-05-12',
+      },
       { id: 'launch', title: 'Launch checklist', owner: 'ana', depends_on: ['e2e', 'legal-review'], estimate_hours: 2 },
       { id: 'docs', title: 'Update docs', owner: 'ana', status: 'blocked', estimate_hours: 3, due: '2026-05-01' },
     ],

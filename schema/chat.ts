@@ -32,11 +32,18 @@ export const CustomSkill = z
 
 export const SvcSkills = z
   .object({
-    enabled: z.array(z.string().min(1).max(64)).max(16).optional().describe('Built-in skill ids; each must be allowed on the surface.'),
+    enabled: z
+      .array(z.string().min(1).max(64))
+      .max(16)
+      .optional()
+      .describe('Built-in skill ids; each must be allowed on the surface.'),
     custom: z
       .array(CustomSkill)
       .max(5)
-      .refine((skills) => skills.reduce((n, s) => n + s.instructions.length, 0) <= 8000, 'custom skills may hold at most 8000 characters in all')
+      .refine(
+        (skills) => skills.reduce((n, s) => n + s.instructions.length, 0) <= 8000,
+        'custom skills may hold at most 8000 characters in all',
+      )
       .optional(),
   })
   .strict()
@@ -57,14 +64,27 @@ const Sampling = {
   stream: z.boolean().optional().describe('true: server-sent events in the OpenAI chunk format.'),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
 };
-export const SAMPLING_KEYS = ['temperature', 'top_p', 'stop', 'presence_penalty', 'frequency_penalty', 'seed', 'user'] as const;
+export const SAMPLING_KEYS = [
+  'temperature',
+  'top_p',
+  'stop',
+  'presence_penalty',
+  'frequency_penalty',
+  'seed',
+  'user',
+] as const;
 
 export const ChatCompletionRequest = z
   .object({
     model: z.string().min(1).max(100).optional().describe('Lane id; default svc-oracle.'),
     messages: z.array(ChatMessage).min(1).max(500),
     // Spec: an invalid profile (too long, not a string) is ignored, never a 400.
-    profile: z.string().max(64).nullish().catch(undefined).describe('Working style; honoured only when it belongs to the surface; an invalid one is ignored.'),
+    profile: z
+      .string()
+      .max(64)
+      .nullish()
+      .catch(undefined)
+      .describe('Working style; honoured only when it belongs to the surface; an invalid one is ignored.'),
     svc_skills: SvcSkills.optional(),
     ...Sampling,
   })
@@ -93,7 +113,10 @@ export const ChatMeta = z
     profile: z.string().nullable().optional(),
     skills: z.array(z.string()).optional(),
     session_id: z.string().nullable().optional(),
-    tool_calls: z.array(z.object({ name: z.string(), ok: z.boolean() })).optional().describe('Commons lane: the tools that ran.'),
+    tool_calls: z
+      .array(z.object({ name: z.string(), ok: z.boolean() }))
+      .optional()
+      .describe('Commons lane: the tools that ran.'),
   })
   .meta({ id: 'ChatMeta' });
 
@@ -123,13 +146,23 @@ export const ChatFeedbackBody = z
     sass: z.number().min(0).max(1).optional().describe('Desired sass factor, 0.0 to 1.0.'),
     roast: z.string().max(5000).optional().describe('Critique of the response.'),
     lesson: z.string().max(2000).optional().describe('What should be learned.'),
-    profile: z.string().max(64).optional().catch(undefined).describe('Profile the response was given under (optional; an invalid one is ignored).'),
+    profile: z
+      .string()
+      .max(64)
+      .optional()
+      .catch(undefined)
+      .describe('Profile the response was given under (optional; an invalid one is ignored).'),
     session_id: z.string().max(128).optional(),
   })
   .meta({ id: 'ChatFeedback' });
 
 export const FeedbackResponse = z
-  .object({ ok: z.literal(true), id: z.string(), surface: z.string().nullable(), sass_factor: z.number().describe('The adjusted sass factor for this surface.') })
+  .object({
+    ok: z.literal(true),
+    id: z.string(),
+    surface: z.string().nullable(),
+    sass_factor: z.number().describe('The adjusted sass factor for this surface.'),
+  })
   .meta({ id: 'FeedbackResponse' });
 
 /** X-Session-ID: a client-chosen id, e.g. a UUID. */
@@ -156,17 +189,29 @@ export const SessionListQuery = z.object({
   offset: z.coerce.number().int().min(0).max(100_000).default(0),
 });
 
-export const SessionList = z.object({ object: z.literal('list'), data: z.array(SessionSummary) }).meta({ id: 'SessionList' });
+export const SessionList = z
+  .object({ object: z.literal('list'), data: z.array(SessionSummary) })
+  .meta({ id: 'SessionList' });
 
 export const ModelObject = z
-  .object({ id: z.string(), object: z.literal('model'), created: z.number().int(), owned_by: z.string(), available: z.boolean() })
+  .object({
+    id: z.string(),
+    object: z.literal('model'),
+    created: z.number().int(),
+    owned_by: z.string(),
+    available: z.boolean(),
+  })
   .meta({ id: 'Model' });
 export const ModelList = z.object({ object: z.literal('list'), data: z.array(ModelObject) }).meta({ id: 'ModelList' });
 
 export const ModulesResponse = z
   .object({
-    skills: z.array(z.object({ id: z.string(), title: z.string(), description: z.string(), surfaces: z.array(z.string()) })),
-    modules: z.array(z.object({ id: z.string(), title: z.string(), description: z.string(), surfaces: z.array(z.string()) })),
+    skills: z.array(
+      z.object({ id: z.string(), title: z.string(), description: z.string(), surfaces: z.array(z.string()) }),
+    ),
+    modules: z.array(
+      z.object({ id: z.string(), title: z.string(), description: z.string(), surfaces: z.array(z.string()) }),
+    ),
     surfaces: z.array(z.object({ id: z.string(), title: z.string(), profiles: z.array(z.string()) })),
   })
   .meta({ id: 'Modules' });
@@ -175,6 +220,8 @@ export const CommonsToolList = z
   .object({
     object: z.literal('list'),
     max_tool_calls: z.number().int(),
-    data: z.array(z.object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) })),
+    data: z.array(
+      z.object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) }),
+    ),
   })
   .meta({ id: 'CommonsToolList' });

@@ -16,7 +16,10 @@ export const EnvSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
     .optional(),
   TEMPORAL_ADDRESS: optionalString.pipe(
-    z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port').optional(),
+    z
+      .string()
+      .regex(/^[^\s:]+:\d+$/, 'must be host:port')
+      .optional(),
   ),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('svc-runtime'),
@@ -37,8 +40,16 @@ export const EnvSchema = z.object({
     .enum(['true', 'false', '1', '0'])
     .default('false')
     .transform((v) => v === 'true' || v === '1'),
-  SVC_BODY_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
-  SVC_UPLOAD_LIMIT: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
+  SVC_BODY_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
+  SVC_UPLOAD_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(20 * 1024 * 1024),
   SVC_ALLOW_PRIVATE_FETCH: z
     .enum(['true', 'false', '1', '0'])
     .default('false')
@@ -55,8 +66,18 @@ export const EnvSchema = z.object({
   SVC_SMTP_FROM: optionalString.pipe(z.email().optional()),
   SVC_EMAIL_RATE_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
   SVC_IMAGE_ROOT: optionalString,
-  SVC_IMAGE_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
-  SVC_WEB_CACHE_TTL: z.coerce.number().int().min(0).max(30 * 24 * 3600).default(3600),
+  SVC_IMAGE_URL_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(7 * 24 * 3600)
+    .default(3600),
+  SVC_WEB_CACHE_TTL: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 24 * 3600)
+    .default(3600),
   SVC_REPO_ROOTS: optionalString,
   SVC_BROWSER: z.enum(['auto', 'on', 'off']).default('auto'),
   SVC_CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
@@ -170,10 +191,20 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     allowPrivateFetch: e.SVC_ALLOW_PRIVATE_FETCH,
     publicUrl: e.SVC_PUBLIC_URL,
     workerShutdownGraceMs: e.SVC_WORKER_SHUTDOWN_GRACE_MS,
-    http: { bodyTimeoutMs: e.SVC_BODY_TIMEOUT_MS, headersTimeoutMs: e.SVC_HEADERS_TIMEOUT_MS, maxConnectionsPerAddress: e.SVC_MAX_CONNECTIONS_PER_ADDRESS },
+    http: {
+      bodyTimeoutMs: e.SVC_BODY_TIMEOUT_MS,
+      headersTimeoutMs: e.SVC_HEADERS_TIMEOUT_MS,
+      maxConnectionsPerAddress: e.SVC_MAX_CONNECTIONS_PER_ADDRESS,
+    },
     email: { smtpUrl: e.SVC_SMTP_URL, from: e.SVC_SMTP_FROM, ratePerMinute: e.SVC_EMAIL_RATE_PER_MINUTE },
     media: { imageRoot: e.SVC_IMAGE_ROOT, imageUrlTtlSeconds: e.SVC_IMAGE_URL_TTL_SECONDS },
-    web: { cacheTtlSeconds: e.SVC_WEB_CACHE_TTL, repoRoots: (e.SVC_REPO_ROOTS ?? '').split(':').map((r) => r.trim()).filter(Boolean) },
+    web: {
+      cacheTtlSeconds: e.SVC_WEB_CACHE_TTL,
+      repoRoots: (e.SVC_REPO_ROOTS ?? '')
+        .split(':')
+        .map((r) => r.trim())
+        .filter(Boolean),
+    },
     browser: {
       mode: e.SVC_BROWSER,
       chromiumPath: e.SVC_CHROMIUM_PATH,
@@ -181,9 +212,17 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       maxSessionsPerTenant: e.SVC_BROWSER_MAX_SESSIONS_PER_TENANT,
       idleTimeoutS: e.SVC_BROWSER_IDLE_TIMEOUT_S,
       maxIdleTimeoutS: Math.max(e.SVC_BROWSER_MAX_IDLE_TIMEOUT_S, e.SVC_BROWSER_IDLE_TIMEOUT_S),
-      allowHosts: (e.SVC_BROWSER_ALLOW_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+      allowHosts: (e.SVC_BROWSER_ALLOW_HOSTS ?? '')
+        .split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean),
     },
     stateKey: e.SVC_STATE_KEY,
-    gateway: { syncMs: e.SVC_LIMIT_SYNC_MS, minuteMs: e.SVC_LIMIT_MINUTE_MS, dayMs: e.SVC_LIMIT_DAY_MS, listenerIdleMs: e.SVC_GATEWAY_LISTEN_IDLE_MS },
+    gateway: {
+      syncMs: e.SVC_LIMIT_SYNC_MS,
+      minuteMs: e.SVC_LIMIT_MINUTE_MS,
+      dayMs: e.SVC_LIMIT_DAY_MS,
+      listenerIdleMs: e.SVC_GATEWAY_LISTEN_IDLE_MS,
+    },
   };
 }

@@ -33,7 +33,12 @@ export type EntityEventBody = z.infer<typeof EntityEventBody>;
 
 // An empty value (`?search=&kind=`) counts as absent; a search of only spaces lists everything too.
 export const EntityListQuery = z.strictObject({
-  search: z.string().trim().max(300).optional().transform((v) => v || undefined),
+  search: z
+    .string()
+    .trim()
+    .max(300)
+    .optional()
+    .transform((v) => v || undefined),
   kind: blankAsAbsent(z.enum(ENTITY_KINDS).optional()),
   limit: blankAsAbsent(z.coerce.number().int().min(1).max(200).default(50)),
 });

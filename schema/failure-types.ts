@@ -28,4 +28,6 @@ export const FAILURE_TYPES = {
 export type FailureType = keyof typeof FAILURE_TYPES;
 
 /** The types retry policies must not retry. */
-export const PERMANENT_FAILURE_TYPES: FailureType[] = (Object.keys(FAILURE_TYPES) as FailureType[]).filter((t) => FAILURE_TYPES[t] === 'permanent');
+export const PERMANENT_FAILURE_TYPES: FailureType[] = (Object.keys(FAILURE_TYPES) as FailureType[]).filter(
+  (t) => FAILURE_TYPES[t] === 'permanent',
+);

@@ -14,9 +14,15 @@ export const Limits = z
 
 export const KeyLimits = z
   .object({ key: Limits.nullable(), tenant: Limits.nullable() })
-  .meta({ id: 'KeyLimits', description: "The calling key's limits and its tenant's (set with `npm run -s keys -- limits`)." });
+  .meta({
+    id: 'KeyLimits',
+    description: "The calling key's limits and its tenant's (set with `npm run -s keys -- limits`).",
+  });
 
-const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD').refine((s) => !Number.isNaN(Date.parse(s)), 'not a valid date');
+const day = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
+  .refine((s) => !Number.isNaN(Date.parse(s)), 'not a valid date');
 
 export const UsageQuery = z.object({
   from: day.optional(),

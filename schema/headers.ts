@@ -6,28 +6,51 @@ import { SESSION_ID } from './chat';
 // Keys are lower-case (Node lower-cases incoming header names). Authorization and X-Svc-Context
 // are read by the auth middleware.
 
-const blank = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : typeof v === 'string' ? v.trim() : v);
+const blank = (v: unknown) =>
+  typeof v === 'string' && v.trim() === '' ? undefined : typeof v === 'string' ? v.trim() : v;
 
 export const sessionIdHeader = z
-  .preprocess(blank, z.string().regex(SESSION_ID, '1-128 letters, digits, ".", "_", ":" or "-" (a UUID works)').optional())
+  .preprocess(
+    blank,
+    z.string().regex(SESSION_ID, '1-128 letters, digits, ".", "_", ":" or "-" (a UUID works)').optional(),
+  )
   .describe('Client-generated session id: when present the exchange is stored and the session continued.');
 
 /** Comma-separated builtin skill ids, merged into svc_skills.enabled. */
 export const skillHeader = z
   .preprocess(blank, z.string().max(2000).optional())
-  .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean))
+  .transform((v) =>
+    (v ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
   .describe('Comma-separated builtin skill ids merged into svc_skills.enabled.');
 
 /** IANA zone; an unknown one is ignored (UTC), as the spec asks nothing stricter. */
-export const timezoneHeader = z.preprocess(blank, z.string().max(100).optional()).describe('IANA timezone name for temporal reasoning.');
+export const timezoneHeader = z
+  .preprocess(blank, z.string().max(100).optional())
+  .describe('IANA timezone name for temporal reasoning.');
 
 export const lastEventIdHeader = z
-  .preprocess(blank, z.string().regex(/^\d{1,15}$/, 'must be an event id (a non-negative integer)').optional())
+  .preprocess(
+    blank,
+    z
+      .string()
+      .regex(/^\d{1,15}$/, 'must be an event id (a non-negative integer)')
+      .optional(),
+  )
   .transform((v) => (v === undefined ? undefined : Number(v)))
   .describe('Resume a stream after this event id (what EventSource sends on reconnect).');
 
 export const idempotencyKeyHeader = z
-  .preprocess(blank, z.string().regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 printable ASCII characters').optional())
+  .preprocess(
+    blank,
+    z
+      .string()
+      .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 printable ASCII characters')
+      .optional(),
+  )
   .describe('Retry-safe create: the same key and body get the first answer again.');
 
 export const ChatHeaders = z.object({

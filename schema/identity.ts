@@ -16,7 +16,12 @@ const SurfaceOverride = z.object({
  */
 export const IdentityProfile = z
   .object({
-    name: z.string().trim().min(1).max(60).describe('Name of this profile (the persona stays ' + PERSONA_NAME + ').'),
+    name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(60)
+      .describe('Name of this profile (the persona stays ' + PERSONA_NAME + ').'),
     tone: z.enum(TONES),
     surface_overrides: z.partialRecord(z.enum(SURFACES), SurfaceOverride).default({}),
   })

@@ -2,7 +2,16 @@ import { z } from 'zod';
 import { blankAsAbsent } from './common';
 
 /** Public lanes a job step may use (the chat gateway's lane ids). */
-export const JOB_LANES = ['svc-oracle', 'mid', 'mid-strong', 'micro', 'nano', 'slm-fast', 'slm-code', 'slm-reason'] as const;
+export const JOB_LANES = [
+  'svc-oracle',
+  'mid',
+  'mid-strong',
+  'micro',
+  'nano',
+  'slm-fast',
+  'slm-code',
+  'slm-reason',
+] as const;
 export const jobLane = z.enum(JOB_LANES);
 
 export const PlanStepInput = z.object({
@@ -15,7 +24,12 @@ export const GoalCreateBody = z
   .object({
     title: z.string().min(1).max(200),
     description: z.string().max(8000).optional(),
-    steps: z.array(PlanStepInput).min(1).max(50).optional().describe('A deterministic plan; without it the model plans.'),
+    steps: z
+      .array(PlanStepInput)
+      .min(1)
+      .max(50)
+      .optional()
+      .describe('A deterministic plan; without it the model plans.'),
     lane: jobLane.optional().describe('Lane for planning and for steps without their own (default svc-oracle).'),
   })
   .meta({ id: 'GoalCreate' });
@@ -68,7 +82,12 @@ export const Goal = z
   })
   .meta({ id: 'Goal' });
 
-export const LastStep = z.object({ index: z.number().int(), title: z.string(), output_id: z.string(), output: z.string() });
+export const LastStep = z.object({
+  index: z.number().int(),
+  title: z.string(),
+  output_id: z.string(),
+  output: z.string(),
+});
 
 export const SovereignGoal = z
   .object({
@@ -122,7 +141,13 @@ export const PadSession = z
     status: z.enum(['running', 'completed', 'cancelled']),
     max_concurrency: z.number().int(),
     agents: z.array(PadAgent),
-    summary: z.object({ total: z.number(), queued: z.number(), running: z.number(), completed: z.number(), failed: z.number() }),
+    summary: z.object({
+      total: z.number(),
+      queued: z.number(),
+      running: z.number(),
+      completed: z.number(),
+      failed: z.number(),
+    }),
     created_at: z.string(),
     finished_at: z.string().nullable(),
   })
@@ -174,7 +199,11 @@ export const SWARM_OPERATION_NAMES = Object.keys(SWARM_OPERATIONS) as SwarmOpera
 
 export const SwarmRunBody = z
   .object({
-    operation: z.string().min(1).max(50).describe(`One of: ${Object.keys(SWARM_OPERATIONS).join(', ')}.`),
+    operation: z
+      .string()
+      .min(1)
+      .max(50)
+      .describe(`One of: ${Object.keys(SWARM_OPERATIONS).join(', ')}.`),
     params: z.record(z.string(), z.unknown()).default({}),
   })
   .meta({ id: 'SwarmRun' });

@@ -13,7 +13,12 @@ export type SupportedMediaType = (typeof SUPPORTED_MEDIA_TYPES)[number];
 export const SOURCE_KINDS = ['upload', 'ingest', 'web', 'learn'] as const;
 export type SourceKind = (typeof SOURCE_KINDS)[number];
 
-const id = (what: string) => z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, `must be a ${what} id`);
+const id = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[A-Za-z0-9_-]+$/, `must be a ${what} id`);
 export const SpaceId = id('space');
 export const DocumentId = id('document');
 
@@ -27,12 +32,16 @@ export const DocumentRecord = z
   .object({
     id: z.string(),
     space_id: z.string().nullable(),
-    source_kind: z.enum(SOURCE_KINDS).describe('upload, ingest (text), web (ingested page) or learn (enterprise knowledge).'),
+    source_kind: z
+      .enum(SOURCE_KINDS)
+      .describe('upload, ingest (text), web (ingested page) or learn (enterprise knowledge).'),
     title: z.string(),
     media_type: z.string().describe('Detected from the content.'),
     size_bytes: z.number().int().describe('Size of the original bytes.'),
     chunk_count: z.number().int(),
-    provenance: z.record(z.string(), z.unknown()).describe('filename, url, final_url, job_id, source_index, from_document_id as they apply.'),
+    provenance: z
+      .record(z.string(), z.unknown())
+      .describe('filename, url, final_url, job_id, source_index, from_document_id as they apply.'),
     excerpt: z.string().describe('The first 280 characters of the extracted text.'),
     created_at: z.string(),
   })
@@ -50,7 +59,10 @@ export const DocumentsQuery = PageQuery.extend({
 /** Documented form of the multipart upload (field `file` is the binary). */
 export const UploadForm = z
   .object({
-    file: z.string().meta({ format: 'binary' }).describe('The document: text, markdown, HTML, PDF or DOCX (detected from content).'),
+    file: z
+      .string()
+      .meta({ format: 'binary' })
+      .describe('The document: text, markdown, HTML, PDF or DOCX (detected from content).'),
     title: z.string().max(300).optional().describe('Defaults to the document title, then the file name.'),
     space_id: z.string().optional().describe('Space to file the document in (POST /v1/documents/upload only).'),
   })
@@ -62,14 +74,20 @@ export const IngestBody = z
   .object({
     text: z.string().trim().min(1).max(500_000).describe('Text to remember and index.'),
     title: z.string().trim().min(1).max(300).optional(),
-    kind: z.enum(MEMORY_KINDS).default('note').describe('Kind of the memory fragments; knowledge fragments are listed by /memories/knowledge.'),
+    kind: z
+      .enum(MEMORY_KINDS)
+      .default('note')
+      .describe('Kind of the memory fragments; knowledge fragments are listed by /memories/knowledge.'),
     space_id: SpaceId.optional(),
   })
   .meta({ id: 'IngestRequest' });
 
 export const IngestWebBody = z
   .object({
-    url: z.url({ protocol: /^https?$/ }).max(2048).describe('Public http(s) page; private and loopback addresses are refused.'),
+    url: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .describe('Public http(s) page; private and loopback addresses are refused.'),
     space_id: SpaceId.optional(),
   })
   .meta({ id: 'IngestWebRequest' });
@@ -86,7 +104,9 @@ export const MemoryRecord = z
   .object({
     id: z.string(),
     kind: z.string(),
-    provenance: z.enum(['told', 'read', 'seen', 'learned']).describe('told = ingested text, read = web page or upload, seen = image, learned = enterprise learning.'),
+    provenance: z
+      .enum(['told', 'read', 'seen', 'learned'])
+      .describe('told = ingested text, read = web page or upload, seen = image, learned = enterprise learning.'),
     content: z.string(),
     document_id: z.string().nullable(),
     created_at: z.string(),
@@ -126,7 +146,9 @@ export const SearchResponse = z
   .meta({ id: 'KnowledgeSearchResponse' });
 
 export const KnowledgeDeleteQuery = z.object({
-  document_id: DocumentId.optional().describe('Delete this one document (any source kind); omitted = every learned document.'),
+  document_id: DocumentId.optional().describe(
+    'Delete this one document (any source kind); omitted = every learned document.',
+  ),
 });
 
 export const KnowledgeDeleteResponse = z

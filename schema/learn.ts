@@ -7,7 +7,9 @@ export const SOURCE_STATUSES = ['pending', 'running', 'completed', 'failed', 'ca
 export type SourceStatus = (typeof SOURCE_STATUSES)[number];
 
 const UrlSource = z.object({ url: z.url({ protocol: /^https?$/ }).max(2048) }).strict();
-const TextSource = z.object({ text: z.string().trim().min(1).max(500_000), title: z.string().trim().min(1).max(300).optional() }).strict();
+const TextSource = z
+  .object({ text: z.string().trim().min(1).max(500_000), title: z.string().trim().min(1).max(300).optional() })
+  .strict();
 const DocumentSource = z.object({ document_id: DocumentId }).strict();
 
 export const LearnSource = z
@@ -45,7 +47,9 @@ export const LearnJobState = z
   .object({
     job_id: z.string(),
     status: z.enum(LEARN_STATUSES),
-    progress: z.object({ done: z.number().int(), total: z.number().int() }).describe('done counts finished sources (completed or failed).'),
+    progress: z
+      .object({ done: z.number().int(), total: z.number().int() })
+      .describe('done counts finished sources (completed or failed).'),
     space_id: z.string().nullable(),
     sources: z.array(LearnSourceState),
     error: z.string().optional(),

@@ -22,12 +22,26 @@ export const EriResponse = z
     arte_intensity: z.number(),
     arte_palette: z.array(z.string()),
     drift: Drift,
-    signals: z.object({ sentiment: z.number(), sentiment_samples: z.number().int(), requests_per_min: z.number(), jobs_per_min: z.number(), error_rate: z.number() }),
+    signals: z.object({
+      sentiment: z.number(),
+      sentiment_samples: z.number().int(),
+      requests_per_min: z.number(),
+      jobs_per_min: z.number(),
+      error_rate: z.number(),
+    }),
     health: z
-      .object({ cpu: z.number(), ram: z.number(), db: z.number(), cognitive_health: z.enum(['thriving', 'steady', 'strained', 'overloaded']) })
+      .object({
+        cpu: z.number(),
+        ram: z.number(),
+        db: z.number(),
+        cognitive_health: z.enum(['thriving', 'steady', 'strained', 'overloaded']),
+      })
       .optional()
       .describe('Substrate load measured by the sampler (0..1) and its label.'),
-    curiosity: z.object({ target: z.string(), priority: z.number() }).optional().describe('Busiest capability family in the window and its share.'),
+    curiosity: z
+      .object({ target: z.string(), priority: z.number() })
+      .optional()
+      .describe('Busiest capability family in the window and its share.'),
     sampled_at: z.string().nullable().describe('When the schedule took this sample; null before the first sample.'),
     window_minutes: z.number().int(),
   })
@@ -48,10 +62,18 @@ export const AeciResponse = z
   .meta({ id: 'AeciResponse' });
 
 export const FlowPrompt = z
-  .object({ id: z.string(), trigger: z.enum(['manual', 'eri_drift']), prompt: z.string(), context: z.record(z.string(), z.unknown()), created_at: z.string() })
+  .object({
+    id: z.string(),
+    trigger: z.enum(['manual', 'eri_drift']),
+    prompt: z.string(),
+    context: z.record(z.string(), z.unknown()),
+    created_at: z.string(),
+  })
   .meta({ id: 'FlowPrompt' });
 
-export const FlowPromptResponse = z.object({ prompt: FlowPrompt.nullable(), pending: z.number().int() }).meta({ id: 'FlowPromptState' });
+export const FlowPromptResponse = z
+  .object({ prompt: FlowPrompt.nullable(), pending: z.number().int() })
+  .meta({ id: 'FlowPromptState' });
 
 export const FlowTriggerBody = z
   .object({
@@ -62,4 +84,9 @@ export const FlowTriggerBody = z
 
 export const FlowDismissBody = z.object({ id: z.string().min(1).max(100) }).meta({ id: 'FlowDismissRequest' });
 
-export const FlowDismissResponse = z.object({ ok: z.literal(true), id: z.string(), already_dismissed: z.boolean(), pending: z.number().int() });
+export const FlowDismissResponse = z.object({
+  ok: z.literal(true),
+  id: z.string(),
+  already_dismissed: z.boolean(),
+  pending: z.number().int(),
+});

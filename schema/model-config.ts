@@ -1,7 +1,16 @@
 import { z } from 'zod';
 
 /** Public lanes: the only model ids a client ever sees. `nano` is the same lane as `micro` unless mapped. */
-export const PUBLIC_LANES = ['svc-oracle', 'mid', 'mid-strong', 'micro', 'nano', 'slm-fast', 'slm-code', 'slm-reason'] as const;
+export const PUBLIC_LANES = [
+  'svc-oracle',
+  'mid',
+  'mid-strong',
+  'micro',
+  'nano',
+  'slm-fast',
+  'slm-code',
+  'slm-reason',
+] as const;
 export type PublicLane = (typeof PUBLIC_LANES)[number];
 export const DEFAULT_LANE: PublicLane = 'svc-oracle';
 

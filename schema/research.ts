@@ -1,13 +1,26 @@
 import { z } from 'zod';
 
-export const RESEARCH_DEPTHS = { quick: { queries: 1, sources: 3 }, standard: { queries: 3, sources: 6 }, deep: { queries: 5, sources: 10 } } as const;
+export const RESEARCH_DEPTHS = {
+  quick: { queries: 1, sources: 3 },
+  standard: { queries: 3, sources: 6 },
+  deep: { queries: 5, sources: 10 },
+} as const;
 
 export const ResearchBody = z
   .object({
     query: z.string().trim().min(3).max(2000),
-    depth: z.enum(['quick', 'standard', 'deep']).default('standard').describe('quick: 1 search query, 3 sources; standard: 3 and 6; deep: 5 and 10.'),
+    depth: z
+      .enum(['quick', 'standard', 'deep'])
+      .default('standard')
+      .describe('quick: 1 search query, 3 sources; standard: 3 and 6; deep: 5 and 10.'),
     max_sources: z.number().int().min(1).max(20).optional().describe('Sources to fetch (default by depth).'),
-    wait_s: z.number().int().min(0).max(60).default(0).describe('Wait up to this long for the report; 200 with the report when it finishes in time, else 202.'),
+    wait_s: z
+      .number()
+      .int()
+      .min(0)
+      .max(60)
+      .default(0)
+      .describe('Wait up to this long for the report; 200 with the report when it finishes in time, else 202.'),
   })
   .meta({ id: 'ResearchRequest' });
 export type ResearchBody = z.infer<typeof ResearchBody>;
@@ -25,7 +38,9 @@ export const ResearchReport = z.object({
   markdown: z.string(),
   citations: z.array(Citation).describe('Every citation here was verified against a source fetched in this run.'),
   unverified: z
-    .array(z.object({ id: z.number().int(), source: z.number().int().nullable(), quote: z.string(), reason: z.string() }))
+    .array(
+      z.object({ id: z.number().int(), source: z.number().int().nullable(), quote: z.string(), reason: z.string() }),
+    )
     .describe('Citations the writer gave that could not be verified: their markers were removed from the report.'),
 });
 export type ResearchReport = z.infer<typeof ResearchReport>;

@@ -3,7 +3,11 @@ import { z } from 'zod';
 export const ShareBody = z
   .object({
     title: z.string().trim().min(1).max(300),
-    content: z.string().min(1).max(500_000).describe('The artifact; sanitised on render (no scripts, event handlers or javascript: links).'),
+    content: z
+      .string()
+      .min(1)
+      .max(500_000)
+      .describe('The artifact; sanitised on render (no scripts, event handlers or javascript: links).'),
     format: z.enum(['markdown', 'html']).default('markdown'),
   })
   .meta({ id: 'ShareCreateRequest' });

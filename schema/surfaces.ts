@@ -8,7 +8,10 @@ export const GENERAL_SURFACES: readonly Surface[] = ['studio', 'home', 'dev', 'r
 /** Surfaces that only scope chat sessions (spec: "studio, dev, home, android, mobile"); no behaviour of their own. */
 export const SESSION_ONLY_SURFACES = ['android', 'mobile'] as const;
 
-export function parseSurface(header: string | undefined, allowed: readonly Surface[] = GENERAL_SURFACES): Surface | undefined {
+export function parseSurface(
+  header: string | undefined,
+  allowed: readonly Surface[] = GENERAL_SURFACES,
+): Surface | undefined {
   const v = header?.trim().toLowerCase();
   return (allowed as readonly string[]).includes(v ?? '') ? (v as Surface) : undefined;
 }

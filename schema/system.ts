@@ -7,10 +7,20 @@ export const HealthResponse = z
     system: z.string(),
     version: z.string(),
     checks: z.object({
-      database: z.object({ status: z.enum(['ok', 'down']), latency_ms: z.number().optional(), error: z.string().optional() }),
-      temporal: z.object({ status: z.enum(['ok', 'down']), latency_ms: z.number().optional(), error: z.string().optional() }),
+      database: z.object({
+        status: z.enum(['ok', 'down']),
+        latency_ms: z.number().optional(),
+        error: z.string().optional(),
+      }),
+      temporal: z.object({
+        status: z.enum(['ok', 'down']),
+        latency_ms: z.number().optional(),
+        error: z.string().optional(),
+      }),
     }),
-    knowledge: KnowledgeHealth.optional().describe('Active knowledge search mode (hybrid needs pgvector and a provider /embeddings).'),
+    knowledge: KnowledgeHealth.optional().describe(
+      'Active knowledge search mode (hybrid needs pgvector and a provider /embeddings).',
+    ),
   })
   .meta({ id: 'HealthResponse' });
 

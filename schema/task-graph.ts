@@ -79,8 +79,14 @@ export function checkGraph(steps: readonly GraphStep[]): GraphProblem[] {
   });
   steps.forEach((s, index) => {
     for (const dep of s.depends_on) {
-      if (dep === s.id) problems.push({ index, field: 'depends_on', message: `step "${s.id}" depends on itself (cycle ${s.id} → ${s.id})` });
-      else if (!seen.has(dep)) problems.push({ index, field: 'depends_on', message: `"${dep}" is not a step of this task` });
+      if (dep === s.id)
+        problems.push({
+          index,
+          field: 'depends_on',
+          message: `step "${s.id}" depends on itself (cycle ${s.id} → ${s.id})`,
+        });
+      else if (!seen.has(dep))
+        problems.push({ index, field: 'depends_on', message: `"${dep}" is not a step of this task` });
     }
     for (const ref of stepRefs({ ...(s.args ?? {}) })) {
       if (!s.depends_on.includes(ref)) {

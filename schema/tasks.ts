@@ -5,7 +5,16 @@ import { blankAsAbsent } from './common';
 export { PERMANENT_STEP_ERROR, STEP_REF, stepRefs } from './task-graph';
 
 /** Step actions (spec: Task platform, step create `action`). */
-export const STEP_ACTIONS = ['research', 'fetch', 'summarize', 'compare', 'draft', 'generate', 'save', 'webhook'] as const;
+export const STEP_ACTIONS = [
+  'research',
+  'fetch',
+  'summarize',
+  'compare',
+  'draft',
+  'generate',
+  'save',
+  'webhook',
+] as const;
 export type StepAction = (typeof STEP_ACTIONS)[number];
 /** Actions that call a model through the provider layer. */
 export const MODEL_ACTIONS: readonly StepAction[] = ['research', 'summarize', 'compare', 'draft', 'generate'];
@@ -29,10 +38,14 @@ export const StepCreateBody = z
       .string()
       .regex(STEP_ID_PATTERN, 'step id: 1-64 letters, digits, _ or -')
       .optional()
-      .describe('Optional client id, unique in the task; depends_on and {{steps.<id>.result}} refer to it. Generated when omitted.'),
+      .describe(
+        'Optional client id, unique in the task; depends_on and {{steps.<id>.result}} refer to it. Generated when omitted.',
+      ),
     title: z.string().min(1).max(500),
     action: z.enum(STEP_ACTIONS).describe('research, fetch, summarize, compare, draft, generate, save, webhook'),
-    args: stringMap('args').optional().describe('String values only; keys topic, prompt, url, content, ...; may hold {{steps.<id>.result}}.'),
+    args: stringMap('args')
+      .optional()
+      .describe('String values only; keys topic, prompt, url, content, ...; may hold {{steps.<id>.result}}.'),
     depends_on: z.array(z.string().regex(STEP_ID_PATTERN, 'must be a step id')).max(100).optional(),
     order_num: z.number().int().min(0).max(1_000_000).optional(),
   })
@@ -131,8 +144,13 @@ export const ExecutionStatus = z
     workflow_id: z.string(),
     run_id: z.string().nullable(),
     status: z.enum(TASK_STATUSES),
-    source: z.enum(['workflow', 'database']).describe('workflow = live query of the running workflow; database = stored state.'),
-    attached: z.boolean().optional().describe('POST only: true when a run was already going and this call attached to it.'),
+    source: z
+      .enum(['workflow', 'database'])
+      .describe('workflow = live query of the running workflow; database = stored state.'),
+    attached: z
+      .boolean()
+      .optional()
+      .describe('POST only: true when a run was already going and this call attached to it.'),
     steps: z.array(z.object({ id: z.string(), status: z.enum(STEP_STATUSES) })),
     last_event_id: z.string().nullable().describe('Id of the newest execution event (SSE Last-Event-ID).'),
   })
@@ -140,9 +158,19 @@ export const ExecutionStatus = z
 export type ExecutionStatus = z.infer<typeof ExecutionStatus>;
 
 /** Streamed execution events (SSE `data`). */
-export const StepEvent = z.object({ task_id: z.string(), step_id: z.string(), status: z.enum(STEP_STATUSES), snippet: z.string() });
+export const StepEvent = z.object({
+  task_id: z.string(),
+  step_id: z.string(),
+  status: z.enum(STEP_STATUSES),
+  snippet: z.string(),
+});
 export type StepEvent = z.infer<typeof StepEvent>;
-export const DoneEvent = z.object({ done: z.literal(true), task_id: z.string(), status: z.string(), task: Task.nullable() });
+export const DoneEvent = z.object({
+  done: z.literal(true),
+  task_id: z.string(),
+  status: z.string(),
+  task: Task.nullable(),
+});
 export type DoneEvent = z.infer<typeof DoneEvent>;
 
 /** Workflow input and query result. */

@@ -4,7 +4,12 @@ const SOURCES = ['image_url', 'image_base64', 'image_path'] as const;
 
 export const VisionAnalyzeBody = z
   .object({
-    image_url: z.string().min(1).max(4096).optional().describe('Public http(s) URL; fetched by the service through its fetch guard.'),
+    image_url: z
+      .string()
+      .min(1)
+      .max(4096)
+      .optional()
+      .describe('Public http(s) URL; fetched by the service through its fetch guard.'),
     image_base64: z.string().min(1).optional().describe('The image bytes in base64 (a data: URL prefix is accepted).'),
     image_path: z.string().min(1).max(1024).optional().describe('Path inside SVC_IMAGE_ROOT on the server.'),
     prompt: z.string().min(1).max(4000).optional().describe('Steers the description.'),

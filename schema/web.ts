@@ -1,13 +1,33 @@
 import { z } from 'zod';
 
-const HttpUrl = z.string().min(1).max(4096).describe('An http(s) URL; private, loopback and metadata addresses are refused.');
+const HttpUrl = z
+  .string()
+  .min(1)
+  .max(4096)
+  .describe('An http(s) URL; private, loopback and metadata addresses are refused.');
 
 export const WebFetchBody = z
   .object({
     url: HttpUrl,
-    format: z.enum(['markdown', 'text', 'html']).default('markdown').describe('Which representation `max_tokens` is measured on; `html` also returns the cleaned main-content HTML.'),
-    max_tokens: z.number().int().min(1).max(1_000_000).optional().describe('Cut the content at the last whole block (paragraph, list, table, code block) within this many tokens.'),
-    selector: z.string().min(1).max(300).optional().describe('CSS selector of the content element (instead of automatic main-content extraction).'),
+    format: z
+      .enum(['markdown', 'text', 'html'])
+      .default('markdown')
+      .describe('Which representation `max_tokens` is measured on; `html` also returns the cleaned main-content HTML.'),
+    max_tokens: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .optional()
+      .describe(
+        'Cut the content at the last whole block (paragraph, list, table, code block) within this many tokens.',
+      ),
+    selector: z
+      .string()
+      .min(1)
+      .max(300)
+      .optional()
+      .describe('CSS selector of the content element (instead of automatic main-content extraction).'),
     include_links: z.boolean().default(false).describe('Also return the links found in the page.'),
     cache: z.boolean().default(true).describe('false: bypass the per-URL cache (the fresh result still refreshes it).'),
   })
@@ -19,7 +39,11 @@ export const WebPage = z
     url: z.string(),
     final_url: z.string().describe('The URL after redirects.'),
     status: z.number().int().describe('HTTP status of the final answer (200, or 304 when revalidated).'),
-    content_type: z.string().describe('text/html, application/pdf, application/json, text/plain or text/markdown (detected from the bytes and headers).'),
+    content_type: z
+      .string()
+      .describe(
+        'text/html, application/pdf, application/json, text/plain or text/markdown (detected from the bytes and headers).',
+      ),
     charset: z.string().nullable(),
     title: z.string().nullable(),
     byline: z.string().nullable(),
@@ -41,7 +65,11 @@ export type WebPage = z.infer<typeof WebPage>;
 export const SEARCH_INTENTS = ['news', 'code', 'academic', 'reference', 'shopping', 'general'] as const;
 export type SearchIntent = (typeof SEARCH_INTENTS)[number];
 
-const Domain = z.string().min(1).max(253).regex(/^[a-z0-9.-]+$/i, 'must be a domain name');
+const Domain = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^[a-z0-9.-]+$/i, 'must be a domain name');
 
 export const WebSearchBody = z
   .object({
@@ -87,8 +115,20 @@ export type WebSearchResponse = z.infer<typeof WebSearchResponse>;
 
 export const RepoReportBody = z
   .object({
-    repo: z.string().trim().min(1).max(2048).describe('A local path inside SVC_REPO_ROOTS, or an http(s) git URL (shallow-cloned through the fetch guard).'),
-    ref: z.string().trim().min(1).max(200).regex(/^[\w./-]+$/, 'must be a branch, tag or commit name').refine((r) => !r.startsWith('-') && !r.includes('..'), 'must be a branch, tag or commit name').optional(),
+    repo: z
+      .string()
+      .trim()
+      .min(1)
+      .max(2048)
+      .describe('A local path inside SVC_REPO_ROOTS, or an http(s) git URL (shallow-cloned through the fetch guard).'),
+    ref: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .regex(/^[\w./-]+$/, 'must be a branch, tag or commit name')
+      .refine((r) => !r.startsWith('-') && !r.includes('..'), 'must be a branch, tag or commit name')
+      .optional(),
   })
   .meta({ id: 'RepoReportRequest' });
 export type RepoReportBody = z.infer<typeof RepoReportBody>;
@@ -104,7 +144,14 @@ export const RepoReport = z
     languages: z.array(z.object({ language: z.string(), files: z.number().int(), lines: z.number().int() })),
     total_lines: z.number().int(),
     tree: z.string().describe('Depth-limited listing (2 levels, capped).'),
-    manifests: z.array(z.object({ path: z.string(), ecosystem: z.enum(['npm', 'go', 'python', 'rust', 'maven']), name: z.string().optional(), dependencies: z.array(Dependency) })),
+    manifests: z.array(
+      z.object({
+        path: z.string(),
+        ecosystem: z.enum(['npm', 'go', 'python', 'rust', 'maven']),
+        name: z.string().optional(),
+        dependencies: z.array(Dependency),
+      }),
+    ),
     tests: z.object({ directories: z.array(z.string()), files: z.number().int(), ci: z.array(z.string()) }),
     readme: z.object({ path: z.string(), title: z.string().nullable(), summary: z.string() }).nullable(),
     git: z
@@ -112,10 +159,14 @@ export const RepoReport = z
         commits: z.number().int(),
         contributors: z.array(z.object({ name: z.string(), commits: z.number().int() })),
         most_changed: z.array(z.object({ path: z.string(), changes: z.number().int() })),
-        last_commit: z.object({ sha: z.string(), author: z.string(), date: z.string(), subject: z.string() }).nullable(),
+        last_commit: z
+          .object({ sha: z.string(), author: z.string(), date: z.string(), subject: z.string() })
+          .nullable(),
       })
       .nullable(),
-    secrets: z.array(z.object({ type: z.string(), path: z.string(), line: z.number().int() })).describe('Possible secrets: type and location only, never the value.'),
+    secrets: z
+      .array(z.object({ type: z.string(), path: z.string(), line: z.number().int() }))
+      .describe('Possible secrets: type and location only, never the value.'),
     token_estimate: z.number().int(),
     truncated: z.boolean().describe('True when the file cap stopped the walk.'),
     duration_ms: z.number().int(),

@@ -38,17 +38,32 @@ export async function startBrowserWorkers(o: {
   const workerId = `${hostname()}-${process.pid}-${randomToken(6)}`;
   const ownQueue = `${browserQueue(base)}-${workerId}`;
   const policy = { allowPrivate: o.config.allowPrivateFetch, allowHosts: o.config.browser.allowHosts };
-  const host = new BrowserHost({ chromiumPath: o.config.browser.chromiumPath, policy, maxSessions: o.config.browser.maxSessionsPerWorker, log: o.log });
-  const activities = createBrowserWorkerActivities({ host, deps: { config: o.config, db: o.db, log: o.log }, workerId, queue: ownQueue, policy });
+  const host = new BrowserHost({
+    chromiumPath: o.config.browser.chromiumPath,
+    policy,
+    maxSessions: o.config.browser.maxSessionsPerWorker,
+    log: o.log,
+  });
+  const activities = createBrowserWorkerActivities({
+    host,
+    deps: { config: o.config, db: o.db, log: o.log },
+    workerId,
+    queue: ownQueue,
+    policy,
+  });
   const connection = await NativeConnection.connect({ address: o.address });
   const namespace = o.config.temporal.namespace;
   const shared = await Worker.create({
-    connection, namespace, taskQueue: browserQueue(base),
+    connection,
+    namespace,
+    taskQueue: browserQueue(base),
     activities: { browserAcquire: activities.browserAcquire },
     maxConcurrentActivityTaskExecutions: 2,
   });
   const own = await Worker.create({
-    connection, namespace, taskQueue: ownQueue,
+    connection,
+    namespace,
+    taskQueue: ownQueue,
     activities: { browserCommand: activities.browserCommand, browserRelease: activities.browserRelease },
     maxConcurrentActivityTaskExecutions: Math.max(4, o.config.browser.maxSessionsPerWorker * 2),
   });

@@ -15,7 +15,9 @@ import { startConfiguredTemporal } from './temporal-dev';
  * A child that dies is restarted after a second (kill one to watch the others carry on).
  */
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { api: { type: 'string', default: '2' }, workers: { type: 'string', default: '2' } } });
+  const { values } = parseArgs({
+    options: { api: { type: 'string', default: '2' }, workers: { type: 'string', default: '2' } },
+  });
   const apis = Number(values.api);
   const workers = Number(values.workers);
   if (!Number.isInteger(apis) || apis < 1 || apis > 16 || !Number.isInteger(workers) || workers < 1 || workers > 16) {
@@ -35,12 +37,17 @@ async function main(): Promise<void> {
   const env = { ...process.env, DATABASE_URL: database.url, TEMPORAL_ADDRESS: address };
   const ports = Array.from({ length: apis }, (_, i) => config.port + 1 + i);
   const children = [
-    ...ports.map((port, i) => supervise({ name: `api-${i + 1}`, entry: 'api.js', env: { ...env, PORT: String(port) }, log })),
+    ...ports.map((port, i) =>
+      supervise({ name: `api-${i + 1}`, entry: 'api.js', env: { ...env, PORT: String(port) }, log }),
+    ),
     ...Array.from({ length: workers }, (_, i) => supervise({ name: `worker-${i + 1}`, entry: 'worker.js', env, log })),
   ];
   const front = roundRobinFront(ports);
   await new Promise<void>((resolve) => front.listen(config.port, config.host, resolve));
-  log.info({ front: `http://${config.host}:${config.port}/v1`, apis: ports, workers, temporal: address }, 'svc cluster ready');
+  log.info(
+    { front: `http://${config.host}:${config.port}/v1`, apis: ports, workers, temporal: address },
+    'svc cluster ready',
+  );
   await waitForSignal(log);
   front.close();
   await Promise.all(children.map((c) => c.stop()));
@@ -49,11 +56,19 @@ async function main(): Promise<void> {
 }
 
 /** One child process (`dist/workers/<entry>`), restarted a second after it dies until stop() is called. */
-function supervise(opts: { name: string; entry: string; env: NodeJS.ProcessEnv; log: ReturnType<typeof createLogger> }): { stop(): Promise<void> } {
+function supervise(opts: {
+  name: string;
+  entry: string;
+  env: NodeJS.ProcessEnv;
+  log: ReturnType<typeof createLogger>;
+}): { stop(): Promise<void> } {
   let child: ChildProcess | undefined;
   let stopping = false;
   const start = () => {
-    child = spawn(process.execPath, [path.join(__dirname, opts.entry)], { env: opts.env, stdio: ['ignore', 'inherit', 'inherit'] });
+    child = spawn(process.execPath, [path.join(__dirname, opts.entry)], {
+      env: opts.env,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     opts.log.info({ process: opts.name, pid: child.pid }, 'started');
     child.once('exit', (code, signal) => {
       if (stopping) return;
@@ -82,7 +97,10 @@ function supervise(opts: { name: string; entry: string; env: NodeJS.ProcessEnv; 
 export function roundRobinFront(ports: number[], host = '127.0.0.1', maxBody = 32 * 1024 * 1024): http.Server {
   let next = 0;
   const fail = (res: http.ServerResponse, status: number, error: string) => {
-    if (!res.headersSent) res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error, code: status === 413 ? 'payload_too_large' : 'bad_gateway' }));
+    if (!res.headersSent)
+      res
+        .writeHead(status, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error, code: status === 413 ? 'payload_too_large' : 'bad_gateway' }));
     else res.destroy();
   };
   const server = http.createServer((req, res) => {

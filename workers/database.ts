@@ -17,8 +17,10 @@ export interface PreparedDatabase {
 /** Whether `err` says no database server answers at the address (refused, unknown host, timeout, no socket). */
 export function isUnreachable(err: unknown): boolean {
   const code = (err as { code?: string }).code;
-  return ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT', 'ENOENT'].includes(code ?? '') ||
-    /timeout|ECONNREFUSED/i.test((err as Error).message ?? '');
+  return (
+    ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT', 'ENOENT'].includes(code ?? '') ||
+    /timeout|ECONNREFUSED/i.test((err as Error).message ?? '')
+  );
 }
 
 /** Where `npm start` publishes the socket URL of its embedded PGlite, for the operator CLIs. */
@@ -67,7 +69,11 @@ export interface PrepareDatabaseOptions {
  * @throws ConfigError when no server answers and the fallback is off or another process uses the PGlite;
  *   the driver's error when the server refuses, or DATABASE_URL was given and does not answer
  */
-export async function prepareDatabase(config: Config, log: Logger, opts: PrepareDatabaseOptions): Promise<PreparedDatabase> {
+export async function prepareDatabase(
+  config: Config,
+  log: Logger,
+  opts: PrepareDatabaseOptions,
+): Promise<PreparedDatabase> {
   try {
     const { created } = await ensureDatabase(config.databaseUrl);
     if (created) log.info({ database: new URL(config.databaseUrl).pathname.slice(1) }, 'database created');
@@ -90,7 +96,9 @@ export async function prepareDatabase(config: Config, log: Logger, opts: Prepare
   const urlFile = pgliteUrlFile(config.dataDir);
   const running = publishedPgliteUrl(config.dataDir);
   if (running && (await databaseAnswers(running))) {
-    throw new ConfigError(`Another process already serves the embedded PGlite database in ${dir} (${running}); stop it first, or set DATABASE_URL.`);
+    throw new ConfigError(
+      `Another process already serves the embedded PGlite database in ${dir} (${running}); stop it first, or set DATABASE_URL.`,
+    );
   }
   mkdirSync(dir, { recursive: true });
   const { PGlite } = await import('@electric-sql/pglite');

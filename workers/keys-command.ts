@@ -38,7 +38,8 @@ async function keysCommand(argv: string[], env: CliIo['env'], print: Print): Pro
       tpmonth: { type: 'string' },
     },
   });
-  if (!command || !['create', 'bootstrap', 'revoke', 'list', 'limits'].includes(command)) throw new UsageError(`unknown command ${command ?? '(none)'}`);
+  if (!command || !['create', 'bootstrap', 'revoke', 'list', 'limits'].includes(command))
+    throw new UsageError(`unknown command ${command ?? '(none)'}`);
   await withCommandDb(env, async (db) => {
     const tenantFor = async () => {
       if (values.tenant) {
@@ -48,8 +49,12 @@ async function keysCommand(argv: string[], env: CliIo['env'], print: Print): Pro
       return createTenant(db, { name: values.name });
     };
     if (command === 'create') {
-      const scopes = (values.scopes ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-      if (!scopes.length) throw new UsageError('--scopes is required (comma-separated, e.g. runtime:chat,runtime:records)');
+      const scopes = (values.scopes ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      if (!scopes.length)
+        throw new UsageError('--scopes is required (comma-separated, e.g. runtime:chat,runtime:records)');
       const bad = scopes.filter((s) => !scopeString.safeParse(s).success);
       if (bad.length) throw new UsageError(`invalid scope(s): ${bad.join(', ')}`);
       const tenantId = await tenantFor();
@@ -59,7 +64,12 @@ async function keysCommand(argv: string[], env: CliIo['env'], print: Print): Pro
       const app = normalizeAppName(values.app ?? '');
       if (!app) throw new UsageError('--app <name> is required');
       const tenantId = await tenantFor();
-      const k = await mintKey(db, { tenantId, kind: 'bootstrap', scopes: [`bootstrap:app:${app}`], name: values.name ?? `bootstrap ${app}` });
+      const k = await mintKey(db, {
+        tenantId,
+        kind: 'bootstrap',
+        scopes: [`bootstrap:app:${app}`],
+        name: values.name ?? `bootstrap ${app}`,
+      });
       print({ api_key: k.apiKey, key_id: k.keyId, tenant_id: k.tenantId, scopes: k.scopes });
     } else if (command === 'revoke') {
       const keyId = positionals[0];

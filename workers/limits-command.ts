@@ -5,18 +5,29 @@ import { tenantExists } from '../activities/store/keys';
 import { getLimits, setLimits, type Limits } from '../activities/store/rate-limits';
 import { UsageError } from './cli';
 
-const FLAGS = { rpm: 'requests_per_minute', tpm: 'tokens_per_minute', tpd: 'tokens_per_day', tpmonth: 'tokens_per_month' } as const;
+const FLAGS = {
+  rpm: 'requests_per_minute',
+  tpm: 'tokens_per_minute',
+  tpd: 'tokens_per_day',
+  tpmonth: 'tokens_per_month',
+} as const;
 
 /**
  * `keys limits`: sets (or shows) the limits of one key (--key) or of a whole tenant (--tenant).
  * Every replica sees the change within a second (NOTIFY from the rate_limits trigger).
  * @throws UsageError on a missing target, an unknown key or tenant, or a value that is not a whole number ≥ 0
  */
-export async function limitsCommand(db: Db, values: { key?: string; tenant?: string } & Partial<Record<keyof typeof FLAGS, string>>): Promise<unknown> {
-  if (!values.key === !values.tenant) throw new UsageError('limits needs exactly one of --key <key_id> or --tenant <id>');
+export async function limitsCommand(
+  db: Db,
+  values: { key?: string; tenant?: string } & Partial<Record<keyof typeof FLAGS, string>>,
+): Promise<unknown> {
+  if (!values.key === !values.tenant)
+    throw new UsageError('limits needs exactly one of --key <key_id> or --tenant <id>');
   let tenantId: string;
   if (values.key) {
-    const owner = await db.maybeOneFirst(sql.type(z.object({ tenant_id: z.string() }))`SELECT tenant_id FROM api_keys WHERE id = ${values.key}`);
+    const owner = await db.maybeOneFirst(
+      sql.type(z.object({ tenant_id: z.string() }))`SELECT tenant_id FROM api_keys WHERE id = ${values.key}`,
+    );
     if (!owner) throw new UsageError(`no key ${values.key}`);
     tenantId = owner;
   } else {

@@ -13,7 +13,10 @@ export function liveScheduleId(taskQueue: string): string {
  * Temporal, not a timer in an API process, decides when a sample is taken, so any number of
  * replicas produce exactly one sample per interval. Overlaps are skipped.
  */
-export async function ensureLiveSchedule(client: Client, opts: { taskQueue: string; every?: string; log?: Logger }): Promise<string> {
+export async function ensureLiveSchedule(
+  client: Client,
+  opts: { taskQueue: string; every?: string; log?: Logger },
+): Promise<string> {
   const scheduleId = liveScheduleId(opts.taskQueue);
   try {
     await client.schedule.create({

@@ -22,7 +22,16 @@ export function createLogger(
     name,
     level: config.logLevel,
     redact: {
-      paths: ['*.authorization', '*.Authorization', '*.api_key', '*.apiKey', '*.secret', '*.password', '*.token', 'headers.authorization'],
+      paths: [
+        '*.authorization',
+        '*.Authorization',
+        '*.api_key',
+        '*.apiKey',
+        '*.secret',
+        '*.password',
+        '*.token',
+        'headers.authorization',
+      ],
       censor: '[redacted]',
     },
   };

@@ -5,7 +5,14 @@ import { prepareDatabase } from './database';
 import { createLogger } from './logger';
 import { startBrowserWorkers } from './browser-worker';
 import { ensureLiveSchedule } from './live-schedule';
-import { closeServer, connectClient, createRuntimeWorker, installTemporalLogging, serveApi, waitForSignal } from './runtime';
+import {
+  closeServer,
+  connectClient,
+  createRuntimeWorker,
+  installTemporalLogging,
+  serveApi,
+  waitForSignal,
+} from './runtime';
 import { mintDevKey, readyBanner, type ReadyInfo } from './ready-banner';
 import { startConfiguredTemporal } from './temporal-dev';
 
@@ -51,7 +58,8 @@ async function main(): Promise<void> {
 
   const server = await serveApi({ config, db, log, temporal, models });
   stops.unshift(() => closeServer(server));
-  const devKey = config.devKey || process.argv.includes('--dev-key') ? await mintDevKey({ db, host: config.host, log }) : undefined;
+  const devKey =
+    config.devKey || process.argv.includes('--dev-key') ? await mintDevKey({ db, host: config.host, log }) : undefined;
   const ready: ReadyInfo = {
     apiUrl: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}/v1`,
     temporalAddress: address,

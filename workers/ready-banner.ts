@@ -14,13 +14,25 @@ export function isLoopbackHost(host: string): boolean {
  * Refused (undefined, with a warning) unless the service listens on loopback; the production entries
  * (`npm run api`, `npm run worker`) never call this.
  */
-export async function mintDevKey(opts: { db: Db; host: string; log: Logger }): Promise<{ apiKey: string; tenantId: string } | undefined> {
+export async function mintDevKey(opts: {
+  db: Db;
+  host: string;
+  log: Logger;
+}): Promise<{ apiKey: string; tenantId: string } | undefined> {
   if (!isLoopbackHost(opts.host)) {
-    opts.log.warn({ host: opts.host }, 'dev key refused: the service is not bound to loopback (HOST); mint a key with npm run -s keys -- create');
+    opts.log.warn(
+      { host: opts.host },
+      'dev key refused: the service is not bound to loopback (HOST); mint a key with npm run -s keys -- create',
+    );
     return undefined;
   }
   const tenantId = await createTenant(opts.db, { name: 'local development' });
-  const key = await mintKey(opts.db, { tenantId, kind: 'runtime', scopes: [...SCOPES], name: 'dev key (npm start --dev-key)' });
+  const key = await mintKey(opts.db, {
+    tenantId,
+    kind: 'runtime',
+    scopes: [...SCOPES],
+    name: 'dev key (npm start --dev-key)',
+  });
   return { apiKey: key.apiKey, tenantId };
 }
 
@@ -39,7 +51,8 @@ export function temporalUiTenantLink(uiUrl: string, namespace: string, tenantId:
   return `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows?query=${encodeURIComponent(`SvcTenant="${tenantId}"`)}`;
 }
 
-export const FIRST_KEY_COMMAND = 'npm run -s keys -- create --scopes runtime:chat,runtime:models,runtime:spaces,runtime:workspaces,runtime:records';
+export const FIRST_KEY_COMMAND =
+  'npm run -s keys -- create --scopes runtime:chat,runtime:models,runtime:spaces,runtime:workspaces,runtime:records';
 
 /** What a person needs once the service is up: where everything is and how to get a first key. */
 export function readyBanner(info: ReadyInfo): string {
@@ -54,7 +67,14 @@ export function readyBanner(info: ReadyInfo): string {
   rows.push(['Database', info.database]);
   if (info.devKey) rows.push(['Dev key', `${info.devKey.apiKey}  (every scope; local development only)`]);
   else rows.push(['First key', FIRST_KEY_COMMAND]);
-  rows.push(['Try it', `curl -s ${info.apiUrl}/models -H "Authorization: Bearer ${info.devKey ? info.devKey.apiKey : '<api_key>'}"`]);
+  rows.push([
+    'Try it',
+    `curl -s ${info.apiUrl}/models -H "Authorization: Bearer ${info.devKey ? info.devKey.apiKey : '<api_key>'}"`,
+  ]);
   const width = Math.max(...rows.map(([k]) => k.length));
-  return [`svc runtime ready in ${(info.startupMs / 1000).toFixed(1)} s`, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`), ''].join('\n');
+  return [
+    `svc runtime ready in ${(info.startupMs / 1000).toFixed(1)} s`,
+    ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`),
+    '',
+  ].join('\n');
 }

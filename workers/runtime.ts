@@ -1,7 +1,14 @@
 import http from 'node:http';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type LogLevel,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities';
 import { createModelRouter } from '../activities/providers';
@@ -36,7 +43,10 @@ export function installTemporalLogging(log: Logger, level: LogLevel = 'WARN'): v
   }
 }
 
-export async function connectClient(address: string, namespace: string): Promise<{ connection: Connection; client: Client }> {
+export async function connectClient(
+  address: string,
+  namespace: string,
+): Promise<{ connection: Connection; client: Client }> {
   const connection = await Connection.connect({ address, connectTimeout: '30 seconds' });
   return { connection, client: new Client({ connection, namespace }) };
 }
@@ -139,4 +149,3 @@ export function waitForSignal(log: Logger): Promise<void> {
     process.once('SIGTERM', onSignal);
   });
 }
-

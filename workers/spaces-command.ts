@@ -23,7 +23,8 @@ async function spacesCommand(argv: string[], env: CliIo['env'], print: Print): P
     allowPositionals: true,
     options: { tenant: { type: 'string' }, space: { type: 'string', multiple: true }, 'dry-run': { type: 'boolean' } },
   });
-  if (command !== 'migrate-legacy' && command !== 'list-legacy') throw new UsageError(`unknown command ${command ?? '(none)'}`);
+  if (command !== 'migrate-legacy' && command !== 'list-legacy')
+    throw new UsageError(`unknown command ${command ?? '(none)'}`);
   if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
   if (command === 'migrate-legacy' && !values.tenant) throw new UsageError('--tenant <id> is required');
   await withCommandDb(env, async (db) => {

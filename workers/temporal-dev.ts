@@ -99,7 +99,13 @@ export function buildProgressLine(p: { built: number; downloaded: number; elapse
 }
 
 /** `go install -v`: each compiled package is one line on stderr; we count them instead of printing them. */
-function goInstallWithProgress(opts: { go: string; tag: string; bin: string; buildLog?: string; log: Logger }): Promise<number> {
+function goInstallWithProgress(opts: {
+  go: string;
+  tag: string;
+  bin: string;
+  buildLog?: string;
+  log: Logger;
+}): Promise<number> {
   return new Promise((resolve) => {
     let logFd: number | undefined;
     if (opts.buildLog) {
@@ -188,7 +194,8 @@ function devServerExtraArgs(dynamicConfig: Record<string, unknown> = {}): string
   const args = SEARCH_ATTRIBUTES.flatMap((sa) => ['--search-attribute', sa]);
   // Updates (sovereign ticks) are on by default in recent servers; stated so older CLIs agree.
   args.push('--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true');
-  for (const [key, value] of Object.entries(dynamicConfig)) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  for (const [key, value] of Object.entries(dynamicConfig))
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   return args;
 }
 
@@ -214,7 +221,20 @@ export async function startDevServer(opts: {
   dynamicConfig?: Record<string, unknown>;
   log: Logger;
 }): Promise<DevServer> {
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--namespace', opts.namespace, '--log-level', 'warn', '--log-format', 'json'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(opts.port),
+    '--namespace',
+    opts.namespace,
+    '--log-level',
+    'warn',
+    '--log-format',
+    'json',
+  ];
   if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
   else args.push('--headless');
   if (opts.dbFile) {
@@ -261,7 +281,9 @@ export async function startSdkDevServer(opts: {
   // A dev dependency, loaded only here: an `npm ci --omit=dev` image starts without it (CLI or TEMPORAL_ADDRESS).
   const { TestWorkflowEnvironment } = await import('@temporalio/testing').catch((err: NodeJS.ErrnoException) => {
     if (err.code !== 'MODULE_NOT_FOUND' && err.code !== 'ERR_MODULE_NOT_FOUND') throw err;
-    throw new Error('the SDK dev-server fallback needs @temporalio/testing, a dev dependency (not installed with npm ci --omit=dev)');
+    throw new Error(
+      'the SDK dev-server fallback needs @temporalio/testing, a dev dependency (not installed with npm ci --omit=dev)',
+    );
   });
   const env = await TestWorkflowEnvironment.createLocal({
     server: {

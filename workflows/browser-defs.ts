@@ -2,7 +2,21 @@ import { defineQuery, defineUpdate } from '@temporalio/workflow';
 
 // Shared by the session workflow, the browser activities and the API (types and definitions only).
 
-export const BROWSER_ACTIONS = ['click', 'fill', 'type', 'press', 'select', 'check', 'uncheck', 'hover', 'scroll', 'wait_for', 'back', 'forward', 'reload'] as const;
+export const BROWSER_ACTIONS = [
+  'click',
+  'fill',
+  'type',
+  'press',
+  'select',
+  'check',
+  'uncheck',
+  'hover',
+  'scroll',
+  'wait_for',
+  'back',
+  'forward',
+  'reload',
+] as const;
 export type BrowserActionName = (typeof BROWSER_ACTIONS)[number];
 export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle' | 'commit';
 
@@ -10,8 +24,16 @@ export type BrowserCommand =
   | { op: 'open'; url: string; waitUntil: WaitUntil; timeoutMs: number }
   | { op: 'snapshot'; ref?: string; depth?: number; maxChars: number; diff: boolean }
   | {
-      op: 'action'; action: BrowserActionName; ref?: string; selector?: string; text?: string; key?: string;
-      values?: string[]; amount?: number; timeoutMs: number; snapshotDiff: boolean;
+      op: 'action';
+      action: BrowserActionName;
+      ref?: string;
+      selector?: string;
+      text?: string;
+      key?: string;
+      values?: string[];
+      amount?: number;
+      timeoutMs: number;
+      snapshotDiff: boolean;
     }
   | { op: 'screenshot'; fullPage: boolean; ref?: string; format: 'png' | 'jpeg'; quality?: number }
   | { op: 'state-save'; name: string }

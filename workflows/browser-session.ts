@@ -1,14 +1,31 @@
 import {
-  ActivityFailure, allHandlersFinished, ApplicationFailure, condition, continueAsNew, proxyActivities, setHandler, TimeoutFailure, workflowInfo,
+  ActivityFailure,
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  setHandler,
+  TimeoutFailure,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { AcquireResult, BrowserWorkerActivities } from '../activities/browser/activities';
 import type { BrowserStoreActivities } from '../activities/browser/store-activities';
 import {
-  browserAwaitOpenUpdate, browserCommandUpdate, browserStateQuery, isEndedStatus,
-  type BrowserCommand, type BrowserCommandResult, type BrowserSessionInput, type BrowserSessionStatus,
+  browserAwaitOpenUpdate,
+  browserCommandUpdate,
+  browserStateQuery,
+  isEndedStatus,
+  type BrowserCommand,
+  type BrowserCommandResult,
+  type BrowserSessionInput,
+  type BrowserSessionStatus,
 } from './browser-defs';
 
-const store = proxyActivities<BrowserStoreActivities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 10, initialInterval: '200 ms' } });
+const store = proxyActivities<BrowserStoreActivities>({
+  startToCloseTimeout: '20 seconds',
+  retry: { maximumAttempts: 10, initialInterval: '200 ms' },
+});
 const MAX_REFS = 2000;
 
 /** A worker that polls no more (killed, or its Chromium died) shows up as a timeout or SessionLost. */
@@ -21,8 +38,13 @@ function workerLost(err: unknown): boolean {
 /** The activity's typed failure, re-thrown so the API sees its type (an update must fail with an ApplicationFailure). */
 function asFailure(err: unknown): ApplicationFailure {
   const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure) return ApplicationFailure.nonRetryable(cause.message, cause.type ?? 'BrowserError');
-  if (cause instanceof TimeoutFailure) return ApplicationFailure.nonRetryable('No browser worker answered in time; try again shortly.', 'BrowserUnavailable');
+  if (cause instanceof ApplicationFailure)
+    return ApplicationFailure.nonRetryable(cause.message, cause.type ?? 'BrowserError');
+  if (cause instanceof TimeoutFailure)
+    return ApplicationFailure.nonRetryable(
+      'No browser worker answered in time; try again shortly.',
+      'BrowserUnavailable',
+    );
   return ApplicationFailure.nonRetryable((cause as Error)?.message ?? 'Browser command failed.', 'BrowserError');
 }
 
@@ -55,7 +77,10 @@ export async function browserSessionWorkflow(input: BrowserSessionInput): Promis
       retry: { maximumAttempts: 1 },
     });
 
-  const setStatus = async (status: BrowserSessionStatus, extra: { error?: string | null; recovered?: boolean } = {}) => {
+  const setStatus = async (
+    status: BrowserSessionStatus,
+    extra: { error?: string | null; recovered?: boolean } = {},
+  ) => {
     s.status = status;
     await store.browserSetStatus({ tenantId: s.tenantId, id: s.sessionId, status, workerId: s.workerId, ...extra });
   };
@@ -67,7 +92,13 @@ export async function browserSessionWorkflow(input: BrowserSessionInput): Promis
     s.refs = got.refs.slice(0, MAX_REFS);
   };
   const acquire = (restore: boolean) =>
-    acquirer.browserAcquire({ sessionId: s.sessionId, tenantId: s.tenantId, options: input.options, restore, stateId: restore ? undefined : input.initialStateId });
+    acquirer.browserAcquire({
+      sessionId: s.sessionId,
+      tenantId: s.tenantId,
+      options: input.options,
+      restore,
+      stateId: restore ? undefined : input.initialStateId,
+    });
 
   const recover = async () => {
     await setStatus('recovering');
@@ -82,14 +113,22 @@ export async function browserSessionWorkflow(input: BrowserSessionInput): Promis
 
   const end = async (status: 'closed' | 'expired') => {
     if (s.queue && s.status === 'open') {
-      await owner(10_000, '5 seconds').browserRelease({ sessionId: s.sessionId }).catch(() => false);
+      await owner(10_000, '5 seconds')
+        .browserRelease({ sessionId: s.sessionId })
+        .catch(() => false);
     }
     await setStatus(status);
   };
 
   const run = async (cmd: BrowserCommand): Promise<BrowserCommandResult> => {
     const timeoutMs = 'timeoutMs' in cmd ? cmd.timeoutMs : 30_000;
-    const call = () => owner(timeoutMs).browserCommand({ sessionId: s.sessionId, tenantId: s.tenantId, cmd, expiresAt: Date.now() + s.idleTimeoutS * 1000 });
+    const call = () =>
+      owner(timeoutMs).browserCommand({
+        sessionId: s.sessionId,
+        tenantId: s.tenantId,
+        cmd,
+        expiresAt: Date.now() + s.idleTimeoutS * 1000,
+      });
     let result: BrowserCommandResult;
     try {
       if (s.status === 'recovering') await recover();
@@ -126,7 +165,8 @@ export async function browserSessionWorkflow(input: BrowserSessionInput): Promis
           if (!isEndedStatus(s.status)) await end('closed');
           return { url: s.url ?? '', title: s.title ?? '', status: s.status };
         }
-        if (isEndedStatus(s.status)) throw ApplicationFailure.nonRetryable(`The session is ${s.status}.`, 'SessionEnded');
+        if (isEndedStatus(s.status))
+          throw ApplicationFailure.nonRetryable(`The session is ${s.status}.`, 'SessionEnded');
         return await run(cmd);
       } finally {
         busy = false;
@@ -170,7 +210,8 @@ export async function browserSessionWorkflow(input: BrowserSessionInput): Promis
     }
     if (workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
-      if (!busy && !isEndedStatus(s.status)) await continueAsNew<typeof browserSessionWorkflow>({ ...input, state: s, initialStateId: undefined });
+      if (!busy && !isEndedStatus(s.status))
+        await continueAsNew<typeof browserSessionWorkflow>({ ...input, state: s, initialStateId: undefined });
     }
   }
   await condition(allHandlersFinished);

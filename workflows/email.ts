@@ -6,7 +6,13 @@ import type { Activities } from '../activities';
 const { sendEmail } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 6, nonRetryableErrorTypes: ['SmtpNotConfigured'] },
+  retry: {
+    initialInterval: '500 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 6,
+    nonRetryableErrorTypes: ['SmtpNotConfigured'],
+  },
 });
 const { emailGaveUp } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',

@@ -1,4 +1,11 @@
-import { ActivityCancellationType, CancellationScope, ContinueAsNew, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  CancellationScope,
+  ContinueAsNew,
+  isCancellation,
+  proxyActivities,
+  proxyLocalActivities,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { planFrom } from './job-rules';
 import type { GoalSnapshot, GoalState, PlanStepState } from './job-types';
@@ -12,7 +19,13 @@ export const modelActs = proxyActivities<Activities>({
   startToCloseTimeout: '3 minutes',
   heartbeatTimeout: '10 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3, nonRetryableErrorTypes: PERMANENT_FAILURE_TYPES },
+  retry: {
+    initialInterval: '500 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '10 seconds',
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: PERMANENT_FAILURE_TYPES,
+  },
 });
 
 /**
@@ -24,10 +37,16 @@ export const storeActs = proxyLocalActivities<Activities>({
   retry: { initialInterval: '500 milliseconds', maximumAttempts: 20 },
 });
 
-
 export async function ensurePlan(s: GoalState): Promise<void> {
   if (s.plan.length) return;
-  const planned = await modelActs.planJob({ tenantId: s.tenantId, jobId: s.goalId, title: s.title, description: s.description, lane: s.lane, stream: streams.goal(s.goalId) });
+  const planned = await modelActs.planJob({
+    tenantId: s.tenantId,
+    jobId: s.goalId,
+    title: s.title,
+    description: s.description,
+    lane: s.lane,
+    stream: streams.goal(s.goalId),
+  });
   s.plan = planFrom(planned, s.lane);
 }
 
@@ -87,7 +106,11 @@ export function failureMessage(err: unknown): string {
  * returns the final state.
  * @throws the ContinueAsNew or the cancellation
  */
-export async function endGoalOnError(s: GoalState, err: unknown, cancelSteps: ReadonlyArray<PlanStepState['status']>): Promise<GoalState> {
+export async function endGoalOnError(
+  s: GoalState,
+  err: unknown,
+  cancelSteps: ReadonlyArray<PlanStepState['status']>,
+): Promise<GoalState> {
   if (err instanceof ContinueAsNew) throw err;
   if (isCancellation(err)) {
     await CancellationScope.nonCancellable(async () => {

@@ -32,7 +32,11 @@ export interface GoalState {
  * planning, on cancellation) or only the steps that changed (every step), so payloads and
  * history stay small however long the plan is.
  */
-export type GoalSnapshot = Omit<GoalState, 'plan' | 'paused'> & { totalSteps: number; plan?: PlanStepState[]; steps?: PlanStepState[] };
+export type GoalSnapshot = Omit<GoalState, 'plan' | 'paused'> & {
+  totalSteps: number;
+  plan?: PlanStepState[];
+  steps?: PlanStepState[];
+};
 
 /** The answer of a sovereign tick (the API reads the full goal from its row). */
 export interface TickResult {

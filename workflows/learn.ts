@@ -14,7 +14,13 @@ import type { LearnStatus, LearnWorkflowInput } from '../schema/learn';
 const { learnSource } = proxyActivities<Activities>({
   startToCloseTimeout: '3 minutes',
   heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '15 seconds', maximumAttempts: 4, nonRetryableErrorTypes: PERMANENT_FAILURE_TYPES },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '15 seconds',
+    maximumAttempts: 4,
+    nonRetryableErrorTypes: PERMANENT_FAILURE_TYPES,
+  },
 });
 const { learnStart, learnSourceFailed, learnFinish } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',

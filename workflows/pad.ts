@@ -18,8 +18,20 @@ export async function padWorkflow(input: PadInput): Promise<{ completed: number;
     await mapBounded(input.agents, input.maxConcurrency, async (a) => {
       running.add(a.index);
       try {
-        const out = await modelActs.runPadAgent({ ...base, index: a.index, prompt: a.prompt, lane: a.lane, surface: a.surface });
-        await storeActs.recordPadAgent({ ...base, index: a.index, status: 'completed', outputId: out.outputId, durationMs: out.durationMs });
+        const out = await modelActs.runPadAgent({
+          ...base,
+          index: a.index,
+          prompt: a.prompt,
+          lane: a.lane,
+          surface: a.surface,
+        });
+        await storeActs.recordPadAgent({
+          ...base,
+          index: a.index,
+          status: 'completed',
+          outputId: out.outputId,
+          durationMs: out.durationMs,
+        });
       } catch (err) {
         if (isCancellation(err)) throw err;
         failed++;

@@ -1,4 +1,10 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  proxyActivities,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 
 const { researchPlan, researchSearch, researchReport } = proxyActivities<Activities>({
@@ -58,7 +64,9 @@ export async function researchWorkflow(input: ResearchWorkflowInput): Promise<st
     return 'completed';
   } catch (err) {
     const status = isCancellation(err) ? 'cancelled' : 'failed';
-    await CancellationScope.nonCancellable(() => researchFinish({ ...ref, status, ...(status === 'failed' ? { error: failureMessage(err) } : {}) }));
+    await CancellationScope.nonCancellable(() =>
+      researchFinish({ ...ref, status, ...(status === 'failed' ? { error: failureMessage(err) } : {}) }),
+    );
     throw err;
   }
 }

@@ -1,4 +1,12 @@
-import { ApplicationFailure, condition, continueAsNew, isCancellation, setHandler, workflowInfo, allHandlersFinished } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  isCancellation,
+  setHandler,
+  workflowInfo,
+  allHandlersFinished,
+} from '@temporalio/workflow';
 import { awaitPlannedUpdate, goalStateQuery, tickUpdate } from './job-defs';
 import { endGoalOnError, ensurePlan, failureMessage, isTerminal, runNextStep, saveSnapshot } from './job-steps';
 import type { GoalState, TickResult } from './job-types';
@@ -28,7 +36,8 @@ export async function sovereignGoalWorkflow(input: { state: GoalState }): Promis
       busy = true;
       try {
         // Re-checked after waiting: an earlier tick may have run the last step.
-        if (isTerminal(s.status)) throw ApplicationFailure.nonRetryable(`The goal is ${s.status}; no step left to run.`, 'GoalFinished');
+        if (isTerminal(s.status))
+          throw ApplicationFailure.nonRetryable(`The goal is ${s.status}; no step left to run.`, 'GoalFinished');
         s.status = 'running';
         const step = s.plan[s.stepIndex];
         try {
@@ -42,7 +51,13 @@ export async function sovereignGoalWorkflow(input: { state: GoalState }): Promis
         }
         await saveSnapshot(s, [step]);
         // A compact copy: the result is serialised later, when a following tick may already have moved `s` on.
-        const result: TickResult = { status: s.status, stepIndex: s.stepIndex, totalSteps: s.plan.length, lastStep: s.lastStep && { ...s.lastStep }, error: s.error };
+        const result: TickResult = {
+          status: s.status,
+          stepIndex: s.stepIndex,
+          totalSteps: s.plan.length,
+          lastStep: s.lastStep && { ...s.lastStep },
+          error: s.error,
+        };
         return result;
       } finally {
         busy = false;

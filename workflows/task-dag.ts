@@ -25,33 +25,72 @@ const nonRetryableErrorTypes = PERMANENT_FAILURE_TYPES;
  * activities in the workflow's own worker (no task-queue round trip each; their results are
  * recorded as markers), retried patiently.
  */
-const bookRetry = { initialInterval: '200 ms', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 20, nonRetryableErrorTypes } as const;
-const localBook = proxyLocalActivities<Activities>({ startToCloseTimeout: '30 seconds', localRetryThreshold: '10 seconds', retry: bookRetry });
+const bookRetry = {
+  initialInterval: '200 ms',
+  backoffCoefficient: 2,
+  maximumInterval: '10 seconds',
+  maximumAttempts: 20,
+  nonRetryableErrorTypes,
+} as const;
+const localBook = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  localRetryThreshold: '10 seconds',
+  retry: bookRetry,
+});
 /** Runs started before bookkeeping became local replay with task-queue activities (see `patched` below). */
 const remoteBook = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: bookRetry });
 const fetchActs = proxyActivities<Activities>({
   startToCloseTimeout: '60 seconds',
   heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 4, nonRetryableErrorTypes },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 4,
+    nonRetryableErrorTypes,
+  },
 });
 const modelActs = proxyActivities<Activities>({
   startToCloseTimeout: '150 seconds',
   heartbeatTimeout: '15 seconds',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3, nonRetryableErrorTypes },
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 3,
+    nonRetryableErrorTypes,
+  },
 });
 const saveActs = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5, nonRetryableErrorTypes },
+  retry: {
+    initialInterval: '500 ms',
+    backoffCoefficient: 2,
+    maximumInterval: '10 seconds',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes,
+  },
 });
 /** Webhooks: retries with exponential backoff (1 s, 2 s, 4 s, ... up to a minute apart). */
 const webhookActs = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '60 seconds', maximumAttempts: 6, nonRetryableErrorTypes },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '60 seconds',
+    maximumAttempts: 6,
+    nonRetryableErrorTypes,
+  },
 });
 
-type StepActivity = (input: { tenantId: string; taskId: string; stepId: string; runId: string }) => Promise<{ snippet: string }>;
+type StepActivity = (input: {
+  tenantId: string;
+  taskId: string;
+  stepId: string;
+  runId: string;
+}) => Promise<{ snippet: string }>;
 const ACTIVITY: Record<StepAction, StepActivity> = {
   research: modelActs.taskStepResearch,
   summarize: modelActs.taskStepSummarize,
@@ -108,7 +147,13 @@ export async function taskDagWorkflow(input: TaskRunInput): Promise<{ status: Ta
     const skipped = dependantsOf(graph, id).filter((d) => steps.get(d)?.status === 'pending');
     for (const d of skipped) steps.get(d)!.status = 'skipped';
     await book.taskSettleSteps({ ...base, stepIds: [id], status: 'failed', reason: f.message });
-    if (skipped.length) await book.taskSettleSteps({ ...base, stepIds: skipped, status: 'skipped', reason: `Skipped: step ${id} failed.` });
+    if (skipped.length)
+      await book.taskSettleSteps({
+        ...base,
+        stepIds: skipped,
+        status: 'skipped',
+        reason: `Skipped: step ${id} failed.`,
+      });
   };
 
   const start = (id: string, s: PlanStep) => {
@@ -127,7 +172,12 @@ export async function taskDagWorkflow(input: TaskRunInput): Promise<{ status: Ta
     for (;;) {
       if (!stale) {
         for (const [id, s] of steps) {
-          if (s.status === 'pending' && !inflight.has(id) && s.depends_on.every((d) => steps.get(d)?.status === 'completed')) start(id, s);
+          if (
+            s.status === 'pending' &&
+            !inflight.has(id) &&
+            s.depends_on.every((d) => steps.get(d)?.status === 'completed')
+          )
+            start(id, s);
         }
       }
       if (inflight.size === 0) break;
@@ -137,9 +187,16 @@ export async function taskDagWorkflow(input: TaskRunInput): Promise<{ status: Ta
     const stuck = [...steps].filter(([, s]) => s.status === 'pending').map(([id]) => id);
     if (stuck.length) {
       for (const id of stuck) steps.get(id)!.status = 'skipped';
-      await book.taskSettleSteps({ ...base, stepIds: stuck, status: 'skipped', reason: 'Skipped: a dependency did not complete.' });
+      await book.taskSettleSteps({
+        ...base,
+        stepIds: stuck,
+        status: 'skipped',
+        reason: 'Skipped: a dependency did not complete.',
+      });
     }
-    const final = [...steps.values()].some((s) => s.status === 'failed' || s.status === 'skipped') ? 'failed' : 'completed';
+    const final = [...steps.values()].some((s) => s.status === 'failed' || s.status === 'skipped')
+      ? 'failed'
+      : 'completed';
     await book.taskFinishRun({ ...base, status: final });
     status = final; // only now: the query never reports an end the database does not yet show
     return { status };

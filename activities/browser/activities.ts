@@ -35,7 +35,13 @@ const QUIET_MS = 250;
  * Activities of one browser worker. `browserAcquire` runs on the queue all browser workers share;
  * `browserCommand` and `browserRelease` on this worker's own queue, where its pages live.
  */
-export function createBrowserWorkerActivities(o: { host: BrowserHost; deps: ActivityDeps; workerId: string; queue: string; policy: GuardPolicy }) {
+export function createBrowserWorkerActivities(o: {
+  host: BrowserHost;
+  deps: ActivityDeps;
+  workerId: string;
+  queue: string;
+  policy: GuardPolicy;
+}) {
   const { host, deps } = o;
   const cipher = stateCipher(deps.config.stateKey);
 
@@ -52,16 +58,26 @@ export function createBrowserWorkerActivities(o: { host: BrowserHost; deps: Acti
   async function checkpoint(sessionId: string, expiresAt: number, withState: boolean): Promise<void> {
     const live = host.sessions.get(sessionId);
     if (!live) return;
-    const state = withState ? cipher.seal(JSON.stringify(await live.context.storageState({ indexedDB: true }))) : undefined;
+    const state = withState
+      ? cipher.seal(JSON.stringify(await live.context.storageState({ indexedDB: true })))
+      : undefined;
     await saveBrowserCheckpoint(deps.db, {
-      tenantId: live.tenantId, id: live.sessionId, url: live.page.url(), title: await live.page.title().catch(() => ''), checkpoint: state, expiresAt,
+      tenantId: live.tenantId,
+      id: live.sessionId,
+      url: live.page.url(),
+      title: await live.page.title().catch(() => ''),
+      checkpoint: state,
+      expiresAt,
     });
   }
 
   // A checkpoint (storageState read + write) competes with the page for Chromium, so it runs once
   // the session has been quiet for QUIET_MS after a command, one at a time per session; commands in
   // between coalesce into one checkpoint.
-  const pending = new Map<string, { timer?: NodeJS.Timeout; expiresAt: number; withState: boolean; running?: Promise<void> }>();
+  const pending = new Map<
+    string,
+    { timer?: NodeJS.Timeout; expiresAt: number; withState: boolean; running?: Promise<void> }
+  >();
   function queueCheckpoint(sessionId: string, expiresAt: number, withState: boolean): void {
     const p = pending.get(sessionId) ?? { expiresAt, withState: false };
     pending.set(sessionId, p);
@@ -97,39 +113,77 @@ export function createBrowserWorkerActivities(o: { host: BrowserHost; deps: Acti
         live = await host.open(input.sessionId, input.tenantId, input.options, state, input.restore);
       } catch (err) {
         if (err instanceof CapacityError) throw ApplicationFailure.retryable(err.message, 'BrowserCapacity');
-        throw fail('BrowserUnavailable', `Chromium could not start a session: ${(err as Error).message.split('\n')[0]}`);
+        throw fail(
+          'BrowserUnavailable',
+          `Chromium could not start a session: ${(err as Error).message.split('\n')[0]}`,
+        );
       }
       if (url && /^https?:/.test(url)) {
         // Back where the session was; refs are re-established by a snapshot (same page, same refs).
         await checkNavigation(url, o.policy)
           .then(() => live.page.goto(url, { waitUntil: 'load', timeout: 30_000 }))
           .then(() => takeSnapshot(live))
-          .catch((err) => deps.log.warn({ session: input.sessionId, err: (err as Error).message }, 'browser recovery could not reopen the last URL'));
+          .catch((err) =>
+            deps.log.warn(
+              { session: input.sessionId, err: (err as Error).message },
+              'browser recovery could not reopen the last URL',
+            ),
+          );
       }
-      return { workerId: o.workerId, queue: o.queue, url: live.page.url(), title: await live.page.title().catch(() => ''), refs: [...live.refs] };
+      return {
+        workerId: o.workerId,
+        queue: o.queue,
+        url: live.page.url(),
+        title: await live.page.title().catch(() => ''),
+        refs: [...live.refs],
+      };
     },
 
-    async browserCommand(input: { sessionId: string; tenantId: string; cmd: BrowserCommand; expiresAt: number }): Promise<BrowserCommandResult> {
+    async browserCommand(input: {
+      sessionId: string;
+      tenantId: string;
+      cmd: BrowserCommand;
+      expiresAt: number;
+    }): Promise<BrowserCommandResult> {
       const found = host.sessions.get(input.sessionId);
       // Not here (this worker restarted or Chromium died): the workflow re-opens it from its checkpoint.
-      if (!found || found.tenantId !== input.tenantId) throw fail('SessionLost', 'The session is not open on this worker.');
+      if (!found || found.tenantId !== input.tenantId)
+        throw fail('SessionLost', 'The session is not open on this worker.');
       let live = found;
       const cmd = input.cmd;
       let result: BrowserCommandResult;
       if (cmd.op === 'state-save') {
-        const state = await live.context.storageState({ indexedDB: true }).catch((err) => Promise.reject(mapError(err, 'Saving the state')));
+        const state = await live.context
+          .storageState({ indexedDB: true })
+          .catch((err) => Promise.reject(mapError(err, 'Saving the state')));
         const row = await upsertBrowserState(deps.db, {
-          id: newId('bst'), tenantId: input.tenantId, name: cmd.name, state: cipher.seal(JSON.stringify(state)), encrypted: cipher.encrypted,
-          origins: state.origins.length, cookies: state.cookies.length, sourceSessionId: input.sessionId,
+          id: newId('bst'),
+          tenantId: input.tenantId,
+          name: cmd.name,
+          state: cipher.seal(JSON.stringify(state)),
+          encrypted: cipher.encrypted,
+          origins: state.origins.length,
+          cookies: state.cookies.length,
+          sourceSessionId: input.sessionId,
         });
         result = { url: live.page.url(), title: await live.page.title().catch(() => ''), state: row };
       } else if (cmd.op === 'state-load') {
         // A fresh context from the state (setStorageState's helper pages would meet the popup guard), back at the same URL.
         const state = await loadState(input.tenantId, cmd.stateId);
         const url = live.page.url();
-        live = await host.open(input.sessionId, input.tenantId, live.options, state, true).catch((err) => Promise.reject(mapError(err, 'Loading the state')));
-        if (/^https?:/.test(url)) await live.page.goto(url, { timeout: 30_000 }).catch((err) => Promise.reject(mapError(err, 'Loading the state')));
-        result = { url: live.page.url(), title: await live.page.title().catch(() => ''), cookies: state.cookies.length, origins: state.origins.length };
+        live = await host
+          .open(input.sessionId, input.tenantId, live.options, state, true)
+          .catch((err) => Promise.reject(mapError(err, 'Loading the state')));
+        if (/^https?:/.test(url))
+          await live.page
+            .goto(url, { timeout: 30_000 })
+            .catch((err) => Promise.reject(mapError(err, 'Loading the state')));
+        result = {
+          url: live.page.url(),
+          title: await live.page.title().catch(() => ''),
+          cookies: state.cookies.length,
+          origins: state.origins.length,
+        };
       } else if (cmd.op === 'close') {
         await host.close(input.sessionId);
         return { url: '', title: '' };

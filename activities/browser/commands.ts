@@ -22,9 +22,12 @@ export function mapError(err: unknown, what: string): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
   const msg = ((err as Error)?.message ?? String(err)).split('\n')[0].slice(0, 500);
   if (err instanceof pwErrors.TimeoutError) return fail('ActionTimeout', `${what} timed out: ${msg}`);
-  if (/net::ERR_TUNNEL_CONNECTION_FAILED|net::ERR_/.test(msg)) return fail('NavigationFailed', `${what} failed: ${msg}`);
-  if (/strict mode violation/.test(msg)) return fail('BadInput', `${what}: the selector matches several elements (${msg}).`);
-  if (/not a (select|checkbox|input)|Element is not|Cannot type|Error: Element/i.test(msg)) return fail('BadInput', `${what}: ${msg}`);
+  if (/net::ERR_TUNNEL_CONNECTION_FAILED|net::ERR_/.test(msg))
+    return fail('NavigationFailed', `${what} failed: ${msg}`);
+  if (/strict mode violation/.test(msg))
+    return fail('BadInput', `${what}: the selector matches several elements (${msg}).`);
+  if (/not a (select|checkbox|input)|Element is not|Cannot type|Error: Element/i.test(msg))
+    return fail('BadInput', `${what}: ${msg}`);
   return fail('BrowserError', `${what} failed: ${msg}`);
 }
 
@@ -47,7 +50,8 @@ async function open(live: LiveSession, cmd: Open, policy: GuardPolicy): Promise<
   try {
     const res = await live.page.goto(cmd.url, { waitUntil: cmd.waitUntil, timeout: cmd.timeoutMs });
     status = res?.status() ?? null;
-    if (res?.headers()['x-svc-refused']) throw fail('Refused', `Refused to open ${cmd.url.slice(0, 200)}: the fetch guard refused it.`);
+    if (res?.headers()['x-svc-refused'])
+      throw fail('Refused', `Refused to open ${cmd.url.slice(0, 200)}: the fetch guard refused it.`);
   } catch (err) {
     throw mapError(err, `Opening ${cmd.url.slice(0, 200)}`);
   }
@@ -60,7 +64,10 @@ async function target(live: LiveSession, cmd: Action): Promise<Locator | undefin
     const stale = !live.refs.has(cmd.ref) || live.snapshotNav !== live.navigations;
     const loc = live.page.locator(`aria-ref=${cmd.ref}`);
     if (stale || (await loc.count().catch(() => 0)) === 0) {
-      throw fail('StaleRef', `The ref ${cmd.ref} is not on the page any more (the page changed since the last snapshot). ${STALE_HINT}`);
+      throw fail(
+        'StaleRef',
+        `The ref ${cmd.ref} is not on the page any more (the page changed since the last snapshot). ${STALE_HINT}`,
+      );
     }
     return loc;
   }
@@ -79,34 +86,59 @@ async function act(live: LiveSession, cmd: Action): Promise<void> {
   const el = await target(live, cmd);
   const needsEl = (): Locator => need(el, 'ref', cmd.action);
   switch (cmd.action) {
-    case 'click': return needsEl().click(t);
-    case 'fill': return needsEl().fill(need(cmd.text, 'text', 'fill'), t);
-    case 'type': return needsEl().pressSequentially(need(cmd.text, 'text', 'type'), t);
+    case 'click':
+      return needsEl().click(t);
+    case 'fill':
+      return needsEl().fill(need(cmd.text, 'text', 'fill'), t);
+    case 'type':
+      return needsEl().pressSequentially(need(cmd.text, 'text', 'type'), t);
     case 'press': {
       const key = need(cmd.key, 'key', 'press');
       return el ? el.press(key, t) : page.keyboard.press(key);
     }
-    case 'select': await needsEl().selectOption(need(cmd.values, 'values', 'select'), t); return;
-    case 'check': return needsEl().check(t);
-    case 'uncheck': return needsEl().uncheck(t);
-    case 'hover': return needsEl().hover(t);
+    case 'select':
+      await needsEl().selectOption(need(cmd.values, 'values', 'select'), t);
+      return;
+    case 'check':
+      return needsEl().check(t);
+    case 'uncheck':
+      return needsEl().uncheck(t);
+    case 'hover':
+      return needsEl().hover(t);
     case 'scroll':
       if (el) return el.scrollIntoViewIfNeeded(t);
       return page.mouse.wheel(0, cmd.amount ?? 600);
     case 'wait_for':
       if (el) return el.waitFor({ state: 'visible', ...t });
-      if (cmd.text) return page.getByText(cmd.text).first().waitFor({ state: 'visible', ...t });
+      if (cmd.text)
+        return page
+          .getByText(cmd.text)
+          .first()
+          .waitFor({ state: 'visible', ...t });
       return page.waitForLoadState('load', t);
-    case 'back': await page.goBack({ timeout: cmd.timeoutMs }); return;
-    case 'forward': await page.goForward({ timeout: cmd.timeoutMs }); return;
-    case 'reload': await page.reload({ timeout: cmd.timeoutMs }); return;
+    case 'back':
+      await page.goBack({ timeout: cmd.timeoutMs });
+      return;
+    case 'forward':
+      await page.goForward({ timeout: cmd.timeoutMs });
+      return;
+    case 'reload':
+      await page.reload({ timeout: cmd.timeoutMs });
+      return;
   }
 }
 
 /** Runs one command on a live session. State commands are handled by the caller (they need the database). */
-export async function runCommand(live: LiveSession, cmd: BrowserCommand, policy: GuardPolicy): Promise<BrowserCommandResult> {
+export async function runCommand(
+  live: LiveSession,
+  cmd: BrowserCommand,
+  policy: GuardPolicy,
+): Promise<BrowserCommandResult> {
   const page = live.page;
-  const base = async (): Promise<BrowserCommandResult> => ({ url: page.url(), title: await page.title().catch(() => '') });
+  const base = async (): Promise<BrowserCommandResult> => ({
+    url: page.url(),
+    title: await page.title().catch(() => ''),
+  });
   switch (cmd.op) {
     case 'open': {
       const extra = await open(live, cmd, policy);
@@ -114,7 +146,8 @@ export async function runCommand(live: LiveSession, cmd: BrowserCommand, policy:
     }
     case 'snapshot': {
       const view = await snapshotView(live, cmd).catch((err) => Promise.reject(mapError(err, 'The snapshot')));
-      if ('missingRef' in view) throw fail('StaleRef', `The ref ${view.missingRef} is not in the current snapshot. ${STALE_HINT}`);
+      if ('missingRef' in view)
+        throw fail('StaleRef', `The ref ${view.missingRef} is not in the current snapshot. ${STALE_HINT}`);
       const { refs, ...rest } = view;
       return { ...(await base()), ...rest, refs };
     }
@@ -136,8 +169,19 @@ export async function runCommand(live: LiveSession, cmd: BrowserCommand, policy:
     }
     case 'screenshot': {
       let el: Locator | undefined;
-      if (cmd.ref) el = await target(live, { op: 'action', action: 'hover', ref: cmd.ref, timeoutMs: 10_000, snapshotDiff: false });
-      const opts = { type: cmd.format, quality: cmd.format === 'jpeg' ? (cmd.quality ?? 80) : undefined, timeout: 30_000 } as const;
+      if (cmd.ref)
+        el = await target(live, {
+          op: 'action',
+          action: 'hover',
+          ref: cmd.ref,
+          timeoutMs: 10_000,
+          snapshotDiff: false,
+        });
+      const opts = {
+        type: cmd.format,
+        quality: cmd.format === 'jpeg' ? (cmd.quality ?? 80) : undefined,
+        timeout: 30_000,
+      } as const;
       try {
         const buf = el ? await el.screenshot(opts) : await page.screenshot({ ...opts, fullPage: cmd.fullPage });
         return { ...(await base()), format: cmd.format, bytes: buf.length, data: buf.toString('base64') };

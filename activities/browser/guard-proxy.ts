@@ -37,16 +37,21 @@ function allowListed(policy: GuardPolicy, host: string, port: string): boolean {
  * Checks a URL and resolves its host to one address the connection must use.
  * @throws Refusal naming why
  */
-export async function resolveGuarded(raw: string, policy: GuardPolicy): Promise<{ url: URL; address: string; port: number }> {
+export async function resolveGuarded(
+  raw: string,
+  policy: GuardPolicy,
+): Promise<{ url: URL; address: string; port: number }> {
   const url = checkUrl(raw, { allowPrivate: true, makeError: (r) => new Refusal(describe(r)) });
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
   const open = policy.allowPrivate || allowListed(policy, host, String(port));
   if (isIP(host)) {
-    if (!open && isPrivateAddress(host)) throw new Refusal(`${host} is a private, loopback or otherwise non-public address`);
+    if (!open && isPrivateAddress(host))
+      throw new Refusal(`${host} is a private, loopback or otherwise non-public address`);
     return { url, address: host, port };
   }
-  if (!open && /^(localhost|.*\.localhost|.*\.local|.*\.internal)$/i.test(host)) throw new Refusal(`${host} is a local name`);
+  if (!open && /^(localhost|.*\.localhost|.*\.local|.*\.internal)$/i.test(host))
+    throw new Refusal(`${host} is a local name`);
   const list = await dns.lookup(host, { all: true }).catch(() => []);
   if (!list.length) throw new Refusal(`${host} does not resolve`);
   const bad = open ? undefined : list.find((a) => isPrivateAddress(a.address));
@@ -54,7 +59,15 @@ export async function resolveGuarded(raw: string, policy: GuardPolicy): Promise<
   return { url, address: list[0].address, port };
 }
 
-const HOP = new Set(['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive', 'te', 'trailer', 'upgrade']);
+const HOP = new Set([
+  'proxy-connection',
+  'proxy-authorization',
+  'connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'upgrade',
+]);
 
 export interface GuardProxy {
   /** `http://127.0.0.1:<port>` for Playwright's `proxy.server`. */
@@ -86,7 +99,9 @@ export async function startGuardProxy(policy: GuardPolicy): Promise<GuardProxy> 
     } catch (err) {
       const reason = err instanceof Refusal ? err.message : 'bad proxy request';
       note(req.url ?? '', reason);
-      res.writeHead(403, { 'content-type': 'text/plain', 'x-svc-refused': '1' }).end(`Refused by the fetch guard: ${reason}`);
+      res
+        .writeHead(403, { 'content-type': 'text/plain', 'x-svc-refused': '1' })
+        .end(`Refused by the fetch guard: ${reason}`);
     }
   });
   server.on('connect', async (req, socket) => {

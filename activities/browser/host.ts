@@ -3,7 +3,14 @@ import type { Logger } from 'pino';
 import { startGuardProxy, type GuardPolicy, type GuardProxy } from './guard-proxy';
 
 /** Flags beyond those Playwright already passes (headless, no-sandbox, no background networking, no sync, no first run). */
-export const CHROMIUM_ARGS = ['--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+export const CHROMIUM_ARGS = [
+  '--disable-gpu',
+  '--disable-quic',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 export interface SessionOptions {
   viewport?: { width: number; height: number };
@@ -52,12 +59,13 @@ export class BrowserHost {
     if (!this.browser) {
       this.browser = chromium.launch({ executablePath: this.o.chromiumPath, args: CHROMIUM_ARGS });
       this.browser.then(
-        (b) => b.on('disconnected', () => {
-          if (!this.stopping) this.o.log.warn('chromium disconnected; sessions on this worker are lost');
-          this.browser = undefined;
-          for (const s of this.sessions.values()) void s.proxy.close();
-          this.sessions.clear();
-        }),
+        (b) =>
+          b.on('disconnected', () => {
+            if (!this.stopping) this.o.log.warn('chromium disconnected; sessions on this worker are lost');
+            this.browser = undefined;
+            for (const s of this.sessions.values()) void s.proxy.close();
+            this.sessions.clear();
+          }),
         () => (this.browser = undefined),
       );
     }
@@ -73,10 +81,17 @@ export class BrowserHost {
    * storage state. Idempotent per session id when `replace` is false.
    * @throws CapacityError when this worker already holds its maximum of sessions
    */
-  async open(sessionId: string, tenantId: string, options: SessionOptions, state?: StorageState, replace = false): Promise<LiveSession> {
+  async open(
+    sessionId: string,
+    tenantId: string,
+    options: SessionOptions,
+    state?: StorageState,
+    replace = false,
+  ): Promise<LiveSession> {
     const existing = this.sessions.get(sessionId);
     if (existing && !replace) return existing;
-    if (!existing && this.sessions.size >= this.o.maxSessions) throw new CapacityError(`This browser worker already holds ${this.o.maxSessions} sessions.`);
+    if (!existing && this.sessions.size >= this.o.maxSessions)
+      throw new CapacityError(`This browser worker already holds ${this.o.maxSessions} sessions.`);
     if (existing) await this.close(sessionId);
     const browser = await this.launch();
     const proxy = await startGuardProxy(this.o.policy);
@@ -98,7 +113,18 @@ export class BrowserHost {
     }
     const page = await context.newPage();
     const live: LiveSession = {
-      sessionId, tenantId, options, context, page, proxy, lastSnapshot: '', refs: new Set(), snapshotNav: -1, navigations: 0, popupsClosed: 0, downloadsRefused: 0,
+      sessionId,
+      tenantId,
+      options,
+      context,
+      page,
+      proxy,
+      lastSnapshot: '',
+      refs: new Set(),
+      snapshotNav: -1,
+      navigations: 0,
+      popupsClosed: 0,
+      downloadsRefused: 0,
     };
     // New windows are contained: closed at once (their requests already went through the guard).
     context.on('page', (p) => {

@@ -16,7 +16,10 @@ export function subtree(text: string, ref: string): string | undefined {
   const indent = /^\s*/.exec(lines[at])![0].length;
   let end = at + 1;
   while (end < lines.length && /^\s*/.exec(lines[end])![0].length > indent) end++;
-  return lines.slice(at, end).map((l) => l.slice(indent)).join('\n');
+  return lines
+    .slice(at, end)
+    .map((l) => l.slice(indent))
+    .join('\n');
 }
 
 /** Cuts at a line boundary so no ref is split. */
@@ -52,7 +55,10 @@ export async function takeSnapshot(live: LiveSession, depth?: number): Promise<{
 export async function snapshotView(
   live: LiveSession,
   o: { ref?: string; depth?: number; maxChars: number; diff: boolean },
-): Promise<{ text: string; truncated: boolean; token_estimate: number; chars: number; refs: string[]; diff: boolean } | { missingRef: string }> {
+): Promise<
+  | { text: string; truncated: boolean; token_estimate: number; chars: number; refs: string[]; diff: boolean }
+  | { missingRef: string }
+> {
   const { full, previous } = await takeSnapshot(live, o.depth);
   let text = full;
   if (o.ref) {
@@ -62,5 +68,12 @@ export async function snapshotView(
   }
   if (o.diff) text = previous ? lineDiff(previous, full) : full;
   const cut = truncate(text, o.maxChars);
-  return { text: cut.text, truncated: cut.truncated, token_estimate: estimateTokenCount(cut.text), chars: text.length, refs: [...live.refs], diff: o.diff };
+  return {
+    text: cut.text,
+    truncated: cut.truncated,
+    token_estimate: estimateTokenCount(cut.text),
+    chars: text.length,
+    refs: [...live.refs],
+    diff: o.diff,
+  };
 }

@@ -5,8 +5,27 @@ import { defineTool } from './types';
 
 /** Functions that could alter the instance, parse code, or allocate huge structures. */
 const DISABLED = [
-  'import', 'createUnit', 'evaluate', 'parse', 'compile', 'simplify', 'derivative', 'resolve', 'parser', 'chain', 'help',
-  'range', 'zeros', 'ones', 'identity', 'resize', 'reshape', 'random', 'randomInt', 'pickRandom', 'sparse',
+  'import',
+  'createUnit',
+  'evaluate',
+  'parse',
+  'compile',
+  'simplify',
+  'derivative',
+  'resolve',
+  'parser',
+  'chain',
+  'help',
+  'range',
+  'zeros',
+  'ones',
+  'identity',
+  'resize',
+  'reshape',
+  'random',
+  'randomInt',
+  'pickRandom',
+  'sparse',
 ];
 
 let instance: { math: MathJsInstance; evaluate: MathJsInstance['evaluate'] } | undefined;
@@ -17,7 +36,10 @@ function calculatorMath() {
     const math = create(all);
     const evaluate = math.evaluate;
     const off: Record<string, () => never> = {};
-    for (const name of DISABLED) off[name] = () => { throw new Error(`${name} is disabled in the calculator`); };
+    for (const name of DISABLED)
+      off[name] = () => {
+        throw new Error(`${name} is disabled in the calculator`);
+      };
     math.import(off, { override: true });
     instance = { math, evaluate };
   }
@@ -26,7 +48,8 @@ function calculatorMath() {
 
 export const calculator = defineTool({
   name: 'calculator',
-  description: 'Evaluates a math expression (arithmetic, functions, units like "5 cm to inch", small matrices). No variables persist.',
+  description:
+    'Evaluates a math expression (arithmetic, functions, units like "5 cm to inch", small matrices). No variables persist.',
   input: z.object({ expression: z.string().min(1).max(300) }),
   run({ expression }) {
     const { math, evaluate } = calculatorMath();

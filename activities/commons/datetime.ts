@@ -2,7 +2,11 @@ import { DateTime, Duration, IANAZone } from 'luxon';
 import { z } from 'zod';
 import { defineTool } from './types';
 
-const zone = z.string().max(64).refine((z) => IANAZone.isValidZone(z), 'not an IANA time zone').optional();
+const zone = z
+  .string()
+  .max(64)
+  .refine((z) => IANAZone.isValidZone(z), 'not an IANA time zone')
+  .optional();
 
 function parse(value: string, tz?: string): DateTime {
   const dt = DateTime.fromISO(value, { zone: tz ?? 'utc', setZone: true });
@@ -12,12 +16,23 @@ function parse(value: string, tz?: string): DateTime {
 
 export const datetime = defineTool({
   name: 'datetime',
-  description: 'Dates and times: now (in a zone), convert between zones, difference between two instants, add a duration.',
+  description:
+    'Dates and times: now (in a zone), convert between zones, difference between two instants, add a duration.',
   input: z.discriminatedUnion('op', [
     z.object({ op: z.literal('now'), timezone: zone }),
     z.object({ op: z.literal('convert'), value: z.string().max(64), timezone: zone.unwrap() }),
-    z.object({ op: z.literal('diff'), from: z.string().max(64), to: z.string().max(64), unit: z.enum(['seconds', 'minutes', 'hours', 'days', 'weeks', 'months', 'years']).default('days') }),
-    z.object({ op: z.literal('add'), value: z.string().max(64), duration: z.string().max(64).describe('ISO 8601 duration, e.g. P1DT2H'), timezone: zone }),
+    z.object({
+      op: z.literal('diff'),
+      from: z.string().max(64),
+      to: z.string().max(64),
+      unit: z.enum(['seconds', 'minutes', 'hours', 'days', 'weeks', 'months', 'years']).default('days'),
+    }),
+    z.object({
+      op: z.literal('add'),
+      value: z.string().max(64),
+      duration: z.string().max(64).describe('ISO 8601 duration, e.g. P1DT2H'),
+      timezone: zone,
+    }),
   ]),
   run(args) {
     switch (args.op) {

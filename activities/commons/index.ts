@@ -10,7 +10,16 @@ import { tokenEstimate } from './token-estimate';
 import type { CommonsTool } from './types';
 
 /** The commons toolbox: bounded utilities only (no browsing, files, shell, memory or outside writes). */
-export const COMMONS_TOOLS: readonly CommonsTool[] = [calculator, datetime, jsonTool, regexTool, diffTool, tokenEstimate, textTool, markdownTool];
+export const COMMONS_TOOLS: readonly CommonsTool[] = [
+  calculator,
+  datetime,
+  jsonTool,
+  regexTool,
+  diffTool,
+  tokenEstimate,
+  textTool,
+  markdownTool,
+];
 
 /** Spec limit: the model may request at most this many tool calls per request. */
 export const MAX_TOOL_CALLS = 2;
@@ -27,7 +36,10 @@ export function commonsToolList(): Array<{ name: string; description: string; pa
 }
 
 /** The toolbox in the OpenAI `tools` format. */
-export function commonsOpenAiTools(): Array<{ type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } }> {
+export function commonsOpenAiTools(): Array<{
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}> {
   return commonsToolList().map((t) => ({ type: 'function', function: t }));
 }
 
@@ -43,10 +55,14 @@ export function runCommonsTool(name: string, rawArgs: string): { ok: boolean; co
     return fail('arguments are not valid JSON');
   }
   const parsed = tool.input.safeParse(args);
-  if (!parsed.success) return fail(parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; '));
+  if (!parsed.success)
+    return fail(parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; '));
   try {
     const text = JSON.stringify(tool.run(parsed.data)) ?? 'null';
-    return { ok: true, content: text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}…(truncated)` : text };
+    return {
+      ok: true,
+      content: text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}…(truncated)` : text,
+    };
   } catch (err) {
     return fail((err as Error).message.slice(0, 500));
   }

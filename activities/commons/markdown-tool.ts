@@ -12,7 +12,12 @@ export const markdownTool = defineTool({
   run({ op, text }) {
     return runBounded(() => {
       if (op === 'headings') {
-        return { headings: marked.lexer(text).flatMap((t) => (t.type === 'heading' ? [{ level: t.depth as number, text: t.text as string }] : [])).slice(0, 200) };
+        return {
+          headings: marked
+            .lexer(text)
+            .flatMap((t) => (t.type === 'heading' ? [{ level: t.depth as number, text: t.text as string }] : []))
+            .slice(0, 200),
+        };
       }
       const html = sanitizeHtml(marked.parse(text, { async: false }));
       if (op === 'to_html') return { html };

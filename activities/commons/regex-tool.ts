@@ -12,7 +12,11 @@ export const regexTool = defineTool({
   input: z.object({
     op: z.enum(['test', 'match', 'replace']),
     pattern: z.string().min(1).max(300),
-    flags: z.string().regex(/^[imsu]*$/, 'flags may be i, m, s, u').max(4).default(''),
+    flags: z
+      .string()
+      .regex(/^[imsu]*$/, 'flags may be i, m, s, u')
+      .max(4)
+      .default(''),
     text: z.string().max(20_000),
     replacement: z.string().max(1000).optional(),
   }),

@@ -7,7 +7,8 @@ function words(text: string): string[] {
 
 export const textTool = defineTool({
   name: 'text',
-  description: 'Text utilities: stats (characters, words, lines, sentences), upper, lower, title case, slug, trim, truncate.',
+  description:
+    'Text utilities: stats (characters, words, lines, sentences), upper, lower, title case, slug, trim, truncate.',
   input: z.object({
     op: z.enum(['stats', 'upper', 'lower', 'title', 'slug', 'trim', 'truncate']),
     text: z.string().max(100_000),
@@ -27,9 +28,19 @@ export const textTool = defineTool({
       case 'lower':
         return { text: text.toLowerCase() };
       case 'title':
-        return { text: text.toLowerCase().replace(/(^|\s)(\p{L})/gu, (_m, s: string, c: string) => s + c.toUpperCase()) };
+        return {
+          text: text.toLowerCase().replace(/(^|\s)(\p{L})/gu, (_m, s: string, c: string) => s + c.toUpperCase()),
+        };
       case 'slug':
-        return { text: text.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 200) };
+        return {
+          text: text
+            .normalize('NFKD')
+            .replace(/[\u0300-\u036f]/g, '')
+            .toLowerCase()
+            .replace(/[^a-z0-9]+/g, '-')
+            .replace(/^-+|-+$/g, '')
+            .slice(0, 200),
+        };
       case 'trim':
         return { text: text.trim().replace(/[ \t]+/g, ' ') };
       case 'truncate':

@@ -3,7 +3,14 @@ import { ApplicationFailure } from '@temporalio/common';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type Mail from 'nodemailer/lib/mailer';
 import type { ActivityDeps } from '../deps';
-import { beginEmailAttempt, clearEmailDataSent, finishEmail, markEmailDataSent, type EmailRow, type EmailStatus } from '../store/emails';
+import {
+  beginEmailAttempt,
+  clearEmailDataSent,
+  finishEmail,
+  markEmailDataSent,
+  type EmailRow,
+  type EmailStatus,
+} from '../store/emails';
 import { createSmtpPool } from './transport';
 
 export interface EmailRef {
@@ -78,17 +85,30 @@ export function createEmailActivities(deps: ActivityDeps) {
       await handedOver;
       const code = err.responseCode;
       if (code && code >= 500) {
-        await finishEmail(db, ref.tenantId, ref.emailId, { status: 'failed', smtpResponse: err.response ?? null, error: `The SMTP server refused the email: ${err.response ?? err.message}` });
+        await finishEmail(db, ref.tenantId, ref.emailId, {
+          status: 'failed',
+          smtpResponse: err.response ?? null,
+          error: `The SMTP server refused the email: ${err.response ?? err.message}`,
+        });
         return { status: 'failed', smtpResponse: err.response, error: err.response ?? err.message };
       }
       if (!code && handedOver) {
-        await finishEmail(db, ref.tenantId, ref.emailId, { status: 'uncertain', error: `${AMBIGUOUS} (${err.message})` });
+        await finishEmail(db, ref.tenantId, ref.emailId, {
+          status: 'uncertain',
+          error: `${AMBIGUOUS} (${err.message})`,
+        });
         log.warn({ email: ref.emailId, code: err.code }, 'connection lost after DATA: delivery uncertain, not retried');
         return { status: 'uncertain', error: AMBIGUOUS };
       }
       if (handedOver) await clearEmailDataSent(db, ref.tenantId, ref.emailId);
-      log.info({ email: ref.emailId, attempt: row.attempts, code: err.code, smtp: code }, 'email attempt failed; retrying');
-      throw ApplicationFailure.retryable(code ? `The SMTP server deferred the email: ${err.response}` : `SMTP connection failed: ${err.message}`, 'SmtpTransient');
+      log.info(
+        { email: ref.emailId, attempt: row.attempts, code: err.code, smtp: code },
+        'email attempt failed; retrying',
+      );
+      throw ApplicationFailure.retryable(
+        code ? `The SMTP server deferred the email: ${err.response}` : `SMTP connection failed: ${err.message}`,
+        'SmtpTransient',
+      );
     } finally {
       dataWatch.delete(row.message_id);
       clearInterval(beat);

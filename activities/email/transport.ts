@@ -2,7 +2,13 @@ import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
 
 /** Pool settings: a few long-lived connections reused across sends (the pooled p50 is ~10× the unpooled one). */
-const POOL = { maxConnections: 4, maxMessages: 500, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 60_000 };
+const POOL = {
+  maxConnections: 4,
+  maxMessages: 500,
+  connectionTimeout: 10_000,
+  greetingTimeout: 10_000,
+  socketTimeout: 60_000,
+};
 
 /**
  * An SMTP pool from an `smtp://user:pass@host:port` or `smtps://` URL. The URL is parsed here (not

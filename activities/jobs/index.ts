@@ -42,25 +42,61 @@ export function createJobsActivities(deps: ActivityDeps) {
   async function runJobStep(i: RunStepInput): Promise<StepOutputRef> {
     const existing = await findJobOutput(db, i.tenantId, i.jobId, i.stepKey);
     if (existing) {
-      return { outputId: existing.id, snippet: snippet(existing.content), provider: existing.provider, durationMs: existing.duration_ms ?? 0, reused: true };
+      return {
+        outputId: existing.id,
+        snippet: snippet(existing.content),
+        provider: existing.provider,
+        durationMs: existing.duration_ms ?? 0,
+        reused: true,
+      };
     }
     const ctx = Context.current();
     const beat = setInterval(() => ctx.heartbeat({ step: i.stepKey }), 1000);
     const messages: ChatMessageIn[] = [];
     if (i.system) messages.push({ role: 'system', content: i.system });
     const context = (i.context ?? []).filter(Boolean);
-    messages.push({ role: 'user', content: context.length ? `${i.prompt}\n\nEarlier results:\n${context.map((c, n) => `${n + 1}. ${c}`).join('\n')}` : i.prompt });
+    messages.push({
+      role: 'user',
+      content: context.length
+        ? `${i.prompt}\n\nEarlier results:\n${context.map((c, n) => `${n + 1}. ${c}`).join('\n')}`
+        : i.prompt,
+    });
     const started = performance.now();
     try {
-      if (i.stream) await appendEvent(db, { tenantId: i.tenantId, stream: i.stream, type: 'step.started', data: { step: i.stepKey, attempt: ctx.info.attempt } });
+      if (i.stream)
+        await appendEvent(db, {
+          tenantId: i.tenantId,
+          stream: i.stream,
+          type: 'step.started',
+          data: { step: i.stepKey, attempt: ctx.info.attempt },
+        });
       const res = await models.complete({ lane: i.lane, messages, signal: ctx.cancellationSignal, timeoutMs: 120_000 });
       const durationMs = performance.now() - started;
       const row = await saveJobOutput(db, {
-        tenantId: i.tenantId, jobId: i.jobId, stepKey: i.stepKey, lane: i.lane, provider: res.provider, content: res.content, usage: res.usage, durationMs,
+        tenantId: i.tenantId,
+        jobId: i.jobId,
+        stepKey: i.stepKey,
+        lane: i.lane,
+        provider: res.provider,
+        content: res.content,
+        usage: res.usage,
+        durationMs,
       });
-      if (i.stream) await appendEvent(db, { tenantId: i.tenantId, stream: i.stream, type: 'step.completed', data: { step: i.stepKey, output_id: row.id, snippet: snippet(row.content) } });
+      if (i.stream)
+        await appendEvent(db, {
+          tenantId: i.tenantId,
+          stream: i.stream,
+          type: 'step.completed',
+          data: { step: i.stepKey, output_id: row.id, snippet: snippet(row.content) },
+        });
       log.info({ job: i.jobId, step: i.stepKey, lane: i.lane, ms: Math.round(durationMs) }, 'job step completed');
-      return { outputId: row.id, snippet: snippet(row.content), provider: row.provider, durationMs: Math.round(durationMs), reused: false };
+      return {
+        outputId: row.id,
+        snippet: snippet(row.content),
+        provider: row.provider,
+        durationMs: Math.round(durationMs),
+        reused: false,
+      };
     } catch (err) {
       if (ctx.cancellationSignal.aborted) {
         // A worker going down is not a cancellation of the step: fail retryably so the next worker runs it.
@@ -74,8 +110,16 @@ export function createJobsActivities(deps: ActivityDeps) {
       }
       if (err instanceof AppError) {
         const message = `${i.stepKey}: ${err.message}`;
-        if (i.stream) await appendEvent(db, { tenantId: i.tenantId, stream: i.stream, type: 'step.failed', data: { step: i.stepKey, error: err.message, attempt: ctx.info.attempt } });
-        throw PERMANENT.has(err.code) ? ApplicationFailure.nonRetryable(message, 'ModelUnavailable') : ApplicationFailure.retryable(message, 'ModelUpstreamError');
+        if (i.stream)
+          await appendEvent(db, {
+            tenantId: i.tenantId,
+            stream: i.stream,
+            type: 'step.failed',
+            data: { step: i.stepKey, error: err.message, attempt: ctx.info.attempt },
+          });
+        throw PERMANENT.has(err.code)
+          ? ApplicationFailure.nonRetryable(message, 'ModelUnavailable')
+          : ApplicationFailure.retryable(message, 'ModelUpstreamError');
       }
       throw err;
     } finally {
@@ -87,40 +131,115 @@ export function createJobsActivities(deps: ActivityDeps) {
     runJobStep,
 
     /** Asks the lane for a plan (stored like any step output) and parses it. */
-    async planJob(i: { tenantId: string; jobId: string; title: string; description: string | null; lane: string; stream?: string }): Promise<PlannedStep[]> {
-      const out = await runJobStep({ tenantId: i.tenantId, jobId: i.jobId, stepKey: 'plan', lane: i.lane, prompt: planningPrompt(i.title, i.description), stream: i.stream });
+    async planJob(i: {
+      tenantId: string;
+      jobId: string;
+      title: string;
+      description: string | null;
+      lane: string;
+      stream?: string;
+    }): Promise<PlannedStep[]> {
+      const out = await runJobStep({
+        tenantId: i.tenantId,
+        jobId: i.jobId,
+        stepKey: 'plan',
+        lane: i.lane,
+        prompt: planningPrompt(i.title, i.description),
+        stream: i.stream,
+      });
       const full = await findJobOutput(db, i.tenantId, i.jobId, 'plan');
       return parsePlan(full?.content ?? out.snippet, i.title, i.description);
     },
 
     async saveGoalSnapshot(state: GoalSnapshot): Promise<void> {
       await saveGoalState(db, state);
-      await appendEvent(db, { tenantId: state.tenantId, stream: streams.goal(state.goalId), type: 'goal.state', data: { status: state.status, step_index: state.stepIndex, total: state.totalSteps } });
+      await appendEvent(db, {
+        tenantId: state.tenantId,
+        stream: streams.goal(state.goalId),
+        type: 'goal.state',
+        data: { status: state.status, step_index: state.stepIndex, total: state.totalSteps },
+      });
     },
 
-    async recordPadAgent(i: { tenantId: string; sessionId: string; index: number; status: PadAgentRow['status']; outputId?: string | null; error?: string | null; durationMs?: number | null }): Promise<void> {
+    async recordPadAgent(i: {
+      tenantId: string;
+      sessionId: string;
+      index: number;
+      status: PadAgentRow['status'];
+      outputId?: string | null;
+      error?: string | null;
+      durationMs?: number | null;
+    }): Promise<void> {
       const attempt = i.status === 'running' ? Context.current().info.attempt : undefined;
       await updatePadAgent(db, { ...i, attempt });
-      await appendEvent(db, { tenantId: i.tenantId, stream: streams.pad(i.sessionId), type: 'agent.state', data: { index: i.index, status: i.status, output_id: i.outputId ?? null } });
+      await appendEvent(db, {
+        tenantId: i.tenantId,
+        stream: streams.pad(i.sessionId),
+        type: 'agent.state',
+        data: { index: i.index, status: i.status, output_id: i.outputId ?? null },
+      });
     },
 
     /** One PAD agent: a bounded model call whose attempts are recorded on the agent row. */
-    async runPadAgent(i: { tenantId: string; sessionId: string; index: number; prompt: string; lane: string; surface: string | null }): Promise<StepOutputRef> {
-      await updatePadAgent(db, { tenantId: i.tenantId, sessionId: i.sessionId, index: i.index, status: 'running', attempt: Context.current().info.attempt });
+    async runPadAgent(i: {
+      tenantId: string;
+      sessionId: string;
+      index: number;
+      prompt: string;
+      lane: string;
+      surface: string | null;
+    }): Promise<StepOutputRef> {
+      await updatePadAgent(db, {
+        tenantId: i.tenantId,
+        sessionId: i.sessionId,
+        index: i.index,
+        status: 'running',
+        attempt: Context.current().info.attempt,
+      });
       return runJobStep({
-        tenantId: i.tenantId, jobId: i.sessionId, stepKey: `agent-${i.index}`, lane: i.lane, prompt: i.prompt,
-        system: i.surface ? `You are one agent of a parallel dispatch, working for the ${i.surface} surface. Answer concisely.` : undefined,
+        tenantId: i.tenantId,
+        jobId: i.sessionId,
+        stepKey: `agent-${i.index}`,
+        lane: i.lane,
+        prompt: i.prompt,
+        system: i.surface
+          ? `You are one agent of a parallel dispatch, working for the ${i.surface} surface. Answer concisely.`
+          : undefined,
       });
     },
 
     async finishPad(i: { tenantId: string; sessionId: string; status: 'completed' | 'cancelled' }): Promise<void> {
       await finishPadSession(db, i.tenantId, i.sessionId, i.status);
-      await appendEvent(db, { tenantId: i.tenantId, stream: streams.pad(i.sessionId), type: 'session.state', data: { status: i.status } });
+      await appendEvent(db, {
+        tenantId: i.tenantId,
+        stream: streams.pad(i.sessionId),
+        type: 'session.state',
+        data: { status: i.status },
+      });
     },
 
-    async saveSwarm(i: { tenantId: string; runId: string; status: string; progress: { done: number; total: number }; result?: unknown; error?: string | null }): Promise<void> {
-      await saveSwarmRun(db, { id: i.runId, tenantId: i.tenantId, status: i.status, progress: i.progress, result: i.result, error: i.error });
-      await appendEvent(db, { tenantId: i.tenantId, stream: streams.swarm(i.runId), type: 'run.state', data: { status: i.status, progress: i.progress } });
+    async saveSwarm(i: {
+      tenantId: string;
+      runId: string;
+      status: string;
+      progress: { done: number; total: number };
+      result?: unknown;
+      error?: string | null;
+    }): Promise<void> {
+      await saveSwarmRun(db, {
+        id: i.runId,
+        tenantId: i.tenantId,
+        status: i.status,
+        progress: i.progress,
+        result: i.result,
+        error: i.error,
+      });
+      await appendEvent(db, {
+        tenantId: i.tenantId,
+        stream: streams.swarm(i.runId),
+        type: 'run.state',
+        data: { status: i.status, progress: i.progress },
+      });
     },
   };
 }

@@ -30,8 +30,12 @@ export async function backfillVectors(deps: BackfillDeps, batch = BATCH): Promis
         ORDER BY c.id
         LIMIT ${batch}`);
       if (!rows.length) break;
-      const vectors = await embedTexts(deps.config, rows.map((r) => r.text));
-      if (vectors.length !== rows.length) throw new Error(`embedding provider returned ${vectors.length} vectors for ${rows.length} chunks`);
+      const vectors = await embedTexts(
+        deps.config,
+        rows.map((r) => r.text),
+      );
+      if (vectors.length !== rows.length)
+        throw new Error(`embedding provider returned ${vectors.length} vectors for ${rows.length} chunks`);
       const values = rows.map((r, i) => [r.id, tenantId, `[${vectors[i].join(',')}]`]);
       // The chunk may have been deleted meanwhile: insert only rows whose chunk still exists.
       const inserted = await deps.db.query(sql.unsafe`

@@ -28,7 +28,10 @@ export function chunkText(text: string, opts: { target?: number; max?: number } 
 
 /** A paragraph longer than `max`: pack sentences, then hard-split words that still do not fit. */
 function splitLong(p: string, target: number, max: number): string[] {
-  const sentences = p.match(/[^.!?。]+(?:[.!?。]+["')\]]*\s*|$)/g)?.map((s) => s.trim()).filter(Boolean) ?? [p];
+  const sentences = p
+    .match(/[^.!?。]+(?:[.!?。]+["')\]]*\s*|$)/g)
+    ?.map((s) => s.trim())
+    .filter(Boolean) ?? [p];
   const out: string[] = [];
   let current = '';
   const push = (s: string) => {

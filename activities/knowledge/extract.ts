@@ -26,7 +26,13 @@ async function extractPdf(buf: Uint8Array): Promise<Extracted> {
     const { text } = await pdfText(pdf, { mergePages: false });
     const meta = await getMeta(pdf).catch(() => ({ info: {} as Record<string, unknown> }));
     const title = typeof meta.info?.Title === 'string' && meta.info.Title.trim() ? meta.info.Title.trim() : undefined;
-    return { title, text: (text as string[]).map((p) => p.trim()).filter(Boolean).join('\n\n') };
+    return {
+      title,
+      text: (text as string[])
+        .map((p) => p.trim())
+        .filter(Boolean)
+        .join('\n\n'),
+    };
   } catch (err) {
     throw unreadable('PDF', err);
   } finally {
@@ -52,10 +58,15 @@ function firstHeading(markdown: string): string | undefined {
  * unpdf (pdf.js) for PDF, mammoth for DOCX, Readability + linkedom for HTML.
  * @throws AppError invalid_request when the file cannot be parsed or holds no text
  */
-export async function extractDocument(buf: Uint8Array, mediaType: SupportedMediaType, url?: string): Promise<Extracted> {
+export async function extractDocument(
+  buf: Uint8Array,
+  mediaType: SupportedMediaType,
+  url?: string,
+): Promise<Extracted> {
   let out: Extracted;
   if (mediaType === 'application/pdf') out = await extractPdf(buf);
-  else if (mediaType === 'application/vnd.openxmlformats-officedocument.wordprocessingml.document') out = await extractDocx(buf);
+  else if (mediaType === 'application/vnd.openxmlformats-officedocument.wordprocessingml.document')
+    out = await extractDocx(buf);
   else {
     const text = decodeText(buf);
     if (text === null) throw new AppError('unsupported_media_type', 'The file is not text.');
@@ -63,6 +74,10 @@ export async function extractDocument(buf: Uint8Array, mediaType: SupportedMedia
     else out = { title: mediaType === 'text/markdown' ? firstHeading(text) : undefined, text };
   }
   const text = out.text.replaceAll('\u0000', '').trim();
-  if (!text) throw new AppError('invalid_request', 'No text could be extracted from the document (scanned pages need OCR, which is not offered).');
+  if (!text)
+    throw new AppError(
+      'invalid_request',
+      'No text could be extracted from the document (scanned pages need OCR, which is not offered).',
+    );
   return { title: out.title?.replace(/\s+/g, ' ').slice(0, 300), text };
 }

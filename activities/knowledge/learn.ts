@@ -13,11 +13,24 @@ export interface SourceRef {
 }
 
 async function sourceText(deps: KnowledgeDeps, ref: SourceRef, spec: SourceSpec, signal: AbortSignal) {
-  if (spec.kind === 'text') return { title: spec.title ?? 'Learned text', text: spec.text ?? '', mediaType: 'text/plain', size: Buffer.byteLength(spec.text ?? ''), provenance: {} };
+  if (spec.kind === 'text')
+    return {
+      title: spec.title ?? 'Learned text',
+      text: spec.text ?? '',
+      mediaType: 'text/plain',
+      size: Buffer.byteLength(spec.text ?? ''),
+      provenance: {},
+    };
   if (spec.kind === 'document') {
     const doc = await getDocumentText(deps.db, ref.tenantId, spec.source_document_id ?? '');
     if (!doc) throw new AppError('not_found', `Document ${spec.source_document_id} not found.`);
-    return { title: doc.title, text: doc.text, mediaType: doc.media_type, size: Buffer.byteLength(doc.text), provenance: { from_document_id: spec.source_document_id } };
+    return {
+      title: doc.title,
+      text: doc.text,
+      mediaType: doc.media_type,
+      size: Buffer.byteLength(doc.text),
+      provenance: { from_document_id: spec.source_document_id },
+    };
   }
   const page = await fetchDocument(spec.url ?? '', {
     allowPrivate: deps.config.allowPrivateFetch,
@@ -49,7 +62,8 @@ export function createLearnActivities(deps: KnowledgeDeps) {
     async learnSource(ref: SourceRef): Promise<{ status: string; documentId?: string; chunks?: number }> {
       const ctx = Context.current();
       const spec = await getSourceSpec(deps.db, ref.tenantId, ref.jobId, ref.index);
-      if (!spec) throw ApplicationFailure.nonRetryable(`Source ${ref.index} of job ${ref.jobId} not found.`, 'SourceRejected');
+      if (!spec)
+        throw ApplicationFailure.nonRetryable(`Source ${ref.index} of job ${ref.jobId} not found.`, 'SourceRejected');
       if (spec.status !== 'pending' && spec.status !== 'running') return { status: spec.status };
       await setSourceState(deps.db, { ...ref, idx: ref.index, status: 'running' });
       const beat = setInterval(() => ctx.heartbeat(), 2000);
@@ -67,11 +81,18 @@ export function createLearnActivities(deps: KnowledgeDeps) {
           provenance: { ...src.provenance, job_id: ref.jobId, source_index: String(ref.index) },
           memory: { kind: 'knowledge', provenance: 'learned' },
         });
-        await setSourceState(deps.db, { ...ref, idx: ref.index, status: 'completed', documentId: r.document.id, chunks: r.chunks });
+        await setSourceState(deps.db, {
+          ...ref,
+          idx: ref.index,
+          status: 'completed',
+          documentId: r.document.id,
+          chunks: r.chunks,
+        });
         return { status: 'completed', documentId: r.document.id, chunks: r.chunks };
       } catch (err) {
         if (ctx.cancellationSignal.aborted) throw err; // worker shutdown or cancellation: let Temporal decide
-        if (err instanceof UpstreamRejected || (err instanceof AppError && err.status < 500)) throw ApplicationFailure.nonRetryable(err.message, 'SourceRejected');
+        if (err instanceof UpstreamRejected || (err instanceof AppError && err.status < 500))
+          throw ApplicationFailure.nonRetryable(err.message, 'SourceRejected');
         if (err instanceof AppError) throw ApplicationFailure.retryable(err.message, 'SourceUnavailable');
         throw err;
       } finally {
@@ -80,7 +101,13 @@ export function createLearnActivities(deps: KnowledgeDeps) {
     },
 
     async learnSourceFailed(ref: SourceRef & { error: string }): Promise<void> {
-      await setSourceState(deps.db, { tenantId: ref.tenantId, jobId: ref.jobId, idx: ref.index, status: 'failed', error: ref.error });
+      await setSourceState(deps.db, {
+        tenantId: ref.tenantId,
+        jobId: ref.jobId,
+        idx: ref.index,
+        status: 'failed',
+        error: ref.error,
+      });
     },
 
     async learnFinish(ref: Omit<SourceRef, 'index'> & { cancelled?: boolean }): Promise<LearnStatus> {

@@ -17,7 +17,8 @@ export interface KnowledgeDeps {
 
 /** @throws AppError not_found when the space is not the tenant's */
 export async function requireSpace(db: Db, tenantId: string, spaceId: string | undefined | null): Promise<void> {
-  if (spaceId && !(await getSpace(db, tenantId, spaceId))) throw new AppError('not_found', `Space ${spaceId} not found.`);
+  if (spaceId && !(await getSpace(db, tenantId, spaceId)))
+    throw new AppError('not_found', `Space ${spaceId} not found.`);
 }
 
 /**
@@ -30,7 +31,8 @@ export async function withSpace<T>(spaceId: string | undefined | null, write: ()
   try {
     return await write();
   } catch (err) {
-    if (spaceId && isSpaceForeignKeyViolation(err)) throw new AppError('not_found', `Space ${spaceId} not found.`, { cause: err });
+    if (spaceId && isSpaceForeignKeyViolation(err))
+      throw new AppError('not_found', `Space ${spaceId} not found.`, { cause: err });
     throw err;
   }
 }
@@ -44,7 +46,10 @@ function isSpaceForeignKeyViolation(err: unknown): boolean {
  * The one write path of the knowledge store: chunk, embed (hybrid mode), then write the document,
  * its chunks and memory fragments in one transaction.
  */
-export async function indexDocument(deps: KnowledgeDeps, doc: Omit<NewDocument, 'chunks' | 'embeddings'>): Promise<InsertedDocument> {
+export async function indexDocument(
+  deps: KnowledgeDeps,
+  doc: Omit<NewDocument, 'chunks' | 'embeddings'>,
+): Promise<InsertedDocument> {
   await requireSpace(deps.db, doc.tenantId, doc.spaceId);
   const chunks = chunkText(doc.text);
   let embeddings: number[][] | undefined;

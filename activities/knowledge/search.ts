@@ -28,6 +28,15 @@ export async function searchKnowledge(
   }
   const top = ranked.slice(0, opts.limit);
   const score = new Map(top.map((r) => [r.id, r.score]));
-  const hits = await chunkHits(deps.db, opts.tenantId, top.map((r) => r.id), opts.q);
-  return { query: opts.q, mode: used, data: hits.map((h) => ({ ...h, score: Number((score.get(h.chunk_id) ?? 0).toFixed(6)) })) };
+  const hits = await chunkHits(
+    deps.db,
+    opts.tenantId,
+    top.map((r) => r.id),
+    opts.q,
+  );
+  return {
+    query: opts.q,
+    mode: used,
+    data: hits.map((h) => ({ ...h, score: Number((score.get(h.chunk_id) ?? 0).toFixed(6)) })),
+  };
 }

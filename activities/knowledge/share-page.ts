@@ -5,9 +5,59 @@ import sanitizeHtml from 'sanitize-html';
 /** What the share page allows: readable document markup; no scripts, handlers, forms, frames or styles. */
 const SANITIZE: sanitizeHtml.IOptions = {
   allowedTags: [
-    'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'p', 'br', 'hr', 'blockquote', 'pre', 'code', 'kbd', 'samp', 'em', 'strong', 'b', 'i', 'u',
-    's', 'del', 'ins', 'mark', 'sub', 'sup', 'small', 'abbr', 'cite', 'q', 'a', 'ul', 'ol', 'li', 'dl', 'dt', 'dd', 'table', 'thead',
-    'tbody', 'tfoot', 'tr', 'th', 'td', 'caption', 'img', 'figure', 'figcaption', 'details', 'summary', 'span', 'div', 'section', 'article',
+    'h1',
+    'h2',
+    'h3',
+    'h4',
+    'h5',
+    'h6',
+    'p',
+    'br',
+    'hr',
+    'blockquote',
+    'pre',
+    'code',
+    'kbd',
+    'samp',
+    'em',
+    'strong',
+    'b',
+    'i',
+    'u',
+    's',
+    'del',
+    'ins',
+    'mark',
+    'sub',
+    'sup',
+    'small',
+    'abbr',
+    'cite',
+    'q',
+    'a',
+    'ul',
+    'ol',
+    'li',
+    'dl',
+    'dt',
+    'dd',
+    'table',
+    'thead',
+    'tbody',
+    'tfoot',
+    'tr',
+    'th',
+    'td',
+    'caption',
+    'img',
+    'figure',
+    'figcaption',
+    'details',
+    'summary',
+    'span',
+    'div',
+    'section',
+    'article',
   ],
   allowedAttributes: {
     a: ['href', 'title', 'name', 'rel'],
@@ -33,15 +83,28 @@ export function renderShareContent(content: string, format: 'markdown' | 'html')
 }
 
 export function escapeHtml(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  return s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
 }
 
 /** First ~200 characters of the page's text, for description and social cards. */
 export function describe(html: string): string {
-  const headings = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((selector) => ({ selector, options: { uppercase: false } }));
+  const headings = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((selector) => ({
+    selector,
+    options: { uppercase: false },
+  }));
   const text = convert(html, {
     wordwrap: false,
-    selectors: [{ selector: 'a', options: { ignoreHref: true } }, { selector: 'img', format: 'skip' }, { selector: 'table', format: 'dataTable', options: { uppercaseHeaderCells: false } }, ...headings],
+    selectors: [
+      { selector: 'a', options: { ignoreHref: true } },
+      { selector: 'img', format: 'skip' },
+      { selector: 'table', format: 'dataTable', options: { uppercaseHeaderCells: false } },
+      ...headings,
+    ],
   })
     .replace(/\s+/g, ' ')
     .trim();
@@ -51,7 +114,8 @@ export function describe(html: string): string {
 /** Headers of every share page: a strict CSP forbids scripts even if sanitising ever missed one, and images
  * load only from our origin or data: URLs, so a share cannot make its viewers' browsers call an outside server. */
 export const SHARE_PAGE_HEADERS: Record<string, string> = {
-  'Content-Security-Policy': "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'Content-Security-Policy':
+    "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
 };
@@ -75,9 +139,17 @@ const STYLE = `
   footer { margin-top: 3rem; color: var(--muted); font-size: .8rem; }`;
 
 /** The complete public page. `html` must already be sanitised; title, description and url are escaped here. */
-export function sharePage(p: { title: string; html: string; url?: string; createdAt?: string; status?: 'found' | 'missing' }): string {
+export function sharePage(p: {
+  title: string;
+  html: string;
+  url?: string;
+  createdAt?: string;
+  status?: 'found' | 'missing';
+}): string {
   const title = escapeHtml(p.title);
-  const description = escapeHtml(p.status === 'missing' ? 'This shared page does not exist or was removed.' : describe(p.html));
+  const description = escapeHtml(
+    p.status === 'missing' ? 'This shared page does not exist or was removed.' : describe(p.html),
+  );
   const date = p.createdAt ? new Date(p.createdAt).toISOString().slice(0, 10) : '';
   // Content that opens with the title as its own heading would show it twice.
   const lead = `<h1>${title}</h1>`;

@@ -25,7 +25,9 @@ export function looksLikeHtml(text: string): boolean {
   const head = text.slice(0, 4096).trimStart();
   if (/^(<\?xml[^>]*>\s*)?<!doctype html/i.test(head) || /^<(html|head|body)[\s>]/i.test(head)) return true;
   if (!head.startsWith('<')) return false;
-  return (head.match(/<(p|div|h[1-6]|a|span|ul|ol|li|table|br|article|section|main|title)\b[^>]*>/gi)?.length ?? 0) >= 2;
+  return (
+    (head.match(/<(p|div|h[1-6]|a|span|ul|ol|li|table|br|article|section|main|title)\b[^>]*>/gi)?.length ?? 0) >= 2
+  );
 }
 
 export function looksLikeMarkdown(text: string): boolean {
@@ -55,12 +57,20 @@ export async function detectMediaType(buf: Uint8Array): Promise<SupportedMediaTy
     if (found.mime === 'application/pdf') return 'application/pdf';
     if (found.mime === DOCX) return DOCX;
     if (found.mime !== 'application/xml') {
-      throw new AppError('unsupported_media_type', `Unsupported document type ${found.mime}: send text, markdown, HTML, PDF or DOCX.`);
+      throw new AppError(
+        'unsupported_media_type',
+        `Unsupported document type ${found.mime}: send text, markdown, HTML, PDF or DOCX.`,
+      );
     }
   }
   const text = decodeText(buf);
-  if (text === null) throw new AppError('unsupported_media_type', 'Unsupported binary content: send text, markdown, HTML, PDF or DOCX.');
+  if (text === null)
+    throw new AppError('unsupported_media_type', 'Unsupported binary content: send text, markdown, HTML, PDF or DOCX.');
   if (looksLikeHtml(text)) return 'text/html';
-  if (found) throw new AppError('unsupported_media_type', 'Unsupported document type application/xml: send text, markdown, HTML, PDF or DOCX.');
+  if (found)
+    throw new AppError(
+      'unsupported_media_type',
+      'Unsupported document type application/xml: send text, markdown, HTML, PDF or DOCX.',
+    );
   return looksLikeMarkdown(text) ? 'text/markdown' : 'text/plain';
 }

@@ -6,7 +6,10 @@ export { isPrivateAddress } from '../net/ssrf';
 // Knowledge ingestion's wording of the shared SSRF guard: every refusal is an `invalid_request`.
 
 export function refused(host: string): AppError {
-  return new AppError('invalid_request', `Refused to fetch ${host}: it resolves to a private, loopback or otherwise non-public address.`);
+  return new AppError(
+    'invalid_request',
+    `Refused to fetch ${host}: it resolves to a private, loopback or otherwise non-public address.`,
+  );
 }
 
 /**
@@ -14,7 +17,9 @@ export function refused(host: string): AppError {
  * reports it as a network error); the fetch maps it back to `invalid_request`.
  */
 export function guardedLookup(allowPrivate: boolean) {
-  return guardedLookupWith(allowPrivate, (hostname) => Object.assign(new Error(refused(hostname).message), { code: 'ESSRF' }));
+  return guardedLookupWith(allowPrivate, (hostname) =>
+    Object.assign(new Error(refused(hostname).message), { code: 'ESSRF' }),
+  );
 }
 
 function refusal(r: UrlRefusal): AppError {

@@ -67,13 +67,18 @@ export async function fetchWeb(raw: string, limits: FetchLimits): Promise<Fetche
   }
   if (r.status >= 400) {
     const message = `${new URL(r.url).host} answered HTTP ${r.status} for ${new URL(r.url).pathname}.`;
-    throw r.status >= 500 || r.status === 408 || r.status === 429 ? new AppError('upstream_error', message) : new UpstreamRejected(message);
+    throw r.status >= 500 || r.status === 408 || r.status === 429
+      ? new AppError('upstream_error', message)
+      : new UpstreamRejected(message);
   }
   return { finalUrl: r.url, contentType: r.contentType, body: r.body };
 }
 
 /** Fetches a page or file and extracts its readable text; the type is sniffed from the bytes. */
-export async function fetchDocument(raw: string, limits: FetchLimits): Promise<Extracted & Fetched & { mediaType: SupportedMediaType }> {
+export async function fetchDocument(
+  raw: string,
+  limits: FetchLimits,
+): Promise<Extracted & Fetched & { mediaType: SupportedMediaType }> {
   const fetched = await fetchWeb(raw, limits);
   let mediaType = await detectMediaType(fetched.body);
   // A server-declared HTML page whose start does not look like HTML (fragments) is still HTML.

@@ -26,8 +26,21 @@ export interface EriState {
   arte_state: 'still' | 'flowing' | 'vivid' | 'stormy';
   arte_intensity: number;
   arte_palette: string[];
-  drift: { baseline_eri: number | null; baseline_samples: number; delta: number; z: number; drifting: boolean; direction: 'up' | 'down' | 'none' };
-  signals: { sentiment: number; sentiment_samples: number; requests_per_min: number; jobs_per_min: number; error_rate: number };
+  drift: {
+    baseline_eri: number | null;
+    baseline_samples: number;
+    delta: number;
+    z: number;
+    drifting: boolean;
+    direction: 'up' | 'down' | 'none';
+  };
+  signals: {
+    sentiment: number;
+    sentiment_samples: number;
+    requests_per_min: number;
+    jobs_per_min: number;
+    error_rate: number;
+  };
 }
 
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
@@ -48,7 +61,9 @@ function hslHex(h: number, s: number, l: number): string {
   const f = (n: number) => {
     const k = (n + h / 30) % 12;
     const c = l / 100 - a * Math.max(-1, Math.min(k - 3, 9 - k, 1));
-    return Math.round(c * 255).toString(16).padStart(2, '0');
+    return Math.round(c * 255)
+      .toString(16)
+      .padStart(2, '0');
   };
   return `#${f(0)}${f(8)}${f(4)}`;
 }
@@ -65,7 +80,8 @@ export function computeEri(s: WindowSignals, recent: readonly number[], baseline
   const eri = r3(clamp01(0.5 + 0.3 * valence + 0.2 * (health - 0.5) + 0.1 * (activity - 0.5)));
   const volatility = r3(stddev([eri, ...recent.slice(0, 11)]));
   const coherence = r3(clamp01(1 - Math.abs(valence - (2 * health - 1)) / 2));
-  const pacing = s.requestsPerMin < 1 ? 'calm' : s.requestsPerMin < 10 ? 'steady' : s.requestsPerMin < 60 ? 'brisk' : 'surging';
+  const pacing =
+    s.requestsPerMin < 1 ? 'calm' : s.requestsPerMin < 10 ? 'steady' : s.requestsPerMin < 60 ? 'brisk' : 'surging';
   const intensity = r3(clamp01(0.6 * activity + 0.4 * Math.abs(valence)));
   const hue = Math.round(220 - 180 * eri);
   const sat = Math.round(40 + 40 * intensity);
@@ -82,11 +98,25 @@ export function computeEri(s: WindowSignals, recent: readonly number[], baseline
     coherence,
     musical_key: `${NOTES[Math.min(11, Math.floor(eri * 12))]} ${valence >= 0 ? 'major' : 'minor'}`,
     bpm: Math.round(60 + 80 * activity + 100 * volatility),
-    arte_state: volatility > 0.15 || health < 0.5 ? 'stormy' : eri >= 0.65 ? 'vivid' : activity < 0.1 ? 'still' : 'flowing',
+    arte_state:
+      volatility > 0.15 || health < 0.5 ? 'stormy' : eri >= 0.65 ? 'vivid' : activity < 0.1 ? 'still' : 'flowing',
     arte_intensity: intensity,
     arte_palette: [45, 60, 75].map((l) => hslHex(hue, sat, l)),
-    drift: { baseline_eri: baseMean === null ? null : r3(baseMean), baseline_samples: baseline.length, delta, z, drifting, direction: drifting ? (delta > 0 ? 'up' : 'down') : 'none' },
-    signals: { sentiment: r3(s.sentiment), sentiment_samples: s.sentimentN, requests_per_min: r3(s.requestsPerMin), jobs_per_min: r3(s.jobsPerMin), error_rate: r3(s.errorRate) },
+    drift: {
+      baseline_eri: baseMean === null ? null : r3(baseMean),
+      baseline_samples: baseline.length,
+      delta,
+      z,
+      drifting,
+      direction: drifting ? (delta > 0 ? 'up' : 'down') : 'none',
+    },
+    signals: {
+      sentiment: r3(s.sentiment),
+      sentiment_samples: s.sentimentN,
+      requests_per_min: r3(s.requestsPerMin),
+      jobs_per_min: r3(s.jobsPerMin),
+      error_rate: r3(s.errorRate),
+    },
   };
 }
 
@@ -127,7 +157,16 @@ export function computeAeci(days: readonly DailyAggregate[], weekEnd: string): A
   const momentum = r3(sentiment(week.slice(0, 3)) - sentiment(week.slice(3)));
   return {
     index,
-    category: index >= 70 ? 'flourishing' : index >= 55 ? 'steady' : index >= 45 ? 'mixed' : index >= 30 ? 'strained' : 'distressed',
+    category:
+      index >= 70
+        ? 'flourishing'
+        : index >= 55
+          ? 'steady'
+          : index >= 45
+            ? 'mixed'
+            : index >= 30
+              ? 'strained'
+              : 'distressed',
     stability_score: r3(1 - clamp01(2 * stddev(eriDays))),
     sentiment_momentum: momentum,
     ui_hue_shift: Math.round(30 * Math.max(-1, Math.min(1, momentum))),

@@ -13,7 +13,10 @@ export async function publishDispatch(db: Db, kind: string): Promise<void> {
  * Streams generated text to the WebSocket clients that authenticated as `tenantId` and subscribed
  * to `session` (on any replica), then `done` when `done` is true.
  */
-export async function publishTokens(db: Db, m: { tenantId: string; session: string; content: string; done?: boolean }): Promise<void> {
+export async function publishTokens(
+  db: Db,
+  m: { tenantId: string; session: string; content: string; done?: boolean },
+): Promise<void> {
   for (let i = 0; i < m.content.length; i += PIECE) {
     await notifyLive(db, { kind: 'token', id: m.session, tenant: m.tenantId, content: m.content.slice(i, i + PIECE) });
   }

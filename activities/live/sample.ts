@@ -1,6 +1,15 @@
 import type { Db } from '../store/db';
 import { createFlowPrompt, pruneRateLimits, recentDriftPrompt } from '../store/flow';
-import { dayEri, eriValues, notifyLive, saveDaily, saveSample, windowCounts, windowTexts, type LiveSample } from '../store/live';
+import {
+  dayEri,
+  eriValues,
+  notifyLive,
+  saveDaily,
+  saveSample,
+  windowCounts,
+  windowTexts,
+  type LiveSample,
+} from '../store/live';
 import { computeEri, type WindowSignals } from './formulas';
 import { sentimentOfAll } from './lexicon';
 import { substrate } from './substrate';
@@ -48,7 +57,11 @@ export async function sampleLive(db: Db, atIso: string): Promise<LiveSample> {
 
   const dayStart = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
   const dayEnd = new Date(dayStart.getTime() + 86_400_000);
-  const [dayTexts, dayCounts, eri] = await Promise.all([windowTexts(db, dayStart, dayEnd, 5000), windowCounts(db, dayStart, dayEnd), dayEri(db, dayStart, dayEnd)]);
+  const [dayTexts, dayCounts, eri] = await Promise.all([
+    windowTexts(db, dayStart, dayEnd, 5000),
+    windowCounts(db, dayStart, dayEnd),
+    dayEri(db, dayStart, dayEnd),
+  ]);
   const daySentiment = sentimentOfAll(dayTexts);
   await saveDaily(db, {
     day: dayStart.toISOString().slice(0, 10),
@@ -62,7 +75,12 @@ export async function sampleLive(db: Db, atIso: string): Promise<LiveSample> {
   });
 
   const d = state.drift;
-  if (d.drifting && d.direction !== 'none' && d.baseline_eri !== null && !(await recentDriftPrompt(db, new Date(at.getTime() - 3_600_000)))) {
+  if (
+    d.drifting &&
+    d.direction !== 'none' &&
+    d.baseline_eri !== null &&
+    !(await recentDriftPrompt(db, new Date(at.getTime() - 3_600_000)))
+  ) {
     await createFlowPrompt(db, {
       id: `flow_drift_${at.toISOString().slice(0, 16).replace(/[-:]/g, '')}`,
       trigger: 'eri_drift',

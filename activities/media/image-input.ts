@@ -24,18 +24,28 @@ export interface ImageSource {
 
 /** The type from the magic bytes (never from a name or a Content-Type header). */
 export function sniffImage(b: Buffer): ImageType | null {
-  if (b.length >= 8 && b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
+  if (b.length >= 8 && b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
+    return 'image/png';
   if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg';
   if (b.length >= 6 && /^GIF8[79]a$/.test(b.subarray(0, 6).toString('latin1'))) return 'image/gif';
-  if (b.length >= 12 && b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP') return 'image/webp';
+  if (
+    b.length >= 12 &&
+    b.subarray(0, 4).toString('latin1') === 'RIFF' &&
+    b.subarray(8, 12).toString('latin1') === 'WEBP'
+  )
+    return 'image/webp';
   return null;
 }
 
-const tooLarge = (field: string) => new AppError('payload_too_large', `${field}: the image is larger than ${MAX_IMAGE_BYTES} bytes.`);
+const tooLarge = (field: string) =>
+  new AppError('payload_too_large', `${field}: the image is larger than ${MAX_IMAGE_BYTES} bytes.`);
 
 function fromBase64(s: string): Buffer {
   const data = s.replace(/^data:[^,]{0,100},/, '').replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data) || data.length % 4 === 1) throw new AppError('invalid_request', 'image_base64 is not valid base64.', { details: [{ path: 'body.image_base64', message: 'not base64' }] });
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data) || data.length % 4 === 1)
+    throw new AppError('invalid_request', 'image_base64 is not valid base64.', {
+      details: [{ path: 'body.image_base64', message: 'not base64' }],
+    });
   if ((data.length * 3) / 4 > MAX_IMAGE_BYTES + 2) throw tooLarge('image_base64');
   return Buffer.from(data, 'base64');
 }
@@ -45,7 +55,8 @@ function fromBase64(s: string): Buffer {
  * SVC_IMAGE_ROOT; unset root → every path is refused.
  */
 async function fromPath(p: string, root: string | undefined): Promise<Buffer> {
-  const refuse = (why: string) => new AppError('invalid_request', `image_path ${why}`, { details: [{ path: 'body.image_path', message: why }] });
+  const refuse = (why: string) =>
+    new AppError('invalid_request', `image_path ${why}`, { details: [{ path: 'body.image_path', message: why }] });
   if (!root) throw refuse('is not accepted: SVC_IMAGE_ROOT is not set on this server.');
   if (p.includes('\0')) throw refuse('contains a NUL character.');
   const realRoot = await realpath(root).catch(() => null);
@@ -72,11 +83,17 @@ async function fromPath(p: string, root: string | undefined): Promise<Buffer> {
 
 async function fromUrl(url: string, config: Config): Promise<Buffer> {
   try {
-    const r = await fetchWeb(url, { allowPrivate: config.allowPrivateFetch, maxBytes: MAX_IMAGE_BYTES, timeoutMs: FETCH_TIMEOUT_MS });
+    const r = await fetchWeb(url, {
+      allowPrivate: config.allowPrivateFetch,
+      maxBytes: MAX_IMAGE_BYTES,
+      timeoutMs: FETCH_TIMEOUT_MS,
+    });
     return r.body;
   } catch (err) {
     if (err instanceof AppError && err.code === 'invalid_request') {
-      throw new AppError('invalid_request', `image_url: ${err.message}`, { details: [{ path: 'body.image_url', message: err.message }] });
+      throw new AppError('invalid_request', `image_url: ${err.message}`, {
+        details: [{ path: 'body.image_url', message: err.message }],
+      });
     }
     if (err instanceof AppError && /larger than/.test(err.message)) throw tooLarge('image_url');
     throw err;
@@ -100,21 +117,34 @@ export interface NormalisedImage {
  * @throws AppError invalid_request, payload_too_large, unsupported_media_type, upstream_*
  */
 export async function loadImage(src: ImageSource, config: Config): Promise<NormalisedImage> {
-  const raw = src.image_base64 !== undefined ? fromBase64(src.image_base64)
-    : src.image_path !== undefined ? await fromPath(src.image_path, config.media.imageRoot)
-    : await fromUrl(src.image_url!, config);
+  const raw =
+    src.image_base64 !== undefined
+      ? fromBase64(src.image_base64)
+      : src.image_path !== undefined
+        ? await fromPath(src.image_path, config.media.imageRoot)
+        : await fromUrl(src.image_url!, config);
   const sourceType = sniffImage(raw);
-  if (!sourceType) throw new AppError('unsupported_media_type', 'The image is not PNG, JPEG, WebP or GIF (checked from its bytes).');
+  if (!sourceType)
+    throw new AppError('unsupported_media_type', 'The image is not PNG, JPEG, WebP or GIF (checked from its bytes).');
   try {
     const img = sharp(raw, { limitInputPixels: MAX_PIXELS, animated: false }).rotate();
     const meta = await img.metadata();
     const resized = img.resize({ width: MAX_SIDE, height: MAX_SIDE, fit: 'inside', withoutEnlargement: true });
-    const out = meta.hasAlpha ? await resized.png({ compressionLevel: 9 }).toBuffer({ resolveWithObject: true }) : await resized.jpeg({ quality: 85 }).toBuffer({ resolveWithObject: true });
+    const out = meta.hasAlpha
+      ? await resized.png({ compressionLevel: 9 }).toBuffer({ resolveWithObject: true })
+      : await resized.jpeg({ quality: 85 }).toBuffer({ resolveWithObject: true });
     return {
-      bytes: out.data, mediaType: meta.hasAlpha ? 'image/png' : 'image/jpeg', sha256: createHash('sha256').update(raw).digest('hex'),
-      sourceType, width: out.info.width, height: out.info.height,
+      bytes: out.data,
+      mediaType: meta.hasAlpha ? 'image/png' : 'image/jpeg',
+      sha256: createHash('sha256').update(raw).digest('hex'),
+      sourceType,
+      width: out.info.width,
+      height: out.info.height,
     };
   } catch (err) {
-    throw new AppError('unsupported_media_type', `The ${sourceType} image could not be decoded: ${(err as Error).message.slice(0, 120)}`);
+    throw new AppError(
+      'unsupported_media_type',
+      `The ${sourceType} image could not be decoded: ${(err as Error).message.slice(0, 120)}`,
+    );
   }
 }

@@ -19,7 +19,10 @@ export const MediaConfigFile = z
   .object({
     vision: LaneSpec.optional(),
     images: LaneSpec.extend({
-      sizes: z.array(z.string().regex(/^\d{2,4}x\d{2,4}$/)).min(1).optional(),
+      sizes: z
+        .array(z.string().regex(/^\d{2,4}x\d{2,4}$/))
+        .min(1)
+        .optional(),
       max_n: z.number().int().min(1).max(10).optional(),
     }).optional(),
   })
@@ -36,7 +39,10 @@ export const VISION_MODEL = 'svc-vision';
 function readMediaSection(file: string | undefined): z.infer<typeof MediaConfigFile> {
   if (!file) return {};
   const parsed = MediaConfigFile.safeParse((YAML.parse(readFileSync(file, 'utf8')) ?? {}).media);
-  if (!parsed.success) throw new Error(`SVC_CONFIG media section is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new Error(
+      `SVC_CONFIG media section is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   return parsed.data;
 }
 
@@ -51,7 +57,9 @@ export function loadMediaLanes(config: Config): MediaLanes {
     setup = loadProviderSetup(config);
     media = readMediaSection(config.configFile);
   } catch (err) {
-    throw new AppError('service_unavailable', 'The provider configuration is invalid; see the service log.', { cause: err });
+    throw new AppError('service_unavailable', 'The provider configuration is invalid; see the service log.', {
+      cause: err,
+    });
   }
   const fallback = setup.providers.has(ENV_PROVIDER) ? ENV_PROVIDER : [...setup.providers.keys()][0];
   const target = (spec: { provider?: string; model?: string } | undefined, defaultModel: string): Target | null => {
@@ -61,6 +69,12 @@ export function loadMediaLanes(config: Config): MediaLanes {
   const images = target(media.images, 'dall-e-3');
   return {
     vision: target(media.vision, 'gpt-4o'),
-    images: images ? { ...images, sizes: media.images?.sizes ?? ['1024x1024', '1792x1024', '1024x1792'], maxN: media.images?.max_n ?? 1 } : null,
+    images: images
+      ? {
+          ...images,
+          sizes: media.images?.sizes ?? ['1024x1024', '1792x1024', '1024x1792'],
+          maxN: media.images?.max_n ?? 1,
+        }
+      : null,
   };
 }

@@ -8,10 +8,15 @@ import { checkUrl, guardedLookup, type UrlRefusal } from './ssrf';
 // check, knowledge web ingest and the task fetch/webhook steps all go through `guardedRequest`.
 // Callers word the failures their own way by mapping `FetchFailure.kind`.
 
-export type FetchFailureKind = 'invalid' | 'refused' | 'timeout' | 'network' | 'dns' | 'too_large' | 'redirects' | 'aborted';
+export type FetchFailureKind =
+  'invalid' | 'refused' | 'timeout' | 'network' | 'dns' | 'too_large' | 'redirects' | 'aborted';
 
 export class FetchFailure extends Error {
-  constructor(readonly kind: FetchFailureKind, message: string, readonly host?: string) {
+  constructor(
+    readonly kind: FetchFailureKind,
+    message: string,
+    readonly host?: string,
+  ) {
     super(message);
     this.name = 'FetchFailure';
   }
@@ -62,20 +67,36 @@ function refusal(r: UrlRefusal): FetchFailure {
 }
 
 const lookupRefusal = (hostname: string, address: string) =>
-  Object.assign(new FetchFailure('refused', `Refused to fetch ${hostname}: it resolves to a private address (${address}).`, hostname), { code: 'ESSRF' });
+  Object.assign(
+    new FetchFailure(
+      'refused',
+      `Refused to fetch ${hostname}: it resolves to a private address (${address}).`,
+      hostname,
+    ),
+    { code: 'ESSRF' },
+  );
 
 function decoded(res: http.IncomingMessage, on: boolean): Readable {
   if (!on) return res;
-  const enc = String(res.headers['content-encoding'] ?? '').toLowerCase().trim();
+  const enc = String(res.headers['content-encoding'] ?? '')
+    .toLowerCase()
+    .trim();
   if (enc === 'gzip' || enc === 'x-gzip') return res.pipe(zlib.createGunzip());
   if (enc === 'deflate') return res.pipe(zlib.createInflate());
   if (enc === 'br') return res.pipe(zlib.createBrotliDecompress());
   return res;
 }
 
-async function readBody(res: http.IncomingMessage, opts: GuardedRequestOptions): Promise<{ body: Buffer; truncated: boolean }> {
+async function readBody(
+  res: http.IncomingMessage,
+  opts: GuardedRequestOptions,
+): Promise<{ body: Buffer; truncated: boolean }> {
   const max = opts.maxBytes ?? 5 * 1024 * 1024;
-  if (opts.overflow === 'fail' && Number(res.headers['content-length'] ?? 0) > max && !res.headers['content-encoding']) {
+  if (
+    opts.overflow === 'fail' &&
+    Number(res.headers['content-length'] ?? 0) > max &&
+    !res.headers['content-encoding']
+  ) {
     res.destroy();
     throw new FetchFailure('too_large', `The response is larger than the ${max}-byte limit.`);
   }
@@ -140,8 +161,13 @@ function mapError(err: unknown, url: URL, timedOut: boolean, outer?: AbortSignal
   const e = err as NodeJS.ErrnoException & { cause?: unknown };
   if (e.cause instanceof FetchFailure) return e.cause;
   if (timedOut) return new FetchFailure('timeout', `${url.host} did not answer within the time limit.`, url.host);
-  if (e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN') return new FetchFailure('dns', `Host ${url.hostname} could not be resolved.`, url.host);
-  return new FetchFailure('network', `Fetching ${url.host} failed: ${e.code ?? e.message?.slice(0, 120) ?? 'error'}.`, url.host);
+  if (e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN')
+    return new FetchFailure('dns', `Host ${url.hostname} could not be resolved.`, url.host);
+  return new FetchFailure(
+    'network',
+    `Fetching ${url.host} failed: ${e.code ?? e.message?.slice(0, 120) ?? 'error'}.`,
+    url.host,
+  );
 }
 
 /**
@@ -176,7 +202,15 @@ export async function guardedRequest(raw: string | URL, opts: GuardedRequestOpti
       }
       try {
         const { body, truncated } = await readBody(res, opts);
-        return { status, url: url.toString(), headers: res.headers, contentType: String(res.headers['content-type'] ?? ''), body, truncated, redirects: hop };
+        return {
+          status,
+          url: url.toString(),
+          headers: res.headers,
+          contentType: String(res.headers['content-type'] ?? ''),
+          body,
+          truncated,
+          redirects: hop,
+        };
       } catch (err) {
         throw mapError(err, url, timedOut, opts.signal);
       }

@@ -8,16 +8,41 @@ import { BlockList, isIP, type LookupFunction } from 'node:net';
 const blocked4 = new BlockList();
 const blocked6 = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked4.addSubnet(net, prefix, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked4.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
   // ::/96 = IPv4-compatible (deprecated; [::127.0.0.1] is loopback on some stacks, and it covers :: and ::1),
   // ::ffff:0:0/96 mapped, ::ffff:0:0:0/96 SIIT-translated, 64:ff9b::/96 and 64:ff9b:1::/48 NAT64.
-  ['::', 96], ['::ffff:0:0', 96], ['::ffff:0:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 32],
-  ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) blocked6.addSubnet(net, prefix, 'ipv6');
+  ['::', 96],
+  ['::ffff:0:0', 96],
+  ['::ffff:0:0:0', 96],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 32],
+  ['2001:db8::', 32],
+  ['2002::', 16],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  blocked6.addSubnet(net, prefix, 'ipv6');
 
 /** True for loopback, private, link-local, shared, multicast, documentation and other non-public addresses (and for non-addresses). */
 export function isPrivateAddress(address: string): boolean {
@@ -37,12 +62,16 @@ export function isPrivateAddress(address: string): boolean {
  * unless `allowPrivate`. The connection uses the address checked here, so DNS rebinding between
  * check and connect is not possible.
  */
-export function guardedLookup(allowPrivate: boolean, makeError: (hostname: string, address: string) => Error): LookupFunction {
+export function guardedLookup(
+  allowPrivate: boolean,
+  makeError: (hostname: string, address: string) => Error,
+): LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 0);
       const list = addresses as LookupAddress[];
-      if (!list.length) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
+      if (!list.length)
+        return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
       const bad = allowPrivate ? undefined : list.find((a) => isPrivateAddress(a.address));
       if (bad) return callback(makeError(hostname, bad.address), '', 0);
       if (options.all) callback(null, list);

@@ -31,23 +31,37 @@ function retryAfterSeconds(value: string | null): string {
 export function faultFromStatus(provider: string, status: number, retryAfter: string | null): AppError {
   if (status === 429) {
     const secs = retryAfterSeconds(retryAfter);
-    return upstreamFault('rate_limited', `The model provider '${provider}' is rate limiting requests; retry after ${secs} s.`, {
-      fallback: true,
-      headers: { 'Retry-After': secs },
-    });
+    return upstreamFault(
+      'rate_limited',
+      `The model provider '${provider}' is rate limiting requests; retry after ${secs} s.`,
+      {
+        fallback: true,
+        headers: { 'Retry-After': secs },
+      },
+    );
   }
   if (status >= 500) {
-    return upstreamFault('upstream_error', `The model provider '${provider}' failed (HTTP ${status}).`, { fallback: true });
-  }
-  if (status === 401 || status === 403) {
-    return upstreamFault('upstream_error', `The model provider '${provider}' refused our credentials (HTTP ${status}); check its API key.`, {
+    return upstreamFault('upstream_error', `The model provider '${provider}' failed (HTTP ${status}).`, {
       fallback: true,
     });
   }
-  if (status === 408) {
-    return upstreamFault('upstream_timeout', `The model provider '${provider}' timed out (HTTP 408).`, { fallback: false });
+  if (status === 401 || status === 403) {
+    return upstreamFault(
+      'upstream_error',
+      `The model provider '${provider}' refused our credentials (HTTP ${status}); check its API key.`,
+      {
+        fallback: true,
+      },
+    );
   }
-  return upstreamFault('upstream_error', `The model provider '${provider}' rejected the request (HTTP ${status}).`, { fallback: false });
+  if (status === 408) {
+    return upstreamFault('upstream_timeout', `The model provider '${provider}' timed out (HTTP 408).`, {
+      fallback: false,
+    });
+  }
+  return upstreamFault('upstream_error', `The model provider '${provider}' rejected the request (HTTP ${status}).`, {
+    fallback: false,
+  });
 }
 
 function causeCode(err: unknown): string | undefined {
@@ -65,16 +79,25 @@ export function faultFromNetwork(provider: string, err: unknown, started: boolea
   const code = causeCode(err);
   const what = code ? ` (${code})` : '';
   if (!started) {
-    return upstreamFault('upstream_error', `Could not reach the model provider '${provider}'${what}.`, { fallback: true, cause: err });
+    return upstreamFault('upstream_error', `Could not reach the model provider '${provider}'${what}.`, {
+      fallback: true,
+      cause: err,
+    });
   }
-  return upstreamFault('upstream_error', `The connection to the model provider '${provider}' broke mid-answer${what}.`, {
-    fallback: false,
-    cause: err,
-  });
+  return upstreamFault(
+    'upstream_error',
+    `The connection to the model provider '${provider}' broke mid-answer${what}.`,
+    {
+      fallback: false,
+      cause: err,
+    },
+  );
 }
 
 export function timeoutFault(provider: string, ms: number): AppError {
-  return upstreamFault('upstream_timeout', `The model provider '${provider}' did not answer within ${ms} ms.`, { fallback: false });
+  return upstreamFault('upstream_timeout', `The model provider '${provider}' did not answer within ${ms} ms.`, {
+    fallback: false,
+  });
 }
 
 export function noProviderError(lane: string): AppError {

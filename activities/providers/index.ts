@@ -19,7 +19,10 @@ export interface ModelRouterOptions {
  * problem itself is logged and kept in `configError`), so the service still starts. Build it
  * once per process (or per app instance).
  */
-export function createModelRouter(config: Config, opts: ModelRouterOptions = {}): ModelRouter & { configError?: string } {
+export function createModelRouter(
+  config: Config,
+  opts: ModelRouterOptions = {},
+): ModelRouter & { configError?: string } {
   let setup: ProviderSetup | null = null;
   let configError: string | undefined;
   try {

@@ -35,7 +35,9 @@ export class LocalDiscovery {
     try {
       const res = await fetch(`${this.provider.baseUrl}/models`, { signal: AbortSignal.timeout(800) });
       const body = res.ok ? ((await res.json()) as { data?: Array<{ id?: unknown }> }) : {};
-      this.models = (body.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string' && id.length > 0);
+      this.models = (body.data ?? [])
+        .map((m) => m.id)
+        .filter((id): id is string => typeof id === 'string' && id.length > 0);
     } catch {
       this.models = [];
     }

@@ -24,7 +24,11 @@ const ToolCall = z.object({
   type: z.literal('function').catch('function'),
   function: z.object({ name: z.string(), arguments: z.string().catch('{}') }),
 });
-const Usage = z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number().optional() });
+const Usage = z.object({
+  prompt_tokens: z.number(),
+  completion_tokens: z.number(),
+  total_tokens: z.number().optional(),
+});
 const Completion = z.object({
   choices: z
     .array(
@@ -69,22 +73,41 @@ export function estimateTokens(text: string): number {
 
 /** The upstream's usage, else an estimate (the caller marks it `usage_estimated`). */
 function usageOf(u: z.infer<typeof Usage> | null | undefined, messages: ChatMessageIn[], output: string): ModelUsage {
-  if (u) return { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens ?? u.prompt_tokens + u.completion_tokens };
+  if (u)
+    return {
+      prompt_tokens: u.prompt_tokens,
+      completion_tokens: u.completion_tokens,
+      total_tokens: u.total_tokens ?? u.prompt_tokens + u.completion_tokens,
+    };
   const prompt = estimateTokens(messages.map((m) => m.content ?? '').join('\n'));
   const completion = estimateTokens(output);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
-function requestInit(t: Target, req: ModelRequest, stream: boolean, signal: AbortSignal): Parameters<typeof request>[1] {
+function requestInit(
+  t: Target,
+  req: ModelRequest,
+  stream: boolean,
+  signal: AbortSignal,
+): Parameters<typeof request>[1] {
   const body: Record<string, unknown> = { ...req.extra, model: t.model, messages: req.messages, stream };
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.max_tokens !== undefined) body.max_tokens = req.max_tokens;
   if (req.tools && req.tools.length > 0) body.tools = req.tools;
   if (req.tool_choice !== undefined) body.tool_choice = req.tool_choice;
   if (stream) body.stream_options = { include_usage: true };
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: stream ? 'text/event-stream' : 'application/json',
+  };
   if (t.provider.apiKey) headers.authorization = `Bearer ${t.provider.apiKey}`;
-  return { method: 'POST', headers: { ...t.provider.headers, ...headers }, body: JSON.stringify(body), signal, dispatcher: poolFor(t.provider) };
+  return {
+    method: 'POST',
+    headers: { ...t.provider.headers, ...headers },
+    body: JSON.stringify(body),
+    signal,
+    dispatcher: poolFor(t.provider),
+  };
 }
 
 const pools = new WeakMap<ProviderDef, Agent>();
@@ -176,7 +199,11 @@ export async function completeOnce(t: Target, req: ModelRequest, remainingMs: nu
     try {
       parsed = Completion.parse(JSON.parse(text));
     } catch {
-      throw upstreamFault('upstream_error', `The model provider '${t.provider.name}' answered with an unreadable completion.`, { fallback: true });
+      throw upstreamFault(
+        'upstream_error',
+        `The model provider '${t.provider.name}' answered with an unreadable completion.`,
+        { fallback: true },
+      );
     }
     const choice = parsed.choices[0];
     const content = choice.message.content ?? '';
@@ -236,10 +263,18 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
         try {
           chunk = StreamChunk.parse(JSON.parse(data));
         } catch {
-          throw upstreamFault('upstream_error', `The model provider '${t.provider.name}' sent an unreadable stream chunk.`, { fallback: false });
+          throw upstreamFault(
+            'upstream_error',
+            `The model provider '${t.provider.name}' sent an unreadable stream chunk.`,
+            { fallback: false },
+          );
         }
         if (chunk.error !== undefined) {
-          throw upstreamFault('upstream_error', `The model provider '${t.provider.name}' reported an error mid-stream.`, { fallback: false });
+          throw upstreamFault(
+            'upstream_error',
+            `The model provider '${t.provider.name}' reported an error mid-stream.`,
+            { fallback: false },
+          );
         }
         if (chunk.usage) usage = chunk.usage;
         const choice = chunk.choices?.[0];
@@ -258,11 +293,17 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
         }
       }
       if (!ended && !finish) {
-        throw upstreamFault('upstream_error', `The model provider '${t.provider.name}' ended the stream before the answer was complete.`, {
-          fallback: false,
-        });
+        throw upstreamFault(
+          'upstream_error',
+          `The model provider '${t.provider.name}' ended the stream before the answer was complete.`,
+          {
+            fallback: false,
+          },
+        );
       }
-      const toolCalls = calls.filter(Boolean).map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } }));
+      const toolCalls = calls
+        .filter(Boolean)
+        .map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } }));
       yield {
         delta: '',
         finish_reason: finish ?? (toolCalls.length ? 'tool_calls' : 'stop'),

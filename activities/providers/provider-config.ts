@@ -59,9 +59,17 @@ export function loadProviderSetup(config: Config): ProviderSetup {
     });
   }
   for (const [name, p] of Object.entries(file.providers)) {
-    providers.set(name, { name, baseUrl: p.base_url, apiKey: p.api_key, timeoutMs: p.timeout_ms, headers: p.headers, model: p.model });
+    providers.set(name, {
+      name,
+      baseUrl: p.base_url,
+      apiKey: p.api_key,
+      timeoutMs: p.timeout_ms,
+      headers: p.headers,
+      model: p.model,
+    });
   }
-  const fallbackName = file.default_provider ?? (providers.has(ENV_PROVIDER) ? ENV_PROVIDER : Object.keys(file.providers)[0]);
+  const fallbackName =
+    file.default_provider ?? (providers.has(ENV_PROVIDER) ? ENV_PROVIDER : Object.keys(file.providers)[0]);
   if (file.default_provider && !providers.has(file.default_provider)) {
     throw new ConfigError(`SVC_CONFIG: default_provider '${file.default_provider}' is not a configured provider.`);
   }

@@ -36,12 +36,20 @@ export class LaneRouter implements ModelRouter {
   /** @throws AppError model_not_found / service_unavailable */
   private async targets(lane: string): Promise<Target[]> {
     if (!isPublicLane(lane)) {
-      throw new AppError('model_not_found', `The model '${lane}' does not exist. GET /v1/models lists the available lanes.`);
+      throw new AppError(
+        'model_not_found',
+        `The model '${lane}' does not exist. GET /v1/models lists the available lanes.`,
+      );
     }
     if (this.configError) {
       // The detail names server-side paths: it goes to the log (also at start-up), not to the client.
-      this.log?.error({ lane, err: this.configError }, 'model call refused: the provider configuration (SVC_CONFIG) is invalid');
-      throw new AppError('service_unavailable', 'The provider configuration is invalid; see the service log.', { cause: new Error(this.configError) });
+      this.log?.error(
+        { lane, err: this.configError },
+        'model call refused: the provider configuration (SVC_CONFIG) is invalid',
+      );
+      throw new AppError('service_unavailable', 'The provider configuration is invalid; see the service log.', {
+        cause: new Error(this.configError),
+      });
     }
     const configured = this.setup?.lanes.get(lane as PublicLane) ?? [];
     if (configured.length > 0) return configured;
@@ -51,7 +59,10 @@ export class LaneRouter implements ModelRouter {
   }
 
   private noteFallback(lane: string, t: Target, err: unknown) {
-    this.log?.warn({ lane, provider: t.provider.name, err: (err as Error).message }, 'model provider failed; trying the next one');
+    this.log?.warn(
+      { lane, provider: t.provider.name, err: (err as Error).message },
+      'model provider failed; trying the next one',
+    );
   }
 
   /**
@@ -59,7 +70,10 @@ export class LaneRouter implements ModelRouter {
    * allows fallback (connect error, 429, 5xx) moves on to the next target.
    * @throws the abort reason, the first failure that does not allow fallback, or the last failure
    */
-  private async withFallback<T>(req: ModelRequest, attempt: (t: Target, remainingMs: number) => Promise<T>): Promise<T> {
+  private async withFallback<T>(
+    req: ModelRequest,
+    attempt: (t: Target, remainingMs: number) => Promise<T>,
+  ): Promise<T> {
     const targets = await this.targets(req.lane);
     const deadline = req.timeoutMs !== undefined ? Date.now() + req.timeoutMs : Infinity;
     let last: unknown;
@@ -87,7 +101,10 @@ export class LaneRouter implements ModelRouter {
     const provider = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
     provider.catch(() => undefined); // observed by callers that care; never an unhandled rejection
     const open = (): Promise<{ opened: OpenedStream; name: string }> =>
-      this.withFallback(req, async (t, remaining) => ({ opened: await openStream(t, req, remaining), name: t.provider.name }));
+      this.withFallback(req, async (t, remaining) => ({
+        opened: await openStream(t, req, remaining),
+        name: t.provider.name,
+      }));
     async function* run(): AsyncGenerator<ModelStreamChunk> {
       let opened: OpenedStream;
       try {

@@ -47,8 +47,14 @@ export async function insertBrowserSession(
   });
 }
 
-export async function getBrowserSession(db: CommonQueryMethods, tenantId: string, id: string): Promise<BrowserSessionRow | null> {
-  return db.maybeOne(sql.type(BrowserSessionRow)`SELECT ${COLS} FROM browser_sessions WHERE id = ${id} AND tenant_id = ${tenantId}`);
+export async function getBrowserSession(
+  db: CommonQueryMethods,
+  tenantId: string,
+  id: string,
+): Promise<BrowserSessionRow | null> {
+  return db.maybeOne(
+    sql.type(BrowserSessionRow)`SELECT ${COLS} FROM browser_sessions WHERE id = ${id} AND tenant_id = ${tenantId}`,
+  );
 }
 
 export async function listBrowserSessions(
@@ -69,7 +75,14 @@ export async function countLiveBrowserSessions(db: CommonQueryMethods, tenantId:
 /** Status change written by the session workflow; a session that ended stays ended. */
 export async function setBrowserStatus(
   db: CommonQueryMethods,
-  s: { tenantId: string; id: string; status: BrowserStatus; workerId?: string | null; error?: string | null; recovered?: boolean },
+  s: {
+    tenantId: string;
+    id: string;
+    status: BrowserStatus;
+    workerId?: string | null;
+    error?: string | null;
+    recovered?: boolean;
+  },
 ): Promise<void> {
   const ended = s.status === 'closed' || s.status === 'expired' || s.status === 'failed';
   await db.query(sql.unsafe`
@@ -94,7 +107,11 @@ export async function saveBrowserCheckpoint(
     WHERE id = ${c.id} AND tenant_id = ${c.tenantId}`);
 }
 
-export async function getBrowserCheckpoint(db: CommonQueryMethods, tenantId: string, id: string): Promise<{ url: string | null; checkpoint: string | null } | null> {
+export async function getBrowserCheckpoint(
+  db: CommonQueryMethods,
+  tenantId: string,
+  id: string,
+): Promise<{ url: string | null; checkpoint: string | null } | null> {
   return db.maybeOne(sql.type(z.object({ url: z.string().nullable(), checkpoint: z.string().nullable() }))`
     SELECT url, checkpoint FROM browser_sessions WHERE id = ${id} AND tenant_id = ${tenantId}`);
 }

@@ -19,7 +19,16 @@ const COLS = sql.fragment`id, tenant_id, name, encrypted, origins, cookies, sour
 /** Saves (or replaces, by name) a tenant's state; `state` is already sealed when encryption is on. */
 export async function upsertBrowserState(
   db: CommonQueryMethods,
-  s: { id: string; tenantId: string; name: string; state: string; encrypted: boolean; origins: number; cookies: number; sourceSessionId: string },
+  s: {
+    id: string;
+    tenantId: string;
+    name: string;
+    state: string;
+    encrypted: boolean;
+    origins: number;
+    cookies: number;
+    sourceSessionId: string;
+  },
 ): Promise<BrowserStateRow> {
   return db.one(sql.type(BrowserStateRow)`
     INSERT INTO browser_states (id, tenant_id, name, state, encrypted, origins, cookies, source_session_id)

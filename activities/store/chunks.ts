@@ -32,7 +32,12 @@ const Ranked = z.object({ id: z.string(), score: z.number() });
  * `websearch_to_tsquery` come first; for plain word queries, chunks matching only some of the
  * words follow (an OR of the same lexemes), so natural-language questions still find answers.
  */
-export async function ftsCandidates(db: Db, f: ChunkFilter, q: string, limit: number): Promise<Array<{ id: string; score: number }>> {
+export async function ftsCandidates(
+  db: Db,
+  f: ChunkFilter,
+  q: string,
+  limit: number,
+): Promise<Array<{ id: string; score: number }>> {
   const loose = sql.fragment`(SELECT CASE WHEN s::text ~ '(!|<->|<[0-9]+>)' OR s::text = '' THEN s
     ELSE replace(s::text, ' & ', ' | ')::tsquery END FROM websearch_to_tsquery('english', ${q}) AS s)`;
   // Stage 1: chunks matching the whole query. Stage 2 (only when stage 1 is short): partial matches.
@@ -53,7 +58,12 @@ export async function ftsCandidates(db: Db, f: ChunkFilter, q: string, limit: nu
 }
 
 /** Nearest chunks by cosine distance (hybrid mode only: needs the chunk_vectors table). */
-export async function vectorCandidates(db: Db, f: ChunkFilter, embedding: number[], limit: number): Promise<Array<{ id: string; score: number }>> {
+export async function vectorCandidates(
+  db: Db,
+  f: ChunkFilter,
+  embedding: number[],
+  limit: number,
+): Promise<Array<{ id: string; score: number }>> {
   const vec = `[${embedding.join(',')}]`;
   const rows = await db.any(sql.type(Ranked)`
     SELECT c.id, (1 - (v.embedding <=> ${vec}::vector))::float8 AS score
@@ -76,7 +86,12 @@ const HitRow = z.object({
 });
 
 function escapeHtml(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  return s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
 }
 
 /** Plain snippet and HTML highlight from a ts_headline result carrying our delimiters. */

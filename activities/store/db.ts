@@ -25,9 +25,7 @@ const isoTimestamp = (value: string) => new Date(value.includes('T') ? value : v
 
 /** Timestamps as ISO strings, int8 and numeric as numbers. */
 const typeParsers = [
-  ...createTypeParserPreset().filter(
-    (p) => !['timestamp', 'timestamptz', 'int8', 'numeric', 'date'].includes(p.name),
-  ),
+  ...createTypeParserPreset().filter((p) => !['timestamp', 'timestamptz', 'int8', 'numeric', 'date'].includes(p.name)),
   { name: 'timestamptz', parse: (v: string) => new Date(v).toISOString() },
   { name: 'timestamp', parse: (v: string) => isoTimestamp(v + 'Z') },
   { name: 'int8', parse: (v: string) => Number.parseInt(v, 10) },

@@ -50,11 +50,17 @@ export interface InsertedDocument {
   created: boolean;
 }
 
-async function insertChunks(tx: DatabaseTransactionConnection, doc: NewDocument, documentId: string): Promise<string[]> {
+async function insertChunks(
+  tx: DatabaseTransactionConnection,
+  doc: NewDocument,
+  documentId: string,
+): Promise<string[]> {
   const ids = doc.chunks.map(() => newId('chk'));
   const title = doc.title.slice(0, 300);
   for (let start = 0; start < doc.chunks.length; start += 500) {
-    const rows = doc.chunks.slice(start, start + 500).map((text, i) => [ids[start + i], doc.tenantId, documentId, start + i, title, text]);
+    const rows = doc.chunks
+      .slice(start, start + 500)
+      .map((text, i) => [ids[start + i], doc.tenantId, documentId, start + i, title, text]);
     await tx.query(sql.unsafe`
       INSERT INTO chunks (id, tenant_id, document_id, ord, title, text)
       SELECT * FROM ${sql.unnest(rows, ['text', 'text', 'text', 'int4', 'text', 'text'])}`);
@@ -87,7 +93,11 @@ export async function insertDocument(db: Db, doc: NewDocument): Promise<Inserted
     if (!inserted) {
       const p = doc.provenance ?? {};
       const existing = doc.id
-        ? await tx.one(sql.type(DocumentRow)`SELECT ${COLUMNS} FROM documents WHERE tenant_id = ${doc.tenantId} AND id = ${doc.id}`)
+        ? await tx.one(
+            sql.type(
+              DocumentRow,
+            )`SELECT ${COLUMNS} FROM documents WHERE tenant_id = ${doc.tenantId} AND id = ${doc.id}`,
+          )
         : await tx.one(sql.type(DocumentRow)`
           SELECT ${COLUMNS} FROM documents WHERE tenant_id = ${doc.tenantId} AND source_kind = 'learn'
             AND provenance->>'job_id' = ${String(p.job_id)} AND provenance->>'source_index' = ${String(p.source_index)}`);
@@ -96,7 +106,15 @@ export async function insertDocument(db: Db, doc: NewDocument): Promise<Inserted
     const chunkIds = await insertChunks(tx, doc, id);
     if (doc.memory) {
       const m = doc.memory;
-      const rows = chunkIds.map((chunkId, i) => [newId('mem'), doc.tenantId, id, chunkId, m.kind, m.provenance, doc.chunks[i]]);
+      const rows = chunkIds.map((chunkId, i) => [
+        newId('mem'),
+        doc.tenantId,
+        id,
+        chunkId,
+        m.kind,
+        m.provenance,
+        doc.chunks[i],
+      ]);
       await tx.query(sql.unsafe`
         INSERT INTO memories (id, tenant_id, document_id, chunk_id, kind, provenance, content)
         SELECT * FROM ${sql.unnest(rows, ['text', 'text', 'text', 'text', 'text', 'text', 'text'])}`);
@@ -107,11 +125,17 @@ export async function insertDocument(db: Db, doc: NewDocument): Promise<Inserted
 
 /** One document of the tenant, or null. */
 export async function getDocument(db: Db, tenantId: string, id: string): Promise<DocumentRecord | null> {
-  return db.maybeOne(sql.type(DocumentRow)`SELECT ${COLUMNS} FROM documents WHERE tenant_id = ${tenantId} AND id = ${id}`);
+  return db.maybeOne(
+    sql.type(DocumentRow)`SELECT ${COLUMNS} FROM documents WHERE tenant_id = ${tenantId} AND id = ${id}`,
+  );
 }
 
 /** Extracted text and title of a document of the tenant, or null. */
-export async function getDocumentText(db: Db, tenantId: string, id: string): Promise<{ title: string; text: string; media_type: string } | null> {
+export async function getDocumentText(
+  db: Db,
+  tenantId: string,
+  id: string,
+): Promise<{ title: string; text: string; media_type: string } | null> {
   return db.maybeOne(sql.type(z.object({ title: z.string(), text: z.string(), media_type: z.string() }))`
     SELECT title, text, media_type FROM documents WHERE tenant_id = ${tenantId} AND id = ${id}`);
 }
@@ -137,7 +161,10 @@ export async function listDocuments(
  * Deletes learned knowledge: one document (`documentId`, any source kind) or every learned document.
  * Chunks, vectors and memory fragments go with them (cascade).
  */
-export async function deleteKnowledge(db: Db, opts: { tenantId: string; documentId?: string }): Promise<{ documents: number; chunks: number }> {
+export async function deleteKnowledge(
+  db: Db,
+  opts: { tenantId: string; documentId?: string },
+): Promise<{ documents: number; chunks: number }> {
   const where = opts.documentId
     ? sql.fragment`tenant_id = ${opts.tenantId} AND id = ${opts.documentId}`
     : sql.fragment`tenant_id = ${opts.tenantId} AND source_kind = 'learn'`;

@@ -32,7 +32,16 @@ const COLS = sql.fragment`id, tenant_id, to_addr, subject, body, html, from_addr
  */
 export async function insertEmailWithinRate(
   db: DatabasePool,
-  e: { id: string; tenantId: string; to: string; subject: string; body: string; html: string | null; from: string; messageId: string },
+  e: {
+    id: string;
+    tenantId: string;
+    to: string;
+    subject: string;
+    body: string;
+    html: string | null;
+    from: string;
+    messageId: string;
+  },
   limit: number,
 ): Promise<{ row: EmailRow } | { retryAfter: number }> {
   return db.transaction(async (tx) => {
@@ -61,7 +70,11 @@ export async function deleteEmailRow(db: CommonQueryMethods, tenantId: string, i
 }
 
 /** Starts an attempt: counts it and moves a queued (or retried) email to `sending`. */
-export async function beginEmailAttempt(db: CommonQueryMethods, tenantId: string, id: string): Promise<EmailRow | null> {
+export async function beginEmailAttempt(
+  db: CommonQueryMethods,
+  tenantId: string,
+  id: string,
+): Promise<EmailRow | null> {
   return db.maybeOne(sql.type(EmailRow)`
     UPDATE emails SET status = 'sending', attempts = attempts + 1, updated_at = now()
     WHERE id = ${id} AND tenant_id = ${tenantId} AND status IN ('queued', 'sending')
@@ -69,12 +82,16 @@ export async function beginEmailAttempt(db: CommonQueryMethods, tenantId: string
 }
 
 export async function markEmailDataSent(db: CommonQueryMethods, tenantId: string, id: string): Promise<void> {
-  await db.query(sql.unsafe`UPDATE emails SET data_sent_at = now(), updated_at = now() WHERE id = ${id} AND tenant_id = ${tenantId}`);
+  await db.query(
+    sql.unsafe`UPDATE emails SET data_sent_at = now(), updated_at = now() WHERE id = ${id} AND tenant_id = ${tenantId}`,
+  );
 }
 
 /** Clears the DATA marker of an attempt that ended with a definite answer (a retry starts clean). */
 export async function clearEmailDataSent(db: CommonQueryMethods, tenantId: string, id: string): Promise<void> {
-  await db.query(sql.unsafe`UPDATE emails SET data_sent_at = NULL, updated_at = now() WHERE id = ${id} AND tenant_id = ${tenantId}`);
+  await db.query(
+    sql.unsafe`UPDATE emails SET data_sent_at = NULL, updated_at = now() WHERE id = ${id} AND tenant_id = ${tenantId}`,
+  );
 }
 
 /** Records the final state; only an email still `sending`/`queued` changes (a closed one stays closed). */

@@ -52,7 +52,9 @@ export async function upsertEntity(
     await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtextextended(${`${opts.tenantId}/${nameNorm}`}, 4242))`);
     let id: string | null = null;
     if (b.id) {
-      id = await tx.maybeOneFirst(sql.type(IdRow)`SELECT id FROM entities WHERE id = ${b.id} AND tenant_id = ${opts.tenantId} FOR UPDATE`);
+      id = await tx.maybeOneFirst(
+        sql.type(IdRow)`SELECT id FROM entities WHERE id = ${b.id} AND tenant_id = ${opts.tenantId} FOR UPDATE`,
+      );
       if (!id) throw notFound('Entity');
     } else {
       id =
@@ -159,9 +161,14 @@ export async function addEntityEvent(
 ): Promise<EntityEvent> {
   const b = opts.body;
   return db.transaction(async (tx) => {
-    const exists = await tx.exists(sql.unsafe`SELECT 1 FROM entities WHERE id = ${opts.entityId} AND tenant_id = ${opts.tenantId}`);
+    const exists = await tx.exists(
+      sql.unsafe`SELECT 1 FROM entities WHERE id = ${opts.entityId} AND tenant_id = ${opts.tenantId}`,
+    );
     if (!exists) throw notFound('Entity');
-    if (b.task_id && !(await tx.exists(sql.unsafe`SELECT 1 FROM tasks WHERE id = ${b.task_id} AND tenant_id = ${opts.tenantId}`))) {
+    if (
+      b.task_id &&
+      !(await tx.exists(sql.unsafe`SELECT 1 FROM tasks WHERE id = ${b.task_id} AND tenant_id = ${opts.tenantId}`))
+    ) {
       throw notFound(`Task ${b.task_id}`);
     }
     const event = await tx.one(sql.type(EventRow)`
@@ -169,7 +176,9 @@ export async function addEntityEvent(
       VALUES (${newId('eev')}, ${opts.tenantId}, ${opts.entityId}, ${b.kind}, ${b.content ?? null}, ${b.task_id ?? null},
               ${sql.jsonb(b.metadata ?? {})}, coalesce(${b.occurred_at ?? null}::timestamptz, now()))
       RETURNING id, entity_id, kind, content, task_id, metadata, occurred_at, created_at`);
-    await tx.query(sql.unsafe`UPDATE entities SET updated_at = now() WHERE id = ${opts.entityId} AND tenant_id = ${opts.tenantId}`);
+    await tx.query(
+      sql.unsafe`UPDATE entities SET updated_at = now() WHERE id = ${opts.entityId} AND tenant_id = ${opts.tenantId}`,
+    );
     return event;
   });
 }

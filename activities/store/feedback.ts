@@ -47,7 +47,10 @@ export async function feedbackSignal(
   opts: { tenantId: string; surface: string; profile?: string },
 ): Promise<{ mean: number; count: number; lessons: string[] } | undefined> {
   // Profiles compare trimmed and case-blind.
-  const byProfile = opts.profile === undefined ? sql.fragment`TRUE` : sql.fragment`lower(btrim(profile)) = lower(btrim(${opts.profile}))`;
+  const byProfile =
+    opts.profile === undefined
+      ? sql.fragment`TRUE`
+      : sql.fragment`lower(btrim(profile)) = lower(btrim(${opts.profile}))`;
   const row = await db.one(sql.type(Signal)`
     WITH recent_profile AS (
       SELECT sass, lesson, created_at, id FROM chat_feedback

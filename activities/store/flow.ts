@@ -8,13 +8,22 @@ import { newId } from './ids';
  * on purpose: the public routes have no tenant, and every replica must see the same rows.
  */
 
-const PromptRow = z.object({ id: z.string(), trigger: z.string(), prompt: z.string(), context: z.record(z.string(), z.unknown()), created_at: z.string() });
+const PromptRow = z.object({
+  id: z.string(),
+  trigger: z.string(),
+  prompt: z.string(),
+  context: z.record(z.string(), z.unknown()),
+  created_at: z.string(),
+});
 export type FlowPrompt = z.infer<typeof PromptRow>;
 
 const cols = sql.fragment`id, trigger, prompt, context, to_json(created_at)#>>'{}' AS created_at`;
 
 /** Stores a prompt; with a given id a repeat is a no-op (idempotent drift triggers). */
-export async function createFlowPrompt(db: Db, p: { id?: string; trigger: 'manual' | 'eri_drift'; prompt: string; context?: Record<string, unknown> }): Promise<FlowPrompt | null> {
+export async function createFlowPrompt(
+  db: Db,
+  p: { id?: string; trigger: 'manual' | 'eri_drift'; prompt: string; context?: Record<string, unknown> },
+): Promise<FlowPrompt | null> {
   return db.maybeOne(sql.type(PromptRow)`
     INSERT INTO flow_prompts (id, trigger, prompt, context) VALUES (${p.id ?? newId('flow')}, ${p.trigger}, ${p.prompt}, ${sql.jsonb((p.context ?? {}) as never)})
     ON CONFLICT (id) DO NOTHING RETURNING ${cols}`);
@@ -23,17 +32,25 @@ export async function createFlowPrompt(db: Db, p: { id?: string; trigger: 'manua
 /** The oldest pending prompt and how many are pending. */
 export async function nextFlowPrompt(db: Db): Promise<{ prompt: FlowPrompt | null; pending: number }> {
   const [prompt, pending] = await Promise.all([
-    db.maybeOne(sql.type(PromptRow)`SELECT ${cols} FROM flow_prompts WHERE dismissed_at IS NULL ORDER BY created_at, id LIMIT 1`),
-    db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM flow_prompts WHERE dismissed_at IS NULL`),
+    db.maybeOne(
+      sql.type(PromptRow)`SELECT ${cols} FROM flow_prompts WHERE dismissed_at IS NULL ORDER BY created_at, id LIMIT 1`,
+    ),
+    db.oneFirst(
+      sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM flow_prompts WHERE dismissed_at IS NULL`,
+    ),
   ]);
   return { prompt, pending };
 }
 
 /** @returns 'dismissed', 'already' (dismissed before) or 'missing' */
 export async function dismissFlowPrompt(db: Db, id: string): Promise<'dismissed' | 'already' | 'missing'> {
-  const r = await db.query(sql.unsafe`UPDATE flow_prompts SET dismissed_at = now() WHERE id = ${id} AND dismissed_at IS NULL`);
+  const r = await db.query(
+    sql.unsafe`UPDATE flow_prompts SET dismissed_at = now() WHERE id = ${id} AND dismissed_at IS NULL`,
+  );
   if (r.rowCount > 0) return 'dismissed';
-  const exists = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM flow_prompts WHERE id = ${id}`);
+  const exists = await db.maybeOneFirst(
+    sql.type(z.object({ id: z.string() }))`SELECT id FROM flow_prompts WHERE id = ${id}`,
+  );
   return exists ? 'already' : 'missing';
 }
 

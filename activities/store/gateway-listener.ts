@@ -76,9 +76,12 @@ export function createGatewayListener(opts: {
       .catch(fail);
   };
 
-  const idleTimer = setInterval(() => {
-    if (client && Date.now() - lastUse > idleMs) drop(client);
-  }, Math.min(idleMs, 5000));
+  const idleTimer = setInterval(
+    () => {
+      if (client && Date.now() - lastUse > idleMs) drop(client);
+    },
+    Math.min(idleMs, 5000),
+  );
   idleTimer.unref();
 
   return {

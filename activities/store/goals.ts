@@ -24,7 +24,16 @@ const COLS = sql.fragment`id, tenant_id, kind, title, description, lane, status,
 
 export async function insertGoal(
   db: CommonQueryMethods,
-  g: { id: string; tenantId: string; kind: 'goal' | 'sovereign'; title: string; description: string | null; lane: string; status: string; plan: PlanStepState[] },
+  g: {
+    id: string;
+    tenantId: string;
+    kind: 'goal' | 'sovereign';
+    title: string;
+    description: string | null;
+    lane: string;
+    status: string;
+    plan: PlanStepState[];
+  },
 ): Promise<GoalRow> {
   return db.one(sql.type(GoalRow)`
     INSERT INTO goals (id, tenant_id, kind, title, description, lane, status, plan)
@@ -53,8 +62,15 @@ export async function saveGoalState(db: CommonQueryMethods, s: GoalSnapshot): Pr
   });
 }
 
-export async function getGoalRow(db: CommonQueryMethods, tenantId: string, kind: 'goal' | 'sovereign', id: string): Promise<GoalRow | null> {
-  return db.maybeOne(sql.type(GoalRow)`SELECT ${COLS} FROM goals WHERE id = ${id} AND tenant_id = ${tenantId} AND kind = ${kind}`);
+export async function getGoalRow(
+  db: CommonQueryMethods,
+  tenantId: string,
+  kind: 'goal' | 'sovereign',
+  id: string,
+): Promise<GoalRow | null> {
+  return db.maybeOne(
+    sql.type(GoalRow)`SELECT ${COLS} FROM goals WHERE id = ${id} AND tenant_id = ${tenantId} AND kind = ${kind}`,
+  );
 }
 
 export async function listGoalRows(
@@ -69,7 +85,12 @@ export async function listGoalRows(
   return { rows, total };
 }
 
-export async function updateGoalText(db: CommonQueryMethods, tenantId: string, id: string, patch: { title?: string; description?: string }): Promise<void> {
+export async function updateGoalText(
+  db: CommonQueryMethods,
+  tenantId: string,
+  id: string,
+  patch: { title?: string; description?: string },
+): Promise<void> {
   await db.query(sql.unsafe`
     UPDATE goals SET title = coalesce(${patch.title ?? null}, title),
       description = coalesce(${patch.description ?? null}, description), updated_at = now()

@@ -69,7 +69,10 @@ export async function completeIdempotencyKey(
 }
 
 /** Frees a key whose request failed, so that a retry can run again. */
-export async function releaseIdempotencyKey(db: CommonQueryMethods, o: { tenantId: string; route: string; key: string }): Promise<void> {
+export async function releaseIdempotencyKey(
+  db: CommonQueryMethods,
+  o: { tenantId: string; route: string; key: string },
+): Promise<void> {
   await db.query(sql.unsafe`
     DELETE FROM idempotency_keys WHERE tenant_id = ${o.tenantId} AND route = ${o.route} AND key = ${o.key} AND response IS NULL`);
 }

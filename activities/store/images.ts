@@ -30,8 +30,13 @@ export async function storeImageLink(
 }
 
 /** The image behind a link that has not expired, or null. */
-export async function imageByToken(db: DatabasePool, token: string): Promise<{ contentType: string; bytes: Buffer; expiresAt: string } | null> {
-  const row = await db.maybeOne(sql.type(z.object({ content_type: z.string(), bytes: z.instanceof(Buffer), expires_at: z.string() }))`
+export async function imageByToken(
+  db: DatabasePool,
+  token: string,
+): Promise<{ contentType: string; bytes: Buffer; expiresAt: string } | null> {
+  const row = await db.maybeOne(sql.type(
+    z.object({ content_type: z.string(), bytes: z.instanceof(Buffer), expires_at: z.string() }),
+  )`
     SELECT b.content_type, b.bytes, l.expires_at FROM image_links l
     JOIN image_blobs b ON b.tenant_id = l.tenant_id AND b.sha256 = l.sha256
     WHERE l.token = ${token} AND l.expires_at > now()`);

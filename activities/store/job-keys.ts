@@ -3,7 +3,10 @@ import { z } from 'zod';
 import type { Db } from './db';
 
 /** Remembers the key that started a job (the gateway cancels it when the key is revoked). */
-export async function recordJobKey(db: Db, o: { workflowId: string; tenantId: string; keyId: string; kind: string }): Promise<void> {
+export async function recordJobKey(
+  db: Db,
+  o: { workflowId: string; tenantId: string; keyId: string; kind: string },
+): Promise<void> {
   await db.query(sql.unsafe`
     INSERT INTO job_keys (workflow_id, tenant_id, key_id, kind) VALUES (${o.workflowId}, ${o.tenantId}, ${o.keyId}, ${o.kind})
     ON CONFLICT (workflow_id) DO NOTHING`);

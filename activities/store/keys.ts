@@ -47,10 +47,9 @@ export function hashSecret(secret: string): string {
 const KEY_PATTERN = /^(svc|agb)\.([0-9a-z]{12})\.([0-9a-z]{32})$/;
 
 /** Splits a bearer token into its parts; `null` when it has none of our formats. */
-export function parseKeyToken(token: string):
-  | { kind: 'runtime' | 'bootstrap'; prefix: string; secret: string }
-  | { kind: 'legacy' }
-  | null {
+export function parseKeyToken(
+  token: string,
+): { kind: 'runtime' | 'bootstrap'; prefix: string; secret: string } | { kind: 'legacy' } | null {
   const m = KEY_PATTERN.exec(token);
   if (m) return { kind: m[1] === 'svc' ? 'runtime' : 'bootstrap', prefix: m[2], secret: m[3] };
   if (/^legacy\.[A-Za-z0-9._~-]{8,200}$/.test(token)) return { kind: 'legacy' };

@@ -39,7 +39,10 @@ const SourceSpec = z.object({
 export type SourceSpec = z.infer<typeof SourceSpec>;
 
 /** Creates a queued job with its sources (inline texts stay here, out of workflow history). */
-export async function createLearnJob(db: Db, opts: { tenantId: string; body: LearnBody }): Promise<{ id: string; total: number }> {
+export async function createLearnJob(
+  db: Db,
+  opts: { tenantId: string; body: LearnBody },
+): Promise<{ id: string; total: number }> {
   const id = newId('lrn');
   const { sources, space_id } = opts.body;
   await db.transaction(async (tx) => {
@@ -69,7 +72,10 @@ export async function getLearnJob(db: Db, tenantId: string, jobId: string): Prom
   return {
     job_id: job.id,
     status: job.status,
-    progress: { done: sources.filter((s) => s.status === 'completed' || s.status === 'failed').length, total: job.total },
+    progress: {
+      done: sources.filter((s) => s.status === 'completed' || s.status === 'failed').length,
+      total: job.total,
+    },
     space_id: job.space_id,
     sources: sources.map((s) => ({
       index: s.idx,
@@ -106,7 +112,15 @@ export async function setJobRunning(db: Db, tenantId: string, jobId: string): Pr
 /** Records a source's progress; a finished source (completed/failed/cancelled) is never reopened. */
 export async function setSourceState(
   db: Db,
-  s: { tenantId: string; jobId: string; idx: number; status: 'running' | 'completed' | 'failed'; error?: string; documentId?: string; chunks?: number },
+  s: {
+    tenantId: string;
+    jobId: string;
+    idx: number;
+    status: 'running' | 'completed' | 'failed';
+    error?: string;
+    documentId?: string;
+    chunks?: number;
+  },
 ): Promise<void> {
   await db.query(sql.unsafe`
     UPDATE learn_sources SET status = ${s.status}, error = ${s.error?.slice(0, 500) ?? null},
@@ -118,7 +132,12 @@ export async function setSourceState(
  * Closes the job: `cancelled` when asked, else `completed` when at least one source was learned,
  * `failed` when none was. Sources still open become `cancelled`. @returns the final status
  */
-export async function finishLearnJob(db: Db, tenantId: string, jobId: string, opts: { cancelled?: boolean } = {}): Promise<LearnStatus> {
+export async function finishLearnJob(
+  db: Db,
+  tenantId: string,
+  jobId: string,
+  opts: { cancelled?: boolean } = {},
+): Promise<LearnStatus> {
   return db.transaction(async (tx) => {
     await tx.query(sql.unsafe`
       UPDATE learn_sources SET status = 'cancelled', updated_at = now()

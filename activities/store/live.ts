@@ -28,7 +28,11 @@ export async function windowTexts(db: Db, from: Date, to: Date, limit: number): 
 }
 
 /** Work started (requests), jobs finished and failed in [from, to). */
-export async function windowCounts(db: Db, from: Date, to: Date): Promise<{ requests: number; jobsDone: number; errors: number }> {
+export async function windowCounts(
+  db: Db,
+  from: Date,
+  to: Date,
+): Promise<{ requests: number; jobsDone: number; errors: number }> {
   const f = from.toISOString();
   const t = to.toISOString();
   const r = await db.one(sql.type(Counts)`
@@ -49,7 +53,13 @@ export async function windowCounts(db: Db, from: Date, to: Date): Promise<{ requ
   return { requests: Number(r.requests), jobsDone: Number(r.jobs_done), errors: Number(r.errors) };
 }
 
-const Families = z.object({ chat: z.number(), tasks: z.number(), goals: z.number(), learning: z.number(), swarm: z.number() });
+const Families = z.object({
+  chat: z.number(),
+  tasks: z.number(),
+  goals: z.number(),
+  learning: z.number(),
+  swarm: z.number(),
+});
 
 /** Work started per capability family in [from, to) (for the curiosity frame: where attention goes). */
 export async function windowFamilies(db: Db, from: Date, to: Date): Promise<z.infer<typeof Families>> {
@@ -115,7 +125,14 @@ export async function saveDaily(db: Db, d: DailyAggregate): Promise<void> {
 }
 
 const DailyRow = z.object({
-  day: z.string(), sentiment_sum: z.number(), sentiment_n: z.number(), requests: z.number(), jobs_done: z.number(), errors: z.number(), eri_sum: z.number(), eri_n: z.number(),
+  day: z.string(),
+  sentiment_sum: z.number(),
+  sentiment_n: z.number(),
+  requests: z.number(),
+  jobs_done: z.number(),
+  errors: z.number(),
+  eri_sum: z.number(),
+  eri_n: z.number(),
 });
 
 /** Daily aggregates with day in [from, to] (YYYY-MM-DD, inclusive). */
@@ -123,7 +140,16 @@ export async function dailyRange(db: Db, from: string, to: string): Promise<Dail
   const rows = await db.any(sql.type(DailyRow)`
     SELECT day::text AS day, sentiment_sum, sentiment_n, requests, jobs_done, errors, eri_sum, eri_n
     FROM live_daily WHERE day >= ${from}::date AND day <= ${to}::date ORDER BY day`);
-  return rows.map((r) => ({ day: r.day, sentimentSum: r.sentiment_sum, sentimentN: r.sentiment_n, requests: r.requests, jobsDone: r.jobs_done, errors: r.errors, eriSum: r.eri_sum, eriN: r.eri_n }));
+  return rows.map((r) => ({
+    day: r.day,
+    sentimentSum: r.sentiment_sum,
+    sentimentN: r.sentiment_n,
+    requests: r.requests,
+    jobsDone: r.jobs_done,
+    errors: r.errors,
+    eriSum: r.eri_sum,
+    eriN: r.eri_n,
+  }));
 }
 
 /** Sum and count of the day's stored ERI samples. */
@@ -135,6 +161,9 @@ export async function dayEri(db: Db, dayStart: Date, dayEnd: Date): Promise<{ su
 }
 
 /** Tells every replica's WebSocket hub that a sample exists (payload: its id only). */
-export async function notifyLive(db: Db, payload: { kind: string; id: number | string; tenant?: string; content?: string }): Promise<void> {
+export async function notifyLive(
+  db: Db,
+  payload: { kind: string; id: number | string; tenant?: string; content?: string },
+): Promise<void> {
   await db.query(sql.unsafe`SELECT pg_notify('svc_live', ${JSON.stringify(payload)})`);
 }

@@ -36,7 +36,16 @@ export async function insertPadSession(
 /** Records an agent transition; `attempts` only grows (a retried activity counts each attempt). */
 export async function updatePadAgent(
   db: CommonQueryMethods,
-  a: { tenantId: string; sessionId: string; index: number; status: PadAgentRow['status']; outputId?: string | null; error?: string | null; attempt?: number; durationMs?: number | null },
+  a: {
+    tenantId: string;
+    sessionId: string;
+    index: number;
+    status: PadAgentRow['status'];
+    outputId?: string | null;
+    error?: string | null;
+    attempt?: number;
+    durationMs?: number | null;
+  },
 ): Promise<void> {
   await db.query(sql.unsafe`
     UPDATE pad_agents SET status = ${a.status},
@@ -49,7 +58,12 @@ export async function updatePadAgent(
     WHERE session_id = ${a.sessionId} AND idx = ${a.index} AND tenant_id = ${a.tenantId}`);
 }
 
-export async function finishPadSession(db: CommonQueryMethods, tenantId: string, sessionId: string, status: 'completed' | 'cancelled'): Promise<void> {
+export async function finishPadSession(
+  db: CommonQueryMethods,
+  tenantId: string,
+  sessionId: string,
+  status: 'completed' | 'cancelled',
+): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.query(sql.unsafe`
       UPDATE pad_sessions SET status = ${status}, finished_at = coalesce(finished_at, now()) WHERE id = ${sessionId} AND tenant_id = ${tenantId}`);
@@ -77,7 +91,9 @@ export async function listPadSessions(db: CommonQueryMethods, o: { tenantId: str
   const rows = await db.any(sql.type(PadSessionRow)`
     SELECT id, status, max_concurrency, agent_count, created_at, finished_at FROM pad_sessions
     WHERE tenant_id = ${o.tenantId} ORDER BY created_at DESC, id DESC LIMIT ${o.limit} OFFSET ${o.offset}`);
-  const total = await db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM pad_sessions WHERE tenant_id = ${o.tenantId}`);
+  const total = await db.oneFirst(
+    sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM pad_sessions WHERE tenant_id = ${o.tenantId}`,
+  );
   return { rows, total };
 }
 

@@ -35,9 +35,17 @@ export async function getLimits(db: Db, tenantId: string, keyId: string): Promis
 }
 
 /** Sets (merging) the limits of a key (keyId) or of the tenant (keyId ''); null clears one. */
-export async function setLimits(db: Db, tenantId: string, keyId: string, limits: Partial<Record<keyof Limits, number | null>>): Promise<void> {
+export async function setLimits(
+  db: Db,
+  tenantId: string,
+  keyId: string,
+  limits: Partial<Record<keyof Limits, number | null>>,
+): Promise<void> {
   const v = (f: keyof Limits) => (limits[f] === undefined ? null : limits[f]);
-  const keep = (f: keyof Limits) => (limits[f] === undefined ? sql.fragment`rate_limits.${sql.identifier([f])}` : sql.fragment`EXCLUDED.${sql.identifier([f])}`);
+  const keep = (f: keyof Limits) =>
+    limits[f] === undefined
+      ? sql.fragment`rate_limits.${sql.identifier([f])}`
+      : sql.fragment`EXCLUDED.${sql.identifier([f])}`;
   await db.query(sql.unsafe`
     INSERT INTO rate_limits (tenant_id, key_id, requests_per_minute, tokens_per_minute, tokens_per_day, tokens_per_month)
     VALUES (${tenantId}, ${keyId}, ${v('requests_per_minute')}, ${v('tokens_per_minute')}, ${v('tokens_per_day')}, ${v('tokens_per_month')})
@@ -55,7 +63,14 @@ export interface CounterDelta {
   tokens: number;
 }
 
-const CounterRow = z.object({ tenant_id: z.string(), scope: z.string(), win: z.string(), window_start: z.number(), requests: z.number(), tokens: z.number() });
+const CounterRow = z.object({
+  tenant_id: z.string(),
+  scope: z.string(),
+  win: z.string(),
+  window_start: z.number(),
+  requests: z.number(),
+  tokens: z.number(),
+});
 
 /** Adds the deltas (zero deltas read) and returns the shared totals, in one statement. */
 export async function addCounters(db: Db, deltas: CounterDelta[]): Promise<readonly z.infer<typeof CounterRow>[]> {
@@ -88,7 +103,17 @@ export async function addUsage(db: Db, deltas: UsageDelta[]): Promise<void> {
   await db.query(sql.unsafe`
     INSERT INTO usage_daily (tenant_id, key_id, lane, day, requests, errors, tokens_in, tokens_out, estimated)
     SELECT * FROM ${sql.unnest(
-      deltas.map((d) => [d.tenantId, d.keyId, d.lane, d.day, d.requests, d.errors, d.tokensIn, d.tokensOut, d.estimated]),
+      deltas.map((d) => [
+        d.tenantId,
+        d.keyId,
+        d.lane,
+        d.day,
+        d.requests,
+        d.errors,
+        d.tokensIn,
+        d.tokensOut,
+        d.estimated,
+      ]),
       ['text', 'text', 'text', 'date', 'int8', 'int8', 'int8', 'int8', 'int8'],
     )}
     ON CONFLICT (tenant_id, day, key_id, lane) DO UPDATE SET
@@ -108,8 +133,13 @@ const UsageRow = z.object({
 export type UsageRow = z.infer<typeof UsageRow>;
 
 /** The tenant's usage between two UTC days (inclusive), grouped by key, lane or day. */
-export async function usageReport(db: Db, o: { tenantId: string; from: string; to: string; groupBy: 'key' | 'lane' | 'day' }): Promise<readonly UsageRow[]> {
-  const col = { key: sql.fragment`key_id`, lane: sql.fragment`lane`, day: sql.fragment`to_char(day, 'YYYY-MM-DD')` }[o.groupBy];
+export async function usageReport(
+  db: Db,
+  o: { tenantId: string; from: string; to: string; groupBy: 'key' | 'lane' | 'day' },
+): Promise<readonly UsageRow[]> {
+  const col = { key: sql.fragment`key_id`, lane: sql.fragment`lane`, day: sql.fragment`to_char(day, 'YYYY-MM-DD')` }[
+    o.groupBy
+  ];
   return db.any(sql.type(UsageRow)`
     SELECT ${col} AS "group", sum(requests)::int8 AS requests, sum(errors)::int8 AS errors,
            sum(tokens_in)::int8 AS tokens_in, sum(tokens_out)::int8 AS tokens_out, sum(estimated)::int8 AS estimated_requests

@@ -26,7 +26,10 @@ export function researchView(r: ResearchRow): ResearchState {
   return rest;
 }
 
-export async function createResearch(db: CommonQueryMethods, o: { tenantId: string; query: string; depth: string; maxSources: number }): Promise<ResearchRow> {
+export async function createResearch(
+  db: CommonQueryMethods,
+  o: { tenantId: string; query: string; depth: string; maxSources: number },
+): Promise<ResearchRow> {
   return db.one(sql.type(Row)`
     INSERT INTO research_jobs (id, tenant_id, query, depth, max_sources, status)
     VALUES (${newId('res')}, ${o.tenantId}, ${o.query}, ${o.depth}, ${o.maxSources}, 'queued')
@@ -42,7 +45,14 @@ export async function updateResearch(
   db: CommonQueryMethods,
   tenantId: string,
   id: string,
-  f: { status?: z.infer<typeof ResearchStatus>; stage?: string; plan?: string[]; sources?: unknown[]; report?: unknown; error?: string },
+  f: {
+    status?: z.infer<typeof ResearchStatus>;
+    stage?: string;
+    plan?: string[];
+    sources?: unknown[];
+    report?: unknown;
+    error?: string;
+  },
 ): Promise<void> {
   const sets = [sql.fragment`updated_at = now()`];
   if (f.status) sets.push(sql.fragment`status = ${f.status}`);

@@ -47,7 +47,15 @@ export async function loadHistory(
 /** Stores one exchange (the user's message and the answer), creating the session on first use. */
 export async function appendExchange(
   db: Db,
-  opts: { tenantId: string; surface: string; sessionKey: string; user: string; assistant: string; lane: string; provider: string },
+  opts: {
+    tenantId: string;
+    surface: string;
+    sessionKey: string;
+    user: string;
+    assistant: string;
+    lane: string;
+    provider: string;
+  },
 ): Promise<{ id: string }> {
   return db.transaction(async (tx) => {
     const id = await tx.oneFirst(sql.type(z.object({ id: z.string() }))`

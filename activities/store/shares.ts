@@ -25,12 +25,17 @@ export async function createShare(
     RETURNING id, title, format, created_at`);
 }
 
-export async function listShares(db: Db, opts: { tenantId: string; limit: number; offset: number }): Promise<{ data: ShareRow[]; total: number }> {
+export async function listShares(
+  db: Db,
+  opts: { tenantId: string; limit: number; offset: number },
+): Promise<{ data: ShareRow[]; total: number }> {
   const [data, total] = await Promise.all([
     db.any(sql.type(ShareRow)`
       SELECT id, title, format, created_at FROM shares WHERE tenant_id = ${opts.tenantId}
       ORDER BY created_at DESC, id DESC LIMIT ${opts.limit} OFFSET ${opts.offset}`),
-    db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM shares WHERE tenant_id = ${opts.tenantId}`),
+    db.oneFirst(
+      sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM shares WHERE tenant_id = ${opts.tenantId}`,
+    ),
   ]);
   return { data: [...data], total };
 }
@@ -41,5 +46,7 @@ export async function listShares(db: Db, opts: { tenantId: string; limit: number
  */
 export async function getSharePage(db: Db, id: string): Promise<SharePage | null> {
   if (!/^shr_[0-9a-z]{24}$/.test(id)) return null;
-  return db.maybeOne(sql.type(PageRow)`SELECT id, title, format, created_at, html, content FROM shares WHERE id = ${id}`);
+  return db.maybeOne(
+    sql.type(PageRow)`SELECT id, title, format, created_at, html, content FROM shares WHERE id = ${id}`,
+  );
 }

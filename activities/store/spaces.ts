@@ -16,7 +16,10 @@ const SpaceRow = z.object({
 const COLUMNS = sql.fragment`s.id, s.name, s.description,
   (SELECT count(*)::int FROM documents d WHERE d.space_id = s.id) AS document_count, s.created_at, s.updated_at`;
 
-export async function createSpace(db: Db, opts: { tenantId: string; name: string; description?: string }): Promise<SpaceRecord> {
+export async function createSpace(
+  db: Db,
+  opts: { tenantId: string; name: string; description?: string },
+): Promise<SpaceRecord> {
   return db.one(sql.type(SpaceRow)`
     WITH s AS (
       INSERT INTO spaces (id, tenant_id, name, description) VALUES (${newId('spc')}, ${opts.tenantId}, ${opts.name}, ${opts.description ?? null})
@@ -26,15 +29,22 @@ export async function createSpace(db: Db, opts: { tenantId: string; name: string
 
 /** A space owned by the tenant, or null (legacy spaces without an owner are never returned). */
 export async function getSpace(db: Db, tenantId: string, id: string): Promise<SpaceRecord | null> {
-  return db.maybeOne(sql.type(SpaceRow)`SELECT ${COLUMNS} FROM spaces s WHERE s.tenant_id = ${tenantId} AND s.id = ${id}`);
+  return db.maybeOne(
+    sql.type(SpaceRow)`SELECT ${COLUMNS} FROM spaces s WHERE s.tenant_id = ${tenantId} AND s.id = ${id}`,
+  );
 }
 
-export async function listSpaces(db: Db, opts: { tenantId: string; limit: number; offset: number }): Promise<{ data: SpaceRecord[]; total: number }> {
+export async function listSpaces(
+  db: Db,
+  opts: { tenantId: string; limit: number; offset: number },
+): Promise<{ data: SpaceRecord[]; total: number }> {
   const [data, total] = await Promise.all([
     db.any(sql.type(SpaceRow)`
       SELECT ${COLUMNS} FROM spaces s WHERE s.tenant_id = ${opts.tenantId}
       ORDER BY s.created_at DESC, s.id DESC LIMIT ${opts.limit} OFFSET ${opts.offset}`),
-    db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM spaces WHERE tenant_id = ${opts.tenantId}`),
+    db.oneFirst(
+      sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM spaces WHERE tenant_id = ${opts.tenantId}`,
+    ),
   ]);
   return { data: [...data], total };
 }
@@ -42,7 +52,9 @@ export async function listSpaces(db: Db, opts: { tenantId: string; limit: number
 /** Deletes the space and its documents (with their chunks and memories). Null when not the tenant's. */
 export async function deleteSpace(db: Db, tenantId: string, id: string): Promise<{ deletedDocuments: number } | null> {
   return db.transaction(async (tx) => {
-    const owned = await tx.exists(sql.unsafe`SELECT 1 FROM spaces WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`);
+    const owned = await tx.exists(
+      sql.unsafe`SELECT 1 FROM spaces WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`,
+    );
     if (!owned) return null;
     const docs = await tx.query(sql.unsafe`DELETE FROM documents WHERE tenant_id = ${tenantId} AND space_id = ${id}`);
     await tx.query(sql.unsafe`DELETE FROM spaces WHERE tenant_id = ${tenantId} AND id = ${id}`);

@@ -6,7 +6,10 @@ export const SwarmRow = SwarmRunRecord;
 
 const COLS = sql.fragment`id, operation, params, status, progress, result, error, created_at, updated_at`;
 
-export async function insertSwarmRun(db: CommonQueryMethods, r: { id: string; tenantId: string; operation: string; params: unknown; total: number }) {
+export async function insertSwarmRun(
+  db: CommonQueryMethods,
+  r: { id: string; tenantId: string; operation: string; params: unknown; total: number },
+) {
   return db.one(sql.type(SwarmRow)`
     INSERT INTO swarm_runs (id, tenant_id, operation, params, status, progress)
     VALUES (${r.id}, ${r.tenantId}, ${r.operation}, ${sql.jsonb(r.params as never)}, 'queued', ${sql.jsonb({ done: 0, total: r.total })})
@@ -15,7 +18,14 @@ export async function insertSwarmRun(db: CommonQueryMethods, r: { id: string; te
 
 export async function saveSwarmRun(
   db: CommonQueryMethods,
-  r: { id: string; tenantId: string; status: string; progress: { done: number; total: number }; result?: unknown; error?: string | null },
+  r: {
+    id: string;
+    tenantId: string;
+    status: string;
+    progress: { done: number; total: number };
+    result?: unknown;
+    error?: string | null;
+  },
 ): Promise<void> {
   await db.query(sql.unsafe`
     UPDATE swarm_runs SET status = ${r.status}, progress = ${sql.jsonb(r.progress)},

@@ -12,8 +12,20 @@ export function snippetOf(text: string | null | undefined, max = 200): string {
   return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 }
 
-async function stepEvent(tx: CommonQueryMethods, tenantId: string, taskId: string, stepId: string, status: StepStatus, snippet: string) {
-  await appendEvent(tx, { tenantId, stream: taskStream(taskId), type: 'step', data: { task_id: taskId, step_id: stepId, status, snippet } });
+async function stepEvent(
+  tx: CommonQueryMethods,
+  tenantId: string,
+  taskId: string,
+  stepId: string,
+  status: StepStatus,
+  snippet: string,
+) {
+  await appendEvent(tx, {
+    tenantId,
+    stream: taskStream(taskId),
+    type: 'step',
+    data: { task_id: taskId, step_id: stepId, status, snippet },
+  });
 }
 
 /** Thrown when an activity belongs to a run that no longer owns the task (cancelled, deleted, superseded). */
@@ -50,7 +62,10 @@ export async function claimTaskRun(
 }
 
 /** Undoes a claim whose workflow could not be started. */
-export async function releaseTaskRun(db: Db, opts: { tenantId: string; taskId: string; previous: TaskStatus }): Promise<void> {
+export async function releaseTaskRun(
+  db: Db,
+  opts: { tenantId: string; taskId: string; previous: TaskStatus },
+): Promise<void> {
   await db.query(sql.unsafe`
     UPDATE tasks SET status = ${opts.previous}, updated_at = now()
     WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status = 'running' AND run_id IS NULL`);
@@ -160,7 +175,14 @@ export async function completeStep(
 /** Marks steps of a run failed/skipped/cancelled with a reason; steps already finished are left alone. */
 export async function settleSteps(
   db: Db,
-  opts: { tenantId: string; taskId: string; runId: string; stepIds: string[]; status: 'failed' | 'skipped' | 'cancelled'; reason: string },
+  opts: {
+    tenantId: string;
+    taskId: string;
+    runId: string;
+    stepIds: string[];
+    status: 'failed' | 'skipped' | 'cancelled';
+    reason: string;
+  },
 ): Promise<void> {
   await db.transaction(async (tx) => {
     // Owned steps only (run id on the row): a stale run changes nothing, and no task-row lock is taken.

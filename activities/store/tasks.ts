@@ -17,7 +17,10 @@ import { appendEvent } from './events';
 import { newId } from './ids';
 
 // Rows are the response shapes plus the run bookkeeping that is never returned (see toTask/toStep).
-export const TaskRow = Task.omit({ steps: true }).extend({ run_id: z.string().nullable(), run_event_floor: z.number().int() });
+export const TaskRow = Task.omit({ steps: true }).extend({
+  run_id: z.string().nullable(),
+  run_event_floor: z.number().int(),
+});
 export type TaskRow = z.infer<typeof TaskRow>;
 
 export const StepRow = Step.extend({ run_id: z.string().nullable() });
@@ -39,7 +42,11 @@ function toTask(r: TaskRow, steps: readonly StepRow[]): Task {
   return { ...rest, steps: steps.map(toStep) };
 }
 
-export async function stepsOf(db: CommonQueryMethods, tenantId: string, taskIds: readonly string[]): Promise<readonly StepRow[]> {
+export async function stepsOf(
+  db: CommonQueryMethods,
+  tenantId: string,
+  taskIds: readonly string[],
+): Promise<readonly StepRow[]> {
   if (!taskIds.length) return [];
   return db.any(sql.type(StepRow)`
     SELECT ${STEP_COLS} FROM task_steps
@@ -48,7 +55,12 @@ export async function stepsOf(db: CommonQueryMethods, tenantId: string, taskIds:
 }
 
 /** The task row (no steps); `lock` takes a row lock inside a transaction. */
-export async function taskRow(db: CommonQueryMethods, tenantId: string, taskId: string, lock = false): Promise<TaskRow | null> {
+export async function taskRow(
+  db: CommonQueryMethods,
+  tenantId: string,
+  taskId: string,
+  lock = false,
+): Promise<TaskRow | null> {
   return db.maybeOne(sql.type(TaskRow)`
     SELECT ${TASK_COLS} FROM tasks WHERE id = ${taskId} AND tenant_id = ${tenantId}
     ${lock ? sql.fragment`FOR UPDATE` : sql.fragment``}`);
@@ -114,14 +126,39 @@ export async function listTasks(
   const rows = await db.any(sql.type(TaskRow)`
     SELECT ${TASK_COLS} FROM tasks WHERE ${where}
     ORDER BY created_at DESC, id DESC LIMIT ${opts.limit} OFFSET ${opts.offset}`);
-  const total = await db.oneFirst(sql.type(z.object({ n: z.number().int() }))`SELECT count(*)::int8 AS n FROM tasks WHERE ${where}`);
-  const steps = await stepsOf(db, opts.tenantId, rows.map((r) => r.id));
-  return { data: rows.map((r) => toTask(r, steps.filter((s) => s.task_id === r.id))), total };
+  const total = await db.oneFirst(
+    sql.type(z.object({ n: z.number().int() }))`SELECT count(*)::int8 AS n FROM tasks WHERE ${where}`,
+  );
+  const steps = await stepsOf(
+    db,
+    opts.tenantId,
+    rows.map((r) => r.id),
+  );
+  return {
+    data: rows.map((r) =>
+      toTask(
+        r,
+        steps.filter((s) => s.task_id === r.id),
+      ),
+    ),
+    total,
+  };
 }
 
 /** Appends the final `done` event of a run (or of a deletion, with `task: null`). */
-export async function appendDone(tx: CommonQueryMethods, tenantId: string, taskId: string, status: string, task: Task | null): Promise<number> {
-  return appendEvent(tx, { tenantId, stream: taskStream(taskId), type: 'done', data: { done: true, task_id: taskId, status, task } });
+export async function appendDone(
+  tx: CommonQueryMethods,
+  tenantId: string,
+  taskId: string,
+  status: string,
+  task: Task | null,
+): Promise<number> {
+  return appendEvent(tx, {
+    tenantId,
+    stream: taskStream(taskId),
+    type: 'done',
+    data: { done: true, task_id: taskId, status, task },
+  });
 }
 
 /**
@@ -140,7 +177,10 @@ export async function patchTask(
     if (!row) throw notFound('Task');
     const to = p.status ?? row.status;
     if (!taskPatchAllowed(row.status, to)) {
-      throw new AppError('conflict', `Task status cannot change from ${row.status} to ${to}${to === 'running' ? ' (use POST /v1/tasks/{id}/execute)' : ''}.`);
+      throw new AppError(
+        'conflict',
+        `Task status cannot change from ${row.status} to ${to}${to === 'running' ? ' (use POST /v1/tasks/{id}/execute)' : ''}.`,
+      );
     }
     await tx.query(sql.unsafe`
       UPDATE tasks SET

@@ -12,7 +12,11 @@ const Row = z.object({
 export type WebCacheRow = z.infer<typeof Row>;
 
 /** The cached page of a tenant under `cacheKey`, with whether its TTL still holds. */
-export async function getCachedPage(db: CommonQueryMethods, tenantId: string, cacheKey: string): Promise<WebCacheRow | null> {
+export async function getCachedPage(
+  db: CommonQueryMethods,
+  tenantId: string,
+  cacheKey: string,
+): Promise<WebCacheRow | null> {
   return db.maybeOne(sql.type(Row)`
     SELECT url, etag, last_modified, page, fetched_at, expires_at > now() AS fresh
     FROM web_cache WHERE tenant_id = ${tenantId} AND cache_key = ${cacheKey}`);
@@ -21,7 +25,15 @@ export async function getCachedPage(db: CommonQueryMethods, tenantId: string, ca
 /** Stores (or replaces) a page with its validators and a new expiry. */
 export async function putCachedPage(
   db: CommonQueryMethods,
-  o: { tenantId: string; cacheKey: string; url: string; etag?: string; lastModified?: string; page: unknown; ttlSeconds: number },
+  o: {
+    tenantId: string;
+    cacheKey: string;
+    url: string;
+    etag?: string;
+    lastModified?: string;
+    page: unknown;
+    ttlSeconds: number;
+  },
 ): Promise<void> {
   await db.query(sql.unsafe`
     INSERT INTO web_cache (tenant_id, cache_key, url, etag, last_modified, page, fetched_at, expires_at)
@@ -32,7 +44,12 @@ export async function putCachedPage(
 }
 
 /** A 304 revalidation: the stored page holds for another TTL. */
-export async function refreshCachedPage(db: CommonQueryMethods, tenantId: string, cacheKey: string, ttlSeconds: number): Promise<void> {
+export async function refreshCachedPage(
+  db: CommonQueryMethods,
+  tenantId: string,
+  cacheKey: string,
+  ttlSeconds: number,
+): Promise<void> {
   await db.query(sql.unsafe`
     UPDATE web_cache SET expires_at = now() + make_interval(secs => ${ttlSeconds})
     WHERE tenant_id = ${tenantId} AND cache_key = ${cacheKey}`);

@@ -78,7 +78,8 @@ async function fetchAction(input: ActionInput): Promise<string> {
  */
 async function saveAction(input: ActionInput): Promise<string> {
   const content = input.args.content ?? context(input);
-  if (!content.trim()) throw new StepPermanentError('The save step has nothing to save: give args.content or a dependency with a result.');
+  if (!content.trim())
+    throw new StepPermanentError('The save step has nothing to save: give args.content or a dependency with a result.');
   const title = input.args.title ?? input.step.title;
   const outputId = await saveTaskOutput(input.deps.db, {
     tenantId: input.tenantId,
@@ -128,19 +129,30 @@ async function webhookAction(input: ActionInput): Promise<string> {
   return `HTTP ${res.status}${res.body ? `: ${res.body.slice(0, 2000)}` : ''}`;
 }
 
-const INSTRUCTIONS: Record<'research' | 'summarize' | 'compare' | 'draft' | 'generate', { lane: string; system: string; subject: string[] }> = {
+const INSTRUCTIONS: Record<
+  'research' | 'summarize' | 'compare' | 'draft' | 'generate',
+  { lane: string; system: string; subject: string[] }
+> = {
   research: {
     lane: 'svc-oracle',
     system: 'You research a topic. Give the key facts, open questions and sources to check, as concise notes.',
     subject: ['topic', 'prompt', 'query'],
   },
-  summarize: { lane: 'mid', system: 'Summarize the material faithfully and concisely. Do not add facts.', subject: ['content', 'prompt'] },
+  summarize: {
+    lane: 'mid',
+    system: 'Summarize the material faithfully and concisely. Do not add facts.',
+    subject: ['content', 'prompt'],
+  },
   compare: {
     lane: 'mid',
     system: 'Compare the items given: the similarities, the differences and a short verdict.',
     subject: ['items', 'content', 'prompt'],
   },
-  draft: { lane: 'svc-oracle', system: 'Write a clear draft of what is asked, using the material given.', subject: ['prompt', 'topic', 'content'] },
+  draft: {
+    lane: 'svc-oracle',
+    system: 'Write a clear draft of what is asked, using the material given.',
+    subject: ['prompt', 'topic', 'content'],
+  },
   generate: { lane: 'svc-oracle', system: 'Do what the prompt asks.', subject: ['prompt', 'topic', 'content'] },
 };
 

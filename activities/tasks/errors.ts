@@ -21,7 +21,14 @@ export function workerShutdownFailure(signal: AbortSignal): ApplicationFailure |
 }
 
 /** Model-layer errors that retrying cannot fix. */
-const PERMANENT_APP_CODES = new Set(['model_not_found', 'service_unavailable', 'invalid_request', 'not_found', 'forbidden', 'unauthorized']);
+const PERMANENT_APP_CODES = new Set([
+  'model_not_found',
+  'service_unavailable',
+  'invalid_request',
+  'not_found',
+  'forbidden',
+  'unauthorized',
+]);
 
 /**
  * The failure Temporal sees: permanent errors become non-retryable ApplicationFailures of one
@@ -30,7 +37,11 @@ const PERMANENT_APP_CODES = new Set(['model_not_found', 'service_unavailable', '
 export function toActivityFailure(err: unknown): unknown {
   if (err instanceof ApplicationFailure) return err;
   if (err instanceof StepPermanentError || (err instanceof AppError && PERMANENT_APP_CODES.has(err.code))) {
-    return ApplicationFailure.create({ message: (err as Error).message, type: PERMANENT_STEP_ERROR, nonRetryable: true });
+    return ApplicationFailure.create({
+      message: (err as Error).message,
+      type: PERMANENT_STEP_ERROR,
+      nonRetryable: true,
+    });
   }
   return err;
 }

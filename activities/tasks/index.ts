@@ -3,7 +3,15 @@ import { Context } from '@temporalio/activity';
 import type { StepAction } from '../../schema/tasks';
 import type { ActivityDeps } from '../deps';
 import { createModelRouter } from '../providers';
-import { beginTaskRun, completeStep, finishTaskRun, settleSteps, snippetOf, StaleRunError, startStep } from '../store/task-runs';
+import {
+  beginTaskRun,
+  completeStep,
+  finishTaskRun,
+  settleSteps,
+  snippetOf,
+  StaleRunError,
+  startStep,
+} from '../store/task-runs';
 import { resolveArgs, runAction } from './actions';
 import { toActivityFailure, workerShutdownFailure } from './errors';
 
@@ -23,34 +31,37 @@ export function createTasksActivities(deps: ActivityDeps) {
    * its stored result without repeating the side effect. Heartbeats so a lost worker is noticed
    * and cancellation reaches the action.
    */
-  const runStep = (action: StepAction) => async (input: StepActivityInput): Promise<{ snippet: string }> => {
-    const ctx = Context.current();
-    const beat = setInterval(() => ctx.heartbeat(), 1000);
-    try {
-      const started = await startStep(deps.db, input);
-      if (started.done) return { snippet: snippetOf(started.result) };
-      const result = await runAction(action, {
-        deps,
-        models,
-        tenantId: input.tenantId,
-        taskId: input.taskId,
-        runId: input.runId,
-        step: started.step,
-        args: resolveArgs(started.step.args, started.depResults),
-        depResults: started.depResults,
-        signal: ctx.cancellationSignal,
-      });
-      await completeStep(deps.db, { ...input, result });
-      return { snippet: snippetOf(result) };
-    } catch (err) {
-      const shutdown = workerShutdownFailure(ctx.cancellationSignal);
-      if (shutdown) throw shutdown;
-      if (err instanceof StaleRunError) throw ApplicationFailure.create({ message: err.message, type: 'StaleRunError', nonRetryable: true });
-      throw toActivityFailure(err);
-    } finally {
-      clearInterval(beat);
-    }
-  };
+  const runStep =
+    (action: StepAction) =>
+    async (input: StepActivityInput): Promise<{ snippet: string }> => {
+      const ctx = Context.current();
+      const beat = setInterval(() => ctx.heartbeat(), 1000);
+      try {
+        const started = await startStep(deps.db, input);
+        if (started.done) return { snippet: snippetOf(started.result) };
+        const result = await runAction(action, {
+          deps,
+          models,
+          tenantId: input.tenantId,
+          taskId: input.taskId,
+          runId: input.runId,
+          step: started.step,
+          args: resolveArgs(started.step.args, started.depResults),
+          depResults: started.depResults,
+          signal: ctx.cancellationSignal,
+        });
+        await completeStep(deps.db, { ...input, result });
+        return { snippet: snippetOf(result) };
+      } catch (err) {
+        const shutdown = workerShutdownFailure(ctx.cancellationSignal);
+        if (shutdown) throw shutdown;
+        if (err instanceof StaleRunError)
+          throw ApplicationFailure.create({ message: err.message, type: 'StaleRunError', nonRetryable: true });
+        throw toActivityFailure(err);
+      } finally {
+        clearInterval(beat);
+      }
+    };
 
   return {
     /** The run takes the task; returns the steps to schedule, or null when the task is gone or not claimed. */

@@ -31,7 +31,12 @@ export interface SafeFetchResult {
  */
 export async function safeFetch(rawUrl: string, opts: SafeFetchOptions): Promise<SafeFetchResult> {
   try {
-    const r = await guardedRequest(rawUrl, { ...opts, maxBytes: opts.maxBytes ?? 2 * 1024 * 1024, overflow: 'truncate', userAgent: 'svc-runtime/1 (+task fetch)' });
+    const r = await guardedRequest(rawUrl, {
+      ...opts,
+      maxBytes: opts.maxBytes ?? 2 * 1024 * 1024,
+      overflow: 'truncate',
+      userAgent: 'svc-runtime/1 (+task fetch)',
+    });
     return { status: r.status, url: r.url, contentType: r.contentType, body: r.body, truncated: r.truncated };
   } catch (err) {
     if (!(err instanceof FetchFailure)) throw err;

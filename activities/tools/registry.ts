@@ -18,7 +18,11 @@ function reasoningTools(): ToolDef[] {
       description: `${e.summary} (same as POST /v1${e.path}; pure and deterministic, nothing stored).`,
       input: e.request,
       output: e.response,
-      readOnly: true, destructive: false, external: false, scope: 'runtime:chat', group: 'reasoning',
+      readOnly: true,
+      destructive: false,
+      external: false,
+      scope: 'runtime:chat',
+      group: 'reasoning',
       run: (args, ctx) => e.compile(args, { surface: ctx.surface }),
     }),
   );
@@ -35,10 +39,16 @@ function commonsTools(): ToolDef[] {
       description: t.description,
       input: t.input,
       output: CommonsOut,
-      readOnly: true, destructive: false, external: false, scope: 'runtime:chat', group: 'commons',
+      readOnly: true,
+      destructive: false,
+      external: false,
+      scope: 'runtime:chat',
+      group: 'commons',
       run: (args) => {
         const r = t.run(args);
-        return r !== null && typeof r === 'object' && !Array.isArray(r) ? (r as Record<string, unknown>) : { result: r };
+        return r !== null && typeof r === 'object' && !Array.isArray(r)
+          ? (r as Record<string, unknown>)
+          : { result: r };
       },
     }),
   );
@@ -97,20 +107,30 @@ export type ToolOutcome = { ok: true; result: Record<string, unknown> } | { ok: 
 export async function runTool(tool: ToolDef, args: unknown, ctx: ToolContext): Promise<ToolOutcome> {
   const parsed = tool.input.safeParse(args ?? {});
   if (!parsed.success) {
-    return { ok: false, error: `Invalid arguments: ${parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; ')}` };
+    return {
+      ok: false,
+      error: `Invalid arguments: ${parsed.error.issues
+        .slice(0, 5)
+        .map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`)
+        .join('; ')}`,
+    };
   }
   try {
     const raw = await tool.run(parsed.data, ctx);
     const out = tool.output.safeParse(raw);
     if (!out.success) {
-      ctx.deps.log.error({ tool: tool.name, issues: out.error.issues.slice(0, 3) }, 'tool result does not match its output schema');
+      ctx.deps.log.error(
+        { tool: tool.name, issues: out.error.issues.slice(0, 3) },
+        'tool result does not match its output schema',
+      );
       return { ok: false, error: 'The tool produced an invalid result.' };
     }
     return { ok: true, result: out.data as Record<string, unknown> };
   } catch (err) {
     const e = err as { code?: string; message?: string };
     // AppErrors carry a sentence meant for the caller; anything else stays in the log.
-    if (e.code && typeof e.message === 'string' && (err as Error).name === 'AppError') return { ok: false, error: e.message };
+    if (e.code && typeof e.message === 'string' && (err as Error).name === 'AppError')
+      return { ok: false, error: e.message };
     ctx.deps.log.error({ err, tool: tool.name }, 'tool failed');
     return { ok: false, error: 'The tool failed.' };
   }

@@ -13,7 +13,8 @@ export function detectCharset(body: Uint8Array, contentType: string): string {
   if (declared && iconv.encodingExists(declared)) return declared.toLowerCase();
   const head = Buffer.from(body.subarray(0, 2048)).toString('latin1');
   const meta = /<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)/i.exec(head)?.[1];
-  if (meta && iconv.encodingExists(meta)) return meta.toLowerCase() === 'iso-8859-1' ? 'windows-1252' : meta.toLowerCase();
+  if (meta && iconv.encodingExists(meta))
+    return meta.toLowerCase() === 'iso-8859-1' ? 'windows-1252' : meta.toLowerCase();
   try {
     new TextDecoder('utf-8', { fatal: true }).decode(body);
     return 'utf-8';

@@ -8,7 +8,13 @@ export interface DraftCitation {
 
 /** Case, whitespace, quote-mark and dash differences do not make a quote unverifiable. */
 export function normaliseForQuote(s: string): string {
-  return s.toLowerCase().replace(/[‘’‚‛′`]/g, "'").replace(/[“”„‟″]/g, '"').replace(/[‐‑‒–—―]/g, '-').replace(/\s+/g, ' ').trim();
+  return s
+    .toLowerCase()
+    .replace(/[‘’‚‛′`]/g, "'")
+    .replace(/[“”„‟″]/g, '"')
+    .replace(/[‐‑‒–—―]/g, '-')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /**
@@ -37,6 +43,8 @@ export function verifyCitations(
     else citations.push({ id: d.id, source: d.source!, url: src!.url, quote: d.quote });
   }
   const ok = new Set(citations.map((c) => c.id));
-  const cleaned = markdown.replace(/\s?\[(\d+)\]/g, (m, n: string) => (ok.has(Number(n)) ? m : '')).replace(/[ \t]+\n/g, '\n');
+  const cleaned = markdown
+    .replace(/\s?\[(\d+)\]/g, (m, n: string) => (ok.has(Number(n)) ? m : ''))
+    .replace(/[ \t]+\n/g, '\n');
   return { markdown: cleaned.trim(), citations, unverified };
 }

@@ -40,8 +40,10 @@ function isoDate(raw: string | undefined): string | undefined {
 function publishedAt(doc: Doc, raw: string): string | undefined {
   const ld = /"datePublished"\s*:\s*"([^"]+)"/.exec(raw);
   if (ld && isoDate(ld[1])) return isoDate(ld[1]);
-  return isoDate(meta(doc, 'article:published_time', 'datePublished', 'date', 'pubdate', 'DC.date.issued'))
-    ?? isoDate(doc.querySelector('time[datetime]')?.getAttribute('datetime') ?? undefined);
+  return (
+    isoDate(meta(doc, 'article:published_time', 'datePublished', 'date', 'pubdate', 'DC.date.issued')) ??
+    isoDate(doc.querySelector('time[datetime]')?.getAttribute('datetime') ?? undefined)
+  );
 }
 
 function pageMeta(doc: Doc, raw: string): PageMeta {
@@ -54,7 +56,12 @@ function pageMeta(doc: Doc, raw: string): PageMeta {
   };
 }
 
-function collectLinks(root: { querySelectorAll(s: string): ArrayLike<{ getAttribute(n: string): string | null; textContent: string | null }> }, base?: string) {
+function collectLinks(
+  root: {
+    querySelectorAll(s: string): ArrayLike<{ getAttribute(n: string): string | null; textContent: string | null }>;
+  },
+  base?: string,
+) {
   const out: Array<{ text: string; url: string }> = [];
   const seen = new Set<string>();
   const anchors = root.querySelectorAll('a[href]');
@@ -98,7 +105,10 @@ export function extractHtmlPage(html: string, opts: { url?: string; selector?: s
   } else {
     // Readability changes the document it reads: the metadata above was taken first.
     try {
-      const article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], { keepClasses: true, charThreshold: 200 }).parse();
+      const article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], {
+        keepClasses: true,
+        charThreshold: 200,
+      }).parse();
       if (article?.content && (article.textContent ?? '').trim().length >= 80) {
         contentHtml = article.content;
         info.byline ??= article.byline?.trim() || undefined;

@@ -41,7 +41,10 @@ const MAX_BYTES = 10 * 1024 * 1024;
 /** Maps a guard/network failure to the API's errors: refused or invalid → 400, timeout → 504, else 502. */
 export function fetchError(err: unknown): unknown {
   if (!(err instanceof FetchFailure)) return err;
-  if (err.kind === 'invalid' || err.kind === 'refused') return new AppError('invalid_request', `url: ${err.message}`, { details: [{ path: 'body.url', message: err.message }] });
+  if (err.kind === 'invalid' || err.kind === 'refused')
+    return new AppError('invalid_request', `url: ${err.message}`, {
+      details: [{ path: 'body.url', message: err.message }],
+    });
   if (err.kind === 'timeout') return new AppError('upstream_timeout', err.message);
   return new AppError('upstream_error', err.message);
 }
@@ -63,13 +66,35 @@ function kindOf(body: Buffer, contentType: string): 'pdf' | 'json' | 'html' | 'm
 }
 
 /** Extracts a downloaded body by its detected kind. @throws AppError unsupported_media_type for binaries */
-export async function extractBody(res: Pick<GuardedResponse, 'body' | 'contentType' | 'url'>, opts: { selector?: string }): Promise<Omit<ExtractedPage, 'url' | 'status' | 'fetched_at' | 'truncated'>> {
+export async function extractBody(
+  res: Pick<GuardedResponse, 'body' | 'contentType' | 'url'>,
+  opts: { selector?: string },
+): Promise<Omit<ExtractedPage, 'url' | 'status' | 'fetched_at' | 'truncated'>> {
   const kind = kindOf(res.body, res.contentType);
-  const base = { final_url: res.url, title: null, byline: null, site_name: null, published_at: null, lang: null, links: [] };
-  if (kind === 'binary') throw new AppError('unsupported_media_type', `The URL returned ${res.contentType || 'binary content'}, which is not a page, PDF, JSON or text.`);
+  const base = {
+    final_url: res.url,
+    title: null,
+    byline: null,
+    site_name: null,
+    published_at: null,
+    lang: null,
+    links: [],
+  };
+  if (kind === 'binary')
+    throw new AppError(
+      'unsupported_media_type',
+      `The URL returned ${res.contentType || 'binary content'}, which is not a page, PDF, JSON or text.`,
+    );
   if (kind === 'pdf') {
     const doc = await extractDocument(res.body, 'application/pdf');
-    return { ...base, content_type: 'application/pdf', charset: null, title: doc.title ?? null, markdown: doc.text, text: doc.text };
+    return {
+      ...base,
+      content_type: 'application/pdf',
+      charset: null,
+      title: doc.title ?? null,
+      markdown: doc.text,
+      text: doc.text,
+    };
   }
   const { text, charset } = decodeBody(res.body, res.contentType);
   if (kind === 'json') {
@@ -79,7 +104,13 @@ export async function extractBody(res: Pick<GuardedResponse, 'body' | 'contentTy
     } catch {
       // Declared JSON that does not parse is returned as it came.
     }
-    return { ...base, content_type: 'application/json', charset, markdown: '```json\n' + pretty + '\n```', text: pretty };
+    return {
+      ...base,
+      content_type: 'application/json',
+      charset,
+      markdown: '```json\n' + pretty + '\n```',
+      text: pretty,
+    };
   }
   if (kind === 'html') {
     const page = extractHtmlPage(text, { url: res.url, selector: opts.selector });
@@ -98,8 +129,15 @@ export async function extractBody(res: Pick<GuardedResponse, 'body' | 'contentTy
       links: page.links,
     };
   }
-  const title = kind === 'markdown' ? /^#{1,3}\s+(.+)$/m.exec(text)?.[1]?.trim() ?? null : null;
-  return { ...base, content_type: kind === 'markdown' ? 'text/markdown' : 'text/plain', charset, title, markdown: text.trim(), text: text.trim() };
+  const title = kind === 'markdown' ? (/^#{1,3}\s+(.+)$/m.exec(text)?.[1]?.trim() ?? null) : null;
+  return {
+    ...base,
+    content_type: kind === 'markdown' ? 'text/markdown' : 'text/plain',
+    charset,
+    title,
+    markdown: text.trim(),
+    text: text.trim(),
+  };
 }
 
 function ttlOf(headers: GuardedResponse['headers'], fallback: number): number | null {
@@ -111,7 +149,8 @@ function ttlOf(headers: GuardedResponse['headers'], fallback: number): number | 
 
 /** The per-request view: format, links and the `max_tokens` cut at a block boundary. */
 export function shapePage(page: ExtractedPage, req: WebFetchBody, cached: boolean): WebPage {
-  const primary = req.format === 'text' ? page.text : req.format === 'html' ? page.html ?? page.markdown : page.markdown;
+  const primary =
+    req.format === 'text' ? page.text : req.format === 'html' ? (page.html ?? page.markdown) : page.markdown;
   const cut = truncateBlocks(primary, req.max_tokens);
   const view = (s: string) => (req.max_tokens ? truncateBlocks(s, req.max_tokens).content : s);
   const rest: Partial<ExtractedPage> = { ...page };
@@ -134,8 +173,15 @@ export function shapePage(page: ExtractedPage, req: WebFetchBody, cached: boolea
  * is served as is; a stale one is revalidated with If-None-Match / If-Modified-Since (304 keeps
  * it); `cache: false` always downloads (and refreshes the entry).
  */
-export async function fetchPage(deps: FetchPageDeps, tenantId: string, req: WebFetchBody, signal?: AbortSignal): Promise<WebPage> {
-  const cacheKey = createHash('sha256').update(`${req.url}\n${req.selector ?? ''}`).digest('hex');
+export async function fetchPage(
+  deps: FetchPageDeps,
+  tenantId: string,
+  req: WebFetchBody,
+  signal?: AbortSignal,
+): Promise<WebPage> {
+  const cacheKey = createHash('sha256')
+    .update(`${req.url}\n${req.selector ?? ''}`)
+    .digest('hex');
   const row = req.cache ? await getCachedPage(deps.db, tenantId, cacheKey) : null;
   if (row?.fresh) return shapePage(row.page as ExtractedPage, req, true);
   const conditional: Record<string, string> = {};
@@ -150,7 +196,10 @@ export async function fetchPage(deps: FetchPageDeps, tenantId: string, req: WebF
       overflow: 'truncate',
       timeoutMs: 20_000,
       signal,
-      headers: { accept: 'text/html,application/xhtml+xml,application/pdf,application/json,text/plain;q=0.9,*/*;q=0.5', ...conditional },
+      headers: {
+        accept: 'text/html,application/xhtml+xml,application/pdf,application/json,text/plain;q=0.9,*/*;q=0.5',
+        ...conditional,
+      },
     });
   } catch (err) {
     throw fetchError(err);
@@ -160,14 +209,31 @@ export async function fetchPage(deps: FetchPageDeps, tenantId: string, req: WebF
     return shapePage({ ...(row.page as ExtractedPage), status: 304 }, req, true);
   }
   if (res.status >= 400 || res.status === 304) {
-    throw new AppError('upstream_error', `${new URL(res.url).host} answered HTTP ${res.status} for ${new URL(res.url).pathname}.`);
+    throw new AppError(
+      'upstream_error',
+      `${new URL(res.url).host} answered HTTP ${res.status} for ${new URL(res.url).pathname}.`,
+    );
   }
   const extracted = await extractBody(res, { selector: req.selector });
-  const page: ExtractedPage = { url: req.url, status: res.status, ...extracted, truncated: res.truncated, fetched_at: new Date().toISOString() };
+  const page: ExtractedPage = {
+    url: req.url,
+    status: res.status,
+    ...extracted,
+    truncated: res.truncated,
+    fetched_at: new Date().toISOString(),
+  };
   const ttl = ttlOf(res.headers, deps.cacheTtlSeconds);
   if (ttl !== null) {
     const header = (h: string | string[] | undefined) => (Array.isArray(h) ? h[0] : h) || undefined;
-    await putCachedPage(deps.db, { tenantId, cacheKey, url: req.url, etag: header(res.headers.etag), lastModified: header(res.headers['last-modified']), page, ttlSeconds: ttl });
+    await putCachedPage(deps.db, {
+      tenantId,
+      cacheKey,
+      url: req.url,
+      etag: header(res.headers.etag),
+      lastModified: header(res.headers['last-modified']),
+      page,
+      ttlSeconds: ttl,
+    });
   }
   return shapePage(page, req, false);
 }

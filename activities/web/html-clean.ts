@@ -16,22 +16,76 @@ type El = {
 };
 
 /** Elements that are never article text. */
-const DROP_TAGS = 'script,style,noscript,template,iframe,svg,canvas,video,audio,picture,img,figure,figcaption,button,form,input,select,textarea,nav,aside,footer,header,dialog,menu';
+const DROP_TAGS =
+  'script,style,noscript,template,iframe,svg,canvas,video,audio,picture,img,figure,figcaption,button,form,input,select,textarea,nav,aside,footer,header,dialog,menu';
 
 /** Class or id tokens of page furniture. Matched per token (after splitting on -, _ and spaces). */
 const FURNITURE = new Set([
-  'caption', 'credit', 'credits', 'byline', 'dateline', 'share', 'sharing', 'social', 'related', 'newsletter', 'subscribe',
-  'subscription', 'promo', 'advert', 'advertisement', 'ad', 'ads', 'sponsor', 'sponsored', 'cookie', 'cookies', 'comment',
-  'comments', 'breadcrumb', 'breadcrumbs', 'tags', 'tag', 'author', 'timestamp', 'published', 'signup', 'recirc', 'toolbar',
-  'print', 'skip', 'disclaimer', 'disclosure', 'popular', 'trending', 'recommended', 'outbrain', 'taboola', 'widget', 'modal',
-  'overlay', 'banner', 'meta', 'metadata', 'hidden', 'sr', 'visually', 'screenreader', 'pagination', 'pager', 'rating',
+  'caption',
+  'credit',
+  'credits',
+  'byline',
+  'dateline',
+  'share',
+  'sharing',
+  'social',
+  'related',
+  'newsletter',
+  'subscribe',
+  'subscription',
+  'promo',
+  'advert',
+  'advertisement',
+  'ad',
+  'ads',
+  'sponsor',
+  'sponsored',
+  'cookie',
+  'cookies',
+  'comment',
+  'comments',
+  'breadcrumb',
+  'breadcrumbs',
+  'tags',
+  'tag',
+  'author',
+  'timestamp',
+  'published',
+  'signup',
+  'recirc',
+  'toolbar',
+  'print',
+  'skip',
+  'disclaimer',
+  'disclosure',
+  'popular',
+  'trending',
+  'recommended',
+  'outbrain',
+  'taboola',
+  'widget',
+  'modal',
+  'overlay',
+  'banner',
+  'meta',
+  'metadata',
+  'hidden',
+  'sr',
+  'visually',
+  'screenreader',
+  'pagination',
+  'pager',
+  'rating',
 ]);
 
-const CTA = /^(skip to|advertisement|advertising|share (this|on)|subscribe|sign up|sign in|log in|follow (us|me|on)|posted|published|updated|last updated|by\s|image:|photo:|image copyright|\(image|\(photo|photograph:|credit|copyright|©|all rights reserved|related|read more|read next|see also|you may also like|you might also like|more (great|stories|from|on)|popular|trending|recommended|loading|this (website|site) uses cookies|click here|listen|watch:|also on|like this story|filed under|tell us what|get (breaking|the latest)|download|tempo de leitura|reading time|\d+ min(ute)?s? read|advert$|comments?$|don'?t miss|this (slideshow|video|content) requires javascript|atenção: comentários|\[\w+[^\]]*\])/i;
+const CTA =
+  /^(skip to|advertisement|advertising|share (this|on)|subscribe|sign up|sign in|log in|follow (us|me|on)|posted|published|updated|last updated|by\s|image:|photo:|image copyright|\(image|\(photo|photograph:|credit|copyright|©|all rights reserved|related|read more|read next|see also|you may also like|you might also like|more (great|stories|from|on)|popular|trending|recommended|loading|this (website|site) uses cookies|click here|listen|watch:|also on|like this story|filed under|tell us what|get (breaking|the latest)|download|tempo de leitura|reading time|\d+ min(ute)?s? read|advert$|comments?$|don'?t miss|this (slideshow|video|content) requires javascript|atenção: comentários|\[\w+[^\]]*\])/i;
 /** A caption line: ends with an "(Image: …)" / "(Photo: …)" credit. */
 const CAPTION = /\((image|photo|picture|foto|credit|source)s?( credit)?\s*:[^)]*\)\s*$/i;
-const TAIL = /^(related( (posts?|stories|articles|coverage|content|reading))?|you may also like|you might also like|more (great|stories|from|on|like this)|popular( this week)?|recommended( for you)?|trending|further reading|latest (news|stories)|most (read|popular))\b[:.!]?$/i;
-const MONTH = /\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sep(t(ember)?)?|oct(ober)?|nov(ember)?|dec(ember)?|mon(day)?|tue(sday)?|wed(nesday)?|thu(rsday)?|fri(day)?|sat(urday)?|sun(day)?)\b/gi;
+const TAIL =
+  /^(related( (posts?|stories|articles|coverage|content|reading))?|you may also like|you might also like|more (great|stories|from|on|like this)|popular( this week)?|recommended( for you)?|trending|further reading|latest (news|stories)|most (read|popular))\b[:.!]?$/i;
+const MONTH =
+  /\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sep(t(ember)?)?|oct(ober)?|nov(ember)?|dec(ember)?|mon(day)?|tue(sday)?|wed(nesday)?|thu(rsday)?|fri(day)?|sat(urday)?|sun(day)?)\b/gi;
 
 function tokens(el: El): string[] {
   const raw = `${typeof el.className === 'string' ? el.className : ''} ${el.id ?? ''}`.toLowerCase();
@@ -48,8 +102,15 @@ function clean(text: string | null): string {
 
 /** A short line that is only a date/time (datelines, "Updated 6:55 AM"). */
 function dateOnly(text: string): boolean {
-  if (words(text) > 14 || !(new RegExp(MONTH.source, "i").test(text) || /\d{1,2}:\d{2}|\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}/.test(text))) return false;
-  const rest = text.replace(MONTH, ' ').replace(/\b(am|pm|gmt|utc|est|edt|pst|pdt|cet|ist|et|pt|at|on|of|de|às|posted|updated|published)\b/gi, ' ').replace(/[\d:,./|;()\-–—]+/g, ' ');
+  if (
+    words(text) > 14 ||
+    !(new RegExp(MONTH.source, 'i').test(text) || /\d{1,2}:\d{2}|\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}/.test(text))
+  )
+    return false;
+  const rest = text
+    .replace(MONTH, ' ')
+    .replace(/\b(am|pm|gmt|utc|est|edt|pst|pdt|cet|ist|et|pt|at|on|of|de|às|posted|updated|published)\b/gi, ' ')
+    .replace(/[\d:,./|;()\-–—]+/g, ' ');
   return words(rest) === 0 && /\d/.test(text);
 }
 

@@ -6,7 +6,13 @@ let service: TurndownService | undefined;
 /** One configured converter: ATX headings, fenced code, `-` lists, GFM tables and strikethrough. */
 function turndown(): TurndownService {
   if (service) return service;
-  service = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '_', hr: '---' });
+  service = new TurndownService({
+    headingStyle: 'atx',
+    codeBlockStyle: 'fenced',
+    bulletListMarker: '-',
+    emDelimiter: '_',
+    hr: '---',
+  });
   service.use(gfm);
   service.remove(['script', 'style', 'noscript', 'template']);
   return service;
@@ -28,7 +34,10 @@ export function htmlToMarkdown(html: string, base?: string): string {
     });
   }
   // Turndown pads list markers to four columns ("-   item"); one space is the common form.
-  return md.replace(/^(\s*)(-|\d+\.) {2,}(?=\S)/gm, '$1$2 ').replace(/\n{3,}/g, '\n\n').trim();
+  return md
+    .replace(/^(\s*)(-|\d+\.) {2,}(?=\S)/gm, '$1$2 ')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }
 
 /** Plain text of Markdown: markup, link targets and escapes removed, blocks kept apart by blank lines. */

@@ -11,8 +11,14 @@ const MANIFEST = /(^|\/)(package\.json|go\.mod|requirements(-[\w]+)?\.txt|pyproj
 function npm(text: string): Omit<Manifest, 'path'> {
   const j = JSON.parse(text) as Record<string, unknown>;
   const deps: Dep[] = [];
-  for (const [field, scope] of [['dependencies', 'runtime'], ['devDependencies', 'dev'], ['peerDependencies', 'peer'], ['optionalDependencies', 'optional']] as const) {
-    for (const [name, version] of Object.entries((j[field] ?? {}) as Record<string, unknown>)) deps.push({ name, version: String(version), scope });
+  for (const [field, scope] of [
+    ['dependencies', 'runtime'],
+    ['devDependencies', 'dev'],
+    ['peerDependencies', 'peer'],
+    ['optionalDependencies', 'optional'],
+  ] as const) {
+    for (const [name, version] of Object.entries((j[field] ?? {}) as Record<string, unknown>))
+      deps.push({ name, version: String(version), scope });
   }
   return { ecosystem: 'npm', name: typeof j.name === 'string' ? j.name : undefined, dependencies: deps };
 }
@@ -58,9 +64,18 @@ function pyproject(text: string): Omit<Manifest, 'path'> {
 function cargo(text: string): Omit<Manifest, 'path'> {
   const t = parseToml(text) as Record<string, any>;
   const deps: Dep[] = [];
-  for (const [table, scope] of [['dependencies', 'runtime'], ['dev-dependencies', 'dev'], ['build-dependencies', 'build']] as const) {
+  for (const [table, scope] of [
+    ['dependencies', 'runtime'],
+    ['dev-dependencies', 'dev'],
+    ['build-dependencies', 'build'],
+  ] as const) {
     for (const [name, v] of Object.entries((t[table] ?? {}) as Record<string, unknown>)) {
-      const version = typeof v === 'string' ? v : typeof (v as { version?: unknown })?.version === 'string' ? (v as { version: string }).version : undefined;
+      const version =
+        typeof v === 'string'
+          ? v
+          : typeof (v as { version?: unknown })?.version === 'string'
+            ? (v as { version: string }).version
+            : undefined;
       deps.push({ name, version, scope });
     }
   }
@@ -74,7 +89,8 @@ function pom(text: string): Omit<Manifest, 'path'> {
   for (const m of body.matchAll(/<dependency>([\s\S]*?)<\/dependency>/g)) {
     const g = tag(m[1], 'groupId');
     const a = tag(m[1], 'artifactId');
-    if (a) deps.push({ name: g ? `${g}:${a}` : a, version: tag(m[1], 'version'), scope: tag(m[1], 'scope') ?? 'compile' });
+    if (a)
+      deps.push({ name: g ? `${g}:${a}` : a, version: tag(m[1], 'version'), scope: tag(m[1], 'scope') ?? 'compile' });
   }
   const head = body.replace(/<dependencies>[\s\S]*<\/dependencies>/, '').replace(/<parent>[\s\S]*?<\/parent>/, '');
   const g = tag(head, 'groupId');
@@ -94,8 +110,18 @@ export function readManifests(root: string, paths: string[]): Manifest[] {
     }
     const base = path.basename(rel);
     try {
-      const m = base === 'package.json' ? npm(text) : base === 'go.mod' ? goMod(text) : base === 'pyproject.toml' ? pyproject(text)
-        : base === 'Cargo.toml' ? cargo(text) : base === 'pom.xml' ? pom(text) : requirements(text);
+      const m =
+        base === 'package.json'
+          ? npm(text)
+          : base === 'go.mod'
+            ? goMod(text)
+            : base === 'pyproject.toml'
+              ? pyproject(text)
+              : base === 'Cargo.toml'
+                ? cargo(text)
+                : base === 'pom.xml'
+                  ? pom(text)
+                  : requirements(text);
       out.push({ path: rel, ...m, dependencies: m.dependencies.slice(0, 500) });
     } catch {
       // A manifest that does not parse is left out rather than failing the report.

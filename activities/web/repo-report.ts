@@ -6,8 +6,10 @@ import { renderTree, scanTree, type ScanResult } from './repo-scan';
 import { cloneRepo, confinedPath, runGit } from './repo-source';
 
 const TEST_DIR = /(^|\/)(test|tests|__tests__|spec|specs|e2e|integration[-_]tests?)$/i;
-const TEST_FILE = /(\.(test|spec)\.[cm]?[jt]sx?$|_test\.(go|py)$|(^|\/)test_[^/]+\.py$|Tests?\.(java|kt|cs)$|_spec\.rb$)/;
-const CI = /^(\.github\/workflows\/[^/]+\.ya?ml|\.gitlab-ci\.yml|\.circleci\/config\.yml|Jenkinsfile|azure-pipelines\.yml|\.travis\.yml|bitbucket-pipelines\.yml|\.drone\.yml|\.ci\/[^/]+)$/;
+const TEST_FILE =
+  /(\.(test|spec)\.[cm]?[jt]sx?$|_test\.(go|py)$|(^|\/)test_[^/]+\.py$|Tests?\.(java|kt|cs)$|_spec\.rb$)/;
+const CI =
+  /^(\.github\/workflows\/[^/]+\.ya?ml|\.gitlab-ci\.yml|\.circleci\/config\.yml|Jenkinsfile|azure-pipelines\.yml|\.travis\.yml|bitbucket-pipelines\.yml|\.drone\.yml|\.ci\/[^/]+)$/;
 
 function readme(root: string, scan: ScanResult): RepoReport['readme'] {
   const file = scan.files.find((f) => /^readme(\.(md|markdown|rst|txt))?$/i.test(f.path));
@@ -32,21 +34,34 @@ async function gitActivity(root: string, ref?: string): Promise<RepoReport['git'
   if (!existsSync(path.join(root, '.git'))) return null;
   const rev = ref ?? 'HEAD';
   try {
-    const log = await runGit(['log', '--no-merges', '-n', '2000', '--format=%H%x09%an%x09%aI%x09%s', rev, '--'], { cwd: root });
-    const rows = log.split('\n').filter(Boolean).map((l) => {
-      const [sha, author, date, ...subject] = l.split('\t');
-      return { sha, author, date, subject: subject.join('\t') };
+    const log = await runGit(['log', '--no-merges', '-n', '2000', '--format=%H%x09%an%x09%aI%x09%s', rev, '--'], {
+      cwd: root,
     });
+    const rows = log
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const [sha, author, date, ...subject] = l.split('\t');
+        return { sha, author, date, subject: subject.join('\t') };
+      });
     const count = Number((await runGit(['rev-list', '--count', rev, '--'], { cwd: root })).trim()) || rows.length;
     const authors = new Map<string, number>();
     for (const r of rows) authors.set(r.author, (authors.get(r.author) ?? 0) + 1);
-    const names = await runGit(['log', '--no-merges', '-n', '500', '--name-only', '--format=', rev, '--'], { cwd: root });
+    const names = await runGit(['log', '--no-merges', '-n', '500', '--name-only', '--format=', rev, '--'], {
+      cwd: root,
+    });
     const changes = new Map<string, number>();
     for (const f of names.split('\n').filter(Boolean)) changes.set(f, (changes.get(f) ?? 0) + 1);
     return {
       commits: count,
-      contributors: [...authors].sort((a, b) => b[1] - a[1]).slice(0, 20).map(([name, commits]) => ({ name, commits })),
-      most_changed: [...changes].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 10).map(([p, n]) => ({ path: p, changes: n })),
+      contributors: [...authors]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 20)
+        .map(([name, commits]) => ({ name, commits })),
+      most_changed: [...changes]
+        .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+        .slice(0, 10)
+        .map(([p, n]) => ({ path: p, changes: n })),
       last_commit: rows[0] ?? null,
     };
   } catch {
@@ -58,7 +73,10 @@ async function gitActivity(root: string, ref?: string): Promise<RepoReport['git'
  * The report of a repository: a local folder inside SVC_REPO_ROOTS or a shallow clone of an
  * http(s) git URL (removed afterwards). Read-only: nothing is written outside the temporary clone.
  */
-export async function repoReport(opts: { roots: string[]; allowPrivate: boolean }, body: RepoReportBody): Promise<RepoReport> {
+export async function repoReport(
+  opts: { roots: string[]; allowPrivate: boolean },
+  body: RepoReportBody,
+): Promise<RepoReport> {
   const started = Date.now();
   const remote = /^https?:\/\//i.test(body.repo) || /^(git@|ssh:|git:|file:)/i.test(body.repo);
   const cloned = remote ? await cloneRepo(body.repo, body.ref, { allowPrivate: opts.allowPrivate }) : undefined;
@@ -87,7 +105,11 @@ export async function repoReport(opts: { roots: string[]; allowPrivate: boolean 
       total_lines: totalLines,
       tree: renderTree(scan),
       manifests: readManifests(root, paths),
-      tests: { directories: scan.dirs.filter((d) => TEST_DIR.test(d)).slice(0, 50), files: paths.filter((p) => TEST_FILE.test(p)).length, ci: paths.filter((p) => CI.test(p)).slice(0, 50) },
+      tests: {
+        directories: scan.dirs.filter((d) => TEST_DIR.test(d)).slice(0, 50),
+        files: paths.filter((p) => TEST_FILE.test(p)).length,
+        ci: paths.filter((p) => CI.test(p)).slice(0, 50),
+      },
       readme: readme(root, scan),
       git: await gitActivity(root, remote ? undefined : body.ref),
       secrets: scan.secrets,

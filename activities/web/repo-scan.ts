@@ -2,16 +2,79 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /** Folders that are dependencies or build output: listed in the tree, never walked. */
-const SKIP_DIRS = new Set(['.git', 'node_modules', 'vendor', 'dist', 'build', 'target', '.venv', 'venv', '__pycache__', '.next', '.cache', '.gradle', '.idea', 'coverage']);
+const SKIP_DIRS = new Set([
+  '.git',
+  'node_modules',
+  'vendor',
+  'dist',
+  'build',
+  'target',
+  '.venv',
+  'venv',
+  '__pycache__',
+  '.next',
+  '.cache',
+  '.gradle',
+  '.idea',
+  'coverage',
+]);
 
 const LANGUAGES: Record<string, string> = {
-  '.ts': 'TypeScript', '.tsx': 'TypeScript', '.mts': 'TypeScript', '.cts': 'TypeScript', '.js': 'JavaScript', '.jsx': 'JavaScript', '.mjs': 'JavaScript',
-  '.cjs': 'JavaScript', '.py': 'Python', '.go': 'Go', '.rs': 'Rust', '.java': 'Java', '.kt': 'Kotlin', '.kts': 'Kotlin', '.scala': 'Scala',
-  '.c': 'C', '.h': 'C', '.cc': 'C++', '.cpp': 'C++', '.cxx': 'C++', '.hpp': 'C++', '.cs': 'C#', '.rb': 'Ruby', '.php': 'PHP', '.swift': 'Swift',
-  '.m': 'Objective-C', '.sh': 'Shell', '.bash': 'Shell', '.zsh': 'Shell', '.ps1': 'PowerShell', '.sql': 'SQL', '.html': 'HTML', '.css': 'CSS',
-  '.scss': 'SCSS', '.vue': 'Vue', '.svelte': 'Svelte', '.md': 'Markdown', '.rst': 'reStructuredText', '.json': 'JSON', '.yml': 'YAML',
-  '.yaml': 'YAML', '.toml': 'TOML', '.xml': 'XML', '.proto': 'Protocol Buffers', '.tf': 'HCL', '.lua': 'Lua', '.dart': 'Dart', '.ex': 'Elixir',
-  '.exs': 'Elixir', '.erl': 'Erlang', '.hs': 'Haskell', '.clj': 'Clojure', '.r': 'R', '.jl': 'Julia', '.zig': 'Zig',
+  '.ts': 'TypeScript',
+  '.tsx': 'TypeScript',
+  '.mts': 'TypeScript',
+  '.cts': 'TypeScript',
+  '.js': 'JavaScript',
+  '.jsx': 'JavaScript',
+  '.mjs': 'JavaScript',
+  '.cjs': 'JavaScript',
+  '.py': 'Python',
+  '.go': 'Go',
+  '.rs': 'Rust',
+  '.java': 'Java',
+  '.kt': 'Kotlin',
+  '.kts': 'Kotlin',
+  '.scala': 'Scala',
+  '.c': 'C',
+  '.h': 'C',
+  '.cc': 'C++',
+  '.cpp': 'C++',
+  '.cxx': 'C++',
+  '.hpp': 'C++',
+  '.cs': 'C#',
+  '.rb': 'Ruby',
+  '.php': 'PHP',
+  '.swift': 'Swift',
+  '.m': 'Objective-C',
+  '.sh': 'Shell',
+  '.bash': 'Shell',
+  '.zsh': 'Shell',
+  '.ps1': 'PowerShell',
+  '.sql': 'SQL',
+  '.html': 'HTML',
+  '.css': 'CSS',
+  '.scss': 'SCSS',
+  '.vue': 'Vue',
+  '.svelte': 'Svelte',
+  '.md': 'Markdown',
+  '.rst': 'reStructuredText',
+  '.json': 'JSON',
+  '.yml': 'YAML',
+  '.yaml': 'YAML',
+  '.toml': 'TOML',
+  '.xml': 'XML',
+  '.proto': 'Protocol Buffers',
+  '.tf': 'HCL',
+  '.lua': 'Lua',
+  '.dart': 'Dart',
+  '.ex': 'Elixir',
+  '.exs': 'Elixir',
+  '.erl': 'Erlang',
+  '.hs': 'Haskell',
+  '.clj': 'Clojure',
+  '.r': 'R',
+  '.jl': 'Julia',
+  '.zig': 'Zig',
 };
 const BY_NAME: Record<string, string> = { Dockerfile: 'Dockerfile', Makefile: 'Makefile', Jenkinsfile: 'Groovy' };
 
@@ -25,7 +88,10 @@ const SECRETS: Array<[string, RegExp]> = [
   ['stripe-secret-key', /\b[sr]k_live_[0-9A-Za-z]{20,}\b/],
   ['openai-api-key', /\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}\b/],
   ['jwt', /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b/],
-  ['password-assignment', /\b(?:password|passwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)\b\s*[:=]\s*["'][^"'\s]{8,}["']/i],
+  [
+    'password-assignment',
+    /\b(?:password|passwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)\b\s*[:=]\s*["'][^"'\s]{8,}["']/i,
+  ],
 ];
 
 export interface ScanFile {
@@ -122,7 +188,9 @@ export function scanTree(root: string): ScanResult {
 
 /** A two-level listing, folders first, capped at `max` lines. */
 export function renderTree(scan: ScanResult, max = 200): string {
-  const entries = [...scan.dirs.map((d) => `${d}/`), ...scan.files.map((f) => f.path)].filter((p) => p.replace(/\/$/, '').split('/').length <= 2);
+  const entries = [...scan.dirs.map((d) => `${d}/`), ...scan.files.map((f) => f.path)].filter(
+    (p) => p.replace(/\/$/, '').split('/').length <= 2,
+  );
   entries.sort((a, b) => a.localeCompare(b));
   const lines = entries.slice(0, max).map((p) => {
     const parts = p.replace(/\/$/, '').split('/');

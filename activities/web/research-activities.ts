@@ -33,7 +33,7 @@ function jsonIn(text: string): unknown {
   }
 }
 
-const words = (s: string) => new Set((s.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []));
+const words = (s: string) => new Set(s.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []);
 
 /** The paragraphs of a source that share the most words with the question (at most `n`). */
 export function passages(text: string, question: string, n = 3): string[] {
@@ -53,7 +53,8 @@ export function passages(text: string, question: string, n = 3): string[] {
 export function createResearchActivities(deps: ActivityDeps) {
   const { db } = deps;
   const models = createModelRouter(deps.config, { log: deps.log });
-  const event = (ref: ResearchRef, type: string, data: unknown) => appendEvent(db, { tenantId: ref.tenantId, stream: stream(ref.jobId), type, data });
+  const event = (ref: ResearchRef, type: string, data: unknown) =>
+    appendEvent(db, { tenantId: ref.tenantId, stream: stream(ref.jobId), type, data });
   const job = async (ref: ResearchRef) => {
     const row = await getResearch(db, ref.tenantId, ref.jobId);
     if (!row) throw new Error(`Research job ${ref.jobId} not found.`);
@@ -73,16 +74,25 @@ export function createResearchActivities(deps: ActivityDeps) {
           const res = await models.complete({
             lane: 'svc-oracle',
             messages: [
-              { role: 'system', content: `Plan web research. Break the question into at most ${count} focused web search queries. Answer only JSON: {"queries": ["..."]}` },
+              {
+                role: 'system',
+                content: `Plan web research. Break the question into at most ${count} focused web search queries. Answer only JSON: {"queries": ["..."]}`,
+              },
               { role: 'user', content: row.query },
             ],
             signal: Context.current().cancellationSignal,
             timeoutMs: 60_000,
           });
-          const parsed = z.object({ queries: z.array(z.string().min(2).max(300)).min(1) }).safeParse(jsonIn(res.content));
-          if (parsed.success) queries = [row.query, ...parsed.data.queries.filter((q) => q.trim() !== row.query)].slice(0, count);
+          const parsed = z
+            .object({ queries: z.array(z.string().min(2).max(300)).min(1) })
+            .safeParse(jsonIn(res.content));
+          if (parsed.success)
+            queries = [row.query, ...parsed.data.queries.filter((q) => q.trim() !== row.query)].slice(0, count);
         } catch (err) {
-          deps.log.info({ err: (err as Error).message, job: ref.jobId }, 'research planning fell back to the question itself');
+          deps.log.info(
+            { err: (err as Error).message, job: ref.jobId },
+            'research planning fell back to the question itself',
+          );
         }
       }
       await updateResearch(db, ref.tenantId, ref.jobId, { plan: queries, stage: 'searching' });
@@ -120,18 +130,33 @@ export function createResearchActivities(deps: ActivityDeps) {
     },
 
     /** Fetches one source through the fetch guard (no cache write: research is read-only) and keeps its text in the job's outputs. */
-    async researchFetch(ref: ResearchRef & { n: number; url: string }): Promise<{ n: number; ok: boolean; error?: string }> {
+    async researchFetch(
+      ref: ResearchRef & { n: number; url: string },
+    ): Promise<{ n: number; ok: boolean; error?: string }> {
       const key = `source-${ref.n}`;
       if (await findJobOutput(db, ref.tenantId, ref.jobId, key)) return { n: ref.n, ok: true };
       const started = Date.now();
       try {
         const res = await guardedRequest(ref.url, {
-          allowPrivate: deps.config.allowPrivateFetch, refuseLocalNames: true, maxBytes: 5 * 1024 * 1024, timeoutMs: 20_000, signal: Context.current().cancellationSignal,
+          allowPrivate: deps.config.allowPrivateFetch,
+          refuseLocalNames: true,
+          maxBytes: 5 * 1024 * 1024,
+          timeoutMs: 20_000,
+          signal: Context.current().cancellationSignal,
         });
         if (res.status >= 400) throw new Error(`HTTP ${res.status}`);
         const page = await extractBody(res, {});
         if (!page.text.trim()) throw new Error('no text in the page');
-        await saveJobOutput(db, { tenantId: ref.tenantId, jobId: ref.jobId, stepKey: key, lane: 'web', provider: null, content: page.text.slice(0, MAX_SOURCE_CHARS), usage: null, durationMs: Date.now() - started });
+        await saveJobOutput(db, {
+          tenantId: ref.tenantId,
+          jobId: ref.jobId,
+          stepKey: key,
+          lane: 'web',
+          provider: null,
+          content: page.text.slice(0, MAX_SOURCE_CHARS),
+          usage: null,
+          durationMs: Date.now() - started,
+        });
         await event(ref, 'source.fetched', { n: ref.n, url: ref.url });
         return { n: ref.n, ok: true };
       } catch (err) {
@@ -143,11 +168,17 @@ export function createResearchActivities(deps: ActivityDeps) {
     },
 
     /** Writes the report with numbered citations; every citation is verified against the fetched text. */
-    async researchReport(ref: ResearchRef & { fetched: Array<{ n: number; ok: boolean; error?: string }> }): Promise<void> {
+    async researchReport(
+      ref: ResearchRef & { fetched: Array<{ n: number; ok: boolean; error?: string }> },
+    ): Promise<void> {
       const row = await job(ref);
       const sources = row.sources.map((s) => {
         const f = ref.fetched.find((x) => x.n === s.n);
-        return { ...s, status: f?.ok ? ('fetched' as const) : ('failed' as const), ...(f?.error ? { error: f.error } : {}) };
+        return {
+          ...s,
+          status: f?.ok ? ('fetched' as const) : ('failed' as const),
+          ...(f?.error ? { error: f.error } : {}),
+        };
       });
       await updateResearch(db, ref.tenantId, ref.jobId, { sources, stage: 'writing' });
       const texts = new Map<number, { url: string; text: string }>();
@@ -162,9 +193,18 @@ export function createResearchActivities(deps: ActivityDeps) {
       }
       let report;
       if (!texts.size) {
-        report = { markdown: `No sources could be found or fetched for "${row.query}", so there is nothing to report. Configure a search engine (SVC_CONFIG search.engines) or try another question.`, citations: [], unverified: [] };
+        report = {
+          markdown: `No sources could be found or fetched for "${row.query}", so there is nothing to report. Configure a search engine (SVC_CONFIG search.engines) or try another question.`,
+          citations: [],
+          unverified: [],
+        };
       } else {
-        const material = [...texts].map(([n, s]) => `[S${n}] ${s.url}\n${passages(s.text, `${row.query} ${(row.plan ?? []).join(' ')}`).join('\n')}`).join('\n\n');
+        const material = [...texts]
+          .map(
+            ([n, s]) =>
+              `[S${n}] ${s.url}\n${passages(s.text, `${row.query} ${(row.plan ?? []).join(' ')}`).join('\n')}`,
+          )
+          .join('\n\n');
         let draft: { report: string; citations: DraftCitation[] } | undefined;
         const saved = await findJobOutput(db, ref.tenantId, ref.jobId, 'report');
         let content = saved?.content;
@@ -173,18 +213,43 @@ export function createResearchActivities(deps: ActivityDeps) {
             const res = await models.complete({
               lane: 'svc-oracle',
               messages: [
-                { role: 'system', content: 'Write a concise research report in Markdown answering the question from the sources only. Mark claims with numbered citations like [1]. For each citation give the source number and a quote copied verbatim from that source. Answer only JSON: {"report": "...", "citations": [{"id": 1, "source": 2, "quote": "..."}]}' },
+                {
+                  role: 'system',
+                  content:
+                    'Write a concise research report in Markdown answering the question from the sources only. Mark claims with numbered citations like [1]. For each citation give the source number and a quote copied verbatim from that source. Answer only JSON: {"report": "...", "citations": [{"id": 1, "source": 2, "quote": "..."}]}',
+                },
                 { role: 'user', content: `Question: ${row.query}\n\nSources:\n${material}` },
               ],
               signal: Context.current().cancellationSignal,
               timeoutMs: 120_000,
             });
-            content = (await saveJobOutput(db, { tenantId: ref.tenantId, jobId: ref.jobId, stepKey: 'report', lane: 'svc-oracle', provider: res.provider, content: res.content, usage: res.usage ?? null, durationMs: 0 })).content;
+            content = (
+              await saveJobOutput(db, {
+                tenantId: ref.tenantId,
+                jobId: ref.jobId,
+                stepKey: 'report',
+                lane: 'svc-oracle',
+                provider: res.provider,
+                content: res.content,
+                usage: res.usage ?? null,
+                durationMs: 0,
+              })
+            ).content;
           } catch (err) {
-            deps.log.info({ err: (err as Error).message, job: ref.jobId }, 'research report fell back to an extractive summary');
+            deps.log.info(
+              { err: (err as Error).message, job: ref.jobId },
+              'research report fell back to an extractive summary',
+            );
           }
         }
-        const parsed = z.object({ report: z.string(), citations: z.array(z.object({ id: z.number().int(), source: z.number().int().nullable(), quote: z.string() })) }).safeParse(content ? jsonIn(content) : undefined);
+        const parsed = z
+          .object({
+            report: z.string(),
+            citations: z.array(
+              z.object({ id: z.number().int(), source: z.number().int().nullable(), quote: z.string() }),
+            ),
+          })
+          .safeParse(content ? jsonIn(content) : undefined);
         if (parsed.success) draft = parsed.data;
         else {
           // No usable model answer: an extractive report, one cited passage per source.
@@ -203,8 +268,14 @@ export function createResearchActivities(deps: ActivityDeps) {
     },
 
     /** Closes the job (completed, failed or cancelled) and ends its event stream. */
-    async researchFinish(ref: ResearchRef & { status: 'completed' | 'failed' | 'cancelled'; error?: string }): Promise<void> {
-      await updateResearch(db, ref.tenantId, ref.jobId, { status: ref.status, error: ref.error, ...(ref.status === 'completed' ? {} : { stage: 'done' }) });
+    async researchFinish(
+      ref: ResearchRef & { status: 'completed' | 'failed' | 'cancelled'; error?: string },
+    ): Promise<void> {
+      await updateResearch(db, ref.tenantId, ref.jobId, {
+        status: ref.status,
+        error: ref.error,
+        ...(ref.status === 'completed' ? {} : { stage: 'done' }),
+      });
       await event(ref, 'done', { status: ref.status, ...(ref.error ? { error: ref.error } : {}) });
     },
   };

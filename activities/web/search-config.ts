@@ -8,7 +8,9 @@ import { SEARCH_INTENTS } from '../../schema/web';
 export const SearchEngineConfig = z.object({
   name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/),
   type: z.enum(['searxng', 'brave', 'tavily']),
-  base_url: z.url({ protocol: /^https?$/ }).describe('SearXNG instance, https://api.search.brave.com or https://api.tavily.com'),
+  base_url: z
+    .url({ protocol: /^https?$/ })
+    .describe('SearXNG instance, https://api.search.brave.com or https://api.tavily.com'),
   api_key: z.string().min(1).optional(),
   timeout_ms: z.number().int().min(100).max(60_000).default(5000),
   /** Intents this engine serves (default: all). */
@@ -16,7 +18,9 @@ export const SearchEngineConfig = z.object({
 });
 export type SearchEngineConfig = z.infer<typeof SearchEngineConfig>;
 
-const SearchSection = z.object({ search: z.object({ engines: z.array(SearchEngineConfig).max(20).default([]) }).optional() }).loose();
+const SearchSection = z
+  .object({ search: z.object({ engines: z.array(SearchEngineConfig).max(20).default([]) }).optional() })
+  .loose();
 
 const cache = new WeakMap<Config, SearchEngineConfig[]>();
 
@@ -34,11 +38,15 @@ export function searchEngines(config: Config): SearchEngineConfig[] {
     try {
       raw = YAML.parse(readFileSync(config.configFile, 'utf8')) ?? {};
     } catch (err) {
-      throw new ConfigError(`SVC_CONFIG: cannot read the search section of ${config.configFile}: ${(err as Error).message.split('\n')[0]}`);
+      throw new ConfigError(
+        `SVC_CONFIG: cannot read the search section of ${config.configFile}: ${(err as Error).message.split('\n')[0]}`,
+      );
     }
     const parsed = SearchSection.safeParse(raw);
     if (!parsed.success) {
-      throw new ConfigError(`SVC_CONFIG: search is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+      throw new ConfigError(
+        `SVC_CONFIG: search is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
     }
     engines = parsed.data.search?.engines ?? [];
   }

@@ -31,7 +31,12 @@ const iso = (v: unknown) => {
  * configuration, so private addresses are allowed for them (a SearXNG on the internal network);
  * scheme, size and time limits still apply.
  */
-async function call(engine: SearchEngineConfig, url: URL, init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string }, signal?: AbortSignal): Promise<unknown> {
+async function call(
+  engine: SearchEngineConfig,
+  url: URL,
+  init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string },
+  signal?: AbortSignal,
+): Promise<unknown> {
   const res = await guardedRequest(url, {
     allowPrivate: true,
     method: init.method,
@@ -60,7 +65,12 @@ async function searxng(engine: SearchEngineConfig, q: EngineQuery): Promise<Engi
   url.searchParams.set('format', 'json');
   url.searchParams.set('categories', SEARXNG_CATEGORY[q.intent]);
   if (q.timeRange) url.searchParams.set('time_range', SEARXNG_RANGE[q.timeRange]);
-  const data = (await call(engine, url, { headers: engine.api_key ? { authorization: `Bearer ${engine.api_key}` } : {} }, q.signal)) as { results?: unknown[] };
+  const data = (await call(
+    engine,
+    url,
+    { headers: engine.api_key ? { authorization: `Bearer ${engine.api_key}` } : {} },
+    q.signal,
+  )) as { results?: unknown[] };
   return (data.results ?? []).map((r) => {
     const o = r as Record<string, unknown>;
     return { title: str(o.title), url: str(o.url), snippet: str(o.content), published_at: iso(o.publishedDate) };
@@ -74,7 +84,10 @@ async function brave(engine: SearchEngineConfig, q: EngineQuery): Promise<Engine
   url.searchParams.set('q', q.query);
   url.searchParams.set('count', String(Math.min(q.count, 20)));
   if (q.timeRange) url.searchParams.set('freshness', BRAVE_RANGE[q.timeRange]);
-  const data = (await call(engine, url, { headers: { 'x-subscription-token': engine.api_key ?? '' } }, q.signal)) as { web?: { results?: unknown[] }; results?: unknown[] };
+  const data = (await call(engine, url, { headers: { 'x-subscription-token': engine.api_key ?? '' } }, q.signal)) as {
+    web?: { results?: unknown[] };
+    results?: unknown[];
+  };
   return (data.web?.results ?? data.results ?? []).map((r) => {
     const o = r as Record<string, unknown>;
     return { title: str(o.title), url: str(o.url), snippet: str(o.description), published_at: iso(o.page_age) };
@@ -92,11 +105,16 @@ async function tavily(engine: SearchEngineConfig, q: EngineQuery): Promise<Engin
     ...(q.includeDomains?.length ? { include_domains: q.includeDomains } : {}),
     ...(q.excludeDomains?.length ? { exclude_domains: q.excludeDomains } : {}),
   };
-  const data = (await call(engine, url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${engine.api_key ?? ''}` },
-    body: JSON.stringify(body),
-  }, q.signal)) as { results?: unknown[] };
+  const data = (await call(
+    engine,
+    url,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${engine.api_key ?? ''}` },
+      body: JSON.stringify(body),
+    },
+    q.signal,
+  )) as { results?: unknown[] };
   return (data.results ?? []).map((r) => {
     const o = r as Record<string, unknown>;
     return { title: str(o.title), url: str(o.url), snippet: str(o.content), published_at: iso(o.published_date) };

@@ -20,7 +20,10 @@ export function splitBlocks(content: string): string[] {
  * The longest prefix of whole blocks within `maxTokens` (at least the first block's start when
  * even that is too long: then it is cut at a line, else a word, boundary).
  */
-export function truncateBlocks(content: string, maxTokens?: number): { content: string; tokens: number; truncated: boolean } {
+export function truncateBlocks(
+  content: string,
+  maxTokens?: number,
+): { content: string; tokens: number; truncated: boolean } {
   const total = estimateTokenCount(content);
   if (!maxTokens || total <= maxTokens) return { content, tokens: total, truncated: false };
   const kept: string[] = [];

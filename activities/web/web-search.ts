@@ -20,7 +20,9 @@ export function normaliseUrl(raw: string): string | null {
     return null;
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
-  const params = [...u.searchParams.entries()].filter(([k]) => !TRACKING.test(k)).sort(([a], [b]) => a.localeCompare(b));
+  const params = [...u.searchParams.entries()]
+    .filter(([k]) => !TRACKING.test(k))
+    .sort(([a], [b]) => a.localeCompare(b));
   const query = params.length ? `?${new URLSearchParams(params).toString()}` : '';
   const host = u.hostname.toLowerCase().replace(/^www\./, '');
   const port = u.port && u.port !== '80' && u.port !== '443' ? `:${u.port}` : '';
@@ -44,33 +46,55 @@ function hostMatches(url: string, domains: string[]): boolean {
  * `engines` with its status and makes the answer `partial`.
  * @throws AppError service_unavailable when no engine is configured; upstream_error when all fail
  */
-export async function webSearch(engines: SearchEngineConfig[], body: WebSearchBody, signal?: AbortSignal): Promise<WebSearchResponse> {
+export async function webSearch(
+  engines: SearchEngineConfig[],
+  body: WebSearchBody,
+  signal?: AbortSignal,
+): Promise<WebSearchResponse> {
   if (!engines.length) {
-    throw new AppError('service_unavailable', 'No search engine is configured: add a search.engines list (type searxng, brave or tavily, with base_url and api_key) to the SVC_CONFIG file.');
+    throw new AppError(
+      'service_unavailable',
+      'No search engine is configured: add a search.engines list (type searxng, brave or tavily, with base_url and api_key) to the SVC_CONFIG file.',
+    );
   }
   const intent = body.intent ?? classifyIntent(body.query);
   const chosen = engines.filter((e) => !e.intents || e.intents.includes(intent));
   const active = chosen.length ? chosen : engines;
-  const statuses: EngineStatus[] = engines.filter((e) => !active.includes(e)).map((e) => ({ name: e.name, status: 'skipped', latency_ms: 0 }));
+  const statuses: EngineStatus[] = engines
+    .filter((e) => !active.includes(e))
+    .map((e) => ({ name: e.name, status: 'skipped', latency_ms: 0 }));
   const lists = await Promise.all(
     active.map(async (engine) => {
       const started = Date.now();
       try {
         const hits = await queryEngine(engine, {
-          query: body.query, intent, count: body.max_results, timeRange: body.time_range,
-          includeDomains: body.include_domains, excludeDomains: body.exclude_domains, signal,
+          query: body.query,
+          intent,
+          count: body.max_results,
+          timeRange: body.time_range,
+          includeDomains: body.include_domains,
+          excludeDomains: body.exclude_domains,
+          signal,
         });
         statuses.push({ name: engine.name, status: 'ok', latency_ms: Date.now() - started, results: hits.length });
         return { engine: engine.name, hits };
       } catch (err) {
         const timeout = err instanceof FetchFailure && err.kind === 'timeout';
-        statuses.push({ name: engine.name, status: timeout ? 'timeout' : 'error', latency_ms: Date.now() - started, error: (err as Error).message.slice(0, 300) });
+        statuses.push({
+          name: engine.name,
+          status: timeout ? 'timeout' : 'error',
+          latency_ms: Date.now() - started,
+          error: (err as Error).message.slice(0, 300),
+        });
         return { engine: engine.name, hits: [] as EngineHit[] };
       }
     }),
   );
   if (!statuses.some((s) => s.status === 'ok')) {
-    throw new AppError('upstream_error', `Every search engine failed: ${statuses.map((s) => `${s.name} ${s.status}${s.error ? ` (${s.error})` : ''}`).join('; ')}.`);
+    throw new AppError(
+      'upstream_error',
+      `Every search engine failed: ${statuses.map((s) => `${s.name} ${s.status}${s.error ? ` (${s.error})` : ''}`).join('; ')}.`,
+    );
   }
   const merged = new Map<string, { hit: EngineHit; engines: string[] }>();
   const ranked = lists.map(({ engine, hits }) => {
@@ -96,9 +120,22 @@ export async function webSearch(engines: SearchEngineConfig[], body: WebSearchBo
     .slice(0, body.max_results)
     .map(({ id, score }) => {
       const m = merged.get(id)!;
-      return { title: m.hit.title, url: m.hit.url, snippet: m.hit.snippet, engines: m.engines, score: Math.round(score * 1e6) / 1e6, ...(m.hit.published_at ? { published_at: m.hit.published_at } : {}) };
+      return {
+        title: m.hit.title,
+        url: m.hit.url,
+        snippet: m.hit.snippet,
+        engines: m.engines,
+        score: Math.round(score * 1e6) / 1e6,
+        ...(m.hit.published_at ? { published_at: m.hit.published_at } : {}),
+      };
     });
   const order = new Map(engines.map((e, i) => [e.name, i]));
   statuses.sort((a, b) => (order.get(a.name) ?? 0) - (order.get(b.name) ?? 0));
-  return { query: body.query, intent, results, engines: statuses, partial: statuses.some((s) => s.status === 'error' || s.status === 'timeout') };
+  return {
+    query: body.query,
+    intent,
+    results,
+    engines: statuses,
+    partial: statuses.some((s) => s.status === 'error' || s.status === 'timeout'),
+  };
 }

@@ -11,7 +11,10 @@ type Signal = Awaited<ReturnType<typeof feedbackSignal>>;
  * the replica that stored it) drops that tenant's entries.
  */
 export class FeedbackCache {
-  private readonly cache = new LRUCache<string, { tenantId: string; signal: Signal | null }>({ max: 10_000, ttl: 10 * 60_000 });
+  private readonly cache = new LRUCache<string, { tenantId: string; signal: Signal | null }>({
+    max: 10_000,
+    ttl: 10 * 60_000,
+  });
   private generation = 0;
 
   constructor(
@@ -28,7 +31,8 @@ export class FeedbackCache {
     }
     const gen = this.generation;
     const signal = await feedbackSignal(this.db, opts);
-    if (this.listener.connected && gen === this.generation) this.cache.set(k, { tenantId: opts.tenantId, signal: signal ?? null });
+    if (this.listener.connected && gen === this.generation)
+      this.cache.set(k, { tenantId: opts.tenantId, signal: signal ?? null });
     return signal;
   }
 

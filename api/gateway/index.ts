@@ -26,7 +26,10 @@ export interface Gateway {
  */
 export function createGateway(
   deps: Pick<AppDeps, 'config' | 'db' | 'log' | 'temporal'>,
-  opts: { now?: () => number; /** Servers: keep LISTEN up even without traffic (revocations must reach running jobs). */ keepListening?: boolean } = {},
+  opts: {
+    now?: () => number;
+    /** Servers: keep LISTEN up even without traffic (revocations must reach running jobs). */ keepListening?: boolean;
+  } = {},
 ): Gateway {
   const { config, db, log } = deps;
   // Filled right after the listener exists (the caches need it; its callbacks need them).
@@ -38,7 +41,9 @@ export function createGateway(
         .getHandle(id)
         .cancel()
         .then(() => log.info({ workflow_id: id, key_id: keyId }, 'job cancelled: its key was revoked'))
-        .catch((err: Error) => log.warn({ workflow_id: id, err: err.message }, 'could not cancel the job of a revoked key'));
+        .catch((err: Error) =>
+          log.warn({ workflow_id: id, err: err.message }, 'could not cancel the job of a revoked key'),
+        );
     }
   };
   const listener = createGatewayListener({
@@ -66,7 +71,13 @@ export function createGateway(
   });
   const keys = (c.keys = new KeyCache(db, listener));
   const feedback = (c.feedback = new FeedbackCache(db, listener));
-  const limiter = (c.limiter = new Limiter(db, listener, log, { minuteMs: config.gateway.minuteMs, dayMs: config.gateway.dayMs }, opts.now));
+  const limiter = (c.limiter = new Limiter(
+    db,
+    listener,
+    log,
+    { minuteMs: config.gateway.minuteMs, dayMs: config.gateway.dayMs },
+    opts.now,
+  ));
   const usage = new UsageRecorder(db, log);
 
   let flushing: Promise<void> | undefined;

@@ -46,7 +46,8 @@ export class KeyCache {
     }
     const gen = this.generation;
     const principal = await authenticateKey(this.db, token);
-    if (principal && this.listener.connected && gen === this.generation) this.cache.set(h, { principal, markedAt: Date.now() });
+    if (principal && this.listener.connected && gen === this.generation)
+      this.cache.set(h, { principal, markedAt: Date.now() });
     return principal;
   }
 

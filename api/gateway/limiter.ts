@@ -54,7 +54,10 @@ const DAY = 86_400_000;
  * error bound). Keys without limits cost no database work after their limits are cached.
  */
 export class Limiter {
-  private readonly limits = new LRUCache<string, { tenantId: string; key?: Limits; tenant?: Limits }>({ max: 10_000, ttl: 5 * 60_000 });
+  private readonly limits = new LRUCache<string, { tenantId: string; key?: Limits; tenant?: Limits }>({
+    max: 10_000,
+    ttl: 5 * 60_000,
+  });
   private readonly counters = new Map<string, Counter>();
   private generation = 0;
 
@@ -105,7 +108,23 @@ export class Limiter {
     const [start, end] = this.bounds(win, now);
     const id = `${tenantId}\u0000${scope}\u0000${win}\u0000${start}`;
     let c = this.counters.get(id);
-    if (!c) this.counters.set(id, (c = { tenantId, scope, win, start, end, requests: 0, tokens: 0, pendingRequests: 0, pendingTokens: 0, loaded: false, lastUse: now }));
+    if (!c)
+      this.counters.set(
+        id,
+        (c = {
+          tenantId,
+          scope,
+          win,
+          start,
+          end,
+          requests: 0,
+          tokens: 0,
+          pendingRequests: 0,
+          pendingTokens: 0,
+          loaded: false,
+          lastUse: now,
+        }),
+      );
     c.lastUse = now;
     return c;
   }
@@ -116,13 +135,31 @@ export class Limiter {
     if (!l.key && !l.tenant) return { ok: true, headers: {}, counters: [] };
     const now = this.now();
     const checks: Array<{ c: Counter; field: keyof Limits; limit: number; what: 'requests' | 'tokens' }> = [];
-    for (const [scope, lim] of [[p.keyId, l.key], ['', l.tenant]] as const) {
+    for (const [scope, lim] of [
+      [p.keyId, l.key],
+      ['', l.tenant],
+    ] as const) {
       if (!lim) continue;
-      const minute = lim.requests_per_minute || lim.tokens_per_minute ? this.counter(p.tenantId, scope, 'minute', now) : undefined;
-      if (minute && lim.requests_per_minute) checks.push({ c: minute, field: 'requests_per_minute', limit: lim.requests_per_minute, what: 'requests' });
-      if (minute && lim.tokens_per_minute) checks.push({ c: minute, field: 'tokens_per_minute', limit: lim.tokens_per_minute, what: 'tokens' });
-      if (lim.tokens_per_day) checks.push({ c: this.counter(p.tenantId, scope, 'day', now), field: 'tokens_per_day', limit: lim.tokens_per_day, what: 'tokens' });
-      if (lim.tokens_per_month) checks.push({ c: this.counter(p.tenantId, scope, 'month', now), field: 'tokens_per_month', limit: lim.tokens_per_month, what: 'tokens' });
+      const minute =
+        lim.requests_per_minute || lim.tokens_per_minute ? this.counter(p.tenantId, scope, 'minute', now) : undefined;
+      if (minute && lim.requests_per_minute)
+        checks.push({ c: minute, field: 'requests_per_minute', limit: lim.requests_per_minute, what: 'requests' });
+      if (minute && lim.tokens_per_minute)
+        checks.push({ c: minute, field: 'tokens_per_minute', limit: lim.tokens_per_minute, what: 'tokens' });
+      if (lim.tokens_per_day)
+        checks.push({
+          c: this.counter(p.tenantId, scope, 'day', now),
+          field: 'tokens_per_day',
+          limit: lim.tokens_per_day,
+          what: 'tokens',
+        });
+      if (lim.tokens_per_month)
+        checks.push({
+          c: this.counter(p.tenantId, scope, 'month', now),
+          field: 'tokens_per_month',
+          limit: lim.tokens_per_month,
+          what: 'tokens',
+        });
     }
     const counters = [...new Set(checks.map((x) => x.c))];
     const unloaded = counters.filter((c) => !c.loaded);
@@ -130,7 +167,10 @@ export class Limiter {
 
     const headers: Record<string, string> = {};
     let refused: (typeof checks)[number] | undefined;
-    const tightest: Record<'requests' | 'tokens', { limit: number; remaining: number; resetMs: number } | undefined> = { requests: undefined, tokens: undefined };
+    const tightest: Record<'requests' | 'tokens', { limit: number; remaining: number; resetMs: number } | undefined> = {
+      requests: undefined,
+      tokens: undefined,
+    };
     for (const x of checks) {
       const used = x.what === 'requests' ? x.c.requests + x.c.pendingRequests : x.c.tokens + x.c.pendingTokens;
       if (used >= x.limit && (!refused || x.c.end > refused.c.end)) refused = x;
@@ -148,7 +188,13 @@ export class Limiter {
       headers[`x-ratelimit-reset-${what}`] = resetText(t.resetMs);
     }
     if (refused) {
-      return { ok: false, headers, retryAfterS: Math.max(1, Math.ceil((refused.c.end - now) / 1000)), reason: refused.field, counters: [] };
+      return {
+        ok: false,
+        headers,
+        retryAfterS: Math.max(1, Math.ceil((refused.c.end - now) / 1000)),
+        reason: refused.field,
+        counters: [],
+      };
     }
     for (const c of counters) if (c.win === 'minute') c.pendingRequests++;
     return { ok: true, headers, counters };
@@ -163,16 +209,28 @@ export class Limiter {
   async sync(only?: Counter[]): Promise<void> {
     const now = this.now();
     if (!only) {
-      for (const [id, c] of this.counters) if (c.end <= now && !c.pendingRequests && !c.pendingTokens) this.counters.delete(id);
+      for (const [id, c] of this.counters)
+        if (c.end <= now && !c.pendingRequests && !c.pendingTokens) this.counters.delete(id);
     }
-    const list = only ?? [...this.counters.values()].filter((c) => c.pendingRequests || c.pendingTokens || (c.end > now && now - c.lastUse < 60_000));
+    const list =
+      only ??
+      [...this.counters.values()].filter(
+        (c) => c.pendingRequests || c.pendingTokens || (c.end > now && now - c.lastUse < 60_000),
+      );
     if (!list.length) return;
     const taken = list.map((c) => [c.pendingRequests, c.pendingTokens] as const);
     list.forEach((c) => ((c.pendingRequests = 0), (c.pendingTokens = 0)));
     try {
       const rows = await addCounters(
         this.db,
-        list.map((c, i) => ({ tenantId: c.tenantId, scope: c.scope, win: c.win, windowStart: c.start, requests: taken[i][0], tokens: taken[i][1] })),
+        list.map((c, i) => ({
+          tenantId: c.tenantId,
+          scope: c.scope,
+          win: c.win,
+          windowStart: c.start,
+          requests: taken[i][0],
+          tokens: taken[i][1],
+        })),
       );
       const byId = new Map(rows.map((r) => [`${r.tenant_id}\u0000${r.scope}\u0000${r.win}\u0000${r.window_start}`, r]));
       for (const c of list) {

@@ -14,11 +14,33 @@ export class UsageRecorder {
     private readonly log: Logger,
   ) {}
 
-  record(o: { tenantId: string; keyId: string; lane: string; error: boolean; tokensIn: number; tokensOut: number; estimated: boolean }): void {
+  record(o: {
+    tenantId: string;
+    keyId: string;
+    lane: string;
+    error: boolean;
+    tokensIn: number;
+    tokensOut: number;
+    estimated: boolean;
+  }): void {
     const day = new Date().toISOString().slice(0, 10);
     const k = `${o.tenantId}\u0000${o.keyId}\u0000${o.lane}\u0000${day}`;
     let d = this.pending.get(k);
-    if (!d) this.pending.set(k, (d = { tenantId: o.tenantId, keyId: o.keyId, lane: o.lane, day, requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, estimated: 0 }));
+    if (!d)
+      this.pending.set(
+        k,
+        (d = {
+          tenantId: o.tenantId,
+          keyId: o.keyId,
+          lane: o.lane,
+          day,
+          requests: 0,
+          errors: 0,
+          tokensIn: 0,
+          tokensOut: 0,
+          estimated: 0,
+        }),
+      );
     d.requests++;
     if (o.error) d.errors++;
     d.tokensIn += o.tokensIn;

@@ -24,7 +24,13 @@ export function buildAsyncApi(serverUrl: string): Json {
   const messages: Json = {};
   const sent = SERVER_FRAMES.map((s) => {
     const meta = s.meta() as { id: string; description?: string };
-    messages[meta.id] = { name: meta.id, title: meta.id, summary: meta.description, contentType: 'application/json', payload: payload(s) };
+    messages[meta.id] = {
+      name: meta.id,
+      title: meta.id,
+      summary: meta.description,
+      contentType: 'application/json',
+      payload: payload(s),
+    };
     return meta.id;
   });
   const received = [AuthMessage, SubscribeMessage].map((s) => {
@@ -41,7 +47,7 @@ export function buildAsyncApi(serverUrl: string): Json {
       description:
         'Public WebSocket at /v1/ws (no key). resonance_sync, sensory_sync, health_sync and curiosity_sync follow each live sample ' +
         '(once a minute); agent_dispatch when a job starts. token/done only after {"type":"auth","key"} and {"type":"subscribe","session"}, ' +
-        'for generations of that key\'s tenant and session. The server pings; peers that miss a pong are closed.',
+        "for generations of that key's tenant and session. The server pings; peers that miss a pong are closed.",
     },
     servers: { default: { host: url.host, protocol: url.protocol === 'https:' ? 'wss' : 'ws', pathname: '/v1/ws' } },
     channels: {

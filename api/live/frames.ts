@@ -16,7 +16,12 @@ export async function sampleFrames(db: Db, s: LiveSample): Promise<ServerFrame[]
   const st = s.state;
   const frames: ServerFrame[] = [
     { type: 'resonance_sync', eri: st.eri, ers: st.ers, key: st.musical_key, bpm: st.bpm, sampled_at: s.sampledAt },
-    { type: 'sensory_sync', hex: st.arte_palette[1] ?? '#808080', opacity: r2(0.5 + 0.5 * aeci.stability_score), pulse: r2(st.bpm / 60) },
+    {
+      type: 'sensory_sync',
+      hex: st.arte_palette[1] ?? '#808080',
+      opacity: r2(0.5 + 0.5 * aeci.stability_score),
+      pulse: r2(st.bpm / 60),
+    },
   ];
   if (st.health) frames.push({ type: 'health_sync', ...st.health });
   if (st.curiosity) frames.push({ type: 'curiosity_sync', ...st.curiosity });

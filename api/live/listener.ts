@@ -13,7 +13,12 @@ export interface LiveListener {
  * backoff. `onReconnect` runs after every (re)connect: notifications sent while down are lost, so
  * the hub re-reads the latest sample then.
  */
-export function listenLive(opts: { url: string; log: Logger; onPayload: (payload: string) => void; onReconnect?: () => void }): LiveListener {
+export function listenLive(opts: {
+  url: string;
+  log: Logger;
+  onPayload: (payload: string) => void;
+  onReconnect?: () => void;
+}): LiveListener {
   let client: pg.Client | null = null;
   let connected = false;
   let closed = false;

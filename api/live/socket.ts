@@ -47,14 +47,27 @@ export interface LiveSocket {
  * replica sends the same frames), token/done frames only to the authenticated owner, ping/pong
  * heartbeat, a send-buffer cap and a connection cap.
  */
-export function attachLiveSocket(server: http.Server, app: Koa<AppState, AppExtras>, opts: LiveSocketOptions = {}): LiveSocket {
+export function attachLiveSocket(
+  server: http.Server,
+  app: Koa<AppState, AppExtras>,
+  opts: LiveSocketOptions = {},
+): LiveSocket {
   const deps = app.context.deps;
   const heartbeatMs = opts.heartbeatMs ?? 30_000;
   const maxConnections = opts.maxConnections ?? 1000;
   const maxBuffered = opts.maxBufferedBytes ?? 1_000_000;
   const registry = app.context.metrics.registry;
-  const gauge = new Gauge({ name: 'svc_ws_connections', help: 'Open WebSocket connections on /v1/ws.', registers: [registry] });
-  const closedCounter = new Counter({ name: 'svc_ws_closed_total', help: 'WebSocket clients closed by the server, by reason.', labelNames: ['reason'] as const, registers: [registry] });
+  const gauge = new Gauge({
+    name: 'svc_ws_connections',
+    help: 'Open WebSocket connections on /v1/ws.',
+    registers: [registry],
+  });
+  const closedCounter = new Counter({
+    name: 'svc_ws_closed_total',
+    help: 'WebSocket clients closed by the server, by reason.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
   const clients = new Set<LiveClient>();
 
@@ -93,7 +106,10 @@ export function attachLiveSocket(server: http.Server, app: Koa<AppState, AppExtr
     } else if (n.kind === 'dispatch' && typeof n.id === 'string') {
       broadcast({ type: 'agent_dispatch', action: n.id });
     } else if ((n.kind === 'token' || n.kind === 'done') && typeof n.id === 'string' && n.tenant) {
-      const frame: ServerFrame = n.kind === 'token' ? { type: 'token', session: n.id, content: n.content ?? '' } : { type: 'done', session: n.id };
+      const frame: ServerFrame =
+        n.kind === 'token'
+          ? { type: 'token', session: n.id, content: n.content ?? '' }
+          : { type: 'done', session: n.id };
       if (!valid(frame)) return;
       for (const c of clients) if (c.tenantId === n.tenant && c.sessions.has(n.id)) send(c, frame);
     }
@@ -101,7 +117,8 @@ export function attachLiveSocket(server: http.Server, app: Koa<AppState, AppExtr
   const listener = listenLive({
     url: deps.config.databaseUrl,
     log: deps.log,
-    onPayload: (p) => void onPayload(p).catch((err: Error) => deps.log.warn({ err: err.message }, 'live frame fan-out failed')),
+    onPayload: (p) =>
+      void onPayload(p).catch((err: Error) => deps.log.warn({ err: err.message }, 'live frame fan-out failed')),
   });
 
   const onMessage = async (c: LiveClient, data: string) => {
@@ -109,19 +126,28 @@ export function attachLiveSocket(server: http.Server, app: Koa<AppState, AppExtr
     try {
       raw = JSON.parse(data);
     } catch {
-      return send(c, { type: 'error', message: 'Send JSON messages: {"type":"auth","key":...} or {"type":"subscribe","session":...}.' });
+      return send(c, {
+        type: 'error',
+        message: 'Send JSON messages: {"type":"auth","key":...} or {"type":"subscribe","session":...}.',
+      });
     }
     const m = ClientMessage.safeParse(raw);
-    if (!m.success) return send(c, { type: 'error', message: `Invalid message: ${m.error.issues.map((i) => `${i.path.join('.') || 'message'}: ${i.message}`).join('; ')}` });
+    if (!m.success)
+      return send(c, {
+        type: 'error',
+        message: `Invalid message: ${m.error.issues.map((i) => `${i.path.join('.') || 'message'}: ${i.message}`).join('; ')}`,
+      });
     if (m.data.type === 'auth') {
       const p = await authenticateKey(deps.db, m.data.key);
-      if (!p || p.kind === 'bootstrap' || !p.scopes.includes('runtime:chat')) return send(c, { type: 'error', message: 'Invalid key, or it lacks runtime:chat.' });
+      if (!p || p.kind === 'bootstrap' || !p.scopes.includes('runtime:chat'))
+        return send(c, { type: 'error', message: 'Invalid key, or it lacks runtime:chat.' });
       c.tenantId = p.tenantId;
       c.sessions.clear();
       return send(c, { type: 'auth_ok' });
     }
     if (!c.tenantId) return send(c, { type: 'error', message: 'Authenticate first: {"type":"auth","key":"svc...."}.' });
-    if (c.sessions.size >= MAX_SESSIONS && !c.sessions.has(m.data.session)) return send(c, { type: 'error', message: `At most ${MAX_SESSIONS} subscriptions per connection.` });
+    if (c.sessions.size >= MAX_SESSIONS && !c.sessions.has(m.data.session))
+      return send(c, { type: 'error', message: `At most ${MAX_SESSIONS} subscriptions per connection.` });
     c.sessions.add(m.data.session);
     return send(c, { type: 'subscribed', message: m.data.session });
   };
@@ -134,7 +160,9 @@ export function attachLiveSocket(server: http.Server, app: Koa<AppState, AppExtr
     }
     if (clients.size >= maxConnections) {
       closedCounter.inc({ reason: 'connection_cap' });
-      socket.end('HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      socket.end(
+        'HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nContent-Length: 0\r\nConnection: close\r\n\r\n',
+      );
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
@@ -144,7 +172,9 @@ export function attachLiveSocket(server: http.Server, app: Koa<AppState, AppExtr
       ws.on('pong', () => (c.alive = true));
       ws.on('message', (data, isBinary) => {
         if (isBinary) return send(c, { type: 'error', message: 'Send text frames.' });
-        void onMessage(c, data.toString()).catch((err: Error) => deps.log.warn({ err: err.message }, 'live client message failed'));
+        void onMessage(c, data.toString()).catch((err: Error) =>
+          deps.log.warn({ err: err.message }, 'live client message failed'),
+        );
       });
       ws.on('close', () => {
         clients.delete(c);
@@ -186,7 +216,8 @@ export function attachLiveSocket(server: http.Server, app: Koa<AppState, AppExtr
         // Going away (1001): clients reconnect, to another replica; whoever does not close in a second is cut.
         for (const c of clients) c.ws.close(1001, 'server shutting down');
         const deadline = Date.now() + 1000;
-        while ([...clients].some((c) => c.ws.readyState !== c.ws.CLOSED) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        while ([...clients].some((c) => c.ws.readyState !== c.ws.CLOSED) && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 20));
         for (const c of clients) c.ws.terminate();
         await new Promise<void>((r) => wss.close(() => r()));
         await listener.close();

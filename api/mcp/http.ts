@@ -29,7 +29,13 @@ function hostnameOf(hostHeader: string): string | undefined {
 }
 
 /** A JSON-RPC error with no request id (transport-level: the message could not be read). */
-function rpcError(ctx: AppContext, status: number, code: number, message: string, id: string | number | null = null): void {
+function rpcError(
+  ctx: AppContext,
+  status: number,
+  code: number,
+  message: string,
+  id: string | number | null = null,
+): void {
   ctx.status = status;
   ctx.type = 'application/json';
   ctx.body = { jsonrpc: '2.0', id, error: { code, message } };
@@ -69,7 +75,8 @@ export async function handleMcpPost(ctx: AppContext, routes: () => RouteSpec[]):
   const host = hostnameOf(ctx.get('Host'));
   const origin = ctx.get('Origin');
   // DNS-rebinding protection: a page on another site must not reach this endpoint through the browser.
-  if (!host || !hosts.has(host)) return rpcError(ctx, 403, ErrorCode.ConnectionClosed, `Host ${ctx.get('Host') || '(none)'} is not allowed.`);
+  if (!host || !hosts.has(host))
+    return rpcError(ctx, 403, ErrorCode.ConnectionClosed, `Host ${ctx.get('Host') || '(none)'} is not allowed.`);
   if (origin) {
     let originHost: string | undefined;
     try {
@@ -77,16 +84,24 @@ export async function handleMcpPost(ctx: AppContext, routes: () => RouteSpec[]):
     } catch {
       originHost = undefined;
     }
-    if (!originHost || !hosts.has(originHost)) return rpcError(ctx, 403, ErrorCode.ConnectionClosed, `Origin ${origin} is not allowed.`);
+    if (!originHost || !hosts.has(originHost))
+      return rpcError(ctx, 403, ErrorCode.ConnectionClosed, `Origin ${origin} is not allowed.`);
   }
   const version = ctx.get('MCP-Protocol-Version');
   if (version && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-    return rpcError(ctx, 400, ErrorCode.InvalidRequest, `Unsupported MCP-Protocol-Version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}).`);
+    return rpcError(
+      ctx,
+      400,
+      ErrorCode.InvalidRequest,
+      `Unsupported MCP-Protocol-Version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}).`,
+    );
   }
-  if (!ctx.is('application/json')) return rpcError(ctx, 415, ErrorCode.InvalidRequest, 'Send the JSON-RPC message as application/json.');
+  if (!ctx.is('application/json'))
+    return rpcError(ctx, 415, ErrorCode.InvalidRequest, 'Send the JSON-RPC message as application/json.');
 
   const text = await readBody(ctx, deps.config.bodyLimit);
-  if (text === undefined) return rpcError(ctx, 413, ErrorCode.InvalidRequest, `The request body exceeds ${deps.config.bodyLimit} bytes.`);
+  if (text === undefined)
+    return rpcError(ctx, 413, ErrorCode.InvalidRequest, `The request body exceeds ${deps.config.bodyLimit} bytes.`);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -95,20 +110,34 @@ export async function handleMcpPost(ctx: AppContext, routes: () => RouteSpec[]):
   }
   const batch = Array.isArray(raw);
   const items = batch ? (raw as unknown[]) : [raw];
-  if (items.length === 0 || items.length > 50) return rpcError(ctx, 400, ErrorCode.InvalidRequest, 'Invalid Request: send one JSON-RPC message (or a batch of 1 to 50).');
+  if (items.length === 0 || items.length > 50)
+    return rpcError(
+      ctx,
+      400,
+      ErrorCode.InvalidRequest,
+      'Invalid Request: send one JSON-RPC message (or a batch of 1 to 50).',
+    );
   const messages: JSONRPCMessage[] = [];
   for (const item of items) {
     const parsed = JSONRPCMessageSchema.safeParse(item);
     if (!parsed.success) {
       const id = (item as { id?: unknown })?.id;
-      return rpcError(ctx, 400, ErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 message.', typeof id === 'string' || typeof id === 'number' ? id : null);
+      return rpcError(
+        ctx,
+        400,
+        ErrorCode.InvalidRequest,
+        'Invalid Request: not a JSON-RPC 2.0 message.',
+        typeof id === 'string' || typeof id === 'number' ? id : null,
+      );
     }
     messages.push(parsed.data);
   }
 
   const dispatcher = await dispatcherFor(deps, routes);
   const caller = { principal: principalOf(ctx), surface: ctx.state.surface };
-  const replies = (await Promise.all(messages.map((m) => dispatcher.dispatch(m, caller)))).filter((r): r is JSONRPCMessage => r !== undefined);
+  const replies = (await Promise.all(messages.map((m) => dispatcher.dispatch(m, caller)))).filter(
+    (r): r is JSONRPCMessage => r !== undefined,
+  );
   // Only notifications or responses: accepted, nothing to say.
   if (!messages.some(isJSONRPCRequest)) {
     ctx.body = null; // Koa turns a null body into 204: set the status after it.

@@ -88,7 +88,13 @@ function describe(tool: ToolDef): Tool {
     description: tool.description,
     inputSchema: s.input as Tool['inputSchema'],
     outputSchema: s.output as Tool['outputSchema'],
-    annotations: { title: tool.title, readOnlyHint: tool.readOnly, destructiveHint: tool.destructive, idempotentHint: tool.readOnly, openWorldHint: tool.external },
+    annotations: {
+      title: tool.title,
+      readOnlyHint: tool.readOnly,
+      destructiveHint: tool.destructive,
+      idempotentHint: tool.readOnly,
+      openWorldHint: tool.external,
+    },
   };
 }
 
@@ -105,13 +111,19 @@ export async function createMcpDispatcher(toolCtx: Omit<ToolContext, 'principal'
       instructions: 'Runtime tools of svc runtime. tools/list shows only the tools your key may call.',
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, (_req, extra) => ({ tools: toolsFor(callerOf(extra.authInfo).principal.scopes).map(describe) }));
+  server.setRequestHandler(ListToolsRequestSchema, (_req, extra) => ({
+    tools: toolsFor(callerOf(extra.authInfo).principal.scopes).map(describe),
+  }));
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const caller = callerOf(extra.authInfo);
     const tool = findTool(req.params.name, caller.principal.scopes);
     // A tool the key may not call is reported exactly like an unknown one: nothing leaks.
     if (!tool) throw rpcFailure(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);
-    const outcome = await runTool(tool, req.params.arguments ?? {}, { ...toolCtx, principal: caller.principal, surface: caller.surface });
+    const outcome = await runTool(tool, req.params.arguments ?? {}, {
+      ...toolCtx,
+      principal: caller.principal,
+      surface: caller.surface,
+    });
     if (!outcome.ok) return { content: [{ type: 'text', text: outcome.error }], isError: true };
     return { content: [{ type: 'text', text: JSON.stringify(outcome.result) }], structuredContent: outcome.result };
   });
@@ -119,6 +131,12 @@ export async function createMcpDispatcher(toolCtx: Omit<ToolContext, 'principal'
   server.onerror = (err) => toolCtx.deps.log.warn({ err: err.message }, 'mcp server error');
   await server.connect(transport);
   return {
-    dispatch: (message, caller) => transport.dispatch(message, { token: '', clientId: caller.principal.keyId, scopes: caller.principal.scopes, extra: { caller } }),
+    dispatch: (message, caller) =>
+      transport.dispatch(message, {
+        token: '',
+        clientId: caller.principal.keyId,
+        scopes: caller.principal.scopes,
+        extra: { caller },
+      }),
   };
 }

@@ -29,7 +29,11 @@ export function authorize(access: Access): AppMiddleware {
     if (access === 'token') {
       const expected = ctx.deps.config.registrationToken;
       const given = ctx.get('X-Registration-Token') || bearer(ctx);
-      if (!expected) throw new AppError('unauthorized', 'App registration is disabled: no registration token is configured on this server.');
+      if (!expected)
+        throw new AppError(
+          'unauthorized',
+          'App registration is disabled: no registration token is configured on this server.',
+        );
       if (!given) throw new AppError('unauthorized', 'Missing registration token (header X-Registration-Token).');
       if (!sameSecret(given, expected)) throw new AppError('unauthorized', 'Invalid registration token.');
       return next();
@@ -38,19 +42,25 @@ export function authorize(access: Access): AppMiddleware {
     const token = bearer(ctx);
     const wantsBootstrap = access === 'bootstrap';
     if (!token) {
-      throw new AppError('unauthorized', `Missing ${wantsBootstrap ? 'bootstrap ' : ''}key: send Authorization: Bearer <key>.`);
+      throw new AppError(
+        'unauthorized',
+        `Missing ${wantsBootstrap ? 'bootstrap ' : ''}key: send Authorization: Bearer <key>.`,
+      );
     }
     const principal = await gatewayOf(ctx.deps).keys.authenticate(token);
     if (!principal) throw new AppError('unauthorized', `Invalid or revoked ${wantsBootstrap ? 'bootstrap ' : ''}key.`);
     if (wantsBootstrap) {
-      if (principal.kind !== 'bootstrap') throw new AppError('unauthorized', 'This endpoint needs a bootstrap key (agb.<prefix>.<secret>).');
+      if (principal.kind !== 'bootstrap')
+        throw new AppError('unauthorized', 'This endpoint needs a bootstrap key (agb.<prefix>.<secret>).');
       ctx.state.principal = principal;
       return next();
     }
     ctx.state.principal = principal;
     const scope = typeof access === 'object' ? access.scope : undefined;
     if (principal.kind === 'bootstrap') {
-      throw new AppError('forbidden', 'Bootstrap keys can only mint app keys through POST /v1/agent/register.', { scope });
+      throw new AppError('forbidden', 'Bootstrap keys can only mint app keys through POST /v1/agent/register.', {
+        scope,
+      });
     }
     if (scope && !principal.scopes.includes(scope)) {
       throw new AppError('forbidden', `This key lacks the scope ${scope}.`, { scope });

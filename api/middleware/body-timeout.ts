@@ -24,7 +24,9 @@ export function bodyTimeout(ms: number): AppMiddleware {
       if (req.complete || ctx.res.headersSent) return;
       req.emit(
         'error',
-        new AppError('request_timeout', `The request body did not arrive within ${ms} ms.`, { headers: { Connection: 'close' } }),
+        new AppError('request_timeout', `The request body did not arrive within ${ms} ms.`, {
+          headers: { Connection: 'close' },
+        }),
       );
       // A parser that did not see the error (e.g. behind a decompression stream) would wait forever:
       // close the connection if no answer went out shortly after.

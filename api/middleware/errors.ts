@@ -20,7 +20,12 @@ function isPgDataException(e: Record<string, unknown>): boolean {
  * (connection exception) and 57P01-57P03 (shutting down, cannot connect now), or the socket refused/reset.
  */
 function isDatabaseUnavailable(e: Record<string, unknown>): boolean {
-  if (e instanceof ConnectionError || e instanceof BackendTerminatedError || e instanceof BackendTerminatedUnexpectedlyError) return true;
+  if (
+    e instanceof ConnectionError ||
+    e instanceof BackendTerminatedError ||
+    e instanceof BackendTerminatedUnexpectedlyError
+  )
+    return true;
   const code = e.code;
   if (typeof code !== 'string') return /^Connection terminated/.test(String(e.message ?? ''));
   return /^08[0-9A-Z]{3}$/.test(code) || ['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET'].includes(code);
@@ -45,41 +50,64 @@ export function fromDependencyError(err: unknown, onBadInput?: () => void): AppE
   for (const e of causes(err)) {
     if (isPgDataException(e)) {
       onBadInput?.();
-      const what = e.code === '22021' || e.code === '22P05' ? 'a character that cannot be stored (NUL, \\u0000)' : 'a value the database cannot store';
+      const what =
+        e.code === '22021' || e.code === '22P05'
+          ? 'a character that cannot be stored (NUL, \\u0000)'
+          : 'a value the database cannot store';
       return new AppError('invalid_request', `The request contains ${what}. Correct it and retry.`, { cause: err });
     }
   }
   for (const e of causes(err)) {
     if (isDatabaseUnavailable(e)) {
-      return new AppError('service_unavailable', 'The database is unavailable (restarting or unreachable). Try again shortly.', {
-        cause: err,
-        headers: { 'Retry-After': '2' },
-      });
+      return new AppError(
+        'service_unavailable',
+        'The database is unavailable (restarting or unreachable). Try again shortly.',
+        {
+          cause: err,
+          headers: { 'Retry-After': '2' },
+        },
+      );
     }
   }
   if (isTemporalUnavailable(err)) {
-    return new AppError('service_unavailable', 'The workflow service (Temporal) is unavailable or did not answer in time. Try again shortly.', {
-      cause: err,
-      headers: { 'Retry-After': '5' },
-    });
+    return new AppError(
+      'service_unavailable',
+      'The workflow service (Temporal) is unavailable or did not answer in time. Try again shortly.',
+      {
+        cause: err,
+        headers: { 'Retry-After': '5' },
+      },
+    );
   }
   return null;
 }
 
 /** Maps errors raised by body parsing and routing (http-errors with status/type) to our codes. */
-function fromHttpError(err: { status?: number; type?: string; message?: string; expose?: boolean } | null): AppError | null {
+function fromHttpError(
+  err: { status?: number; type?: string; message?: string; expose?: boolean } | null,
+): AppError | null {
   if (!err || typeof err !== 'object') return null;
   const status = err.status;
   if (!status || status < 400 || status >= 500) return null;
   if (err.type === 'entity.too.large' || status === 413)
     return new AppError('payload_too_large', 'Request body is larger than the limit for this endpoint.');
-  if (err.type === 'entity.parse.failed' || err.type === 'entity.verify.failed' || (status === 400 && err instanceof SyntaxError))
+  if (
+    err.type === 'entity.parse.failed' ||
+    err.type === 'entity.verify.failed' ||
+    (status === 400 && err instanceof SyntaxError)
+  )
     return new AppError('invalid_json', 'Request body is not valid JSON.');
   if (status === 415 || err.type === 'charset.unsupported' || err.type === 'encoding.unsupported')
     return new AppError('unsupported_media_type', err.message ?? 'Unsupported media type.');
   if (status === 405) return new AppError('method_not_allowed', err.message ?? 'Method not allowed.');
   if (status === 404) return new AppError('not_found', 'Not found.');
-  const codes: Record<number, ErrorCode> = { 400: 'invalid_request', 401: 'unauthorized', 403: 'forbidden', 409: 'conflict', 429: 'rate_limited' };
+  const codes: Record<number, ErrorCode> = {
+    400: 'invalid_request',
+    401: 'unauthorized',
+    403: 'forbidden',
+    409: 'conflict',
+    429: 'rate_limited',
+  };
   const code = codes[status];
   return code ? new AppError(code, err.expose && err.message ? err.message : 'Request refused.') : null;
 }
@@ -94,7 +122,8 @@ export function errorHandler(): AppMiddleware {
       }
     } catch (raw) {
       // Input that reached the database although validation should have refused it: worth a look.
-      const badInput = () => ctx.deps.log.warn({ request_id: ctx.state.requestId, err: raw }, 'database refused the input');
+      const badInput = () =>
+        ctx.deps.log.warn({ request_id: ctx.state.requestId, err: raw }, 'database refused the input');
       const err = raw instanceof AppError ? raw : (fromHttpError(raw as object) ?? fromDependencyError(raw, badInput));
       if (err) {
         ctx.status = err.status;

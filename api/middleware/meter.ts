@@ -23,9 +23,13 @@ export function meter(): AppMiddleware {
     for (const name in decision.headers) ctx.set(name, decision.headers[name]);
     if (!decision.ok) {
       ctx.metrics.chatRequests.inc({ lane: 'none', status: '429' });
-      throw new AppError('rate_limited', `Rate limit reached for this key or tenant: ${LIMIT_NAMES[decision.reason ?? ''] ?? decision.reason}. Retry after ${decision.retryAfterS} s.`, {
-        headers: { 'Retry-After': String(decision.retryAfterS) },
-      });
+      throw new AppError(
+        'rate_limited',
+        `Rate limit reached for this key or tenant: ${LIMIT_NAMES[decision.reason ?? ''] ?? decision.reason}. Retry after ${decision.retryAfterS} s.`,
+        {
+          headers: { 'Retry-After': String(decision.retryAfterS) },
+        },
+      );
     }
     const done = () => {
       const u = ctx.state.usage;
@@ -33,7 +37,15 @@ export function meter(): AppMiddleware {
       const tokensIn = u?.promptTokens ?? 0;
       const tokensOut = u?.completionTokens ?? 0;
       if (tokensIn + tokensOut > 0) g.limiter.addTokens(decision, tokensIn + tokensOut);
-      g.usage.record({ tenantId: p.tenantId, keyId: p.keyId, lane, error: ctx.status >= 400, tokensIn, tokensOut, estimated: u?.estimated ?? false });
+      g.usage.record({
+        tenantId: p.tenantId,
+        keyId: p.keyId,
+        lane,
+        error: ctx.status >= 400,
+        tokensIn,
+        tokensOut,
+        estimated: u?.estimated ?? false,
+      });
       ctx.metrics.chatRequests.inc({ lane, status: String(ctx.status) });
       if (tokensIn) ctx.metrics.chatTokens.inc({ lane, direction: 'in' }, tokensIn);
       if (tokensOut) ctx.metrics.chatTokens.inc({ lane, direction: 'out' }, tokensOut);
@@ -43,7 +55,15 @@ export function meter(): AppMiddleware {
     } catch (err) {
       // The error middleware further out sets the status: count the failure with the status it will get.
       const lane = ctx.state.usage?.lane ?? 'none';
-      g.usage.record({ tenantId: p.tenantId, keyId: p.keyId, lane, error: true, tokensIn: 0, tokensOut: 0, estimated: false });
+      g.usage.record({
+        tenantId: p.tenantId,
+        keyId: p.keyId,
+        lane,
+        error: true,
+        tokensIn: 0,
+        tokensOut: 0,
+        estimated: false,
+      });
       ctx.metrics.chatRequests.inc({ lane, status: String(err instanceof AppError ? err.status : 500) });
       throw err;
     }

@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { getBrowserState, type BrowserStateRow } from '../../activities/store/browser-states';
 import {
-  BrowserActionBody, BrowserCommandResponse, BrowserOpenBody, BrowserScreenshotBody, BrowserSnapshotQuery, BrowserStateLoadBody, BrowserStateSaveBody,
+  BrowserActionBody,
+  BrowserCommandResponse,
+  BrowserOpenBody,
+  BrowserScreenshotBody,
+  BrowserSnapshotQuery,
+  BrowserStateLoadBody,
+  BrowserStateSaveBody,
 } from '../../schema/browser';
 import { notFound } from '../../schema/errors';
 import { browserCommand, sessionOr404 } from '../browser-client';
@@ -9,42 +15,96 @@ import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 
 const BrowserState = z
-  .object({ id: z.string(), object: z.literal('browser.state'), name: z.string(), encrypted: z.boolean(), origins: z.number(), cookies: z.number(), created_at: z.string(), updated_at: z.string() })
+  .object({
+    id: z.string(),
+    object: z.literal('browser.state'),
+    name: z.string(),
+    encrypted: z.boolean(),
+    origins: z.number(),
+    cookies: z.number(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
   .meta({ id: 'BrowserState' });
 
 function stateView(r: BrowserStateRow): z.infer<typeof BrowserState> {
-  return { id: r.id, object: 'browser.state', name: r.name, encrypted: r.encrypted, origins: r.origins, cookies: r.cookies, created_at: r.created_at, updated_at: r.updated_at };
+  return {
+    id: r.id,
+    object: 'browser.state',
+    name: r.name,
+    encrypted: r.encrypted,
+    origins: r.origins,
+    cookies: r.cookies,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
 }
 
-const COMMON = { 404: 'No such session (or another tenant’s).', 409: 'The session has ended, or a ref is stale (take a fresh snapshot).', 503: 'No browser worker available.' };
+const COMMON = {
+  404: 'No such session (or another tenant’s).',
+  409: 'The session has ended, or a ref is stale (take a fresh snapshot).',
+  503: 'No browser worker available.',
+};
 
 export function browserCommandRoutes(): RouteSpec[] {
   const access = { scope: 'runtime:workspaces' } as const;
   const tags = ['browser'];
   return [
     defineRoute({
-      method: 'post', path: '/v1/browser/open', access, tags, body: BrowserOpenBody, response: BrowserCommandResponse,
-      responses: { ...COMMON, 400: 'Invalid body, or a refused URL (non-http(s) scheme, private or metadata address).', 502: 'The page could not be loaded.', 504: 'The page did not load in time.' },
-      summary: 'Navigate the session to a URL (http(s) only, through the fetch guard) → { url, title, status, blocked }; `blocked` lists sub-requests the guard refused.',
+      method: 'post',
+      path: '/v1/browser/open',
+      access,
+      tags,
+      body: BrowserOpenBody,
+      response: BrowserCommandResponse,
+      responses: {
+        ...COMMON,
+        400: 'Invalid body, or a refused URL (non-http(s) scheme, private or metadata address).',
+        502: 'The page could not be loaded.',
+        504: 'The page did not load in time.',
+      },
+      summary:
+        'Navigate the session to a URL (http(s) only, through the fetch guard) → { url, title, status, blocked }; `blocked` lists sub-requests the guard refused.',
       example: { session_id: 'bse_...', url: 'https://example.com/', wait_until: 'load' },
       handler: async (ctx: AppContext, { body }) => {
         const row = await sessionOr404(ctx, body.session_id);
-        return browserCommand(ctx, row, { op: 'open', url: body.url, waitUntil: body.wait_until, timeoutMs: body.timeout_ms });
+        return browserCommand(ctx, row, {
+          op: 'open',
+          url: body.url,
+          waitUntil: body.wait_until,
+          timeoutMs: body.timeout_ms,
+        });
       },
     }),
     defineRoute({
-      method: 'get', path: '/v1/browser/snapshot', access, tags, query: BrowserSnapshotQuery, response: BrowserCommandResponse,
+      method: 'get',
+      path: '/v1/browser/snapshot',
+      access,
+      tags,
+      query: BrowserSnapshotQuery,
+      response: BrowserCommandResponse,
       responses: COMMON,
       summary:
         'Accessibility snapshot as compact text with element refs ([ref=e12]; iframe refs like f1e3) → { text, refs, token_estimate, truncated, chars }. ' +
         'ref= limits it to one element subtree, depth= limits depth, diff=true answers only changed lines.',
       handler: async (ctx: AppContext, { query }) => {
         const row = await sessionOr404(ctx, query.session_id);
-        return browserCommand(ctx, row, { op: 'snapshot', ref: query.ref, depth: query.depth, maxChars: query.max_chars, diff: query.diff });
+        return browserCommand(ctx, row, {
+          op: 'snapshot',
+          ref: query.ref,
+          depth: query.depth,
+          maxChars: query.max_chars,
+          diff: query.diff,
+        });
       },
     }),
     defineRoute({
-      method: 'post', path: '/v1/browser/action', access, tags, body: BrowserActionBody, response: BrowserCommandResponse,
+      method: 'post',
+      path: '/v1/browser/action',
+      access,
+      tags,
+      body: BrowserActionBody,
+      response: BrowserCommandResponse,
       responses: { ...COMMON, 504: 'The element was not actionable in time.' },
       summary:
         'Interact: click, fill, type, press, select, check, uncheck, hover, scroll, wait_for, back, forward, reload, by ref (preferred) or selector → { ok, url, title, snapshot_diff? }. ' +
@@ -53,18 +113,39 @@ export function browserCommandRoutes(): RouteSpec[] {
       handler: async (ctx: AppContext, { body }) => {
         const row = await sessionOr404(ctx, body.session_id);
         return browserCommand(ctx, row, {
-          op: 'action', action: body.action, ref: body.ref, selector: body.selector, text: body.text, key: body.key, values: body.values,
-          amount: body.amount, timeoutMs: body.timeout_ms, snapshotDiff: body.snapshot_diff,
+          op: 'action',
+          action: body.action,
+          ref: body.ref,
+          selector: body.selector,
+          text: body.text,
+          key: body.key,
+          values: body.values,
+          amount: body.amount,
+          timeoutMs: body.timeout_ms,
+          snapshotDiff: body.snapshot_diff,
         });
       },
     }),
     defineRoute({
-      method: 'post', path: '/v1/browser/screenshot', access, tags, body: BrowserScreenshotBody, response: BrowserCommandResponse,
-      produces: ['application/json', 'image/png', 'image/jpeg'], responses: COMMON,
-      summary: 'Capture the viewport, the full page or one element (ref): binary with Accept: image/*, else JSON { format, bytes, data (base64) }.',
+      method: 'post',
+      path: '/v1/browser/screenshot',
+      access,
+      tags,
+      body: BrowserScreenshotBody,
+      response: BrowserCommandResponse,
+      produces: ['application/json', 'image/png', 'image/jpeg'],
+      responses: COMMON,
+      summary:
+        'Capture the viewport, the full page or one element (ref): binary with Accept: image/*, else JSON { format, bytes, data (base64) }.',
       handler: async (ctx: AppContext, { body }) => {
         const row = await sessionOr404(ctx, body.session_id);
-        const shot = await browserCommand(ctx, row, { op: 'screenshot', fullPage: body.full_page, ref: body.ref, format: body.format, quality: body.quality });
+        const shot = await browserCommand(ctx, row, {
+          op: 'screenshot',
+          fullPage: body.full_page,
+          ref: body.ref,
+          format: body.format,
+          quality: body.quality,
+        });
         const wanted = ctx.accepts('application/json', 'image/png', 'image/jpeg');
         if (typeof wanted === 'string' && wanted.startsWith('image/')) {
           ctx.type = body.format === 'png' ? 'image/png' : 'image/jpeg';
@@ -74,9 +155,15 @@ export function browserCommandRoutes(): RouteSpec[] {
       },
     }),
     defineRoute({
-      method: 'post', path: '/v1/browser/state/save', access, tags, body: BrowserStateSaveBody, response: BrowserState,
+      method: 'post',
+      path: '/v1/browser/state/save',
+      access,
+      tags,
+      body: BrowserStateSaveBody,
+      response: BrowserState,
       responses: COMMON,
-      summary: 'Save the session’s cookies, localStorage and IndexedDB under a name (replaces a state of that name); AES-GCM encrypted at rest when SVC_STATE_KEY is set.',
+      summary:
+        'Save the session’s cookies, localStorage and IndexedDB under a name (replaces a state of that name); AES-GCM encrypted at rest when SVC_STATE_KEY is set.',
       handler: async (ctx: AppContext, { body }) => {
         const row = await sessionOr404(ctx, body.session_id);
         const res = await browserCommand(ctx, row, { op: 'state-save', name: body.name });
@@ -84,12 +171,22 @@ export function browserCommandRoutes(): RouteSpec[] {
       },
     }),
     defineRoute({
-      method: 'post', path: '/v1/browser/state/load', access, tags, body: BrowserStateLoadBody, response: BrowserCommandResponse,
+      method: 'post',
+      path: '/v1/browser/state/load',
+      access,
+      tags,
+      body: BrowserStateLoadBody,
+      response: BrowserCommandResponse,
       responses: { ...COMMON, 404: 'No such session or saved state (or another tenant’s).' },
-      summary: 'Replace the session’s cookies, localStorage and IndexedDB with a saved state (by name or state_id) and reload the page.',
+      summary:
+        'Replace the session’s cookies, localStorage and IndexedDB with a saved state (by name or state_id) and reload the page.',
       handler: async (ctx: AppContext, { body }) => {
         const row = await sessionOr404(ctx, body.session_id);
-        const st = await getBrowserState(ctx.deps.db, principalOf(ctx).tenantId, body.state_id ? { id: body.state_id } : { name: body.name });
+        const st = await getBrowserState(
+          ctx.deps.db,
+          principalOf(ctx).tenantId,
+          body.state_id ? { id: body.state_id } : { name: body.name },
+        );
         if (!st) throw notFound('Saved browser state');
         return browserCommand(ctx, row, { op: 'state-load', stateId: st.id });
       },

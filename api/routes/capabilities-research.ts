@@ -27,29 +27,45 @@ export function researchRoutes(): RouteSpec[] {
       path: '/v1/capabilities/research',
       access,
       tags,
-      summary: 'Start a durable research job: plan, search, fetch sources, write a report whose every citation is verified against a fetched source. 202, or 200 with the report when it ends within wait_s. Honours Idempotency-Key.',
+      summary:
+        'Start a durable research job: plan, search, fetch sources, write a report whose every citation is verified against a fetched source. 202, or 200 with the report when it ends within wait_s. Honours Idempotency-Key.',
       body: ResearchBody,
       headers: IdempotencyHeaders,
       status: 202,
       response: ResearchState,
-      responses: { 200: 'The job finished within wait_s: the final state with the report.', 503: 'The job could not be started (Temporal unavailable).' },
+      responses: {
+        200: 'The job finished within wait_s: the final state with the report.',
+        503: 'The job could not be started (Temporal unavailable).',
+      },
       example: { query: 'How do alpine marmots survive winter?', depth: 'standard', wait_s: 30 },
       handler: async (ctx: AppContext, { body, headers }) => {
         const { tenantId } = principalOf(ctx);
         const { db } = ctx.deps;
-        const started = await withIdempotency(ctx, 'POST /v1/capabilities/research', body, async () => {
-          const row = await createResearch(db, { tenantId, query: body.query, depth: body.depth, maxSources: body.max_sources ?? RESEARCH_DEPTHS[body.depth].sources });
-          await startJobWorkflow(ctx, {
-            workflow: 'researchWorkflow',
-            workflowId: `research-${row.id}`,
-            kind: 'research',
-            tenantId,
-            title: `Research: ${body.query.slice(0, 80)}`,
-            args: [{ tenantId, jobId: row.id }],
-            onStartFailed: () => updateResearch(db, tenantId, row.id, { status: 'failed', error: 'The job could not be started.' }),
-          });
-          return researchView(row);
-        }, headers['idempotency-key']);
+        const started = await withIdempotency(
+          ctx,
+          'POST /v1/capabilities/research',
+          body,
+          async () => {
+            const row = await createResearch(db, {
+              tenantId,
+              query: body.query,
+              depth: body.depth,
+              maxSources: body.max_sources ?? RESEARCH_DEPTHS[body.depth].sources,
+            });
+            await startJobWorkflow(ctx, {
+              workflow: 'researchWorkflow',
+              workflowId: `research-${row.id}`,
+              kind: 'research',
+              tenantId,
+              title: `Research: ${body.query.slice(0, 80)}`,
+              args: [{ tenantId, jobId: row.id }],
+              onStartFailed: () =>
+                updateResearch(db, tenantId, row.id, { status: 'failed', error: 'The job could not be started.' }),
+            });
+            return researchView(row);
+          },
+          headers['idempotency-key'],
+        );
         let state = await stateOf(ctx, started.id);
         const deadline = Date.now() + body.wait_s * 1000;
         while (!FINAL.has(state.status) && Date.now() < deadline) {
@@ -76,7 +92,8 @@ export function researchRoutes(): RouteSpec[] {
       path: '/v1/capabilities/research/:id/events',
       access,
       tags,
-      summary: 'Progress as SSE (plan, sources, source.fetched, source.failed, done) with event ids; resume with Last-Event-ID.',
+      summary:
+        'Progress as SSE (plan, sources, source.fetched, source.failed, done) with event ids; resume with Last-Event-ID.',
       params: ResearchParams,
       headers: ResumeHeaders,
       produces: ['text/event-stream'],
@@ -105,7 +122,8 @@ export function researchRoutes(): RouteSpec[] {
       responses: { 409: 'The job has already finished.' },
       handler: async (ctx: AppContext, { params }) => {
         const state = await stateOf(ctx, params.id);
-        if (FINAL.has(state.status)) throw new AppError('conflict', `Research job ${params.id} has already finished (${state.status}).`);
+        if (FINAL.has(state.status))
+          throw new AppError('conflict', `Research job ${params.id} has already finished (${state.status}).`);
         const handle = ctx.deps.temporal.client.workflow.getHandle(`research-${params.id}`);
         await shortTemporalCall(ctx, 'cancel the research job', () => handle.cancel()).catch((err) => {
           if (!(err instanceof WorkflowNotFoundError)) throw err;

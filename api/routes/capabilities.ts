@@ -18,7 +18,8 @@ export function capabilitiesRoutes(): RouteSpec[] {
       path: '/v1/capabilities/web-fetch',
       access,
       tags,
-      summary: 'Fetch a public URL through the fetch guard and return its main content as Markdown and text (HTML, PDF, JSON, text), cached per URL.',
+      summary:
+        'Fetch a public URL through the fetch guard and return its main content as Markdown and text (HTML, PDF, JSON, text), cached per URL.',
       body: WebFetchBody,
       response: WebPage,
       responses: {
@@ -31,7 +32,11 @@ export function capabilitiesRoutes(): RouteSpec[] {
       handler: async (ctx: AppContext, { body }) => {
         const { tenantId } = principalOf(ctx);
         const { config, db } = ctx.deps;
-        return fetchPage({ db, allowPrivate: config.allowPrivateFetch, cacheTtlSeconds: config.web.cacheTtlSeconds }, tenantId, body);
+        return fetchPage(
+          { db, allowPrivate: config.allowPrivateFetch, cacheTtlSeconds: config.web.cacheTtlSeconds },
+          tenantId,
+          body,
+        );
       },
     }),
     defineRoute({
@@ -39,7 +44,8 @@ export function capabilitiesRoutes(): RouteSpec[] {
       path: '/v1/capabilities/web-search',
       access,
       tags,
-      summary: 'Search the web through the configured engines (SearXNG, Brave, Tavily) in parallel; results merged by URL with rank fusion; intent-aware.',
+      summary:
+        'Search the web through the configured engines (SearXNG, Brave, Tavily) in parallel; results merged by URL with rank fusion; intent-aware.',
       body: WebSearchBody,
       response: WebSearchResponse,
       responses: {
@@ -55,7 +61,8 @@ export function capabilitiesRoutes(): RouteSpec[] {
       path: '/v1/capabilities/repo-report',
       access,
       tags,
-      summary: 'Report on a repository (a folder inside SVC_REPO_ROOTS or a shallow-cloned http(s) git URL): languages, tree, manifests, tests/CI, README, git activity, secret locations, token estimate.',
+      summary:
+        'Report on a repository (a folder inside SVC_REPO_ROOTS or a shallow-cloned http(s) git URL): languages, tree, manifests, tests/CI, README, git activity, secret locations, token estimate.',
       body: RepoReportBody,
       response: RepoReport,
       responses: {

@@ -5,13 +5,24 @@ import { AppError } from '../../schema/errors';
 import type { AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { laneFor, SLM_LANES } from './chat-lanes';
-import { abortOnDisconnect, completionBody, completionId, modelsFor, samplingOf, unlessClientGone } from './chat-shared';
+import {
+  abortOnDisconnect,
+  completionBody,
+  completionId,
+  modelsFor,
+  samplingOf,
+  unlessClientGone,
+} from './chat-shared';
 
 const CHAT = { scope: 'runtime:chat' } as const;
 const PATH = '/v1/slm/commons/completions';
 
 function addUsage(a: ModelUsage, b: ModelUsage): ModelUsage {
-  return { prompt_tokens: a.prompt_tokens + b.prompt_tokens, completion_tokens: a.completion_tokens + b.completion_tokens, total_tokens: a.total_tokens + b.total_tokens };
+  return {
+    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+    completion_tokens: a.completion_tokens + b.completion_tokens,
+    total_tokens: a.total_tokens + b.total_tokens,
+  };
 }
 
 /**
@@ -46,12 +57,19 @@ async function commonsCompletion(ctx: AppContext, body: UtilityChatRequest) {
     const calls = result.tool_calls ?? [];
     if (calls.length === 0 || budget <= 0) {
       const finish = result.finish_reason === 'tool_calls' ? 'stop' : result.finish_reason;
-      return completionBody({ id: completionId(), lane, result: { ...result, finish_reason: finish, usage }, meta: { sass_factor: 0, tool_calls: ran } });
+      return completionBody({
+        id: completionId(),
+        lane,
+        result: { ...result, finish_reason: finish, usage },
+        meta: { sass_factor: 0, tool_calls: ran },
+      });
     }
     messages.push({ role: 'assistant', content: result.content || null, tool_calls: calls });
     for (const call of calls) {
       if (ran.length >= MAX_TOOL_CALLS) {
-        const refusal = JSON.stringify({ error: `tool-call limit reached (${MAX_TOOL_CALLS} per request); answer with the results you have` });
+        const refusal = JSON.stringify({
+          error: `tool-call limit reached (${MAX_TOOL_CALLS} per request); answer with the results you have`,
+        });
         messages.push({ role: 'tool', tool_call_id: call.id, content: refusal });
         continue;
       }
@@ -82,7 +100,12 @@ export function chatCommonsRoutes(): RouteSpec[] {
       metered: true,
       body: UtilityChatRequest,
       response: ChatCompletionResponse,
-      responses: { 404: 'Model not served here.', 502: 'Upstream failed.', 503: 'No provider configured.', 504: 'Upstream timed out.' },
+      responses: {
+        404: 'Model not served here.',
+        502: 'Upstream failed.',
+        503: 'No provider configured.',
+        504: 'Upstream timed out.',
+      },
       example: { model: 'slm-fast', messages: [{ role: 'user', content: 'What is 17% of 2,340?' }] },
       handler: (ctx: AppContext, { body }) => commonsCompletion(ctx, body),
     }),

@@ -5,7 +5,15 @@ import type { PublicLane } from '../../schema/model-config';
 import { SURFACES } from '../../schema/surfaces';
 import type { AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import { abortOnDisconnect, completionBody, completionId, modelsFor, modelsOf, samplingOf, unlessClientGone } from './chat-shared';
+import {
+  abortOnDisconnect,
+  completionBody,
+  completionId,
+  modelsFor,
+  modelsOf,
+  samplingOf,
+  unlessClientGone,
+} from './chat-shared';
 import { sendChunkStream } from './chat-sse';
 
 const MODELS = { scope: 'runtime:models' } as const;
@@ -15,15 +23,29 @@ const SLM: PublicLane[] = ['slm-fast', 'slm-code', 'slm-reason'];
 const CREATED = Math.floor(Date.parse('2026-04-25T00:00:00Z') / 1000);
 
 function modelList(ctx: AppContext, only?: PublicLane[]) {
-  const lanes = modelsOf(ctx.deps).lanes().filter((l) => !only || only.includes(l.id as PublicLane));
-  return { object: 'list' as const, data: lanes.map((l) => ({ id: l.id, object: 'model' as const, created: CREATED, owned_by: 'svc', available: l.available })) };
+  const lanes = modelsOf(ctx.deps)
+    .lanes()
+    .filter((l) => !only || only.includes(l.id as PublicLane));
+  return {
+    object: 'list' as const,
+    data: lanes.map((l) => ({
+      id: l.id,
+      object: 'model' as const,
+      created: CREATED,
+      owned_by: 'svc',
+      available: l.available,
+    })),
+  };
 }
 
 /** Which model ids a utility route serves (the first is its default). */
 export function laneFor(route: string, lanes: PublicLane[], model: string | undefined): PublicLane {
   const lane = (model ?? lanes[0]) as PublicLane;
   if (!lanes.includes(lane)) {
-    throw new AppError('model_not_found', `The model '${model}' is not served on ${route}; use one of: ${lanes.join(', ')}.`);
+    throw new AppError(
+      'model_not_found',
+      `The model '${model}' is not served on ${route}; use one of: ${lanes.join(', ')}.`,
+    );
   }
   return lane;
 }
@@ -43,7 +65,12 @@ function utilityRoute(path: string, lanes: PublicLane[], summary: string): Route
     body: UtilityChatRequest,
     response: ChatCompletionResponse,
     produces: ['application/json', 'text/event-stream'],
-    responses: { 404: `Model not served here (this route serves ${lanes.join(', ')}).`, 502: 'Upstream failed.', 503: 'No provider configured.', 504: 'Upstream timed out.' },
+    responses: {
+      404: `Model not served here (this route serves ${lanes.join(', ')}).`,
+      502: 'Upstream failed.',
+      503: 'No provider configured.',
+      504: 'Upstream timed out.',
+    },
     example: { model: lanes[0], messages: [{ role: 'user', content: 'Rewrite: teh cat sat' }] },
     handler: async (ctx: AppContext, { body }) => {
       const lane = laneFor(path, lanes, body.model);
@@ -54,7 +81,16 @@ function utilityRoute(path: string, lanes: PublicLane[], summary: string): Route
       const id = completionId();
       if (body.stream) {
         const stream = models.stream(req);
-        await unlessClientGone(abort, () => sendChunkStream(ctx, { stream, abort, id, lane, includeUsage: body.stream_options?.include_usage === true, meta }));
+        await unlessClientGone(abort, () =>
+          sendChunkStream(ctx, {
+            stream,
+            abort,
+            id,
+            lane,
+            includeUsage: body.stream_options?.include_usage === true,
+            meta,
+          }),
+        );
         return undefined;
       }
       const result = await unlessClientGone(abort, () => models.complete(req));
@@ -96,18 +132,45 @@ export function chatLaneRoutes(): RouteSpec[] {
       method: 'get',
       path: '/v1/modules',
       access: MODELS,
-      summary: 'Built-in skills and modules with the surfaces they are allowed on ("*" = also without a surface), and each surface\'s profiles.',
+      summary:
+        'Built-in skills and modules with the surfaces they are allowed on ("*" = also without a surface), and each surface\'s profiles.',
       tags: ['models'],
       response: ModulesResponse,
       handler: () => ({
-        skills: Object.entries(SKILL_REGISTRY).map(([id, s]) => ({ id, title: s.title, description: s.description, surfaces: surfacesOf(s.surfaces) })),
-        modules: Object.entries(MODULE_REGISTRY).map(([id, m]) => ({ id, title: m.title, description: m.description, surfaces: surfacesOf(m.surfaces) })),
-        surfaces: SURFACES.map((id) => ({ id, title: SURFACE_REGISTRY[id].title, profiles: Object.keys(SURFACE_REGISTRY[id].profiles) })),
+        skills: Object.entries(SKILL_REGISTRY).map(([id, s]) => ({
+          id,
+          title: s.title,
+          description: s.description,
+          surfaces: surfacesOf(s.surfaces),
+        })),
+        modules: Object.entries(MODULE_REGISTRY).map(([id, m]) => ({
+          id,
+          title: m.title,
+          description: m.description,
+          surfaces: surfacesOf(m.surfaces),
+        })),
+        surfaces: SURFACES.map((id) => ({
+          id,
+          title: SURFACE_REGISTRY[id].title,
+          profiles: Object.keys(SURFACE_REGISTRY[id].profiles),
+        })),
       }),
     }),
-    utilityRoute('/v1/slm/chat/completions', SLM, 'Direct small-model call (slm-fast default, slm-code, slm-reason); no persona, memory or tools; stream supported.'),
-    utilityRoute('/v1/micro/chat/completions', ['micro', 'nano'], 'Cheapest lane (micro = nano); no persona, memory or tools; stream supported.'),
-    utilityRoute('/v1/mid/chat/completions', ['mid', 'mid-strong'], 'Mid-quality lane (mid default, mid-strong); no persona, memory or tools; stream supported.'),
+    utilityRoute(
+      '/v1/slm/chat/completions',
+      SLM,
+      'Direct small-model call (slm-fast default, slm-code, slm-reason); no persona, memory or tools; stream supported.',
+    ),
+    utilityRoute(
+      '/v1/micro/chat/completions',
+      ['micro', 'nano'],
+      'Cheapest lane (micro = nano); no persona, memory or tools; stream supported.',
+    ),
+    utilityRoute(
+      '/v1/mid/chat/completions',
+      ['mid', 'mid-strong'],
+      'Mid-quality lane (mid default, mid-strong); no persona, memory or tools; stream supported.',
+    ),
   ];
 }
 

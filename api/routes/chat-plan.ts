@@ -1,7 +1,14 @@
 import { getIdentity } from '../../activities/store/identity';
 import { loadHistory } from '../../activities/store/sessions';
 import { assemblePrompt, validZone, type PromptMessage } from '../../reasoning/persona';
-import { adjustSass, baseSass, profileFor, SKILL_REGISTRY, skillAllowed, surfacesOf } from '../../reasoning/surfaces-registry';
+import {
+  adjustSass,
+  baseSass,
+  profileFor,
+  SKILL_REGISTRY,
+  skillAllowed,
+  surfacesOf,
+} from '../../reasoning/surfaces-registry';
 import type { ChatCompletionRequest } from '../../schema/chat';
 import type { ChatHeaders } from '../../schema/headers';
 import { AppError } from '../../schema/errors';
@@ -35,25 +42,42 @@ function resolveSkills(header: string[], enabled: string[] | undefined, surface:
     }
     if (!skillAllowed(skill, surface)) {
       const where = surfacesOf(skill.surfaces).join(', ');
-      throw new AppError('invalid_request', `Skill '${id}' is not allowed on ${surface ? `surface '${surface}'` : 'requests without X-Svc-Context'} (allowed on: ${where}).`, {
-        details: [{ path: 'body.svc_skills.enabled', message: `skill ${id} not allowed here` }],
-      });
+      throw new AppError(
+        'invalid_request',
+        `Skill '${id}' is not allowed on ${surface ? `surface '${surface}'` : 'requests without X-Svc-Context'} (allowed on: ${where}).`,
+        {
+          details: [{ path: 'body.svc_skills.enabled', message: `skill ${id} not allowed here` }],
+        },
+      );
     }
   }
   return ids;
 }
 
 /** The saved profile as a prompt hint (it goes through the same identity filter as user skills). */
-function identityHint(identity: Awaited<ReturnType<typeof getIdentity>>, tone: string | undefined): Array<{ name: string; instructions: string }> {
+function identityHint(
+  identity: Awaited<ReturnType<typeof getIdentity>>,
+  tone: string | undefined,
+): Array<{ name: string; instructions: string }> {
   if (identity.updatedAt === null) return [];
-  return [{ name: 'Active profile', instructions: `Profile "${identity.profile.name}": keep a ${tone ?? identity.profile.tone} tone.` }];
+  return [
+    {
+      name: 'Active profile',
+      instructions: `Profile "${identity.profile.name}": keep a ${tone ?? identity.profile.tone} tone.`,
+    },
+  ];
 }
 
 /**
  * Everything the persona gateway decides before calling the lane: surface, profile, skills,
  * session history, sass (surface + profile, moved by feedback), and the assembled prompt.
  */
-export async function planChat(ctx: AppContext, body: ChatCompletionRequest, tenantId: string, headers: ChatHeaders): Promise<ChatPlan> {
+export async function planChat(
+  ctx: AppContext,
+  body: ChatCompletionRequest,
+  tenantId: string,
+  headers: ChatHeaders,
+): Promise<ChatPlan> {
   const surface = ctx.state.surface as Surface | undefined;
   // The tenant's saved profile (PUT /v1/sovereign/identity) gives the default working style and tone.
   const identity = await getIdentity(ctx.deps.db, tenantId);
@@ -77,7 +101,12 @@ export async function planChat(ctx: AppContext, body: ChatCompletionRequest, ten
     sass,
     now: new Date(),
     timezone: validZone(headers['x-timezone']),
-    env: { os: ctx.get('X-Env-OS'), pwd: ctx.get('X-Env-PWD'), project: ctx.get('X-Env-Project'), shell: ctx.get('X-Env-Shell') },
+    env: {
+      os: ctx.get('X-Env-OS'),
+      pwd: ctx.get('X-Env-PWD'),
+      project: ctx.get('X-Env-Project'),
+      shell: ctx.get('X-Env-Shell'),
+    },
     lessons: signal?.lessons ?? [],
     history,
     messages: body.messages,

@@ -24,7 +24,9 @@ export function completionId(): string {
 }
 
 /** OpenAI sampling fields of a request, as the router wants them. */
-export function samplingOf(body: Omit<UtilityChatRequest, 'messages'>): Pick<ModelRequest, 'temperature' | 'max_tokens' | 'extra'> {
+export function samplingOf(
+  body: Omit<UtilityChatRequest, 'messages'>,
+): Pick<ModelRequest, 'temperature' | 'max_tokens' | 'extra'> {
   const extra: Record<string, unknown> = {};
   for (const k of SAMPLING_KEYS) if (body[k] !== undefined && k !== 'temperature') extra[k] = body[k];
   return {
@@ -68,7 +70,14 @@ export function completionBody(opts: { id: string; lane: string; result: ModelRe
     created: Math.floor(Date.now() / 1000),
     model: opts.lane,
     // OpenAI's contract requires logprobs and message.refusal (null when absent).
-    choices: [{ index: 0, message: { role: 'assistant' as const, content: opts.result.content, refusal: null }, logprobs: null, finish_reason: opts.result.finish_reason }],
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant' as const, content: opts.result.content, refusal: null },
+        logprobs: null,
+        finish_reason: opts.result.finish_reason,
+      },
+    ],
     usage: opts.result.usage,
     meta: { provider: opts.result.provider, ...opts.meta },
   };

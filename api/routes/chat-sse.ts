@@ -70,7 +70,8 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
     } catch (err) {
       if (closed) return;
       const e = err instanceof AppError ? err : new AppError('internal', 'The stream failed.');
-      if (!(err instanceof AppError)) ctx.deps.log.error({ err, request_id: ctx.state.requestId }, 'chat stream failed');
+      if (!(err instanceof AppError))
+        ctx.deps.log.error({ err, request_id: ctx.state.requestId }, 'chat stream failed');
       write({ error: { message: e.message, type: e.code, code: e.code, status: e.status }, meta: o.meta(provider) });
     } finally {
       if (closed) await it.return?.(undefined).catch(() => undefined);

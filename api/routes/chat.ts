@@ -21,26 +21,53 @@ import { chatCommonsRoutes } from './chat-commons';
 import { chatLaneRoutes } from './chat-lanes';
 import { planChat } from './chat-plan';
 import { ChatHeaders } from '../../schema/headers';
-import { abortOnDisconnect, completionBody, completionId, modelsFor, samplingOf, unlessClientGone } from './chat-shared';
+import {
+  abortOnDisconnect,
+  completionBody,
+  completionId,
+  modelsFor,
+  samplingOf,
+  unlessClientGone,
+} from './chat-shared';
 import { sendChunkStream } from './chat-sse';
 
 const CHAT = { scope: 'runtime:chat' } as const;
-const UPSTREAM = { 429: 'The upstream provider is rate limiting (Retry-After).', 502: 'The upstream provider failed.', 503: 'No model provider is configured.', 504: 'The upstream provider timed out.' };
+const UPSTREAM = {
+  429: 'The upstream provider is rate limiting (Retry-After).',
+  502: 'The upstream provider failed.',
+  503: 'No model provider is configured.',
+  504: 'The upstream provider timed out.',
+};
 
 function sessionOut(r: SessionRow) {
-  return { id: r.session_key, surface: r.surface || null, title: r.title, message_count: r.message_count, created_at: r.created_at, updated_at: r.updated_at };
+  return {
+    id: r.session_key,
+    surface: r.surface || null,
+    title: r.title,
+    message_count: r.message_count,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
 }
 
 /** `?surface=` when valid, else X-Svc-Context (android and mobile included: sessions are scoped to them); undefined = any surface. */
 function surfaceFilter(ctx: AppContext, query: string | undefined): string | undefined {
-  return sessionSurface(query, parseSurface(query)) || sessionSurface(ctx.get('X-Svc-Context') || undefined, ctx.state.surface as Surface | undefined) || undefined;
+  return (
+    sessionSurface(query, parseSurface(query)) ||
+    sessionSurface(ctx.get('X-Svc-Context') || undefined, ctx.state.surface as Surface | undefined) ||
+    undefined
+  );
 }
 
 async function completions(ctx: AppContext, body: ChatCompletionRequest, headers: ChatHeaders) {
   const p = principalOf(ctx);
   const lane = body.model ?? DEFAULT_LANE;
   const models = modelsFor(ctx);
-  if (!models.hasLane(lane)) throw new AppError('model_not_found', `The model '${lane}' does not exist. GET /v1/models lists the available lanes.`);
+  if (!models.hasLane(lane))
+    throw new AppError(
+      'model_not_found',
+      `The model '${lane}' does not exist. GET /v1/models lists the available lanes.`,
+    );
   const plan = await planChat(ctx, body, p.tenantId, headers);
   const abort = abortOnDisconnect(ctx);
   const req = { lane, messages: plan.messages, ...samplingOf(body), signal: abort.signal };
@@ -54,12 +81,30 @@ async function completions(ctx: AppContext, body: ChatCompletionRequest, headers
   });
   const store = async (answer: string, provider: string) => {
     if (!plan.sessionKey || plan.lastUser === undefined) return;
-    await appendExchange(ctx.deps.db, { tenantId: p.tenantId, surface: plan.sessionSurface, sessionKey: plan.sessionKey, user: plan.lastUser, assistant: answer, lane, provider });
+    await appendExchange(ctx.deps.db, {
+      tenantId: p.tenantId,
+      surface: plan.sessionSurface,
+      sessionKey: plan.sessionKey,
+      user: plan.lastUser,
+      assistant: answer,
+      lane,
+      provider,
+    });
   };
   const id = completionId();
   if (body.stream) {
     const stream = models.stream(req);
-    await unlessClientGone(abort, () => sendChunkStream(ctx, { stream, abort, id, lane, includeUsage: body.stream_options?.include_usage === true, meta, onComplete: store }));
+    await unlessClientGone(abort, () =>
+      sendChunkStream(ctx, {
+        stream,
+        abort,
+        id,
+        lane,
+        includeUsage: body.stream_options?.include_usage === true,
+        meta,
+        onComplete: store,
+      }),
+    );
     return undefined;
   }
   const result = await unlessClientGone(abort, () => models.complete(req));
@@ -85,8 +130,17 @@ async function feedback(ctx: AppContext, body: z.output<typeof ChatFeedbackBody>
   gatewayOf(ctx.deps).feedback.invalidateTenant(p.tenantId);
   // The factor a chat with this profile would now get (an unknown profile counts as none, as in chat).
   const profile = profileFor(surface, body.profile);
-  const signal = await feedbackSignal(ctx.deps.db, { tenantId: p.tenantId, surface: surface ?? '', profile: profile?.id });
-  return { ok: true as const, id, surface: surface ?? null, sass_factor: adjustSass(baseSass(surface, profile?.def), signal) };
+  const signal = await feedbackSignal(ctx.deps.db, {
+    tenantId: p.tenantId,
+    surface: surface ?? '',
+    profile: profile?.id,
+  });
+  return {
+    ok: true as const,
+    id,
+    surface: surface ?? null,
+    sass_factor: adjustSass(baseSass(surface, profile?.def), signal),
+  };
 }
 
 function feedbackRoute(path: string, summary: string): RouteSpec {
@@ -98,7 +152,13 @@ function feedbackRoute(path: string, summary: string): RouteSpec {
     tags: ['chat'],
     body: ChatFeedbackBody,
     response: FeedbackResponse,
-    example: { prompt: 'Plan my week', response: 'Here is a plan...', sass: 0.2, roast: 'Too flippant', lesson: 'Keep planning answers earnest' },
+    example: {
+      prompt: 'Plan my week',
+      response: 'Here is a plan...',
+      sass: 0.2,
+      roast: 'Too flippant',
+      lesson: 'Keep planning answers earnest',
+    },
     handler: (ctx: AppContext, { body }) => feedback(ctx, body),
   });
 }
@@ -110,7 +170,8 @@ export function chatRoutes(): RouteSpec[] {
       method: 'post',
       path: '/v1/chat/completions',
       access: CHAT,
-      summary: 'OpenAI-compatible chat completion through the persona, surface, profile and skills; SSE when stream is true.',
+      summary:
+        'OpenAI-compatible chat completion through the persona, surface, profile and skills; SSE when stream is true.',
       tags: ['chat'],
       metered: true,
       body: ChatCompletionRequest,
@@ -121,7 +182,10 @@ export function chatRoutes(): RouteSpec[] {
       example: { model: 'svc-oracle', messages: [{ role: 'user', content: 'Hello' }], stream: false },
       handler: (ctx: AppContext, { body, headers }) => completions(ctx, body, headers),
     }),
-    feedbackRoute('/v1/chat/feedback', 'Record feedback on an answer (sass 0..1, roast, lesson); it tunes later answers on the surface.'),
+    feedbackRoute(
+      '/v1/chat/feedback',
+      'Record feedback on an answer (sass 0..1, roast, lesson); it tunes later answers on the surface.',
+    ),
     feedbackRoute('/v1/feedback', 'Persona feedback (same record as POST /v1/chat/feedback).'),
     defineRoute({
       method: 'get',
@@ -132,7 +196,12 @@ export function chatRoutes(): RouteSpec[] {
       query: SessionListQuery,
       response: SessionList,
       handler: async (ctx: AppContext, { query }) => {
-        const rows = await listSessions(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, surface: surfaceFilter(ctx, query.surface), limit: query.limit, offset: query.offset });
+        const rows = await listSessions(ctx.deps.db, {
+          tenantId: principalOf(ctx).tenantId,
+          surface: surfaceFilter(ctx, query.surface),
+          limit: query.limit,
+          offset: query.offset,
+        });
         return { object: 'list' as const, data: rows.map(sessionOut) };
       },
     }),
@@ -140,13 +209,18 @@ export function chatRoutes(): RouteSpec[] {
       method: 'get',
       path: '/v1/sessions/:id',
       access: CHAT,
-      summary: 'One chat session with its messages (surface from ?surface= or X-Svc-Context, else the latest with that id).',
+      summary:
+        'One chat session with its messages (surface from ?surface= or X-Svc-Context, else the latest with that id).',
       tags: ['chat'],
       params: z.object({ id: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'not a session id') }),
       query: z.object({ surface: z.string().max(20).optional() }),
       response: SessionDetail,
       handler: async (ctx: AppContext, { params, query }) => {
-        const row = await getSession(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, sessionKey: params.id, surface: surfaceFilter(ctx, query.surface) });
+        const row = await getSession(ctx.deps.db, {
+          tenantId: principalOf(ctx).tenantId,
+          sessionKey: params.id,
+          surface: surfaceFilter(ctx, query.surface),
+        });
         if (!row) throw notFound('Session');
         return { ...sessionOut(row), messages: row.messages };
       },

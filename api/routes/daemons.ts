@@ -19,7 +19,9 @@ const Queue = z.object({
   task_queue: z.string(),
   kind: z.enum(['workflow', 'activity']),
   status: z.enum(['up', 'down', 'unreachable']),
-  pollers: z.array(z.object({ identity: z.string(), last_access: z.string().nullable(), age_s: z.number().nullable() })),
+  pollers: z.array(
+    z.object({ identity: z.string(), last_access: z.string().nullable(), age_s: z.number().nullable() }),
+  ),
 });
 const DaemonsResponse = z
   .object({
@@ -38,7 +40,9 @@ async function scheduleHealth(ctx: AppContext, id: string): Promise<z.infer<type
     const statuses = await Promise.all(
       recent.map((a) =>
         connection
-          .withDeadline(Date.now() + DEADLINE_MS, () => client.workflow.getHandle(a.action.workflow.workflowId, a.action.workflow.firstExecutionRunId).describe())
+          .withDeadline(Date.now() + DEADLINE_MS, () =>
+            client.workflow.getHandle(a.action.workflow.workflowId, a.action.workflow.firstExecutionRunId).describe(),
+          )
           .then((w) => w.status.name)
           .catch(() => 'UNKNOWN'),
       ),
@@ -47,7 +51,11 @@ async function scheduleHealth(ctx: AppContext, id: string): Promise<z.infer<type
     const last = recent.at(-1);
     return {
       id,
-      status: d.state.paused ? 'paused' : failures > 0 && statuses.at(-1) !== 'COMPLETED' && statuses.at(-1) !== 'RUNNING' ? 'failing' : 'ok',
+      status: d.state.paused
+        ? 'paused'
+        : failures > 0 && statuses.at(-1) !== 'COMPLETED' && statuses.at(-1) !== 'RUNNING'
+          ? 'failing'
+          : 'ok',
       last_run: last ? last.takenAt.toISOString() : null,
       next_run: d.info.nextActionTimes[0]?.toISOString() ?? null,
       recent_failures: failures,
@@ -58,7 +66,11 @@ async function scheduleHealth(ctx: AppContext, id: string): Promise<z.infer<type
   }
 }
 
-async function queueHealth(ctx: AppContext, name: string, kind: 'workflow' | 'activity'): Promise<z.infer<typeof Queue>> {
+async function queueHealth(
+  ctx: AppContext,
+  name: string,
+  kind: 'workflow' | 'activity',
+): Promise<z.infer<typeof Queue>> {
   const { connection } = ctx.deps.temporal;
   try {
     const r = await connection.withDeadline(Date.now() + DEADLINE_MS, () =>
@@ -70,8 +82,15 @@ async function queueHealth(ctx: AppContext, name: string, kind: 'workflow' | 'ac
     );
     const now = Date.now();
     const pollers = (r.pollers ?? []).map((p) => {
-      const ms = p.lastAccessTime?.seconds != null ? Number(p.lastAccessTime.seconds) * 1000 + Math.floor((p.lastAccessTime.nanos ?? 0) / 1e6) : null;
-      return { identity: p.identity ?? '', last_access: ms ? new Date(ms).toISOString() : null, age_s: ms ? Math.max(0, Math.round((now - ms) / 1000)) : null };
+      const ms =
+        p.lastAccessTime?.seconds != null
+          ? Number(p.lastAccessTime.seconds) * 1000 + Math.floor((p.lastAccessTime.nanos ?? 0) / 1e6)
+          : null;
+      return {
+        identity: p.identity ?? '',
+        last_access: ms ? new Date(ms).toISOString() : null,
+        age_s: ms ? Math.max(0, Math.round((now - ms) / 1000)) : null,
+      };
     });
     const up = pollers.some((p) => p.age_s !== null && p.age_s * 1000 < POLLER_FRESH_MS);
     return { task_queue: name, kind, status: up ? 'up' : 'down', pollers };
@@ -87,7 +106,8 @@ export function daemonsRoutes(): RouteSpec[] {
       method: 'get',
       path: '/v1/daemons',
       access: 'key',
-      summary: 'Background daemon health: Temporal schedules (last/next run, failures), worker pollers per task queue, LISTEN connections.',
+      summary:
+        'Background daemon health: Temporal schedules (last/next run, failures), worker pollers per task queue, LISTEN connections.',
       tags: ['system'],
       response: DaemonsResponse,
       handler: async (ctx: AppContext) => {
@@ -98,8 +118,17 @@ export function daemonsRoutes(): RouteSpec[] {
           queueHealth(ctx, queue, 'activity'),
         ]);
         const live = liveSocketOf(ctx.deps);
-        const listeners = [{ name: 'live-notify', status: live ? (live.listener.connected ? ('up' as const) : ('down' as const)) : ('not_attached' as const) }];
-        const ok = schedule.status === 'ok' && wf.status === 'up' && act.status === 'up' && listeners.every((l) => l.status !== 'down');
+        const listeners = [
+          {
+            name: 'live-notify',
+            status: live ? (live.listener.connected ? ('up' as const) : ('down' as const)) : ('not_attached' as const),
+          },
+        ];
+        const ok =
+          schedule.status === 'ok' &&
+          wf.status === 'up' &&
+          act.status === 'up' &&
+          listeners.every((l) => l.status !== 'down');
         return { status: ok ? 'ok' : 'degraded', schedules: [schedule], workers: [wf, act], listeners };
       },
     }),

@@ -22,7 +22,11 @@ export function documentsRoutes(): RouteSpec[] {
       body: UploadForm,
       status: 201,
       response: DocumentRecord,
-      responses: { 404: 'space_id is not one of your spaces.', 413: 'File over the upload limit (SVC_UPLOAD_LIMIT, default 20 MiB).', 415: 'Not multipart, or a file type that is not supported.' },
+      responses: {
+        404: 'space_id is not one of your spaces.',
+        413: 'File over the upload limit (SVC_UPLOAD_LIMIT, default 20 MiB).',
+        415: 'Not multipart, or a file type that is not supported.',
+      },
       handler: async (ctx: AppContext) => uploadDocument(ctx),
     }),
     defineRoute({
@@ -35,7 +39,12 @@ export function documentsRoutes(): RouteSpec[] {
       response: DocumentList,
       handler: async (ctx: AppContext, { query }) => {
         const { tenantId } = principalOf(ctx);
-        const page = await listDocuments(ctx.deps.db, { tenantId, sourceKind: query.source_kind, limit: query.limit, offset: query.offset });
+        const page = await listDocuments(ctx.deps.db, {
+          tenantId,
+          sourceKind: query.source_kind,
+          limit: query.limit,
+          offset: query.offset,
+        });
         return { ...page, limit: query.limit, offset: query.offset };
       },
     }),

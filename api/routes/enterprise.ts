@@ -16,7 +16,13 @@ import { workflowIds } from '../../schema/workflow-ids';
 const access = 'key' as const;
 const bulkAccess = { scope: 'runtime:records' } as const;
 const tags = ['enterprise knowledge'];
-const jobParams = z.object({ job_id: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/) });
+const jobParams = z.object({
+  job_id: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[A-Za-z0-9_-]+$/),
+});
 
 /** Enterprise learning jobs (workflow learn-<job_id>) and knowledge search (any key) and deletion (scope runtime:records). */
 export function enterpriseRoutes(): RouteSpec[] {
@@ -26,12 +32,18 @@ export function enterpriseRoutes(): RouteSpec[] {
       path: '/v1/enterprise/learn',
       access,
       tags,
-      summary: 'Start a learning job: each source is fetched or read, parsed, chunked and indexed. Poll the job for progress.',
+      summary:
+        'Start a learning job: each source is fetched or read, parsed, chunked and indexed. Poll the job for progress.',
       body: LearnBody,
       status: 202,
       response: LearnStarted,
-      responses: { 404: 'space_id is not one of your spaces.', 503: 'The job could not be started (Temporal unavailable).' },
-      example: { sources: [{ url: 'https://example.com/handbook' }, { text: 'Refunds within 30 days.', title: 'Refunds' }] },
+      responses: {
+        404: 'space_id is not one of your spaces.',
+        503: 'The job could not be started (Temporal unavailable).',
+      },
+      example: {
+        sources: [{ url: 'https://example.com/handbook' }, { text: 'Refunds within 30 days.', title: 'Refunds' }],
+      },
       handler: async (ctx: AppContext, { body }) => {
         const { tenantId } = principalOf(ctx);
         const { db } = ctx.deps;
@@ -77,14 +89,20 @@ export function enterpriseRoutes(): RouteSpec[] {
         const { tenantId } = principalOf(ctx);
         const job = await getLearnJob(ctx.deps.db, tenantId, params.job_id);
         if (!job) throw notFound(`Learning job ${params.job_id}`);
-        if (job.finished_at) throw new AppError('conflict', `Learning job ${params.job_id} has already finished (${job.status}).`);
+        if (job.finished_at)
+          throw new AppError('conflict', `Learning job ${params.job_id} has already finished (${job.status}).`);
         const handle = ctx.deps.temporal.client.workflow.getHandle(workflowIds.learn(params.job_id));
         const closed = (err: unknown) => (err instanceof WorkflowNotFoundError ? null : Promise.reject(err));
         // A cancel request to a workflow that closed after the check above either fails with
         // WorkflowNotFoundError or is accepted as a no-op (depending on the server); either way
         // the workflow's state says whether this cancel can still take effect.
-        const accepted = await shortTemporalCall(ctx, 'cancel the learning job', () => handle.cancel()).then(() => true, closed);
-        const run = accepted ? await shortTemporalCall(ctx, 'check the learning job', () => handle.describe()).catch(closed) : null;
+        const accepted = await shortTemporalCall(ctx, 'cancel the learning job', () => handle.cancel()).then(
+          () => true,
+          closed,
+        );
+        const run = accepted
+          ? await shortTemporalCall(ctx, 'check the learning job', () => handle.describe()).catch(closed)
+          : null;
         const state = run?.status.name;
         if (state !== 'RUNNING' && state !== 'CANCELLED') {
           // Closed without our cancel (completed, failed, terminated, or gone): the job is over.
@@ -104,7 +122,13 @@ export function enterpriseRoutes(): RouteSpec[] {
       query: SearchQuery,
       response: SearchResponse,
       handler: async (ctx: AppContext, { query }) =>
-        searchKnowledge(ctx.deps, { tenantId: principalOf(ctx).tenantId, q: query.q, limit: query.limit, spaceId: query.space_id, sourceKind: query.source_kind }),
+        searchKnowledge(ctx.deps, {
+          tenantId: principalOf(ctx).tenantId,
+          q: query.q,
+          limit: query.limit,
+          spaceId: query.space_id,
+          sourceKind: query.source_kind,
+        }),
     }),
     defineRoute({
       method: 'delete',
@@ -116,7 +140,10 @@ export function enterpriseRoutes(): RouteSpec[] {
       response: KnowledgeDeleteResponse,
       responses: { 404: 'document_id is not one of your documents.' },
       handler: async (ctx: AppContext, { query }) => {
-        const r = await deleteKnowledge(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, documentId: query.document_id });
+        const r = await deleteKnowledge(ctx.deps.db, {
+          tenantId: principalOf(ctx).tenantId,
+          documentId: query.document_id,
+        });
         if (query.document_id && r.documents === 0) throw notFound(`Document ${query.document_id}`);
         return { deleted_documents: r.documents, deleted_chunks: r.chunks };
       },

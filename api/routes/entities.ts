@@ -45,7 +45,12 @@ export function entitiesRoutes(): RouteSpec[] {
       query: EntityListQuery,
       response: EntityList,
       handler: async (ctx: AppContext, { query }) => ({
-        data: await listEntities(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, search: query.search, kind: query.kind, limit: query.limit }),
+        data: await listEntities(ctx.deps.db, {
+          tenantId: principalOf(ctx).tenantId,
+          search: query.search,
+          kind: query.kind,
+          limit: query.limit,
+        }),
       }),
     }),
     defineRoute({
@@ -58,7 +63,11 @@ export function entitiesRoutes(): RouteSpec[] {
       query: EntityGetQuery,
       response: EntityWithEvents,
       handler: async (ctx: AppContext, { params, query }) => {
-        const entity = await getEntity(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, id: params.id, eventLimit: query.event_limit });
+        const entity = await getEntity(ctx.deps.db, {
+          tenantId: principalOf(ctx).tenantId,
+          id: params.id,
+          eventLimit: query.event_limit,
+        });
         if (!entity) throw notFound('Entity');
         return entity;
       },

@@ -1,10 +1,23 @@
 import { WorkflowFailedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { z } from 'zod';
 import { newId } from '../../activities/store/ids';
-import { deleteGoalRow, getGoalRow, insertGoal, listGoalRows, updateGoalText, type GoalRow } from '../../activities/store/goals';
+import {
+  deleteGoalRow,
+  getGoalRow,
+  insertGoal,
+  listGoalRows,
+  updateGoalText,
+  type GoalRow,
+} from '../../activities/store/goals';
 import { AppError, notFound } from '../../schema/errors';
 import { Goal, GoalCreateBody, GoalUpdateBody, ListQuery } from '../../schema/jobs';
-import { awaitPlannedUpdate, goalStateQuery, pauseGoalSignal, renameGoalSignal, resumeGoalSignal } from '../../workflows/job-defs';
+import {
+  awaitPlannedUpdate,
+  goalStateQuery,
+  pauseGoalSignal,
+  renameGoalSignal,
+  resumeGoalSignal,
+} from '../../workflows/job-defs';
 import { isTerminal, planFrom } from '../../workflows/job-rules';
 import type { GoalState } from '../../workflows/job-types';
 import { principalOf, type AppContext } from '../context';
@@ -34,13 +47,20 @@ export async function goalRowOr404(ctx: AppContext, kind: 'goal' | 'sovereign', 
  * needs a worker: with none answering, the query gives up after `deadlineMs` (3 s) and the
  * stored snapshot answers, so reads never hang.
  */
-export async function liveState(ctx: AppContext, row: GoalRow, deadlineMs = SHORT_CALL_DEADLINE_MS): Promise<GoalState> {
+export async function liveState(
+  ctx: AppContext,
+  row: GoalRow,
+  deadlineMs = SHORT_CALL_DEADLINE_MS,
+): Promise<GoalState> {
   if (isTerminal(row.status)) return stateFromRow(row);
   try {
     const handle = goalHandle(ctx, row.kind, row.id);
     return await shortTemporalCall(ctx, 'query the goal', () => handle.query(goalStateQuery), deadlineMs);
   } catch (err) {
-    ctx.deps.log.warn({ goal: row.id, err: (err as Error).message }, 'goal query failed; answering from the stored snapshot');
+    ctx.deps.log.warn(
+      { goal: row.id, err: (err as Error).message },
+      'goal query failed; answering from the stored snapshot',
+    );
     return stateFromRow(row);
   }
 }
@@ -53,7 +73,16 @@ export async function createGoal(ctx: AppContext, kind: 'goal' | 'sovereign', bo
   const lane = body.lane ?? 'svc-oracle';
   const plan = body.steps ? planFrom(body.steps, lane) : [];
   const status = kind === 'goal' ? 'pending' : plan.length ? 'ready' : 'planning';
-  const row = await insertGoal(ctx.deps.db, { id, tenantId, kind, title: body.title, description: body.description ?? null, lane, status, plan });
+  const row = await insertGoal(ctx.deps.db, {
+    id,
+    tenantId,
+    kind,
+    title: body.title,
+    description: body.description ?? null,
+    lane,
+    status,
+    plan,
+  });
   const state = stateFromRow(row);
   await startJobWorkflow(ctx, {
     workflow: kind === 'goal' ? 'goalWorkflow' : 'sovereignGoalWorkflow',
@@ -73,13 +102,20 @@ export async function createGoal(ctx: AppContext, kind: 'goal' | 'sovereign', bo
  * planning failed (`failed`): the workflow's `awaitPlanned` update returns then. When `deadline`
  * passes first (slow model, no worker), the current state answers (`planning`).
  */
-async function awaitPlanned(ctx: AppContext, row: GoalRow, deadline: number): Promise<{ row: GoalRow; state: GoalState }> {
+async function awaitPlanned(
+  ctx: AppContext,
+  row: GoalRow,
+  deadline: number,
+): Promise<{ row: GoalRow; state: GoalState }> {
   let state: GoalState | null = null;
   try {
     const handle = goalHandle(ctx, 'sovereign', row.id);
     state = await ctx.deps.temporal.connection.withDeadline(deadline, () => handle.executeUpdate(awaitPlannedUpdate));
   } catch (err) {
-    ctx.deps.log.info({ goal: row.id, err: (err as Error).message }, 'plan not ready within the create deadline; answering the current state');
+    ctx.deps.log.info(
+      { goal: row.id, err: (err as Error).message },
+      'plan not ready within the create deadline; answering the current state',
+    );
   }
   const fresh = (await getGoalRow(ctx.deps.db, row.tenant_id, 'sovereign', row.id)) ?? row;
   return { row: fresh, state: state ?? stateFromRow(fresh) };
@@ -113,35 +149,72 @@ export async function cancelAndConfirm(ctx: AppContext, kind: 'goal' | 'sovereig
   const outcome = await Promise.race([
     handle.result().then(
       () => 'closed',
-      (err) => (err instanceof WorkflowFailedError || err instanceof WorkflowNotFoundError ? 'closed' : Promise.reject(err)),
+      (err) =>
+        err instanceof WorkflowFailedError || err instanceof WorkflowNotFoundError ? 'closed' : Promise.reject(err),
     ),
     deadline,
   ]);
-  if (outcome === 'timeout') throw new AppError('upstream_timeout', 'Cancellation was requested but the running step has not acknowledged it within 60 s; it will still be cancelled.');
+  if (outcome === 'timeout')
+    throw new AppError(
+      'upstream_timeout',
+      'Cancellation was requested but the running step has not acknowledged it within 60 s; it will still be cancelled.',
+    );
 }
 
 export function goalRoutes(): RouteSpec[] {
   const scope = 'key' as const;
   return [
     defineRoute({
-      method: 'post', path: '/v1/goals', access: scope, tags: ['goals'], body: GoalCreateBody, response: Goal, idempotent: true,
-      summary: 'Create a goal: workflow goal-<id> plans (or uses the given steps) and runs every step on its own. Idempotency-Key supported.',
-      example: { title: 'Launch checklist', steps: [{ title: 'Draft', prompt: 'Draft a launch checklist for a small SaaS.' }, { title: 'Review', prompt: 'Review the draft and tighten it.' }] },
+      method: 'post',
+      path: '/v1/goals',
+      access: scope,
+      tags: ['goals'],
+      body: GoalCreateBody,
+      response: Goal,
+      idempotent: true,
+      summary:
+        'Create a goal: workflow goal-<id> plans (or uses the given steps) and runs every step on its own. Idempotency-Key supported.',
+      example: {
+        title: 'Launch checklist',
+        steps: [
+          { title: 'Draft', prompt: 'Draft a launch checklist for a small SaaS.' },
+          { title: 'Review', prompt: 'Review the draft and tighten it.' },
+        ],
+      },
       handler: async (ctx: AppContext, { body }) => {
         const { row, state } = await createGoal(ctx, 'goal', body);
         return goalView(ctx.deps.db, state, row);
       },
     }),
     defineRoute({
-      method: 'get', path: '/v1/goals', access: scope, tags: ['goals'], query: ListQuery,
+      method: 'get',
+      path: '/v1/goals',
+      access: scope,
+      tags: ['goals'],
+      query: ListQuery,
       summary: 'List goals, newest first.',
       handler: async (ctx: AppContext, { query }) => {
-        const { rows, total } = await listGoalRows(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, kind: 'goal', ...query });
-        return { object: 'list', data: await Promise.all(rows.map((r) => goalView(ctx.deps.db, stateFromRow(r), r))), total, limit: query.limit, offset: query.offset };
+        const { rows, total } = await listGoalRows(ctx.deps.db, {
+          tenantId: principalOf(ctx).tenantId,
+          kind: 'goal',
+          ...query,
+        });
+        return {
+          object: 'list',
+          data: await Promise.all(rows.map((r) => goalView(ctx.deps.db, stateFromRow(r), r))),
+          total,
+          limit: query.limit,
+          offset: query.offset,
+        };
       },
     }),
     defineRoute({
-      method: 'get', path: '/v1/goals/:id', access: scope, tags: ['goals'], params: IdParams, response: Goal,
+      method: 'get',
+      path: '/v1/goals/:id',
+      access: scope,
+      tags: ['goals'],
+      params: IdParams,
+      response: Goal,
       summary: 'A goal with its plan, progress and outputs (live state through a workflow query while it runs).',
       handler: async (ctx: AppContext, { params }) => {
         const row = await goalRowOr404(ctx, 'goal', params.id);
@@ -149,22 +222,40 @@ export function goalRoutes(): RouteSpec[] {
       },
     }),
     defineRoute({
-      method: 'put', path: '/v1/goals/:id', access: scope, tags: ['goals'], params: IdParams, body: GoalUpdateBody, response: Goal,
-      responses: { 409: 'The goal has finished; it cannot be paused or resumed.', 503: 'The workflow service is unavailable.' },
+      method: 'put',
+      path: '/v1/goals/:id',
+      access: scope,
+      tags: ['goals'],
+      params: IdParams,
+      body: GoalUpdateBody,
+      response: Goal,
+      responses: {
+        409: 'The goal has finished; it cannot be paused or resumed.',
+        503: 'The workflow service is unavailable.',
+      },
       summary: 'Rename, pause (after the running step) or resume a goal; delivered to the workflow as signals.',
       example: { status: 'paused' },
       handler: async (ctx: AppContext, { params, body }) => {
         const row = await goalRowOr404(ctx, 'goal', params.id);
         const handle = goalHandle(ctx, 'goal', params.id);
         const finished = (status: string) =>
-          new AppError('conflict', `The goal is ${status}; it can no longer be ${body.status === 'paused' ? 'paused' : 'resumed'}.`);
+          new AppError(
+            'conflict',
+            `The goal is ${status}; it can no longer be ${body.status === 'paused' ? 'paused' : 'resumed'}.`,
+          );
         if (body.status && isTerminal(row.status)) throw finished(row.status);
         let open = true;
         if (body.title !== undefined || body.description !== undefined) {
           await updateGoalText(ctx.deps.db, row.tenant_id, row.id, body);
-          if (!isTerminal(row.status)) open = await signalGoal(ctx, () => handle.signal(renameGoalSignal, { title: body.title, description: body.description }));
+          if (!isTerminal(row.status))
+            open = await signalGoal(ctx, () =>
+              handle.signal(renameGoalSignal, { title: body.title, description: body.description }),
+            );
         }
-        if (body.status && open) open = await signalGoal(ctx, () => handle.signal(body.status === 'paused' ? pauseGoalSignal : resumeGoalSignal));
+        if (body.status && open)
+          open = await signalGoal(ctx, () =>
+            handle.signal(body.status === 'paused' ? pauseGoalSignal : resumeGoalSignal),
+          );
         if (!open) {
           // The workflow closed after the row was read: the goal has finished (the text change is kept).
           const now = (await getGoalRow(ctx.deps.db, row.tenant_id, 'goal', row.id)) ?? row;
@@ -176,18 +267,36 @@ export function goalRoutes(): RouteSpec[] {
         const deadline = Date.now() + SHORT_CALL_DEADLINE_MS;
         const left = () => Math.max(deadline - Date.now(), 100);
         let state = await liveState(ctx, row, left());
-        while (body.status && !isTerminal(state.status) && state.paused !== (body.status === 'paused') && Date.now() < deadline) {
+        while (
+          body.status &&
+          !isTerminal(state.status) &&
+          state.paused !== (body.status === 'paused') &&
+          Date.now() < deadline
+        ) {
           await sleep(50);
           state = await liveState(ctx, row, left());
         }
         const fresh = (await getGoalRow(ctx.deps.db, row.tenant_id, 'goal', row.id)) ?? row;
-        return goalView(ctx.deps.db, { ...state, title: body.title ?? state.title, description: body.description ?? state.description }, fresh);
+        return goalView(
+          ctx.deps.db,
+          { ...state, title: body.title ?? state.title, description: body.description ?? state.description },
+          fresh,
+        );
       },
     }),
     defineRoute({
-      method: 'delete', path: '/v1/goals/:id', access: scope, tags: ['goals'], params: IdParams, response: Goal,
-      responses: { 503: 'The workflow service is unavailable.', 504: 'The running step did not acknowledge the cancellation within 60 s.' },
-      summary: 'Cancel the goal (answers once the running step acknowledged the cancellation) and remove it; returns its final state.',
+      method: 'delete',
+      path: '/v1/goals/:id',
+      access: scope,
+      tags: ['goals'],
+      params: IdParams,
+      response: Goal,
+      responses: {
+        503: 'The workflow service is unavailable.',
+        504: 'The running step did not acknowledge the cancellation within 60 s.',
+      },
+      summary:
+        'Cancel the goal (answers once the running step acknowledged the cancellation) and remove it; returns its final state.',
       handler: async (ctx: AppContext, { params }) => {
         const row = await goalRowOr404(ctx, 'goal', params.id);
         if (!isTerminal(row.status)) await cancelAndConfirm(ctx, 'goal', row.id);

@@ -11,7 +11,8 @@ export function identityRoutes(): RouteSpec[] {
       method: 'get',
       path: '/v1/sovereign/identity',
       access: 'key',
-      summary: "The tenant's active profile (name, tone, working style per surface) within the persona's fixed identity.",
+      summary:
+        "The tenant's active profile (name, tone, working style per surface) within the persona's fixed identity.",
       tags: ['identity'],
       response: IdentityResponse,
       handler: async (ctx: AppContext) => {
@@ -27,7 +28,11 @@ export function identityRoutes(): RouteSpec[] {
       tags: ['identity'],
       body: IdentityProfile,
       response: IdentityResponse,
-      example: { name: 'Studio buddy', tone: 'warm', surface_overrides: { studio: { working_style: 'muse' }, dev: { tone: 'direct' } } },
+      example: {
+        name: 'Studio buddy',
+        tone: 'warm',
+        surface_overrides: { studio: { working_style: 'muse' }, dev: { tone: 'direct' } },
+      },
       handler: async (ctx: AppContext, { body }) => {
         const r = await putIdentity(ctx.deps.db, principalOf(ctx).tenantId, body);
         return { persona: PERSONA_NAME, profile: body, updated_at: r.updatedAt };

@@ -23,10 +23,38 @@ interface JobStream {
 }
 
 const STREAMS: JobStream[] = [
-  { path: '/v1/goals/:id/events', what: 'Goal', prefix: 'goal', tags: ['goals'], finalType: 'goal.state', exists: (ctx, t, id) => getGoalRow(ctx.deps.db, t, 'goal', id) },
-  { path: '/v1/sovereign/goals/:id/events', what: 'Sovereign goal', prefix: 'goal', tags: ['sovereign goals'], finalType: 'goal.state', exists: (ctx, t, id) => getGoalRow(ctx.deps.db, t, 'sovereign', id) },
-  { path: '/v1/pad/sessions/:id/events', what: 'Dispatch session', prefix: 'pad', tags: ['parallel dispatch'], finalType: 'session.state', exists: (ctx, t, id) => getPadSession(ctx.deps.db, t, id) },
-  { path: '/v1/swarm/runs/:id/events', what: 'Swarm run', prefix: 'swarm', tags: ['swarm'], finalType: 'run.state', exists: (ctx, t, id) => getSwarmRun(ctx.deps.db, t, id) },
+  {
+    path: '/v1/goals/:id/events',
+    what: 'Goal',
+    prefix: 'goal',
+    tags: ['goals'],
+    finalType: 'goal.state',
+    exists: (ctx, t, id) => getGoalRow(ctx.deps.db, t, 'goal', id),
+  },
+  {
+    path: '/v1/sovereign/goals/:id/events',
+    what: 'Sovereign goal',
+    prefix: 'goal',
+    tags: ['sovereign goals'],
+    finalType: 'goal.state',
+    exists: (ctx, t, id) => getGoalRow(ctx.deps.db, t, 'sovereign', id),
+  },
+  {
+    path: '/v1/pad/sessions/:id/events',
+    what: 'Dispatch session',
+    prefix: 'pad',
+    tags: ['parallel dispatch'],
+    finalType: 'session.state',
+    exists: (ctx, t, id) => getPadSession(ctx.deps.db, t, id),
+  },
+  {
+    path: '/v1/swarm/runs/:id/events',
+    what: 'Swarm run',
+    prefix: 'swarm',
+    tags: ['swarm'],
+    finalType: 'run.state',
+    exists: (ctx, t, id) => getSwarmRun(ctx.deps.db, t, id),
+  },
 ];
 
 /**

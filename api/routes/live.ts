@@ -3,7 +3,14 @@ import { WINDOW_MINUTES } from '../../activities/live/sample';
 import { createFlowPrompt, dismissFlowPrompt, nextFlowPrompt } from '../../activities/store/flow';
 import { dailyRange, latestSample } from '../../activities/store/live';
 import { AppError } from '../../schema/errors';
-import { AeciResponse, EriResponse, FlowDismissBody, FlowDismissResponse, FlowPromptResponse, FlowTriggerBody } from '../../schema/live';
+import {
+  AeciResponse,
+  EriResponse,
+  FlowDismissBody,
+  FlowDismissResponse,
+  FlowPromptResponse,
+  FlowTriggerBody,
+} from '../../schema/live';
 import type { AppContext } from '../context';
 import { buildAsyncApi } from '../live/asyncapi';
 import { limitByAddress } from '../rate-limit';
@@ -16,7 +23,8 @@ const RATE = { 429: 'Too many requests from this address (Retry-After says when 
 /** The current ERI: the latest sample the schedule stored, or the neutral state before the first one. */
 export async function currentEri(ctx: AppContext) {
   const s = await latestSample(ctx.deps.db);
-  const state = s?.state ?? computeEri({ sentiment: 0, sentimentN: 0, requestsPerMin: 0, jobsPerMin: 0, errorRate: 0 }, [], []);
+  const state =
+    s?.state ?? computeEri({ sentiment: 0, sentimentN: 0, requestsPerMin: 0, jobsPerMin: 0, errorRate: 0 }, [], []);
   return { ...state, sampled_at: s?.sampledAt ?? null, window_minutes: WINDOW_MINUTES };
 }
 
@@ -54,14 +62,18 @@ export function liveRoutes(): RouteSpec[] {
       handler: (ctx: AppContext) => {
         ctx.set('Upgrade', 'websocket');
         ctx.status = 426;
-        ctx.body = { error: 'Connect with a WebSocket client (Upgrade: websocket); frames are described at /v1/asyncapi.json.', code: 'upgrade_required' };
+        ctx.body = {
+          error: 'Connect with a WebSocket client (Upgrade: websocket); frames are described at /v1/asyncapi.json.',
+          code: 'upgrade_required',
+        };
       },
     }),
     defineRoute({
       method: 'get',
       path: '/v1/eri',
       access: 'public',
-      summary: 'Live resonance state (ERI) with drift against the 24 h baseline; sampled once a minute by a Temporal schedule.',
+      summary:
+        'Live resonance state (ERI) with drift against the 24 h baseline; sampled once a minute by a Temporal schedule.',
       tags: ['live'],
       response: EriResponse,
       responses: RATE,
@@ -110,8 +122,13 @@ export function liveRoutes(): RouteSpec[] {
       handler: async (ctx: AppContext, { body }) => {
         await limitByAddress(ctx, 'write');
         const before = await nextFlowPrompt(ctx.deps.db);
-        if (before.pending >= MAX_PENDING) throw new AppError('conflict', `${before.pending} reflection prompts are pending: dismiss some first.`);
-        const prompt = await createFlowPrompt(ctx.deps.db, { trigger: 'manual', prompt: manualPrompt(body.topic), context: body.note ? { note: body.note } : {} });
+        if (before.pending >= MAX_PENDING)
+          throw new AppError('conflict', `${before.pending} reflection prompts are pending: dismiss some first.`);
+        const prompt = await createFlowPrompt(ctx.deps.db, {
+          trigger: 'manual',
+          prompt: manualPrompt(body.topic),
+          context: body.note ? { note: body.note } : {},
+        });
         return { prompt, pending: before.pending + 1 };
       },
     }),

@@ -40,7 +40,8 @@ export function mcpRoutes(all: () => RouteSpec[]): RouteSpec[] {
       method: 'get',
       path: '/v1/tools',
       access: 'key',
-      summary: 'Tools the calling key may use, with JSON Schemas of arguments and result (the same list MCP tools/list gives).',
+      summary:
+        'Tools the calling key may use, with JSON Schemas of arguments and result (the same list MCP tools/list gives).',
       tags: ['tools'],
       response: ToolListing,
       handler: (ctx: AppContext) => ({
@@ -48,8 +49,16 @@ export function mcpRoutes(all: () => RouteSpec[]): RouteSpec[] {
         data: toolsFor(principalOf(ctx).scopes).map((t) => {
           const s = toolJsonSchemas(t);
           return {
-            name: t.name, title: t.title, description: t.description, group: t.group, scope: t.scope,
-            read_only: t.readOnly, destructive: t.destructive, external: t.external, input_schema: s.input, output_schema: s.output,
+            name: t.name,
+            title: t.title,
+            description: t.description,
+            group: t.group,
+            scope: t.scope,
+            read_only: t.readOnly,
+            destructive: t.destructive,
+            external: t.external,
+            input_schema: s.input,
+            output_schema: s.output,
           };
         }),
       }),
@@ -58,12 +67,17 @@ export function mcpRoutes(all: () => RouteSpec[]): RouteSpec[] {
       method: 'post',
       path: '/v1/mcp',
       access: 'key',
-      summary: 'MCP endpoint (Streamable HTTP, stateless, protocol 2025-11-25): initialize, ping, tools/list, tools/call. JSON, or SSE when Accept prefers text/event-stream.',
+      summary:
+        'MCP endpoint (Streamable HTTP, stateless, protocol 2025-11-25): initialize, ping, tools/list, tools/call. JSON, or SSE when Accept prefers text/event-stream.',
       tags: ['tools'],
       body: JsonRpcEnvelope,
       consumes: 'application/json',
       produces: ['application/json', 'text/event-stream'],
-      responses: { 202: 'Only notifications were sent.', 400: 'JSON-RPC -32700 (bad JSON) or -32600 (not a JSON-RPC message).', 403: 'Host or Origin not allowed (DNS-rebinding protection), or a bootstrap key.' },
+      responses: {
+        202: 'Only notifications were sent.',
+        400: 'JSON-RPC -32700 (bad JSON) or -32600 (not a JSON-RPC message).',
+        403: 'Host or Origin not allowed (DNS-rebinding protection), or a bootstrap key.',
+      },
       example: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'check_health', arguments: {} } },
       handler: (ctx: AppContext) => handleMcpPost(ctx, all),
     }),

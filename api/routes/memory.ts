@@ -1,7 +1,14 @@
 import { fetchDocument } from '../../activities/knowledge/web-fetch';
 import { indexDocument, requireSpace } from '../../activities/knowledge/pipeline';
 import { listMemories } from '../../activities/store/memories';
-import { IngestBody, IngestResponse, IngestWebBody, MemoriesQuery, MemoryList, PageQuery } from '../../schema/knowledge';
+import {
+  IngestBody,
+  IngestResponse,
+  IngestWebBody,
+  MemoriesQuery,
+  MemoryList,
+  PageQuery,
+} from '../../schema/knowledge';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 
@@ -41,17 +48,25 @@ export function memoryRoutes(): RouteSpec[] {
       path: '/v1/ingest/web',
       access,
       tags,
-      summary: 'Fetch a public page (SSRF-guarded, size and time limits), extract its readable text and remember it as knowledge.',
+      summary:
+        'Fetch a public page (SSRF-guarded, size and time limits), extract its readable text and remember it as knowledge.',
       body: IngestWebBody,
       status: 201,
       response: IngestResponse,
-      responses: { 502: 'The page answered an error, was too large or could not be reached.', 504: 'The page did not answer in time.' },
+      responses: {
+        502: 'The page answered an error, was too large or could not be reached.',
+        504: 'The page did not answer in time.',
+      },
       example: { url: 'https://example.com/handbook' },
       handler: async (ctx: AppContext, { body }) => {
         const { tenantId } = principalOf(ctx);
         const { config } = ctx.deps;
         await requireSpace(ctx.deps.db, tenantId, body.space_id);
-        const page = await fetchDocument(body.url, { allowPrivate: config.allowPrivateFetch, maxBytes: config.uploadLimit, timeoutMs: 15_000 });
+        const page = await fetchDocument(body.url, {
+          allowPrivate: config.allowPrivateFetch,
+          maxBytes: config.uploadLimit,
+          timeoutMs: 15_000,
+        });
         const r = await indexDocument(ctx.deps, {
           tenantId,
           spaceId: body.space_id,
@@ -75,7 +90,12 @@ export function memoryRoutes(): RouteSpec[] {
       query: MemoriesQuery,
       response: MemoryList,
       handler: async (ctx: AppContext, { query }) => {
-        const page = await listMemories(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, kind: query.kind, limit: query.limit, offset: query.offset });
+        const page = await listMemories(ctx.deps.db, {
+          tenantId: principalOf(ctx).tenantId,
+          kind: query.kind,
+          limit: query.limit,
+          offset: query.offset,
+        });
         return { ...page, limit: query.limit, offset: query.offset };
       },
     }),
@@ -88,7 +108,12 @@ export function memoryRoutes(): RouteSpec[] {
       query: PageQuery,
       response: MemoryList,
       handler: async (ctx: AppContext, { query }) => {
-        const page = await listMemories(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, knowledge: true, limit: query.limit, offset: query.offset });
+        const page = await listMemories(ctx.deps.db, {
+          tenantId: principalOf(ctx).tenantId,
+          knowledge: true,
+          limit: query.limit,
+          offset: query.offset,
+        });
         return { ...page, limit: query.limit, offset: query.offset };
       },
     }),

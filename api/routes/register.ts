@@ -1,5 +1,12 @@
 import { createTenant, mintKey, tenantExists } from '../../activities/store/keys';
-import { AgentRegisterBody, APP_SCOPES, KeyInfo, MintedKey, normalizeAppName, RegisterAppBody } from '../../schema/auth';
+import {
+  AgentRegisterBody,
+  APP_SCOPES,
+  KeyInfo,
+  MintedKey,
+  normalizeAppName,
+  RegisterAppBody,
+} from '../../schema/auth';
 import { AppError } from '../../schema/errors';
 import { KeyLimits } from '../../schema/gateway';
 import { principalOf, type AppContext } from '../context';
@@ -30,7 +37,10 @@ export function registerRoutes(): RouteSpec[] {
         const app = normalizeAppName(body.app_name);
         const scopes = firstPartyScopes(app);
         if (!scopes) {
-          throw new AppError('forbidden', `App "${body.app_name}" is not an approved first-party app (home, studio, mobile, dev).`);
+          throw new AppError(
+            'forbidden',
+            `App "${body.app_name}" is not an approved first-party app (home, studio, mobile, dev).`,
+          );
         }
         const db = ctx.deps.db;
         let tenantId = body.tenant;
@@ -39,7 +49,14 @@ export function registerRoutes(): RouteSpec[] {
         } else {
           tenantId = await createTenant(db, { name: app });
         }
-        const key = await mintKey(db, { tenantId, kind: 'runtime', scopes, app, deviceId: body.device_id, name: `${app} app` });
+        const key = await mintKey(db, {
+          tenantId,
+          kind: 'runtime',
+          scopes,
+          app,
+          deviceId: body.device_id,
+          name: `${app} app`,
+        });
         return { api_key: key.apiKey, key_id: key.keyId, tenant_id: key.tenantId, app, scopes: key.scopes };
       },
     }),
@@ -58,7 +75,9 @@ export function registerRoutes(): RouteSpec[] {
         const app = normalizeAppName(body.app_name);
         const needed = `bootstrap:app:${app}`;
         if (!app || !principal.scopes.includes(needed)) {
-          throw new AppError('forbidden', `This bootstrap key may not mint keys for app "${body.app_name}".`, { scope: needed });
+          throw new AppError('forbidden', `This bootstrap key may not mint keys for app "${body.app_name}".`, {
+            scope: needed,
+          });
         }
         const scopes = firstPartyScopes(app) ?? DEFAULT_APP_SCOPES;
         const key = await mintKey(ctx.deps.db, {
@@ -87,7 +106,14 @@ export function keyInfoRoute(): RouteSpec {
     handler: async (ctx: AppContext) => {
       const p = principalOf(ctx);
       const limits = await gatewayOf(ctx.deps).limiter.limitsOf(p);
-      return { key_id: p.keyId, tenant_id: p.tenantId, kind: p.kind, app: p.app, scopes: p.scopes, limits: { key: limits.key ?? null, tenant: limits.tenant ?? null } };
+      return {
+        key_id: p.keyId,
+        tenant_id: p.tenantId,
+        kind: p.kind,
+        app: p.app,
+        scopes: p.scopes,
+        limits: { key: limits.key ?? null, tenant: limits.tenant ?? null },
+      };
     },
   });
 }

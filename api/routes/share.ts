@@ -49,9 +49,18 @@ export function shareRoutes(): RouteSpec[] {
       query: PageQuery,
       response: ShareList,
       handler: async (ctx: AppContext, { query }) => {
-        const page = await listShares(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, limit: query.limit, offset: query.offset });
+        const page = await listShares(ctx.deps.db, {
+          tenantId: principalOf(ctx).tenantId,
+          limit: query.limit,
+          offset: query.offset,
+        });
         const base = publicBase(ctx);
-        return { ...page, data: page.data.map((s) => ({ ...s, url: `${base}/share/${s.id}` })), limit: query.limit, offset: query.offset };
+        return {
+          ...page,
+          data: page.data.map((s) => ({ ...s, url: `${base}/share/${s.id}` })),
+          limit: query.limit,
+          offset: query.offset,
+        };
       },
     }),
     defineRoute({
@@ -70,14 +79,23 @@ export function shareRoutes(): RouteSpec[] {
         ctx.type = 'text/html; charset=utf-8';
         if (!row) {
           ctx.status = 404;
-          ctx.body = sharePage({ title: 'Share not found', html: '<p>This shared page does not exist or was removed.</p>', status: 'missing' });
+          ctx.body = sharePage({
+            title: 'Share not found',
+            html: '<p>This shared page does not exist or was removed.</p>',
+            status: 'missing',
+          });
           return;
         }
         // Shared caches only when the page's URLs come from SVC_PUBLIC_URL, i.e. the deployment
         // declared its public origin; otherwise they name the listen address: private to the reader.
         ctx.set('Cache-Control', ctx.deps.config.publicUrl ? 'public, max-age=300' : 'private, max-age=300');
         ctx.status = 200;
-        ctx.body = sharePage({ title: row.title, html: row.html, url: `${publicBase(ctx)}/share/${row.id}`, createdAt: row.created_at });
+        ctx.body = sharePage({
+          title: row.title,
+          html: row.html,
+          url: `${publicBase(ctx)}/share/${row.id}`,
+          createdAt: row.created_at,
+        });
       },
     }),
   ];

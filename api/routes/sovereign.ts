@@ -15,33 +15,67 @@ import { cancelAndConfirm, createGoal, goalHandle, goalRowOr404, liveState } fro
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
 function isClosedWorkflowError(err: unknown): boolean {
-  return err instanceof WorkflowNotFoundError || /already completed|workflow execution.*(completed|closed)|not found/i.test((err as Error)?.message ?? '');
+  return (
+    err instanceof WorkflowNotFoundError ||
+    /already completed|workflow execution.*(completed|closed)|not found/i.test((err as Error)?.message ?? '')
+  );
 }
 
 export function sovereignRoutes(): RouteSpec[] {
   const scope = 'key' as const;
   return [
     defineRoute({
-      method: 'post', path: '/v1/sovereign/goals', access: scope, tags: ['sovereign goals'], body: SovereignCreateBody, response: SovereignGoal, idempotent: true,
+      method: 'post',
+      path: '/v1/sovereign/goals',
+      access: scope,
+      tags: ['sovereign goals'],
+      body: SovereignCreateBody,
+      response: SovereignGoal,
+      idempotent: true,
       summary:
         'Create a sovereign goal (workflow sovereign-<id>): status ready, no step runs until a tick. Without steps the model plans first: ' +
         'the answer waits (up to 20 s) for the plan and is ready (or failed when planning failed); after 20 s it answers planning. Idempotency-Key supported.',
-      example: { title: 'Weekly review', steps: [{ title: 'Collect', prompt: 'List what happened this week.' }, { title: 'Reflect', prompt: 'What went well and what did not?' }] },
+      example: {
+        title: 'Weekly review',
+        steps: [
+          { title: 'Collect', prompt: 'List what happened this week.' },
+          { title: 'Reflect', prompt: 'What went well and what did not?' },
+        ],
+      },
       handler: async (ctx: AppContext, { body }) => {
         const { row, state } = await createGoal(ctx, 'sovereign', body);
         return sovereignView(ctx.deps.db, state, row);
       },
     }),
     defineRoute({
-      method: 'get', path: '/v1/sovereign/goals', access: scope, tags: ['sovereign goals'], query: ListQuery,
+      method: 'get',
+      path: '/v1/sovereign/goals',
+      access: scope,
+      tags: ['sovereign goals'],
+      query: ListQuery,
       summary: 'List sovereign goals, newest first.',
       handler: async (ctx: AppContext, { query }) => {
-        const { rows, total } = await listGoalRows(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, kind: 'sovereign', ...query });
-        return { object: 'list', data: await Promise.all(rows.map((r) => sovereignView(ctx.deps.db, stateFromRow(r), r))), total, limit: query.limit, offset: query.offset };
+        const { rows, total } = await listGoalRows(ctx.deps.db, {
+          tenantId: principalOf(ctx).tenantId,
+          kind: 'sovereign',
+          ...query,
+        });
+        return {
+          object: 'list',
+          data: await Promise.all(rows.map((r) => sovereignView(ctx.deps.db, stateFromRow(r), r))),
+          total,
+          limit: query.limit,
+          offset: query.offset,
+        };
       },
     }),
     defineRoute({
-      method: 'get', path: '/v1/sovereign/goals/:id', access: scope, tags: ['sovereign goals'], params: IdParams, response: SovereignGoal,
+      method: 'get',
+      path: '/v1/sovereign/goals/:id',
+      access: scope,
+      tags: ['sovereign goals'],
+      params: IdParams,
+      response: SovereignGoal,
       summary: 'Sovereign goal state (workflow query while it lives).',
       handler: async (ctx: AppContext, { params }) => {
         const row = await goalRowOr404(ctx, 'sovereign', params.id);
@@ -49,39 +83,71 @@ export function sovereignRoutes(): RouteSpec[] {
       },
     }),
     defineRoute({
-      method: 'post', path: '/v1/sovereign/goals/:id/tick', access: scope, tags: ['sovereign goals'], params: IdParams, response: SovereignGoal, idempotent: true, headers: IdempotencyHeaders,
-      responses: { 409: 'The goal is completed, failed, cancelled or still planning.', 503: 'The workflow service is unavailable.' },
-      summary: 'Run exactly one step (a Temporal update) and answer with the new state. Concurrent ticks are serialised; an Idempotency-Key makes a retried tick return the same result without running a second step.',
+      method: 'post',
+      path: '/v1/sovereign/goals/:id/tick',
+      access: scope,
+      tags: ['sovereign goals'],
+      params: IdParams,
+      response: SovereignGoal,
+      idempotent: true,
+      headers: IdempotencyHeaders,
+      responses: {
+        409: 'The goal is completed, failed, cancelled or still planning.',
+        503: 'The workflow service is unavailable.',
+      },
+      summary:
+        'Run exactly one step (a Temporal update) and answer with the new state. Concurrent ticks are serialised; an Idempotency-Key makes a retried tick return the same result without running a second step.',
       handler: async (ctx: AppContext, { params, headers }) => {
         const row = await goalRowOr404(ctx, 'sovereign', params.id);
-          if (isTerminal(row.status)) throw new AppError('conflict', `The goal is ${row.status}; no step left to run.`);
-          const key = headers['idempotency-key'];
-          try {
-            // The tick answers compactly; the workflow saved the full state to the row before answering.
-            // A concurrent later tick may already have moved the row on: this tick's own fields win.
-            const tick = await goalHandle(ctx, 'sovereign', row.id).executeUpdate(tickUpdate, key ? { updateId: `tick-${key}` } : {});
-            const fresh = (await getGoalRow(ctx.deps.db, row.tenant_id, 'sovereign', row.id)) ?? row;
-            const state = { ...stateFromRow(fresh), status: tick.status, stepIndex: tick.stepIndex, lastStep: tick.lastStep, error: tick.error };
-            return sovereignView(ctx.deps.db, state, fresh);
-          } catch (err) {
-            if (err instanceof WorkflowUpdateFailedError) {
-              const cause = (err.cause as Error | undefined)?.message ?? err.message;
-              throw new AppError('conflict', cause);
-            }
-            if (isTemporalUnavailable(err)) {
-              throw new AppError('service_unavailable', 'The tick could not reach the workflow service; retry with the same Idempotency-Key.', { cause: err });
-            }
-            if (isClosedWorkflowError(err)) {
-              const now = (await getGoalRow(ctx.deps.db, row.tenant_id, 'sovereign', row.id)) ?? row;
-              throw new AppError('conflict', `The goal is ${now.status}; no step left to run.`);
-            }
-            throw err;
+        if (isTerminal(row.status)) throw new AppError('conflict', `The goal is ${row.status}; no step left to run.`);
+        const key = headers['idempotency-key'];
+        try {
+          // The tick answers compactly; the workflow saved the full state to the row before answering.
+          // A concurrent later tick may already have moved the row on: this tick's own fields win.
+          const tick = await goalHandle(ctx, 'sovereign', row.id).executeUpdate(
+            tickUpdate,
+            key ? { updateId: `tick-${key}` } : {},
+          );
+          const fresh = (await getGoalRow(ctx.deps.db, row.tenant_id, 'sovereign', row.id)) ?? row;
+          const state = {
+            ...stateFromRow(fresh),
+            status: tick.status,
+            stepIndex: tick.stepIndex,
+            lastStep: tick.lastStep,
+            error: tick.error,
+          };
+          return sovereignView(ctx.deps.db, state, fresh);
+        } catch (err) {
+          if (err instanceof WorkflowUpdateFailedError) {
+            const cause = (err.cause as Error | undefined)?.message ?? err.message;
+            throw new AppError('conflict', cause);
           }
+          if (isTemporalUnavailable(err)) {
+            throw new AppError(
+              'service_unavailable',
+              'The tick could not reach the workflow service; retry with the same Idempotency-Key.',
+              { cause: err },
+            );
+          }
+          if (isClosedWorkflowError(err)) {
+            const now = (await getGoalRow(ctx.deps.db, row.tenant_id, 'sovereign', row.id)) ?? row;
+            throw new AppError('conflict', `The goal is ${now.status}; no step left to run.`);
+          }
+          throw err;
+        }
       },
     }),
     defineRoute({
-      method: 'delete', path: '/v1/sovereign/goals/:id', access: scope, tags: ['sovereign goals'], params: IdParams, response: SovereignGoal,
-      responses: { 503: 'The workflow service is unavailable.', 504: 'The running step did not acknowledge the cancellation within 60 s.' },
+      method: 'delete',
+      path: '/v1/sovereign/goals/:id',
+      access: scope,
+      tags: ['sovereign goals'],
+      params: IdParams,
+      response: SovereignGoal,
+      responses: {
+        503: 'The workflow service is unavailable.',
+        504: 'The running step did not acknowledge the cancellation within 60 s.',
+      },
       summary: 'Cancel a sovereign goal (answers once confirmed); the goal stays readable with status cancelled.',
       handler: async (ctx: AppContext, { params }) => {
         const row = await goalRowOr404(ctx, 'sovereign', params.id);

@@ -24,7 +24,11 @@ export function spacesRoutes(): RouteSpec[] {
       query: PageQuery,
       response: SpaceList,
       handler: async (ctx: AppContext, { query }) => {
-        const page = await listSpaces(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, limit: query.limit, offset: query.offset });
+        const page = await listSpaces(ctx.deps.db, {
+          tenantId: principalOf(ctx).tenantId,
+          limit: query.limit,
+          offset: query.offset,
+        });
         return { ...page, limit: query.limit, offset: query.offset };
       },
     }),
@@ -38,7 +42,8 @@ export function spacesRoutes(): RouteSpec[] {
       status: 201,
       response: SpaceRecord,
       example: { name: 'Handbook', description: 'Company policies' },
-      handler: async (ctx: AppContext, { body }) => createSpace(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, ...body }),
+      handler: async (ctx: AppContext, { body }) =>
+        createSpace(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, ...body }),
     }),
     defineRoute({
       method: 'delete',
@@ -80,7 +85,12 @@ export function spacesRoutes(): RouteSpec[] {
       handler: async (ctx: AppContext, { params: p, query }) => {
         const { tenantId } = principalOf(ctx);
         if (!(await getSpace(ctx.deps.db, tenantId, p.id))) throw notFound(`Space ${p.id}`);
-        const page = await listDocuments(ctx.deps.db, { tenantId, spaceId: p.id, limit: query.limit, offset: query.offset });
+        const page = await listDocuments(ctx.deps.db, {
+          tenantId,
+          spaceId: p.id,
+          limit: query.limit,
+          offset: query.offset,
+        });
         return { ...page, limit: query.limit, offset: query.offset };
       },
     }),

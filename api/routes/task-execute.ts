@@ -2,12 +2,7 @@ import { lastEventId } from '../../activities/store/events';
 import { claimTaskRun, releaseTaskRun } from '../../activities/store/task-runs';
 import { stepsOf, taskRow, type TaskRow } from '../../activities/store/tasks';
 import { notFound } from '../../schema/errors';
-import {
-  ExecutionStatus,
-  TaskIdParams,
-  taskStream,
-  taskWorkflowId,
-} from '../../schema/tasks';
+import { ExecutionStatus, TaskIdParams, taskStream, taskWorkflowId } from '../../schema/tasks';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { queryTaskRun, startTaskRun } from '../workflow-clients/tasks';
@@ -23,7 +18,8 @@ async function executionStatus(ctx: AppContext, read: TaskRow, attached?: boolea
     row = (await taskRow(ctx.deps.db, tenantId, row.id)) ?? row;
     if (row.status !== 'running') live = null;
   }
-  const steps = live?.steps ?? (await stepsOf(ctx.deps.db, tenantId, [row.id])).map((s) => ({ id: s.id, status: s.status }));
+  const steps =
+    live?.steps ?? (await stepsOf(ctx.deps.db, tenantId, [row.id])).map((s) => ({ id: s.id, status: s.status }));
   const last = await lastEventId(ctx.deps.db, { tenantId, stream: taskStream(row.id) });
   return {
     task_id: row.id,
@@ -83,7 +79,10 @@ export function taskExecuteRoutes(): RouteSpec[] {
         const claim = await claimTaskRun(ctx.deps.db, { tenantId, taskId: row.id });
         if (!claim.attached) {
           await startTaskRun(ctx, {
-            tenantId, taskId: row.id, title: row.title, surface: row.surface ?? undefined,
+            tenantId,
+            taskId: row.id,
+            title: row.title,
+            surface: row.surface ?? undefined,
             onStartFailed: () => releaseTaskRun(ctx.deps.db, { tenantId, taskId: row.id, previous: claim.previous }),
           });
         }
@@ -100,7 +99,7 @@ export function taskExecuteRoutes(): RouteSpec[] {
       tags: ['tasks'],
       summary:
         'Execution status without starting anything: live workflow query while running, the database after. ' +
-        'With Accept: text/event-stream: the latest run\'s events (from Last-Event-ID when given).',
+        "With Accept: text/event-stream: the latest run's events (from Last-Event-ID when given).",
       params: TaskIdParams,
       headers: ResumeHeaders,
       response: ExecutionStatus,
@@ -108,7 +107,8 @@ export function taskExecuteRoutes(): RouteSpec[] {
       handler: async (ctx: AppContext, { params, headers }) => {
         const row = await taskRow(ctx.deps.db, principalOf(ctx).tenantId, params.id);
         if (!row) throw notFound('Task');
-        if (wantsEventStream(ctx)) return streamRun(ctx, row.id, lastEventIdOf(ctx, headers['last-event-id']) ?? row.run_event_floor);
+        if (wantsEventStream(ctx))
+          return streamRun(ctx, row.id, lastEventIdOf(ctx, headers['last-event-id']) ?? row.run_event_floor);
         return executionStatus(ctx, row);
       },
     }),

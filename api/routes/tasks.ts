@@ -37,7 +37,13 @@ export function tasksRoutes(): RouteSpec[] {
         title: 'Research and report',
         steps: [
           { id: 'get', title: 'Fetch the page', action: 'fetch', args: { url: 'https://example.com' } },
-          { id: 'sum', title: 'Summarize', action: 'summarize', args: { content: '{{steps.get.result}}' }, depends_on: ['get'] },
+          {
+            id: 'sum',
+            title: 'Summarize',
+            action: 'summarize',
+            args: { content: '{{steps.get.result}}' },
+            depends_on: ['get'],
+          },
         ],
       },
       handler: (ctx: AppContext, { body }) => createTask(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, body }),
@@ -88,7 +94,11 @@ export function tasksRoutes(): RouteSpec[] {
       responses: { 409: 'Illegal status transition (see docs/decisions.md).' },
       example: { status: 'cancelled' },
       handler: async (ctx: AppContext, { params, body }) => {
-        const { task, previous } = await patchTask(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, taskId: params.id, patch: body });
+        const { task, previous } = await patchTask(ctx.deps.db, {
+          tenantId: principalOf(ctx).tenantId,
+          taskId: params.id,
+          patch: body,
+        });
         if (previous === 'running' && task.status === 'cancelled') await cancelTaskRun(ctx, task.id);
         return task;
       },
@@ -119,7 +129,12 @@ export function tasksRoutes(): RouteSpec[] {
       response: Step,
       status: 201,
       responses: { 409: 'The task is running, or the step id is taken.' },
-      example: { title: 'Notify', action: 'webhook', args: { url: 'https://hooks.example.com/x', secret: 's3cret' }, depends_on: ['sum'] },
+      example: {
+        title: 'Notify',
+        action: 'webhook',
+        args: { url: 'https://hooks.example.com/x', secret: 's3cret' },
+        depends_on: ['sum'],
+      },
       handler: (ctx: AppContext, { params, body }) =>
         appendStep(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, taskId: params.id, body }),
     }),
@@ -135,7 +150,12 @@ export function tasksRoutes(): RouteSpec[] {
       responses: { 409: 'Illegal status transition, or the task is running.' },
       example: { status: 'completed', result: 'done by hand' },
       handler: (ctx: AppContext, { params, body }) =>
-        patchStep(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, taskId: params.id, stepId: params.step_id, patch: body }),
+        patchStep(ctx.deps.db, {
+          tenantId: principalOf(ctx).tenantId,
+          taskId: params.id,
+          stepId: params.step_id,
+          patch: body,
+        }),
     }),
     defineRoute({
       method: 'delete',
@@ -147,7 +167,11 @@ export function tasksRoutes(): RouteSpec[] {
       status: 204,
       responses: { 409: 'Other steps depend on this step, or the task is running.' },
       handler: async (ctx: AppContext, { params }) => {
-        await deleteStep(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, taskId: params.id, stepId: params.step_id });
+        await deleteStep(ctx.deps.db, {
+          tenantId: principalOf(ctx).tenantId,
+          taskId: params.id,
+          stepId: params.step_id,
+        });
         ctx.status = 204;
       },
     }),

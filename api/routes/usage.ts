@@ -15,7 +15,8 @@ export function usageRoutes(): RouteSpec[] {
       method: 'get',
       path: '/v1/usage',
       access: 'key',
-      summary: "The tenant's model usage (requests, errors, tokens in and out) per key, lane or UTC day; from/to are inclusive days (default: the last 30 days).",
+      summary:
+        "The tenant's model usage (requests, errors, tokens in and out) per key, lane or UTC day; from/to are inclusive days (default: the last 30 days).",
       tags: ['keys'],
       query: UsageQuery,
       response: UsageReport,
@@ -34,7 +35,8 @@ export function usageRoutes(): RouteSpec[] {
       method: 'delete',
       path: '/v1/key',
       access: 'key',
-      summary: 'Revoke the calling key: refused at once here and within a second on every replica; jobs it started are cancelled (key_revoked).',
+      summary:
+        'Revoke the calling key: refused at once here and within a second on every replica; jobs it started are cancelled (key_revoked).',
       tags: ['keys'],
       response: KeyRevoked,
       handler: async (ctx: AppContext) => {

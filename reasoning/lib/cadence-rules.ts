@@ -18,19 +18,53 @@ export interface Cadence {
 }
 
 const DAY_NAMES: [RegExp, number][] = [
-  [/\bmon(day)?s?\b/i, 1], [/\btue(s|sday)?s?\b/i, 2], [/\bwed(nesday)?s?\b/i, 3], [/\bthu(rs|rsday)?s?\b/i, 4],
-  [/\bfri(day)?s?\b/i, 5], [/\bsat(urday)?s?\b/i, 6], [/\bsun(day)?s?\b/i, 7],
+  [/\bmon(day)?s?\b/i, 1],
+  [/\btue(s|sday)?s?\b/i, 2],
+  [/\bwed(nesday)?s?\b/i, 3],
+  [/\bthu(rs|rsday)?s?\b/i, 4],
+  [/\bfri(day)?s?\b/i, 5],
+  [/\bsat(urday)?s?\b/i, 6],
+  [/\bsun(day)?s?\b/i, 7],
 ];
 export const WEEKDAY_CODES = ['', 'MO', 'TU', 'WE', 'TH', 'FR', 'SA', 'SU'];
-const COUNT: Record<string, number> = { once: 1, twice: 2, thrice: 3, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7 };
+const COUNT: Record<string, number> = {
+  once: 1,
+  twice: 2,
+  thrice: 3,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+};
 /** Weekdays used when only a count per week is given: spread through the week. */
-const SPREAD: Record<number, number[]> = { 1: [1], 2: [2, 4], 3: [1, 3, 5], 4: [1, 2, 4, 5], 5: [1, 2, 3, 4, 5], 6: [1, 2, 3, 4, 5, 6], 7: [1, 2, 3, 4, 5, 6, 7] };
+const SPREAD: Record<number, number[]> = {
+  1: [1],
+  2: [2, 4],
+  3: [1, 3, 5],
+  4: [1, 2, 4, 5],
+  5: [1, 2, 3, 4, 5],
+  6: [1, 2, 3, 4, 5, 6],
+  7: [1, 2, 3, 4, 5, 6, 7],
+};
 
 const pad = (n: number) => String(n).padStart(2, '0');
 
 export function parseCadence(text: string, fallback: Cadence['frequency']): Cadence {
   const t = ` ${text.toLowerCase()} `;
-  const c: Cadence = { frequency: fallback, interval: 1, byWeekday: [], timesPerPeriod: null, period: null, times: [], durationMinutes: null, matched: [], assumptions: [] };
+  const c: Cadence = {
+    frequency: fallback,
+    interval: 1,
+    byWeekday: [],
+    timesPerPeriod: null,
+    period: null,
+    times: [],
+    durationMinutes: null,
+    matched: [],
+    assumptions: [],
+  };
   const hit = (re: RegExp) => {
     const m = re.exec(t);
     if (m) c.matched.push(m[0].trim());
@@ -40,11 +74,16 @@ export function parseCadence(text: string, fallback: Cadence['frequency']): Cade
   if ((m = hit(/\bevery\s+(other|\d+)\s+(day|week|month)s?\b/))) {
     c.interval = m[1] === 'other' ? 2 : Math.max(1, Math.min(365, Number(m[1])));
     c.frequency = m[2] === 'day' ? 'interval' : m[2] === 'week' ? 'weekly' : 'monthly';
-  } else if ((m = hit(/\b(\d+|once|twice|thrice|one|two|three|four|five|six|seven)\s*(?:x|times)?\s*(?:a|per|each|\/)\s*(day|week|month)\b/))) {
+  } else if (
+    (m = hit(
+      /\b(\d+|once|twice|thrice|one|two|three|four|five|six|seven)\s*(?:x|times)?\s*(?:a|per|each|\/)\s*(day|week|month)\b/,
+    ))
+  ) {
     c.timesPerPeriod = Math.max(1, Math.min(24, COUNT[m[1]] ?? Number(m[1])));
     c.period = m[2] as 'day' | 'week' | 'month';
     c.frequency = c.period === 'day' ? 'daily' : c.period === 'week' ? 'weekly' : 'monthly';
-  } else if (hit(/\b(every\s*day|daily|each day|every morning|every evening|every night|nightly)\b/)) c.frequency = 'daily';
+  } else if (hit(/\b(every\s*day|daily|each day|every morning|every evening|every night|nightly)\b/))
+    c.frequency = 'daily';
   else if (hit(/\b(weekly|every week|once a week)\b/)) c.frequency = 'weekly';
   else if (hit(/\b(monthly|every month)\b/)) c.frequency = 'monthly';
   if (hit(/\b(weekdays|every weekday|workdays|work days)\b/)) [c.frequency, c.byWeekday] = ['weekly', [1, 2, 3, 4, 5]];
@@ -57,9 +96,11 @@ export function parseCadence(text: string, fallback: Cadence['frequency']): Cade
       if (c.frequency !== 'monthly') c.frequency = 'weekly';
     }
   }
-  if (c.frequency === 'weekly' && !c.byWeekday.length && c.period === 'week' && c.timesPerPeriod) c.byWeekday = SPREAD[Math.min(7, c.timesPerPeriod)];
+  if (c.frequency === 'weekly' && !c.byWeekday.length && c.period === 'week' && c.timesPerPeriod)
+    c.byWeekday = SPREAD[Math.min(7, c.timesPerPeriod)];
   // Times of day.
-  const timeRe = /\b(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b|\b(?:at\s+)(\d{1,2})(?::(\d{2}))?\b|\b(\d{1,2}):(\d{2})\b/g;
+  const timeRe =
+    /\b(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b|\b(?:at\s+)(\d{1,2})(?::(\d{2}))?\b|\b(\d{1,2}):(\d{2})\b/g;
   for (const tm of t.matchAll(timeRe)) {
     let h = Number(tm[1] ?? tm[4] ?? tm[6]);
     const min = Number(tm[2] ?? tm[5] ?? tm[7] ?? 0);
@@ -73,7 +114,14 @@ export function parseCadence(text: string, fallback: Cadence['frequency']): Cade
   if (!c.times.length) {
     const part = hit(/\b(morning|noon|lunch|afternoon|evening|night)s?\b/);
     if (part) {
-      const map: Record<string, string> = { morning: '07:30', noon: '12:00', lunch: '12:30', afternoon: '15:00', evening: '19:00', night: '21:30' };
+      const map: Record<string, string> = {
+        morning: '07:30',
+        noon: '12:00',
+        lunch: '12:30',
+        afternoon: '15:00',
+        evening: '19:00',
+        night: '21:30',
+      };
       c.times.push(map[part[1]]);
       c.assumptions.push(`"${part[1]}" read as ${map[part[1]]}`);
     }
@@ -116,10 +164,15 @@ export function nextOccurrences(c: Cadence, now: DateTime, max: number): DateTim
     const day = start.plus({ days: d });
     let ok: boolean;
     if (c.frequency === 'interval') ok = d % c.interval === 0;
-    else if (c.frequency === 'monthly') ok = day.day === Math.min(now.day, day.daysInMonth ?? 28) && (Math.round(day.diff(start.startOf('month'), 'months').months) % c.interval === 0);
+    else if (c.frequency === 'monthly')
+      ok =
+        day.day === Math.min(now.day, day.daysInMonth ?? 28) &&
+        Math.round(day.diff(start.startOf('month'), 'months').months) % c.interval === 0;
     else if (c.frequency === 'weekly') {
       const weekIdx = Math.floor(day.startOf('week').diff(start.startOf('week'), 'weeks').weeks + 1e-9);
-      ok = (c.byWeekday.length ? c.byWeekday.includes(day.weekday) : day.weekday === now.weekday) && weekIdx % c.interval === 0;
+      ok =
+        (c.byWeekday.length ? c.byWeekday.includes(day.weekday) : day.weekday === now.weekday) &&
+        weekIdx % c.interval === 0;
     } else ok = !c.byWeekday.length || c.byWeekday.includes(day.weekday);
     if (!ok) continue;
     for (const hm of times) {

@@ -6,9 +6,17 @@ export type EntryState = 'active' | 'paused' | 'open_loop' | 'commitment' | 'ove
 const DONE = /\b(done|complete[d]?|closed|resolved|archived|shipped|merged|cancell?ed)\b/i;
 const PAUSED = /\b(paused|on[ _-]?hold|snoozed|parked|deferred)\b/i;
 const OPEN = /\b(open|waiting|blocked|pending|in[ _-]?review|awaiting|needs[ _-]?reply|question)\b/i;
-const OPEN_SIGNAL = /^(question|waiting|blocked|awaiting[ _-]?reply|needs[ _-]?reply|review[ _-]?requested|todo|unanswered|mention)$/;
+const OPEN_SIGNAL =
+  /^(question|waiting|blocked|awaiting[ _-]?reply|needs[ _-]?reply|review[ _-]?requested|todo|unanswered|mention)$/;
 
-export function stateOf(status: string, signals: Set<string>, lastMs: number | null, dueMs: number | null, ref: number | null, staleMs: number): EntryState {
+export function stateOf(
+  status: string,
+  signals: Set<string>,
+  lastMs: number | null,
+  dueMs: number | null,
+  ref: number | null,
+  staleMs: number,
+): EntryState {
   if (DONE.test(status)) return 'done';
   if (dueMs !== null && ref !== null && dueMs < ref) return 'overdue';
   if (PAUSED.test(status)) return 'paused';

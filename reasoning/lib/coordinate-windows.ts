@@ -1,5 +1,8 @@
 import { DateTime, Duration } from 'luxon';
-import type { TemporalCoordinateRequest as Req, TemporalCoordinateResponse as Res } from '../../schema/reasoning/temporal-coordinate';
+import type {
+  TemporalCoordinateRequest as Req,
+  TemporalCoordinateResponse as Res,
+} from '../../schema/reasoning/temporal-coordinate';
 import { parseInstant } from './luxon-time';
 
 /**
@@ -58,7 +61,12 @@ export function horizonEnd(h: string | undefined, base: DateTime | null, tz?: st
   return base.plus(Duration.fromObject({ [unit]: Number(m[1]) }));
 }
 
-function span(start?: string, end?: string, minutes?: number, tz?: string): { s: DateTime; e: DateTime } | 'invalid' | null {
+function span(
+  start?: string,
+  end?: string,
+  minutes?: number,
+  tz?: string,
+): { s: DateTime; e: DateTime } | 'invalid' | null {
   if (!start && !end) return null;
   const s = parseInstant(start, tz);
   let e = parseInstant(end, tz);
@@ -79,7 +87,15 @@ export function buildTimeline(
   const events: { i: number; s: number; e: number }[] = [];
   (input.fixed_events ?? []).forEach((ev, i) => {
     const sp = span(ev.start, ev.end, ev.minutes, tz);
-    if (sp === 'invalid') conflict({ kind: 'invalid_time', severity: 'warning', detail: `fixed_events[${i}] has an unreadable or empty time range`, task_ids: [], event_indexes: [i], window_indexes: [] });
+    if (sp === 'invalid')
+      conflict({
+        kind: 'invalid_time',
+        severity: 'warning',
+        detail: `fixed_events[${i}] has an unreadable or empty time range`,
+        task_ids: [],
+        event_indexes: [i],
+        window_indexes: [],
+      });
     else if (sp) events.push({ i, s: sp.s.toMillis(), e: sp.e.toMillis() });
   });
   events.sort((a, b) => a.s - b.s || a.e - b.e || a.i - b.i);
@@ -89,7 +105,14 @@ export function buildTimeline(
     if (maxEv && ev.s < maxEv.e) {
       const a = input.fixed_events![maxEv.i].title ?? `event ${maxEv.i}`;
       const b = input.fixed_events![ev.i].title ?? `event ${ev.i}`;
-      conflict({ kind: 'fixed_overlap', severity: 'error', detail: `"${a}" overlaps "${b}" by ${Math.round((Math.min(maxEv.e, ev.e) - ev.s) / MIN)} min`, task_ids: [], event_indexes: [maxEv.i, ev.i], window_indexes: [] });
+      conflict({
+        kind: 'fixed_overlap',
+        severity: 'error',
+        detail: `"${a}" overlaps "${b}" by ${Math.round((Math.min(maxEv.e, ev.e) - ev.s) / MIN)} min`,
+        task_ids: [],
+        event_indexes: [maxEv.i, ev.i],
+        window_indexes: [],
+      });
     }
     if (!maxEv || ev.e > maxEv.e) maxEv = { i: ev.i, e: ev.e };
     const pad = protectFocus ? 10 * MIN : 0;
@@ -113,7 +136,15 @@ export function buildTimeline(
     budget.push(w.minutes ?? Number.POSITIVE_INFINITY);
     const sp = span(w.start, w.end, w.minutes, tz);
     const energy = w.energy ? levelOf(w.energy) : defaultEnergy;
-    if (sp === 'invalid') conflict({ kind: 'invalid_time', severity: 'warning', detail: `available[${i}] has an unreadable or empty time range`, task_ids: [], event_indexes: [], window_indexes: [i] });
+    if (sp === 'invalid')
+      conflict({
+        kind: 'invalid_time',
+        severity: 'warning',
+        detail: `available[${i}] has an unreadable or empty time range`,
+        task_ids: [],
+        event_indexes: [],
+        window_indexes: [i],
+      });
     else if (sp) sources.push({ window: i, label: w.label ?? null, s: sp.s, e: sp.e, energy });
     else if (w.minutes) floating.push({ window: i, label: w.label ?? null, capacity: w.minutes, energy });
   });
@@ -131,17 +162,27 @@ export function buildTimeline(
     const hit: number[] = [];
     for (; k < busy.length && busy[k].s < e; k++) {
       const b = busy[k];
-      if (b.s > s) raw.push({ window: src.window, label: src.label, start: s, end: b.s, cursor: s, energy: src.energy, zone });
+      if (b.s > s)
+        raw.push({ window: src.window, label: src.label, start: s, end: b.s, cursor: s, energy: src.energy, zone });
       s = Math.max(s, b.e);
       for (const x of b.idx) if (hit.length < 5 && !hit.includes(x)) hit.push(x);
     }
-    if (s < e) raw.push({ window: src.window, label: src.label, start: s, end: e, cursor: s, energy: src.energy, zone });
+    if (s < e)
+      raw.push({ window: src.window, label: src.label, start: s, end: e, cursor: s, energy: src.energy, zone });
     if (hit.length && src.window !== null) {
       const rawHit = hit.filter((x) => {
         const ev = byIdx.get(x);
         return !!ev && ev.s < src.e.toMillis() && ev.e > src.s.toMillis();
       });
-      if (rawHit.length) conflict({ kind: 'window_overlaps_fixed', severity: 'warning', detail: `available[${src.window}] overlaps ${rawHit.length} fixed event(s); the overlap is not used`, task_ids: [], event_indexes: rawHit, window_indexes: [src.window] });
+      if (rawHit.length)
+        conflict({
+          kind: 'window_overlaps_fixed',
+          severity: 'warning',
+          detail: `available[${src.window}] overlaps ${rawHit.length} fixed event(s); the overlap is not used`,
+          task_ids: [],
+          event_indexes: rawHit,
+          window_indexes: [src.window],
+        });
     }
   }
   // Disjoint segments: sort by start and clip each to the previous end (overlapping windows do not double-count).

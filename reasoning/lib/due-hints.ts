@@ -8,13 +8,48 @@ import { isoOut, parseInstant } from './luxon-time';
  * base stay unresolved: we never read the clock.
  */
 const WEEKDAYS: Record<string, number> = {
-  monday: 1, mon: 1, tuesday: 2, tue: 2, tues: 2, wednesday: 3, wed: 3, thursday: 4, thu: 4, thurs: 4,
-  friday: 5, fri: 5, saturday: 6, sunday: 7,
+  monday: 1,
+  mon: 1,
+  tuesday: 2,
+  tue: 2,
+  tues: 2,
+  wednesday: 3,
+  wed: 3,
+  thursday: 4,
+  thu: 4,
+  thurs: 4,
+  friday: 5,
+  fri: 5,
+  saturday: 6,
+  sunday: 7,
 };
 const MONTHS: Record<string, number> = {
-  jan: 1, feb: 2, mar: 3, apr: 4, may: 5, jun: 6, jul: 7, aug: 8, sep: 9, sept: 9, oct: 10, nov: 11, dec: 12,
+  jan: 1,
+  feb: 2,
+  mar: 3,
+  apr: 4,
+  may: 5,
+  jun: 6,
+  jul: 7,
+  aug: 8,
+  sep: 9,
+  sept: 9,
+  oct: 10,
+  nov: 11,
+  dec: 12,
 };
-const NUM: Record<string, number> = { a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, ten: 10 };
+const NUM: Record<string, number> = {
+  a: 1,
+  an: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  ten: 10,
+};
 
 type Parsed =
   | { kind: 'iso'; value: string }
@@ -36,7 +71,10 @@ const WD_RE = String.raw`(monday|tuesday|wednesday|thursday|friday|saturday|sund
 
 const RULES: { re: RegExp; make: (m: RegExpExecArray) => Parsed | null }[] = [
   {
-    re: new RegExp(String.raw`\b${PREP}(\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?)`, 'i'),
+    re: new RegExp(
+      String.raw`\b${PREP}(\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?)`,
+      'i',
+    ),
     make: (m) => ({ kind: 'iso', value: m[1].replace(' ', 'T') }),
   },
   {
@@ -117,7 +155,9 @@ export function deadlineOf(p: Parsed, base: DateTime | null, timezone?: string):
     case 'day':
       return endOfDay(base.plus({ days: p.offset }), p.hour);
     case 'in':
-      return p.unit === 'hours' ? base.plus({ hours: p.n }).set({ millisecond: 0 }) : endOfDay(base.plus({ [p.unit]: p.n }));
+      return p.unit === 'hours'
+        ? base.plus({ hours: p.n }).set({ millisecond: 0 })
+        : endOfDay(base.plus({ [p.unit]: p.n }));
     case 'weekday': {
       let delta = (p.wd - base.weekday + 7) % 7;
       if (p.next) delta += delta === 0 ? 7 : p.wd > base.weekday ? 7 : 0;

@@ -24,11 +24,19 @@ export function buildPackets(commitments: Commitment[], threads: Thread[], max: 
   for (const c of commitments) get(c.owner).cs.push(c);
   for (const t of threads) get(t.addressed_to ?? t.asked_by ?? 'unassigned').ts.push(t);
   const groups = [...by.values()].map((g) => {
-    const first = g.cs.reduce<Commitment | null>((best, c) => (best === null || dueMillis(c) < dueMillis(best) ? c : best), null);
+    const first = g.cs.reduce<Commitment | null>(
+      (best, c) => (best === null || dueMillis(c) < dueMillis(best) ? c : best),
+      null,
+    );
     const earliest = first && Number.isFinite(dueMillis(first)) ? first.due!.at : null;
     return { ...g, earliest, ms: first ? dueMillis(first) : Number.POSITIVE_INFINITY };
   });
-  groups.sort((a, b) => a.ms - b.ms || b.cs.length + b.ts.length - (a.cs.length + a.ts.length) || (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0));
+  groups.sort(
+    (a, b) =>
+      a.ms - b.ms ||
+      b.cs.length + b.ts.length - (a.cs.length + a.ts.length) ||
+      (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0),
+  );
   const used = new Set<string>();
   return groups.slice(0, max).map((g) => {
     let id = `packet-${slug(g.owner)}`;
@@ -54,15 +62,34 @@ export function buildPackets(commitments: Commitment[], threads: Thread[], max: 
   });
 }
 
-export function buildSeeds(decisions: Decision[], df: Map<string, { n: number; ids: string[] }>, total: number, max: number): Out['memory_seeds'] {
+export function buildSeeds(
+  decisions: Decision[],
+  df: Map<string, { n: number; ids: string[] }>,
+  total: number,
+  max: number,
+): Out['memory_seeds'] {
   const seeds: Out['memory_seeds'] = [];
   for (const d of decisions.slice(0, Math.ceil(max / 2))) {
-    seeds.push({ id: `seed-${d.id}`, kind: 'decision', text: d.text, weight: 1, source_message_ids: [d.source.message_id] });
+    seeds.push({
+      id: `seed-${d.id}`,
+      kind: 'decision',
+      text: d.text,
+      weight: 1,
+      source_message_ids: [d.source.message_id],
+    });
   }
-  const topics = [...df.entries()].filter(([, e]) => e.n >= 2).sort((a, b) => b[1].n - a[1].n || (a[0] < b[0] ? -1 : 1));
+  const topics = [...df.entries()]
+    .filter(([, e]) => e.n >= 2)
+    .sort((a, b) => b[1].n - a[1].n || (a[0] < b[0] ? -1 : 1));
   for (const [w, e] of topics) {
     if (seeds.length >= max) break;
-    seeds.push({ id: `seed-topic-${slug(w)}-${seeds.length + 1}`, kind: 'topic', text: w, weight: Math.round((e.n / Math.max(1, total)) * 1000) / 1000, source_message_ids: e.ids });
+    seeds.push({
+      id: `seed-topic-${slug(w)}-${seeds.length + 1}`,
+      kind: 'topic',
+      text: w,
+      weight: Math.round((e.n / Math.max(1, total)) * 1000) / 1000,
+      source_message_ids: e.ids,
+    });
   }
   return seeds.slice(0, max);
 }

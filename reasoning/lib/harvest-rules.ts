@@ -32,7 +32,12 @@ export function knownNameIndex(participants: string[], msgs: Msg[]): Map<string,
 
 /** Name from the last one or two words of `before` ("then Dana Park" → "Dana Park"). */
 function trailingName(before: string, names: Map<string, string>): string | null {
-  const words = before.trim().replace(/^@/, '').split(/\s+/).filter(Boolean).map((w) => w.replace(/^@/, '').replace(/[,;:]$/, ''));
+  const words = before
+    .trim()
+    .replace(/^@/, '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((w) => w.replace(/^@/, '').replace(/[,;:]$/, ''));
   if (!words.length) return null;
   const two = words.slice(-2).join(' ').toLowerCase();
   return (words.length >= 2 && names.get(two)) || names.get(words[words.length - 1].toLowerCase()) || null;
@@ -48,22 +53,31 @@ const cleanAction = (s: string) => s.replace(/[\s.!;,]+$/g, '').trim();
 
 const DECISIONS: [string, RegExp][] = [
   ['decision_label', /^(?:decision|decided|resolution|resolved|agreed)\s*[:\-–]\s*\S/i],
-  ['decided', /\b(?:we|i|they|team|group|everyone|all)\s+(?:have\s+|'ve\s+|all\s+)?(?:decided|agreed|chose|settled|concluded)\b/i],
+  [
+    'decided',
+    /\b(?:we|i|they|team|group|everyone|all)\s+(?:have\s+|'ve\s+|all\s+)?(?:decided|agreed|chose|settled|concluded)\b/i,
+  ],
   ['lets_go_with', /\blet'?s\s+(?:go\s+with|use|stick\s+with|ship|pick|keep|move\s+forward\s+with)\b/i],
   ['going_with', /\bwe(?:'re|\s+are)\s+(?:going\s+with|going\s+to\s+go\s+with|going\s+ahead\s+with)\b/i],
   ['final_call', /\b(?:final\s+(?:decision|call|answer)|it'?s\s+settled|that'?s\s+settled|decision\s+is)\b/i],
 ];
 const NEGATED = /\b(?:not|n't|never|yet\s+to|undecided)\b[^.]{0,25}\b(?:decided|agreed|settled|chose)\b|\bundecided\b/i;
-const ACK = /^(?:agreed|deal|sounds\s+good|works\s+for\s+me|let'?s\s+do\s+(?:it|that)|approved|ship\s+it|\+1|yes,?\s+let'?s\s+do\s+(?:it|that)|fine\s+by\s+me|lgtm)[.!\s]*$/i;
-const OPEN = /\b(?:open\s+question|tbd|to\s+be\s+decided|still\s+need\s+to\s+(?:figure\s+out|decide)|unclear\s+(?:whether|if)|not\s+sure\s+(?:whether|if))\b/i;
-const FIRST_PERSON = /\b(?:I'll|I\s+will|I\s+am\s+going\s+to|I'm\s+going\s+to|I\s+can\s+take|I\s+promise\s+to|I\s+commit\s+to|let\s+me)\s+(.+)$/i;
+const ACK =
+  /^(?:agreed|deal|sounds\s+good|works\s+for\s+me|let'?s\s+do\s+(?:it|that)|approved|ship\s+it|\+1|yes,?\s+let'?s\s+do\s+(?:it|that)|fine\s+by\s+me|lgtm)[.!\s]*$/i;
+const OPEN =
+  /\b(?:open\s+question|tbd|to\s+be\s+decided|still\s+need\s+to\s+(?:figure\s+out|decide)|unclear\s+(?:whether|if)|not\s+sure\s+(?:whether|if))\b/i;
+const FIRST_PERSON =
+  /\b(?:I'll|I\s+will|I\s+am\s+going\s+to|I'm\s+going\s+to|I\s+can\s+take|I\s+promise\s+to|I\s+commit\s+to|let\s+me)\s+(.+)$/i;
 const WE = /\bwe(?:'ll|\s+will|\s+are\s+going\s+to|'re\s+going\s+to)\s+(.+)$/i;
 const NAMED = /\b(?:will|is\s+going\s+to|'ll)\s+(.+)$/i;
 const NAMED_TO = /^(@?[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*)?)\s+to\s+(.+)$/;
 const LABEL = /^(?:action(?:\s+item)?|todo|to-do|follow[- ]up)\s*[:\-–]\s*(.+)$/i;
-const REQUEST = /^(?:(@?[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*)?),?\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?(.+?)\?*$/i;
-const ANSWER_CUE = /^\s*(?:yes|yeah|yep|yup|no|nope|nah|sure|ok(?:ay)?|correct|right|exactly|definitely|probably|maybe|not\s+yet|absolutely|of\s+course|will\s+do|on\s+it|can\s+do|happy\s+to|i\s+think|i'd\s+say|the\s+answer|agreed|done|i'll|i\s+will)\b/i;
-const ACCEPT = /^\s*(?:sure|yes|yep|yeah|ok(?:ay)?|will\s+do|on\s+it|absolutely|of\s+course|can\s+do|no\s+problem|happy\s+to|i'll|i\s+will)\b/i;
+const REQUEST =
+  /^(?:(@?[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*)?),?\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?(.+?)\?*$/i;
+const ANSWER_CUE =
+  /^\s*(?:yes|yeah|yep|yup|no|nope|nah|sure|ok(?:ay)?|correct|right|exactly|definitely|probably|maybe|not\s+yet|absolutely|of\s+course|will\s+do|on\s+it|can\s+do|happy\s+to|i\s+think|i'd\s+say|the\s+answer|agreed|done|i'll|i\s+will)\b/i;
+const ACCEPT =
+  /^\s*(?:sure|yes|yep|yeah|ok(?:ay)?|will\s+do|on\s+it|absolutely|of\s+course|can\s+do|no\s+problem|happy\s+to|i'll|i\s+will)\b/i;
 
 export const harvestRules = {
   isQuestion: (s: string) => /\?["')\]\s]*$/.test(s),
@@ -111,7 +125,8 @@ export const harvestRules = {
     const named = NAMED.exec(s);
     if (named && named.index > 0) {
       const owner = trailingName(s.slice(0, named.index), names);
-      if (owner && !/^(?:not|never)\b/i.test(named[1])) return { owner, action: cleanAction(named[1]), rule: 'named_owner' };
+      if (owner && !/^(?:not|never)\b/i.test(named[1]))
+        return { owner, action: cleanAction(named[1]), rule: 'named_owner' };
     }
     const we = WE.exec(s);
     if (we && !isDecision && !/^(?:not|never|see|need)\b/i.test(we[1])) {

@@ -115,12 +115,14 @@ export function extractKeyTerms(sentences: SentenceRef[], max: number, focus = '
     }
     const parts = st.term.split(' ');
     const focusHits = parts.filter((p) => focusWords.has(p)).length;
-    st.score = st.df * (st.size === 3 ? 1.9 : st.size === 2 ? 1.6 : 1) * (1 + 0.75 * focusHits) + Math.min(st.tf - st.df, 3) * 0.1;
+    st.score =
+      st.df * (st.size === 3 ? 1.9 : st.size === 2 ? 1.6 : 1) * (1 + 0.75 * focusHits) +
+      Math.min(st.tf - st.df, 3) * 0.1;
     if (st.df < 2 && focusHits === 0) st.score *= 0.5;
   }
-  const ranked = [...stats.values()].filter((st) => st.score > 0).sort(
-    (a, b) => b.score - a.score || a.first - b.first || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0),
-  );
+  const ranked = [...stats.values()]
+    .filter((st) => st.score > 0)
+    .sort((a, b) => b.score - a.score || a.first - b.first || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0));
   const chosen: TermStat[] = [];
   // sub-phrase -> summed df of the chosen longer terms containing it
   const covered = new Map<string, number>();
@@ -148,7 +150,8 @@ export function extractKeyTerms(sentences: SentenceRef[], max: number, focus = '
 function subPhrases(term: string): string[] {
   const p = term.split(' ');
   const out: string[] = [];
-  for (let len = 1; len < p.length; len++) for (let i = 0; i + len <= p.length; i++) out.push(p.slice(i, i + len).join(' '));
+  for (let len = 1; len < p.length; len++)
+    for (let i = 0; i + len <= p.length; i++) out.push(p.slice(i, i + len).join(' '));
   return out;
 }
 

@@ -9,7 +9,8 @@ import { candidateTermsOfWords, termMatcher, type TermMatch, type TermStat } fro
 const DEFINITION = /\b(is|are|means|refers to|is defined as|describes|decides|limits)\b/i;
 const EXAMPLE = /\b(for example|for instance|e\.g\.|such as)\b/i;
 const CONTRAST = /\b(not|never|rather than|instead of|unlike|in fact|misconception|mistake|confused)\b/i;
-const MISCONCEPTION = /\b(common (mistake|misconception|error)|misconception|often confused|contrary to popular belief|is not the same as)\b/i;
+const MISCONCEPTION =
+  /\b(common (mistake|misconception|error)|misconception|often confused|contrary to popular belief|is not the same as)\b/i;
 
 interface Sentence {
   id: string;
@@ -57,13 +58,19 @@ function rankSentences(t: TermStat, own: Matcher, supers: Matcher[], inp: Artifa
     score -= 0.1 * Math.max(0, inp.bySentence[s].length - 1);
     return { s, score };
   });
-  return scored.filter((x) => x.score > -5).sort((a, b) => b.score - a.score || a.s - b.s).map((x) => x.s);
+  return scored
+    .filter((x) => x.score > -5)
+    .sort((a, b) => b.score - a.score || a.s - b.s)
+    .map((x) => x.s);
 }
 
 function cloze(text: string, own: Matcher, supers: Matcher[]): { front: string; answer: string } | null {
   const pos = findOwn(text, own, supers);
   if (!pos) return null;
-  return { front: clip(text.slice(0, pos.index) + '_____' + text.slice(pos.index + pos.length), 400), answer: text.slice(pos.index, pos.index + pos.length) };
+  return {
+    front: clip(text.slice(0, pos.index) + '_____' + text.slice(pos.index + pos.length), 400),
+    answer: text.slice(pos.index, pos.index + pos.length),
+  };
 }
 
 export function buildArtifacts(inp: ArtifactInput) {
@@ -76,18 +83,40 @@ export function buildArtifacts(inp: ArtifactInput) {
   const maxQuiz = inp.prefs.max_quizzes ?? 20;
   const maxDrills = inp.prefs.max_drills ?? 20;
 
-  const flashcards: { id: string; concept_id: string; front: string; back: string; source_id: string; sentence_id: string }[] = [];
+  const flashcards: {
+    id: string;
+    concept_id: string;
+    front: string;
+    back: string;
+    source_id: string;
+    sentence_id: string;
+  }[] = [];
   for (let round = 0; round < 3 && flashcards.length < maxCards; round++) {
     for (let i = 0; i < terms.length && flashcards.length < maxCards; i++) {
       const s = ranked[i][round];
       if (s === undefined) continue;
       const c = cloze(sentences[s].text, match[i], supers[i]);
       if (!c) continue;
-      flashcards.push({ id: `fc-${flashcards.length + 1}`, concept_id: conceptIds[i], front: c.front, back: c.answer, source_id: sentences[s].source, sentence_id: sentences[s].id });
+      flashcards.push({
+        id: `fc-${flashcards.length + 1}`,
+        concept_id: conceptIds[i],
+        front: c.front,
+        back: c.answer,
+        source_id: sentences[s].source,
+        sentence_id: sentences[s].id,
+      });
     }
   }
 
-  const quizzes: { id: string; concept_id: string; question: string; choices: string[]; answer_index: number; source_id: string; sentence_id: string }[] = [];
+  const quizzes: {
+    id: string;
+    concept_id: string;
+    question: string;
+    choices: string[];
+    answer_index: number;
+    source_id: string;
+    sentence_id: string;
+  }[] = [];
   for (let i = 0; i < terms.length && quizzes.length < maxQuiz; i++) {
     const s = ranked[i][1] ?? ranked[i][0];
     if (s === undefined) continue;
@@ -97,18 +126,36 @@ export function buildArtifacts(inp: ArtifactInput) {
     const distractors: number[] = [];
     for (const n of [...inp.neighbors[i], ...terms.map((_, k) => k)]) {
       if (distractors.length >= 3) break;
-      if (n !== i && !present.has(n) && !distractors.includes(n) && !terms[n].term.includes(terms[i].term) && !terms[i].term.includes(terms[n].term)) distractors.push(n);
+      if (
+        n !== i &&
+        !present.has(n) &&
+        !distractors.includes(n) &&
+        !terms[n].term.includes(terms[i].term) &&
+        !terms[i].term.includes(terms[n].term)
+      )
+        distractors.push(n);
     }
     if (!distractors.length) continue;
     const choices = [terms[i].term, ...distractors.map((d) => terms[d].term)].sort();
     quizzes.push({
-      id: `qz-${quizzes.length + 1}`, concept_id: conceptIds[i], question: `Which term completes the sentence? ${c.front}`,
-      choices, answer_index: choices.indexOf(terms[i].term), source_id: sentences[s].source, sentence_id: sentences[s].id,
+      id: `qz-${quizzes.length + 1}`,
+      concept_id: conceptIds[i],
+      question: `Which term completes the sentence? ${c.front}`,
+      choices,
+      answer_index: choices.indexOf(terms[i].term),
+      source_id: sentences[s].source,
+      sentence_id: sentences[s].id,
     });
   }
 
   // Drills interleave define / connect / apply so a short list still mixes the kinds.
-  const drills: { id: string; kind: 'define' | 'connect' | 'apply'; concept_ids: string[]; prompt: string; sentence_ids: string[] }[] = [];
+  const drills: {
+    id: string;
+    kind: 'define' | 'connect' | 'apply';
+    concept_ids: string[];
+    prompt: string;
+    sentence_ids: string[];
+  }[] = [];
   const define = terms.map((t, i) => ({ i, s: ranked[i][0] })).filter((x) => x.s !== undefined);
   const connect: { a: number; b: number; s: number }[] = [];
   const seenPair = new Set<string>();
@@ -120,24 +167,47 @@ export function buildArtifacts(inp: ArtifactInput) {
       const s = terms[i].sentences.find((x) => inp.bySentence[x].includes(b));
       if (s !== undefined) connect.push({ a: Math.min(i, b), b: Math.max(i, b), s });
     }
-  const apply = terms.map((t, i) => ({ i, s: t.sentences.find((x) => EXAMPLE.test(sentences[x].text)) })).filter((x) => x.s !== undefined);
+  const apply = terms
+    .map((t, i) => ({ i, s: t.sentences.find((x) => EXAMPLE.test(sentences[x].text)) }))
+    .filter((x) => x.s !== undefined);
   for (let k = 0; drills.length < maxDrills && (k < define.length || k < connect.length || k < apply.length); k++) {
     const d = define[k];
     if (d && drills.length < maxDrills)
-      drills.push({ id: `dr-${drills.length + 1}`, kind: 'define', concept_ids: [conceptIds[d.i]], prompt: `Explain "${terms[d.i].term}" in your own words, then check against the source.`, sentence_ids: [sentences[d.s!].id] });
+      drills.push({
+        id: `dr-${drills.length + 1}`,
+        kind: 'define',
+        concept_ids: [conceptIds[d.i]],
+        prompt: `Explain "${terms[d.i].term}" in your own words, then check against the source.`,
+        sentence_ids: [sentences[d.s!].id],
+      });
     const c = connect[k];
     if (c && drills.length < maxDrills)
-      drills.push({ id: `dr-${drills.length + 1}`, kind: 'connect', concept_ids: [conceptIds[c.a], conceptIds[c.b]], prompt: `How does "${terms[c.a].term}" relate to "${terms[c.b].term}"?`, sentence_ids: [sentences[c.s].id] });
+      drills.push({
+        id: `dr-${drills.length + 1}`,
+        kind: 'connect',
+        concept_ids: [conceptIds[c.a], conceptIds[c.b]],
+        prompt: `How does "${terms[c.a].term}" relate to "${terms[c.b].term}"?`,
+        sentence_ids: [sentences[c.s].id],
+      });
     const a = apply[k];
     if (a && drills.length < maxDrills)
-      drills.push({ id: `dr-${drills.length + 1}`, kind: 'apply', concept_ids: [conceptIds[a.i]], prompt: `Work through the example for "${terms[a.i].term}" and predict the outcome before reading it.`, sentence_ids: [sentences[a.s!].id] });
+      drills.push({
+        id: `dr-${drills.length + 1}`,
+        kind: 'apply',
+        concept_ids: [conceptIds[a.i]],
+        prompt: `Work through the example for "${terms[a.i].term}" and predict the outcome before reading it.`,
+        sentence_ids: [sentences[a.s!].id],
+      });
   }
   const drillsByConcept = new Map<string, string[]>();
-  for (const d of drills) for (const c of d.concept_ids) drillsByConcept.set(c, [...(drillsByConcept.get(c) ?? []), d.id]);
+  for (const d of drills)
+    for (const c of d.concept_ids) drillsByConcept.set(c, [...(drillsByConcept.get(c) ?? []), d.id]);
 
   // Misconceptions: reported ones matched to a concept; detected ones from cue sentences.
   // Candidate terms of each misconception's concept (or belief) and belief, from one segmenter pass.
-  const misTerms = splitWordsEach(inp.misconceptions.flatMap((m) => [m.concept ? m.concept : m.belief, m.belief])).map(candidateTermsOfWords);
+  const misTerms = splitWordsEach(inp.misconceptions.flatMap((m) => [m.concept ? m.concept : m.belief, m.belief])).map(
+    candidateTermsOfWords,
+  );
   const conceptOf = (cands: string[]): number | null => {
     let best: number | null = null;
     for (const c of cands) {
@@ -147,8 +217,13 @@ export function buildArtifacts(inp: ArtifactInput) {
     return best;
   };
   type MisItem = {
-    id: string; origin: 'reported' | 'detected'; concept_id: string | null; belief: string;
-    correction: string | null; evidence_sentence_ids: string[]; drill_ids: string[];
+    id: string;
+    origin: 'reported' | 'detected';
+    concept_id: string | null;
+    belief: string;
+    correction: string | null;
+    evidence_sentence_ids: string[];
+    drill_ids: string[];
   };
   const misconceptionMap: MisItem[] = inp.misconceptions.map((m, k) => {
     const r = conceptOf(misTerms[2 * k]) ?? (m.concept ? conceptOf(misTerms[2 * k + 1]) : null);
@@ -156,9 +231,13 @@ export function buildArtifacts(inp: ArtifactInput) {
     if (r !== null && !evidence.length && ranked[r][0] !== undefined) evidence.push(ranked[r][0]);
     const cid = r === null ? null : conceptIds[r];
     return {
-      id: m.id ?? `mc-${k + 1}`, origin: 'reported', concept_id: cid, belief: m.belief,
+      id: m.id ?? `mc-${k + 1}`,
+      origin: 'reported',
+      concept_id: cid,
+      belief: m.belief,
       correction: m.correction ?? (evidence.length ? clip(sentences[evidence[0]].text, 300) : null),
-      evidence_sentence_ids: evidence.map((s) => sentences[s].id), drill_ids: cid ? (drillsByConcept.get(cid) ?? []) : [],
+      evidence_sentence_ids: evidence.map((s) => sentences[s].id),
+      drill_ids: cid ? (drillsByConcept.get(cid) ?? []) : [],
     };
   });
   const usedIds = new Set(misconceptionMap.map((m) => m.id));
@@ -180,8 +259,13 @@ export function buildArtifacts(inp: ArtifactInput) {
     usedIds.add(id);
     const cid = r === undefined ? null : conceptIds[r];
     misconceptionMap.push({
-      id, origin: 'detected', concept_id: cid, belief: clip(sentences[s].text, 300), correction: null,
-      evidence_sentence_ids: [sentences[s].id], drill_ids: cid ? (drillsByConcept.get(cid) ?? []) : [],
+      id,
+      origin: 'detected',
+      concept_id: cid,
+      belief: clip(sentences[s].text, 300),
+      correction: null,
+      evidence_sentence_ids: [sentences[s].id],
+      drill_ids: cid ? (drillsByConcept.get(cid) ?? []) : [],
     });
   }
 
@@ -193,16 +277,31 @@ export function buildArtifacts(inp: ArtifactInput) {
       const f = flashcards.filter((x) => concepts.has(x.concept_id) && !quizzed.has(x.concept_id)).map((x) => x.id);
       return [...q, ...f].slice(0, 20);
     };
-    const out: { id: string; title: string; item_ids: string[]; concept_ids: string[]; minutes: number; session_index: number | null }[] = [];
+    const out: {
+      id: string;
+      title: string;
+      item_ids: string[];
+      concept_ids: string[];
+      minutes: number;
+      session_index: number | null;
+    }[] = [];
     const half = new Set(inp.order.slice(0, Math.ceil(inp.order.length / 2)));
     const all = new Set(inp.order);
     const plan: [string, Set<string>, number | null][] = [];
-    if (inp.order.length >= 4) plan.push(['Checkpoint: foundations', half, sessionCount ? Math.floor((sessionCount - 1) / 2) : null]);
+    if (inp.order.length >= 4)
+      plan.push(['Checkpoint: foundations', half, sessionCount ? Math.floor((sessionCount - 1) / 2) : null]);
     plan.push(['Final mock assessment', all, sessionCount ? sessionCount - 1 : null]);
     for (const [title, set, session] of plan) {
       const items = itemsFor(set);
       if (!items.length) continue;
-      out.push({ id: `mock-${out.length + 1}`, title, item_ids: items, concept_ids: inp.order.filter((c) => set.has(c)), minutes: Math.max(5, Math.round(items.length * 1.5)), session_index: session });
+      out.push({
+        id: `mock-${out.length + 1}`,
+        title,
+        item_ids: items,
+        concept_ids: inp.order.filter((c) => set.has(c)),
+        minutes: Math.max(5, Math.round(items.length * 1.5)),
+        session_index: session,
+      });
     }
     return out;
   };

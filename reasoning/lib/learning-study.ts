@@ -36,7 +36,13 @@ export function conceptMastery(entry: LedgerLike | undefined, now: DateTime | nu
     retention = Math.pow(0.5, days / halfLife);
   }
   const score = accuracy * (retention === null ? 1 : 0.4 + 0.6 * retention);
-  return { score: round(score), attempts, matched: true, retention: retention === null ? null : round(retention), accuracy: round(accuracy) };
+  return {
+    score: round(score),
+    attempts,
+    matched: true,
+    retention: retention === null ? null : round(retention),
+    accuracy: round(accuracy),
+  };
 }
 
 export function round(x: number, digits = 3): number {
@@ -103,7 +109,8 @@ export function reviewCadence(opts: {
     if (last > 0) for (const c of concepts) add(last, c.id);
   }
   let days = [...byDay.keys()].sort((a, b) => a - b);
-  if (days.length > maxSessions) days = maxSessions === 1 ? [days[0]] : [...days.slice(0, maxSessions - 1), days[days.length - 1]];
+  if (days.length > maxSessions)
+    days = maxSessions === 1 ? [days[0]] : [...days.slice(0, maxSessions - 1), days[days.length - 1]];
   const sessions = days.map((d, index) => ({
     index,
     day_offset: d,

@@ -5,12 +5,15 @@ import { keywordSet, splitSentences } from './text-segments';
  * how a narrated step ("then I open the invoice in Xero") becomes an imperative action, and a
  * normalised key to merge the same step seen in different sources.
  */
-const SEQUENCE = /^(first(ly)?|then|next|after that|afterwards|finally|lastly|once (that'?s|it'?s|this is) done|step \d+[:.]?|\d+[.)])[\s,]*/i;
+const SEQUENCE =
+  /^(first(ly)?|then|next|after that|afterwards|finally|lastly|once (that'?s|it'?s|this is) done|step \d+[:.]?|\d+[.)])[\s,]*/i;
 const NARRATED = /^(i|we|you|they|she|he)\s+(usually\s+|always\s+|then\s+|just\s+)?/i;
-export const ACTION_VERB = /^(open|click|select|copy|paste|download|upload|export|import|send|email|check|verify|review|approve|create|update|fill|enter|type|save|submit|log ?in|sign ?in|run|start|stop|restart|deploy|merge|close|file|print|scan|attach|compare|match|reconcile|record|write|draft|call|book|schedule|assign|tag|label|archive|move|rename|delete|remove|post|publish|notify|ask|confirm|calculate|add|go|navigate|search|find|pick|pack|ship|invoice|charge|refund|back ?up|test|build|install|configure|set|clean|wait)\b/i;
+export const ACTION_VERB =
+  /^(open|click|select|copy|paste|download|upload|export|import|send|email|check|verify|review|approve|create|update|fill|enter|type|save|submit|log ?in|sign ?in|run|start|stop|restart|deploy|merge|close|file|print|scan|attach|compare|match|reconcile|record|write|draft|call|book|schedule|assign|tag|label|archive|move|rename|delete|remove|post|publish|notify|ask|confirm|calculate|add|go|navigate|search|find|pick|pack|ship|invoice|charge|refund|back ?up|test|build|install|configure|set|clean|wait)\b/i;
 const DECISION = /\b(if|unless|otherwise|in case|depending on|whether)\b/i;
 const CHECK = /^(check|verify|confirm|make sure|ensure|double-check|validate)\b/i;
-export const JUDGEMENT = /\b(judge|judgement|judgment|decide|approve|negotiate|assess|gut|feel|use common sense|depends)\b/i;
+export const JUDGEMENT =
+  /\b(judge|judgement|judgment|decide|approve|negotiate|assess|gut|feel|use common sense|depends)\b/i;
 
 export interface RawStep {
   action: string;
@@ -23,13 +26,20 @@ const CONDITION = /^(if|when|unless|in case|otherwise)\b/i;
 /** Imperative form of a narrated or cue-prefixed sentence; null when it is not a step. */
 export function toAction(sentence: string): string | null {
   let s = sentence.trim().replace(/[.;]+$/, '');
-  if (CONDITION.test(s) && s.includes(',')) return (s.charAt(0).toUpperCase() + s.slice(1)).replace(/,\s*(i|we|you)\s+/i, ', ');
+  if (CONDITION.test(s) && s.includes(','))
+    return (s.charAt(0).toUpperCase() + s.slice(1)).replace(/,\s*(i|we|you)\s+/i, ', ');
   const hadCue = SEQUENCE.test(s);
   s = s.replace(SEQUENCE, '');
   const narrated = NARRATED.test(s);
   s = s.replace(NARRATED, '');
   if (!s) return null;
-  if (!(hadCue || ACTION_VERB.test(s) || CHECK.test(s) || (narrated && /^\w+s?\b/.test(s) && ACTION_VERB.test(s.replace(/^(\w+?)s\b/, '$1'))))) return null;
+  if (!(
+    hadCue ||
+    ACTION_VERB.test(s) ||
+    CHECK.test(s) ||
+    (narrated && /^\w+s?\b/.test(s) && ACTION_VERB.test(s.replace(/^(\w+?)s\b/, '$1')))
+  ))
+    return null;
   // "opens" -> "open" after a narrated third person.
   if (narrated) s = s.replace(/^(\w+?)(e?s)\b/, (m, stem: string) => (ACTION_VERB.test(stem) ? stem : m));
   return s.charAt(0).toUpperCase() + s.slice(1);
@@ -74,12 +84,14 @@ export class StepMatcher {
   }
   match(text: string, w: string[] = keywordSet(text)): number | null {
     const shared = new Map<number, number>();
-    for (const x of w) for (const id of (this.index.get(x) ?? []).slice(0, 200)) shared.set(id, (shared.get(id) ?? 0) + 1);
+    for (const x of w)
+      for (const id of (this.index.get(x) ?? []).slice(0, 200)) shared.set(id, (shared.get(id) ?? 0) + 1);
     let best: number | null = null;
     let bestScore = 0;
     for (const [id, n] of shared) {
       const score = n / Math.max(1, Math.min(w.length, this.words[id].length));
-      if (n >= 2 && score >= 0.75 && (score > bestScore || (score === bestScore && best !== null && id < best))) [best, bestScore] = [id, score];
+      if (n >= 2 && score >= 0.75 && (score > bestScore || (score === bestScore && best !== null && id < best)))
+        [best, bestScore] = [id, score];
     }
     return best;
   }

@@ -22,7 +22,7 @@ export function splitSentences(text: string): string[] {
  * `from + k` ends in the joined string.
  */
 function eachBatch(texts: readonly string[], run: (from: number, joined: string, ends: number[]) => void): void {
-  for (let from = 0; from < texts.length; ) {
+  for (let from = 0; from < texts.length;) {
     const ends: number[] = [];
     let pos = 0;
     let to = from;
@@ -88,7 +88,7 @@ const STOP = new Set(
     'may might must i you he she it we they me him her us them my your his its our their this that these those ' +
     'what which who whom whose when where why how all any both each few more most other some such no nor not ' +
     'only own same so than too very just also up down out off again further once here there s t ll re ve d m ' +
-    'let lets let\'s ok okay yes yeah yep sure thanks thank please hi hello hey get got go going gonna want need ' +
+    "let lets let's ok okay yes yeah yep sure thanks thank please hi hello hey get got go going gonna want need " +
     'think know like well really maybe one two now today tomorrow still as'
   ).split(/\s+/),
 );

@@ -79,7 +79,14 @@ export function topoOrder<E extends DagEdge>(nodes: string[], edges: E[], maxCyc
 }
 
 /** Walk incoming live edges backwards from `start` until a node repeats; return that cycle. */
-function traceCycle(start: number, inc: number[][], alive: boolean[], valid: DagEdge[], index: Map<string, number>, done: boolean[]): number[] {
+function traceCycle(
+  start: number,
+  inc: number[][],
+  alive: boolean[],
+  valid: DagEdge[],
+  index: Map<string, number>,
+  done: boolean[],
+): number[] {
   const seenAt = new Map<number, number>();
   const path: number[] = [];
   let cur = start;

@@ -9,7 +9,11 @@ import { keywordSet, splitWords } from './text-segments';
 export const normKey = (s: string): string => s.toLowerCase().replace(/\s+/g, ' ').trim();
 
 /** Unique ids: the requested one (or a fallback), suffixed with the position when taken. */
-export function assignIds(requested: readonly (string | undefined)[], fallback: (i: number) => string, reserved: string[]): string[] {
+export function assignIds(
+  requested: readonly (string | undefined)[],
+  fallback: (i: number) => string,
+  reserved: string[],
+): string[] {
   const used = new Set(reserved);
   return requested.map((r, i) => {
     let id = r ?? fallback(i);
@@ -31,7 +35,18 @@ export function placeholders(text: string | undefined): string[] {
 }
 
 const DESTRUCTIVE_VERBS = new Set([
-  'delete', 'remove', 'drop', 'purge', 'wipe', 'erase', 'destroy', 'truncate', 'overwrite', 'revoke', 'terminate', 'deprovision',
+  'delete',
+  'remove',
+  'drop',
+  'purge',
+  'wipe',
+  'erase',
+  'destroy',
+  'truncate',
+  'overwrite',
+  'revoke',
+  'terminate',
+  'deprovision',
 ]);
 
 /** True when the step's wording starts with or contains a destructive verb. */

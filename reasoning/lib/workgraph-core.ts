@@ -8,8 +8,21 @@ import { isoOut, parseInstant } from './luxon-time';
  * remaining-work critical path with slack, blocked/ready status, lateness against a caller
  * clock (luxon, time-zone aware) and per-owner load. O((n + e) log n).
  */
-const DONE = new Set(['done', 'complete', 'completed', 'closed', 'cancelled', 'canceled', 'shipped', 'resolved', 'merged']);
-export type BlockReason = { kind: 'open_dependency' | 'missing_dependency' | 'dependency_cycle' | 'status_blocked'; refs: string[] };
+const DONE = new Set([
+  'done',
+  'complete',
+  'completed',
+  'closed',
+  'cancelled',
+  'canceled',
+  'shipped',
+  'resolved',
+  'merged',
+]);
+export type BlockReason = {
+  kind: 'open_dependency' | 'missing_dependency' | 'dependency_cycle' | 'status_blocked';
+  refs: string[];
+};
 
 export interface WorkgraphAnalysis {
   items: WorkItem[];
@@ -37,7 +50,10 @@ export interface WorkgraphAnalysis {
   hoursPerDay: number;
 }
 
-export function analyzeWorkgraph(raw: readonly WorkItem[], opts: { now?: string; timezone?: string; hoursPerDay?: number }): WorkgraphAnalysis {
+export function analyzeWorkgraph(
+  raw: readonly WorkItem[],
+  opts: { now?: string; timezone?: string; hoursPerDay?: number },
+): WorkgraphAnalysis {
   const warnings: string[] = [];
   const seen = new Set<string>();
   const items: WorkItem[] = [];
@@ -54,7 +70,10 @@ export function analyzeWorkgraph(raw: readonly WorkItem[], opts: { now?: string;
   const hoursPerDay = opts.hoursPerDay ?? 6;
   const open = items.map((i) => !DONE.has((i.status ?? 'todo').toLowerCase().trim()));
   const hours = items.map((it, i) => (open[i] ? (it.estimate_hours ?? 1) : 0));
-  const dag = buildDag(ids, items.map((i) => i.depends_on ?? []));
+  const dag = buildDag(
+    ids,
+    items.map((i) => i.depends_on ?? []),
+  );
   const cycles = findCycles(dag);
   const { order, stuck } = topoOrder(dag);
   const cp = criticalPath(dag, order, (i) => hours[i]);
@@ -95,26 +114,65 @@ export function analyzeWorkgraph(raw: readonly WorkItem[], opts: { now?: string;
   });
   // Calendar-day forecast: remaining hours on the longest chain, hours_per_day per day.
   const days = (h: number) => Math.ceil(h / hoursPerDay - 1e-9);
-  const forecast = items.map((_, i) => (now && open[i] && !Number.isNaN(cp.finish[i]) ? now.plus({ days: days(cp.finish[i]) }) : null));
+  const forecast = items.map((_, i) =>
+    now && open[i] && !Number.isNaN(cp.finish[i]) ? now.plus({ days: days(cp.finish[i]) }) : null,
+  );
   const late = items.map((_, i) => {
     if (!now || !open[i] || !due[i]) return null;
     if (due[i]! < now) return 'overdue' as const;
     return forecast[i] && forecast[i]! > due[i]! ? ('at_risk' as const) : null;
   });
   const projectFinish = now ? now.plus({ days: days(cp.length) }) : null;
-  return { items, ids, index, dag, order, stuck, cycles, open, hours, es: cp.start, ef: cp.finish, slack, critical, cpPath: cp.path, cpLength: cp.length, blocked, ready, due, forecast, late, projectFinish, warnings, hoursPerDay };
+  return {
+    items,
+    ids,
+    index,
+    dag,
+    order,
+    stuck,
+    cycles,
+    open,
+    hours,
+    es: cp.start,
+    ef: cp.finish,
+    slack,
+    critical,
+    cpPath: cp.path,
+    cpLength: cp.length,
+    blocked,
+    ready,
+    due,
+    forecast,
+    late,
+    projectFinish,
+    warnings,
+    hoursPerDay,
+  };
 }
 
 export const iso = (d: DateTime | null): string | null => (d ? isoOut(d) : null);
 
 /** Open items upstream of `v` (transitive prerequisites), nearest first, capped. */
-export const openUpstream = (a: WorkgraphAnalysis, v: number, cap: number) => reach(a.dag.pred, [v], cap * 4).filter((u) => a.open[u]).slice(0, cap);
+export const openUpstream = (a: WorkgraphAnalysis, v: number, cap: number) =>
+  reach(a.dag.pred, [v], cap * 4)
+    .filter((u) => a.open[u])
+    .slice(0, cap);
 /** Items downstream of `v` (transitive dependents), nearest first, capped. */
 export const downstream = (a: WorkgraphAnalysis, v: number, cap: number) => reach(a.dag.succ, [v], cap);
 
 /** Per-owner open work, heaviest first (ties by owner name). */
 export function ownerLoad(a: WorkgraphAnalysis) {
-  const m = new Map<string, { owner: string; open_items: number; open_hours: number; ready_items: number; blocked_items: number; item_idx: number[] }>();
+  const m = new Map<
+    string,
+    {
+      owner: string;
+      open_items: number;
+      open_hours: number;
+      ready_items: number;
+      blocked_items: number;
+      item_idx: number[];
+    }
+  >();
   const readySet = new Set(a.ready);
   a.items.forEach((it, i) => {
     if (!a.open[i]) return;
@@ -128,6 +186,10 @@ export function ownerLoad(a: WorkgraphAnalysis) {
     m.set(owner, e);
   });
   return [...m.values()]
-    .map((e) => ({ ...e, open_hours: Math.round(e.open_hours * 100) / 100, days_of_work: Math.round((e.open_hours / a.hoursPerDay) * 100) / 100 }))
+    .map((e) => ({
+      ...e,
+      open_hours: Math.round(e.open_hours * 100) / 100,
+      days_of_work: Math.round((e.open_hours / a.hoursPerDay) * 100) / 100,
+    }))
     .sort((x, y) => y.open_hours - x.open_hours || (x.owner < y.owner ? -1 : x.owner > y.owner ? 1 : 0));
 }

@@ -10,15 +10,32 @@ export const actionHint = z.object({
   inputs: stringList().optional(),
   effects: stringList().optional().describe('Declared effects, e.g. ["external_write", "customer_touch", "money"].'),
   destructive: z.boolean().optional(),
-  external: z.boolean().optional().describe('Touches a system outside the caller\'s product.'),
+  external: z.boolean().optional().describe("Touches a system outside the caller's product."),
 });
 
 /**
  * Spec: "field types are string unless stated", and reliability/cost are not stated: a number, a
  * numeric string ("0.9", "95%", "$2.50") or a qualitative label all work (mapped in the tables below).
  */
-const RELIABILITY_LABELS: Record<string, number> = { 'very low': 0.1, low: 0.3, medium: 0.6, moderate: 0.6, high: 0.85, 'very high': 0.97 };
-const COST_LABELS: Record<string, number> = { free: 0, 'very low': 0.5, low: 1, cheap: 1, medium: 3, moderate: 3, high: 10, expensive: 10, 'very high': 30 };
+const RELIABILITY_LABELS: Record<string, number> = {
+  'very low': 0.1,
+  low: 0.3,
+  medium: 0.6,
+  moderate: 0.6,
+  high: 0.85,
+  'very high': 0.97,
+};
+const COST_LABELS: Record<string, number> = {
+  free: 0,
+  'very low': 0.5,
+  low: 1,
+  cheap: 1,
+  medium: 3,
+  moderate: 3,
+  high: 10,
+  expensive: 10,
+  'very high': 30,
+};
 
 function numberOrLabel(labels: Record<string, number>, what: string) {
   return z.union([z.number(), z.string().max(50)]).transform((v, ctx) => {
@@ -27,7 +44,10 @@ function numberOrLabel(labels: Record<string, number>, what: string) {
     if (Object.hasOwn(labels, text)) return labels[text];
     const numeric = /^\$?\s*(\d+(?:\.\d+)?|\.\d+)\s*(%?)$/.exec(text);
     if (numeric) return numeric[2] ? Number(numeric[1]) / 100 : Number(numeric[1]);
-    ctx.addIssue({ code: 'custom', message: `${what} must be a number, a numeric string or one of: ${Object.keys(labels).join(', ')}` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `${what} must be a number, a numeric string or one of: ${Object.keys(labels).join(', ')}`,
+    });
     return z.NEVER;
   });
 }
@@ -41,11 +61,15 @@ export const provider = z.object({
   reliability: numberOrLabel(RELIABILITY_LABELS, 'reliability')
     .pipe(z.number().min(0).max(1))
     .optional()
-    .describe(`Observed success rate 0..1 (default 0.5): a number, a numeric string ("0.9", "95%") or ${Object.keys(RELIABILITY_LABELS).join(', ')}.`),
+    .describe(
+      `Observed success rate 0..1 (default 0.5): a number, a numeric string ("0.9", "95%") or ${Object.keys(RELIABILITY_LABELS).join(', ')}.`,
+    ),
   cost: numberOrLabel(COST_LABELS, 'cost')
     .pipe(z.number().min(0).max(1e9))
     .optional()
-    .describe(`Relative cost per call (default 0): a number, a numeric string ("2.5", "$0.02") or ${Object.keys(COST_LABELS).join(', ')}.`),
+    .describe(
+      `Relative cost per call (default 0): a number, a numeric string ("2.5", "$0.02") or ${Object.keys(COST_LABELS).join(', ')}.`,
+    ),
   requires_approval: z.boolean().optional(),
   read_only: z.boolean().optional(),
   available: z.boolean().optional().describe('Default true.'),
@@ -57,7 +81,11 @@ export const actionsPlanRequest = z.object({
   context: longText.optional(),
   risk_tolerance: z.string().max(50).optional().describe('low | medium | high (default medium).'),
   constraints: stringList().optional(),
-  action_hints: z.array(actionHint).max(MAX_ITEMS).optional().describe('Candidate actions; when empty the intent is the single action.'),
+  action_hints: z
+    .array(actionHint)
+    .max(MAX_ITEMS)
+    .optional()
+    .describe('Candidate actions; when empty the intent is the single action.'),
   available_providers: z.array(provider).max(1000).optional(),
   approval_policy: z
     .object({
@@ -125,7 +153,9 @@ export const actionsPlanResponse = z.object({
     events: z.array(z.string()),
     records: z.array(z.object({ action_id: z.string(), fields: z.array(z.string()), redact: z.array(z.string()) })),
   }),
-  dry_run_instructions: z.array(z.object({ action_id: z.string(), provider_id: z.string().nullable(), instruction: z.string() })),
+  dry_run_instructions: z.array(
+    z.object({ action_id: z.string(), provider_id: z.string().nullable(), instruction: z.string() }),
+  ),
   memory_plan: z.object({
     minimize_context: z.boolean(),
     record_outcome: z.boolean(),

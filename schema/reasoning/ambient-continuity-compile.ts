@@ -23,7 +23,11 @@ export const ambientContinuityCompileRequest = z.object({
   active_project: shortText.optional(),
   now: dateTime.optional().describe('Request clock; without it the latest event time is used.'),
   timezone: z.string().max(64).optional(),
-  recent_events: z.array(continuityEvent).max(MAX_ITEMS).default([]).describe('Recent cross-surface events (default none).'),
+  recent_events: z
+    .array(continuityEvent)
+    .max(MAX_ITEMS)
+    .default([])
+    .describe('Recent cross-surface events (default none).'),
   work_items: z
     .array(
       z.object({
@@ -61,10 +65,22 @@ export const ambientContinuityCompileRequest = z.object({
     .object({
       compiled_at: dateTime.optional(),
       entries: z
-        .array(z.object({ id: idText, title: shortText.nullish(), state: shortText.nullish(), last_seen: dateTime.nullish(), touches: z.number().int().min(0).max(1_000_000_000).optional(), surfaces: stringList(20).optional() }))
+        .array(
+          z.object({
+            id: idText,
+            title: shortText.nullish(),
+            state: shortText.nullish(),
+            last_seen: dateTime.nullish(),
+            touches: z.number().int().min(0).max(1_000_000_000).optional(),
+            surfaces: stringList(20).optional(),
+          }),
+        )
         .max(MAX_ITEMS)
         .optional(),
-      cooldowns: z.array(z.object({ key: idText, until: dateTime, reason: shortText.optional() })).max(MAX_ITEMS).optional(),
+      cooldowns: z
+        .array(z.object({ key: idText, until: dateTime, reason: shortText.optional() }))
+        .max(MAX_ITEMS)
+        .optional(),
     })
     .optional()
     .describe('The ledger returned by the previous compile (carries touches and cooldowns forward).'),
@@ -73,7 +89,12 @@ export const ambientContinuityCompileRequest = z.object({
       max_entries: capField(1000).describe('Cap on ledger entries; default 50.'),
       max_events: capField(200).describe('Cap on recent_events in the output; default 10.'),
       max_candidates: capField(200).describe('Cap on suggestion_context candidates; default 20.'),
-      stale_after_hours: z.number().min(1).max(8760).optional().describe('Untouched open work becomes paused after this; default 48.'),
+      stale_after_hours: z
+        .number()
+        .min(1)
+        .max(8760)
+        .optional()
+        .describe('Untouched open work becomes paused after this; default 48.'),
       cooldown_minutes: z.number().int().min(0).max(10_080).optional().describe('Default 90.'),
     })
     .optional(),
@@ -100,10 +121,44 @@ export const ambientContinuityCompileResponse = z.object({
     ),
     dropped: z.number().int(),
   }),
-  paused_work: z.array(z.object({ id: z.string(), title: z.string(), paused_since: z.string().nullable(), reason: z.string(), resume_hint: z.string() })),
-  open_loops: z.array(z.object({ id: z.string(), title: z.string(), reason: z.string(), event_ids: z.array(z.string()), age_hours: z.number().nullable() })),
-  commitments: z.array(z.object({ id: z.string(), title: z.string(), when: z.string().nullable(), status: z.enum(['upcoming', 'in_progress', 'overdue', 'done', 'unscheduled']), task_id: z.string().nullable() })),
-  recent_events: z.array(z.object({ id: z.string(), kind: z.string().nullable(), title: z.string(), project: z.string().nullable(), source: z.string().nullable(), time: z.string().nullable(), entry_id: z.string() })),
+  paused_work: z.array(
+    z.object({
+      id: z.string(),
+      title: z.string(),
+      paused_since: z.string().nullable(),
+      reason: z.string(),
+      resume_hint: z.string(),
+    }),
+  ),
+  open_loops: z.array(
+    z.object({
+      id: z.string(),
+      title: z.string(),
+      reason: z.string(),
+      event_ids: z.array(z.string()),
+      age_hours: z.number().nullable(),
+    }),
+  ),
+  commitments: z.array(
+    z.object({
+      id: z.string(),
+      title: z.string(),
+      when: z.string().nullable(),
+      status: z.enum(['upcoming', 'in_progress', 'overdue', 'done', 'unscheduled']),
+      task_id: z.string().nullable(),
+    }),
+  ),
+  recent_events: z.array(
+    z.object({
+      id: z.string(),
+      kind: z.string().nullable(),
+      title: z.string(),
+      project: z.string().nullable(),
+      source: z.string().nullable(),
+      time: z.string().nullable(),
+      entry_id: z.string(),
+    }),
+  ),
   cooldown_hints: z.array(z.object({ key: z.string(), until: z.string(), reason: z.string() })),
   suggestion_context: suggestionContext,
   integration_hints: z.array(integrationHint),

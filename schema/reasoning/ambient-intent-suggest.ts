@@ -7,7 +7,9 @@ export const suggestionCandidate = z.object({
   kind: shortText.nullable().optional().describe('Item kind, e.g. task, doc, thread, meeting.'),
   title: shortText,
   project: shortText.nullable().optional(),
-  state: z.enum(['active', 'paused', 'open_loop', 'commitment', 'overdue', 'done']).describe('Ledger state; decides the intent verb.'),
+  state: z
+    .enum(['active', 'paused', 'open_loop', 'commitment', 'overdue', 'done'])
+    .describe('Ledger state; decides the intent verb.'),
   last_seen: dateTime.nullable().optional(),
   due: dateTime.nullable().optional(),
   weight: z.number().min(0).max(1).optional().describe('Importance 0..1 from the ledger (default 0.5).'),
@@ -23,14 +25,22 @@ export const suggestionContext = z.object({
   now: dateTime.nullable().optional().describe('Clock of the compile; suggest uses its own `now` first.'),
   candidates: z.array(suggestionCandidate).max(MAX_ITEMS).describe('Ranked input for suggestions.'),
   cooldowns: z
-    .array(z.object({ key: idText.describe('Candidate id or intent key "verb:id".'), until: dateTime, reason: shortText.optional() }))
+    .array(
+      z.object({
+        key: idText.describe('Candidate id or intent key "verb:id".'),
+        until: dateTime,
+        reason: shortText.optional(),
+      }),
+    )
     .max(MAX_ITEMS)
     .optional(),
 });
 
 export const ambientIntentSuggestRequest = z.object({
   surface: surfaceField,
-  suggestion_context: suggestionContext.describe('The suggestion_context object returned by /ambient/continuity/compile.'),
+  suggestion_context: suggestionContext.describe(
+    'The suggestion_context object returned by /ambient/continuity/compile.',
+  ),
   signals: z
     .array(
       z.object({
@@ -52,7 +62,13 @@ export const ambientIntentSuggestRequest = z.object({
   preferences: z
     .object({
       max_suggestions: capField(50).describe('Cap on suggestions; default 3.'),
-      cooldown_minutes: z.number().int().min(0).max(10_080).optional().describe('Minimum minutes between two suggestions of the same candidate; default 90.'),
+      cooldown_minutes: z
+        .number()
+        .int()
+        .min(0)
+        .max(10_080)
+        .optional()
+        .describe('Minimum minutes between two suggestions of the same candidate; default 90.'),
       min_score: z.number().min(0).max(1).optional().describe('Suggestions scoring below are dropped; default 0.2.'),
       quiet: z.boolean().optional().describe('Only suggest commitments and overdue items.'),
     })
@@ -67,15 +83,29 @@ export const ambientIntentSuggestResponse = z.object({
       candidate_id: z.string(),
       title: z.string(),
       score: z.number(),
-      factors: z.object({ state: z.number(), weight: z.number(), recency: z.number(), urgency: z.number(), signal_match: z.number(), goal_alignment: z.number() }),
+      factors: z.object({
+        state: z.number(),
+        weight: z.number(),
+        recency: z.number(),
+        urgency: z.number(),
+        signal_match: z.number(),
+        goal_alignment: z.number(),
+      }),
       reasons: z.array(z.string()),
       evidence_signal_ids: z.array(z.string()),
       cooldown_key: z.string(),
     }),
   ),
   suppressed: z.array(z.object({ candidate_id: z.string(), reason: z.string(), until: z.string().nullable() })),
-  next_cooldowns: z.array(z.object({ key: z.string(), until: z.string().nullable(), reason: z.string() })).describe('Cooldowns to pass back in the next suggestion_context.'),
-  summary: z.object({ considered: z.number().int(), suggested: z.number().int(), suppressed: z.number().int(), clock: z.string().nullable() }),
+  next_cooldowns: z
+    .array(z.object({ key: z.string(), until: z.string().nullable(), reason: z.string() }))
+    .describe('Cooldowns to pass back in the next suggestion_context.'),
+  summary: z.object({
+    considered: z.number().int(),
+    suggested: z.number().int(),
+    suppressed: z.number().int(),
+    clock: z.string().nullable(),
+  }),
   integration_hints: z.array(integrationHint),
 });
 

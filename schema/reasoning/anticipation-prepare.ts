@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import { MAX_ITEMS, capField, dateTime, idText, integrationHint, longText, shortText, stringList, surfaceField } from './common';
+import {
+  MAX_ITEMS,
+  capField,
+  dateTime,
+  idText,
+  integrationHint,
+  longText,
+  shortText,
+  stringList,
+  surfaceField,
+} from './common';
 
 /** POST /v1/anticipation/prepare (path-only in the spec; shape designed here). */
 export const upcomingEvent = z.object({
@@ -11,7 +21,12 @@ export const upcomingEvent = z.object({
   importance: shortText.optional().describe('low, medium, high, critical (or 1-5)'),
   attendees: stringList(100).optional(),
   location: shortText.optional(),
-  prep_minutes: z.number().int().min(0).max(24 * 60).optional(),
+  prep_minutes: z
+    .number()
+    .int()
+    .min(0)
+    .max(24 * 60)
+    .optional(),
   tags: stringList(50).optional(),
   notes: longText.optional(),
 });
@@ -30,11 +45,21 @@ export const anticipationPrepareRequest = z.object({
   now: dateTime.describe('Current date-time: lead times are measured from it (the compiler never reads a clock).'),
   timezone: z.string().max(64).optional(),
   events: z.array(upcomingEvent).min(1).max(MAX_ITEMS).describe('Upcoming events and commitments.'),
-  context_items: z.array(contextItem).max(MAX_ITEMS).default([]).describe('Notes, documents and threads to attach to preparation.'),
+  context_items: z
+    .array(contextItem)
+    .max(MAX_ITEMS)
+    .default([])
+    .describe('Notes, documents and threads to attach to preparation.'),
   preferences: z
     .object({
       max_packets: capField(500).describe('At most this many preparation packets (default 5).'),
-      horizon_hours: z.number().int().min(1).max(24 * 90).optional().describe('Look-ahead window (default 72 hours).'),
+      horizon_hours: z
+        .number()
+        .int()
+        .min(1)
+        .max(24 * 90)
+        .optional()
+        .describe('Look-ahead window (default 72 hours).'),
       max_items_per_packet: capField(50),
     })
     .default({}),
@@ -60,7 +85,12 @@ export const anticipationPrepareResponse = z.object({
     }),
   ),
   conflicts: z.array(z.object({ event_ids: z.array(z.string()), overlap_minutes: z.number().int() })),
-  skipped: z.array(z.object({ event_id: z.string(), reason: z.enum(['unparseable_start', 'already_started', 'beyond_horizon', 'over_packet_cap']) })),
+  skipped: z.array(
+    z.object({
+      event_id: z.string(),
+      reason: z.enum(['unparseable_start', 'already_started', 'beyond_horizon', 'over_packet_cap']),
+    }),
+  ),
   now: z.string().nullable().describe('The `now` the plan was computed against (normalised), null if unparseable.'),
   integration_hints: z.array(integrationHint),
 });

@@ -7,7 +7,9 @@ export const behaviorType = z.enum(['daily', 'habit', 'todo', 'goal', 'shared_go
 export const behaviorCreateRequest = z.object({
   type: behaviorType.describe('daily, habit, todo, goal or shared_goal'),
   title: shortText.min(1).describe('What the behaviour is, e.g. "Stretch for 10 minutes".'),
-  cadence: shortText.optional().describe('Free text: "every weekday at 7am", "3 times a week", "every 2 days", "by Friday".'),
+  cadence: shortText
+    .optional()
+    .describe('Free text: "every weekday at 7am", "3 times a week", "every 2 days", "by Friday".'),
   surface: surfaceField,
   reinforcement_mode: shortText.optional().describe('streak, points, gentle, social or none (default by type).'),
   stakes: shortText.optional().describe('low, medium or high, or a free-text commitment.'),
@@ -15,7 +17,9 @@ export const behaviorCreateRequest = z.object({
   privacy: shortText.optional().describe('private, shared or public (default private; shared for shared_goal).'),
   notes: longText.optional(),
   participants: stringList(50).optional().describe('People sharing a shared_goal.'),
-  now: dateTime.optional().describe('Current date-time; needed to list upcoming occurrences and resolve relative dues.'),
+  now: dateTime
+    .optional()
+    .describe('Current date-time; needed to list upcoming occurrences and resolve relative dues.'),
   timezone: z.string().max(64).optional(),
   preferences: z.object({ max_occurrences: capField(60) }).default({}),
 });
@@ -58,7 +62,11 @@ export const behaviorCreateResponse = z.object({
     participants: z.array(z.string()),
     stakes: z.string(),
   }),
-  recovery_policy: z.object({ kind: z.enum(['grace', 'catch_up', 'pause', 'shrink', 'reset']), grace_periods: z.number().int(), rules: z.array(z.string()) }),
+  recovery_policy: z.object({
+    kind: z.enum(['grace', 'catch_up', 'pause', 'shrink', 'reset']),
+    grace_periods: z.number().int(),
+    rules: z.array(z.string()),
+  }),
   integration_hints: z.array(integrationHint),
 });
 export type BehaviorCreateResponse = z.input<typeof behaviorCreateResponse>;

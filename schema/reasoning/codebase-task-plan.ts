@@ -9,7 +9,11 @@ export const codeFile = z.object({
   lines: z.number().int().min(0).max(10_000_000).optional(),
   size_bytes: z.number().int().min(0).max(1e10).optional(),
   deps: z.array(path).max(500).optional().describe('Paths this file imports (with or without extension).'),
-  kind: z.string().max(50).optional().describe('source | test | config | doc | migration (inferred from the path when absent).'),
+  kind: z
+    .string()
+    .max(50)
+    .optional()
+    .describe('source | test | config | doc | migration (inferred from the path when absent).'),
   churn: z.number().min(0).max(1e6).optional().describe('Recent commits touching the file.'),
   owners: stringList(20).optional(),
 });

@@ -16,8 +16,16 @@ export const momentumItem = z.object({
 export const contextMomentumRequest = z.object({
   surface: surfaceField,
   current_project: shortText.optional(),
-  available_minutes: z.number().int().min(0).max(24 * 60).optional().describe('Time available now (default 30).'),
-  user_state: z.object({ energy: shortText.optional(), mood: shortText.optional(), mode: shortText.optional() }).default({}),
+  available_minutes: z
+    .number()
+    .int()
+    .min(0)
+    .max(24 * 60)
+    .optional()
+    .describe('Time available now (default 30).'),
+  user_state: z
+    .object({ energy: shortText.optional(), mood: shortText.optional(), mode: shortText.optional() })
+    .default({}),
   preferences: z
     .object({
       max_packets: capField(100).describe('At most this many future-self packets (default 3).'),
@@ -43,7 +51,15 @@ export const contextMomentumResponse = z.object({
     done: z.array(z.string()),
   }),
   future_self_packets: z.array(
-    z.object({ id: z.string(), project: z.string(), item_ids: z.array(z.string()), resume_cue: z.string(), why_it_matters: z.string(), estimated_minutes: z.number().int(), score: z.number() }),
+    z.object({
+      id: z.string(),
+      project: z.string(),
+      item_ids: z.array(z.string()),
+      resume_cue: z.string(),
+      why_it_matters: z.string(),
+      estimated_minutes: z.number().int(),
+      score: z.number(),
+    }),
   ),
   next_moves: z.object({ five_minute: move, thirty_minute: move }),
   preserved_stepping_stone: z.object({ item_id: z.string(), reason: z.string(), note: z.string() }).nullable(),

@@ -15,7 +15,16 @@ export const contextualActionPlanRequest = z.object({
     })
     .describe('Where the user is now.'),
   recent_events: z
-    .array(z.object({ id: idText, kind: z.string().max(50), title: shortText.optional(), summary: shortText.optional(), app: shortText.optional(), time: dateTime.optional() }))
+    .array(
+      z.object({
+        id: idText,
+        kind: z.string().max(50),
+        title: shortText.optional(),
+        summary: shortText.optional(),
+        app: shortText.optional(),
+        time: dateTime.optional(),
+      }),
+    )
     .max(MAX_ITEMS)
     .optional()
     .describe('Recent activity; the latest (by time, else by position) weigh most.'),
@@ -38,7 +47,11 @@ export const contextualActionPlanRequest = z.object({
     .min(1)
     .max(MAX_ITEMS),
   approval_policy: z
-    .object({ require_for_external: z.boolean().optional(), require_for_destructive: z.boolean().optional(), auto_allowed_effects: stringList().optional() })
+    .object({
+      require_for_external: z.boolean().optional(),
+      require_for_destructive: z.boolean().optional(),
+      auto_allowed_effects: stringList().optional(),
+    })
     .optional(),
   preferences: z
     .object({
@@ -64,7 +77,13 @@ export const contextualActionPlanResponse = z.object({
   ),
   suppressed: z.array(z.object({ action_id: z.string(), reason: z.string() })),
   suppressed_count: z.number().int(),
-  context_summary: z.object({ app: z.string().nullable(), selection_kind: z.string().nullable(), context_words: z.array(z.string()), recent_event_kinds: z.array(z.object({ kind: z.string(), count: z.number().int() })), window_size: z.number().int() }),
+  context_summary: z.object({
+    app: z.string().nullable(),
+    selection_kind: z.string().nullable(),
+    context_words: z.array(z.string()),
+    recent_event_kinds: z.array(z.object({ kind: z.string(), count: z.number().int() })),
+    window_size: z.number().int(),
+  }),
   integration_hints: z.array(integrationHint),
 });
 

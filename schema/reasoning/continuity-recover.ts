@@ -66,7 +66,14 @@ export const continuityRecoverRequest = z.object({
 
 export const continuityRecoverResponse = z.object({
   where_you_left_off: z
-    .object({ event_id: z.string(), title: z.string(), time: z.string().nullable(), item_id: z.string().nullable(), last_action: z.string(), detail: z.string().nullable() })
+    .object({
+      event_id: z.string(),
+      title: z.string(),
+      time: z.string().nullable(),
+      item_id: z.string().nullable(),
+      last_action: z.string(),
+      detail: z.string().nullable(),
+    })
     .nullable(),
   time_away: z.object({
     minutes: z.number().nullable(),
@@ -75,10 +82,27 @@ export const continuityRecoverResponse = z.object({
     context_decay: z.enum(['fresh', 'warm', 'cold', 'unknown']),
   }),
   what_changed: z.array(
-    z.object({ id: z.string(), title: z.string(), time: z.string().nullable(), item_id: z.string().nullable(), impact: z.enum(['blocking', 'relevant', 'background']), reason: z.string() }),
+    z.object({
+      id: z.string(),
+      title: z.string(),
+      time: z.string().nullable(),
+      item_id: z.string().nullable(),
+      impact: z.enum(['blocking', 'relevant', 'background']),
+      reason: z.string(),
+    }),
   ),
   open_items: z.array(
-    z.object({ id: z.string(), title: z.string(), status: z.string().nullable(), progress: z.number().nullable(), next_step: z.string().nullable(), ready: z.boolean(), blocked_by: z.array(z.string()), changed_while_away: z.boolean(), score: z.number() }),
+    z.object({
+      id: z.string(),
+      title: z.string(),
+      status: z.string().nullable(),
+      progress: z.number().nullable(),
+      next_step: z.string().nullable(),
+      ready: z.boolean(),
+      blocked_by: z.array(z.string()),
+      changed_while_away: z.boolean(),
+      score: z.number(),
+    }),
   ),
   first_reentry_action: z.object({
     kind: z.enum(['review_change', 'unblock', 'resume_item', 'restart_context', 'start_fresh']),

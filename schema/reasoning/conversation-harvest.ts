@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import { MAX_ITEMS, capField, dateTime, idText, integrationHint, longText, shortText, stringList, surfaceField } from './common';
+import {
+  MAX_ITEMS,
+  capField,
+  dateTime,
+  idText,
+  integrationHint,
+  longText,
+  shortText,
+  stringList,
+  surfaceField,
+} from './common';
 
 const messageText = z.string().max(4000);
 
@@ -23,7 +33,11 @@ export const conversationHarvestRequest = z
     context_links: stringList(100).optional(),
     messages: z.array(harvestMessage).max(MAX_ITEMS).optional(),
     now: dateTime.optional().describe('Request clock (ISO); base for relative due dates when a message has no time.'),
-    timezone: z.string().max(64).optional().describe('IANA time zone for reading times without offset and resolving dates.'),
+    timezone: z
+      .string()
+      .max(64)
+      .optional()
+      .describe('IANA time zone for reading times without offset and resolving dates.'),
     preferences: z
       .object({
         max_items: capField(500).describe('Cap per list (decisions, commitments, threads); default 50.'),
@@ -39,7 +53,11 @@ export const conversationHarvestRequest = z
   });
 
 const source = z.object({
-  message_index: z.number().int().min(0).describe('Index in the combined message list (messages[] then transcript lines).'),
+  message_index: z
+    .number()
+    .int()
+    .min(0)
+    .describe('Index in the combined message list (messages[] then transcript lines).'),
   message_id: z.string(),
   speaker: z.string().nullable(),
 });
@@ -62,7 +80,13 @@ export const conversationHarvestResponse = z.object({
     truncated: z.boolean(),
   }),
   decisions: z.array(
-    z.object({ id: z.string(), text: z.string(), rule: z.string(), source, confirms_index: z.number().int().nullable() }),
+    z.object({
+      id: z.string(),
+      text: z.string(),
+      rule: z.string(),
+      source,
+      confirms_index: z.number().int().nullable(),
+    }),
   ),
   commitments: z.array(
     z.object({

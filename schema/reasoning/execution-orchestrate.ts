@@ -13,7 +13,10 @@ export const orchestrateJob = z.object({
     .optional()
     .describe('Resource demand while the job runs, e.g. [{ name: "gpu", amount: 1 }].'),
   retries: z.number().int().min(0).max(20).optional(),
-  idempotent: z.boolean().optional().describe('Default true; non-idempotent jobs are not retried unless retries is set.'),
+  idempotent: z
+    .boolean()
+    .optional()
+    .describe('Default true; non-idempotent jobs are not retried unless retries is set.'),
   checkpoint: z.boolean().optional().describe('Force a checkpoint after this job.'),
   priority: z.number().min(-1e6).max(1e6).optional(),
 });
@@ -22,11 +25,16 @@ export const executionOrchestrateRequest = z.object({
   surface: surfaceField,
   intent: shortText.optional(),
   jobs: z.array(orchestrateJob).min(1).max(MAX_ITEMS).describe('Jobs and their dependencies.'),
-  resources: z.array(z.object({ name: shortText.min(1), capacity: z.number().min(0).max(1e9) })).max(200).optional(),
+  resources: z
+    .array(z.object({ name: shortText.min(1), capacity: z.number().min(0).max(1e9) }))
+    .max(200)
+    .optional(),
   preferences: z
     .object({
       max_concurrency: capField(1000).describe('Jobs per wave (default 4).'),
-      max_waves: capField(MAX_ITEMS).describe('Cap on planned waves (default 500); later jobs are reported unscheduled.'),
+      max_waves: capField(MAX_ITEMS).describe(
+        'Cap on planned waves (default 500); later jobs are reported unscheduled.',
+      ),
       default_retries: z.number().int().min(0).max(20).optional(),
       checkpoint_every_minutes: z.number().min(1).max(1e6).optional(),
     })
@@ -44,11 +52,19 @@ export const executionOrchestrateResponse = z.object({
       resource_use: z.array(z.object({ name: z.string(), used: z.number(), capacity: z.number() })),
     }),
   ),
-  schedule: z.array(z.object({ job_id: z.string(), wave: z.number().int(), start_minute: z.number(), end_minute: z.number() })),
+  schedule: z.array(
+    z.object({ job_id: z.string(), wave: z.number().int(), start_minute: z.number(), end_minute: z.number() }),
+  ),
   critical_path: z.object({ job_ids: z.array(z.string()), total_minutes: z.number() }),
   makespan_minutes: z.number().describe('End of the last planned wave (waves run as barriers).'),
   lower_bound_minutes: z.number().describe('max(critical path, total work / concurrency).'),
-  blocked: z.array(z.object({ job_id: z.string(), reason: z.enum(['missing_dependency', 'dependency_cycle', 'resource_exceeds_capacity', 'upstream_blocked']), refs: z.array(z.string()) })),
+  blocked: z.array(
+    z.object({
+      job_id: z.string(),
+      reason: z.enum(['missing_dependency', 'dependency_cycle', 'resource_exceeds_capacity', 'upstream_blocked']),
+      refs: z.array(z.string()),
+    }),
+  ),
   cycles: z.array(z.array(z.string())),
   unscheduled_job_ids: z.array(z.string()).describe('Runnable jobs beyond max_waves.'),
   retry_plan: z.array(
@@ -60,7 +76,9 @@ export const executionOrchestrateResponse = z.object({
       on_exhausted: z.enum(['halt_downstream', 'mark_failed_and_continue']),
     }),
   ),
-  checkpoints: z.array(z.object({ after_wave: z.number().int(), job_ids: z.array(z.string()), reasons: z.array(z.string()) })),
+  checkpoints: z.array(
+    z.object({ after_wave: z.number().int(), job_ids: z.array(z.string()), reasons: z.array(z.string()) }),
+  ),
   warnings: z.array(z.string()),
   integration_hints: z.array(integrationHint),
 });

@@ -3,7 +3,9 @@ import { MAX_ITEMS, capField, dateTime, idText, integrationHint, shortText, surf
 
 export const intentTimelineRequest = z.object({
   surface: surfaceField,
-  goal_intent: shortText.optional().describe('Intent the session should serve; drift is measured against it (default: the dominant intent).'),
+  goal_intent: shortText
+    .optional()
+    .describe('Intent the session should serve; drift is measured against it (default: the dominant intent).'),
   timezone: z.string().max(64).optional(),
   events: z
     .array(
@@ -22,8 +24,20 @@ export const intentTimelineRequest = z.object({
   preferences: z
     .object({
       max_phases: capField(500).describe('Most recent phases kept; default 20.'),
-      gap_minutes: z.number().int().min(1).max(10_080).optional().describe('A longer silence closes a phase; default 30.'),
-      tail_minutes: z.number().int().min(0).max(240).optional().describe('Dwell credited to the last event of a phase; default 5.'),
+      gap_minutes: z
+        .number()
+        .int()
+        .min(1)
+        .max(10_080)
+        .optional()
+        .describe('A longer silence closes a phase; default 30.'),
+      tail_minutes: z
+        .number()
+        .int()
+        .min(0)
+        .max(240)
+        .optional()
+        .describe('Dwell credited to the last event of a phase; default 5.'),
     })
     .optional(),
 });
@@ -44,9 +58,18 @@ export const intentTimelineResponse = z.object({
     }),
   ),
   transitions: z.array(
-    z.object({ from_phase: z.string(), to_phase: z.string(), from_intent: z.string(), to_intent: z.string(), gap_minutes: z.number(), kind: z.enum(['switch', 'return', 'gap_resume']) }),
+    z.object({
+      from_phase: z.string(),
+      to_phase: z.string(),
+      from_intent: z.string(),
+      to_intent: z.string(),
+      gap_minutes: z.number(),
+      kind: z.enum(['switch', 'return', 'gap_resume']),
+    }),
   ),
-  dwell_by_intent: z.array(z.object({ intent: z.string(), minutes: z.number(), share: z.number(), phases: z.number().int() })),
+  dwell_by_intent: z.array(
+    z.object({ intent: z.string(), minutes: z.number(), share: z.number(), phases: z.number().int() }),
+  ),
   drift: z.object({
     goal_intent: z.string().nullable(),
     basis: z.enum(['given', 'dominant', 'none']),
@@ -57,7 +80,13 @@ export const intentTimelineResponse = z.object({
     off_goal_phase_ids: z.array(z.string()),
   }),
   unplaced_event_ids: z.array(z.string()),
-  summary: z.object({ events: z.number().int(), phases_total: z.number().int(), start: z.string().nullable(), end: z.string().nullable(), span_minutes: z.number() }),
+  summary: z.object({
+    events: z.number().int(),
+    phases_total: z.number().int(),
+    start: z.string().nullable(),
+    end: z.string().nullable(),
+    span_minutes: z.number(),
+  }),
   integration_hints: z.array(integrationHint),
 });
 

@@ -79,10 +79,23 @@ export const learningMasteryResponse = z.object({
     edges: z.array(z.object({ from: z.string(), to: z.string(), weight: z.number(), sentence_id: z.string() })),
   }),
   flashcards: z.array(
-    z.object({ id: z.string(), concept_id: z.string(), front: z.string(), back: z.string(), source_id: z.string(), sentence_id: z.string() }),
+    z.object({
+      id: z.string(),
+      concept_id: z.string(),
+      front: z.string(),
+      back: z.string(),
+      source_id: z.string(),
+      sentence_id: z.string(),
+    }),
   ),
   drills: z.array(
-    z.object({ id: z.string(), kind: z.enum(['define', 'connect', 'apply']), concept_ids: z.array(z.string()), prompt: z.string(), sentence_ids: z.array(z.string()) }),
+    z.object({
+      id: z.string(),
+      kind: z.enum(['define', 'connect', 'apply']),
+      concept_ids: z.array(z.string()),
+      prompt: z.string(),
+      sentence_ids: z.array(z.string()),
+    }),
   ),
   quizzes: z.array(
     z.object({
@@ -96,7 +109,14 @@ export const learningMasteryResponse = z.object({
     }),
   ),
   mock_assessments: z.array(
-    z.object({ id: z.string(), title: z.string(), item_ids: z.array(z.string()), concept_ids: z.array(z.string()), minutes: z.number().int(), session_index: z.number().int().nullable() }),
+    z.object({
+      id: z.string(),
+      title: z.string(),
+      item_ids: z.array(z.string()),
+      concept_ids: z.array(z.string()),
+      minutes: z.number().int(),
+      session_index: z.number().int().nullable(),
+    }),
   ),
   misconception_map: z.array(
     z.object({
@@ -113,15 +133,28 @@ export const learningMasteryResponse = z.object({
     mode: z.enum(['datetime', 'day_offset']),
     timezone: z.string().nullable(),
     sessions: z.array(
-      z.object({ index: z.number().int(), day_offset: z.number().int(), at: z.string().nullable(), minutes: z.number().int(), concept_ids: z.array(z.string()), flashcard_ids: z.array(z.string()) }),
+      z.object({
+        index: z.number().int(),
+        day_offset: z.number().int(),
+        at: z.string().nullable(),
+        minutes: z.number().int(),
+        concept_ids: z.array(z.string()),
+        flashcard_ids: z.array(z.string()),
+      }),
     ),
   }),
   mastery_score: z.object({
     score: z.number().min(0).max(100),
-    per_concept: z.array(z.object({ concept_id: z.string(), score: z.number(), attempts: z.number().int(), matched_ledger: z.boolean() })),
+    per_concept: z.array(
+      z.object({ concept_id: z.string(), score: z.number(), attempts: z.number().int(), matched_ledger: z.boolean() }),
+    ),
     factors: z.array(z.object({ name: z.string(), value: z.number(), weight: z.number() })),
   }),
-  guided_assistance_mode: z.object({ mode: z.enum(['scaffolded', 'coached', 'independent']), reason: z.string(), hint_policy: z.string() }),
+  guided_assistance_mode: z.object({
+    mode: z.enum(['scaffolded', 'coached', 'independent']),
+    reason: z.string(),
+    hint_policy: z.string(),
+  }),
   learning_dag: z.object({
     nodes: z.array(z.string()).describe('Concept ids in study order.'),
     edges: z.array(z.object({ from: z.string(), to: z.string(), basis: z.enum(['explicit', 'first_use']) })),
@@ -129,7 +162,12 @@ export const learningMasteryResponse = z.object({
     removed_edges: z.array(z.object({ from: z.string(), to: z.string() })),
   }),
   cross_surface_reinforcement_hints: z.array(
-    z.object({ surface: z.string(), concept_ids: z.array(z.string()), action: z.string(), session_index: z.number().int().nullable() }),
+    z.object({
+      surface: z.string(),
+      concept_ids: z.array(z.string()),
+      action: z.string(),
+      session_index: z.number().int().nullable(),
+    }),
   ),
 });
 export type LearningMasteryResponse = z.input<typeof learningMasteryResponse>;

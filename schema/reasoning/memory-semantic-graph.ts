@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import { MAX_ITEMS, capField, dateTime, idText, integrationHint, longText, shortText, stringList, surfaceField } from './common';
+import {
+  MAX_ITEMS,
+  capField,
+  dateTime,
+  idText,
+  integrationHint,
+  longText,
+  shortText,
+  stringList,
+  surfaceField,
+} from './common';
 
 /** Cap on the sum of `items[].text` lengths. */
 export const MAX_TOTAL_TEXT = 600_000;
@@ -37,14 +47,49 @@ export const memorySemanticGraphRequest = z.object({
 });
 export type MemorySemanticGraphRequest = z.output<typeof memorySemanticGraphRequest>;
 
-export const relationType = z.enum(['is_a', 'part_of', 'works_at', 'located_in', 'uses', 'depends_on', 'prefers', 'tagged', 'co_occurs']);
+export const relationType = z.enum([
+  'is_a',
+  'part_of',
+  'works_at',
+  'located_in',
+  'uses',
+  'depends_on',
+  'prefers',
+  'tagged',
+  'co_occurs',
+]);
 
 export const memorySemanticGraphResponse = z.object({
-  nodes: z.array(z.object({ id: z.string(), label: z.string(), kind: z.enum(['entity', 'concept', 'tag']), weight: z.number(), item_ids: z.array(z.string()), cluster_id: z.string() })),
-  edges: z.array(z.object({ id: z.string(), from: z.string(), to: z.string(), type: relationType, weight: z.number(), evidence_item_ids: z.array(z.string()) })),
-  clusters: z.array(z.object({ id: z.string(), label: z.string(), node_ids: z.array(z.string()), item_count: z.number().int() })),
+  nodes: z.array(
+    z.object({
+      id: z.string(),
+      label: z.string(),
+      kind: z.enum(['entity', 'concept', 'tag']),
+      weight: z.number(),
+      item_ids: z.array(z.string()),
+      cluster_id: z.string(),
+    }),
+  ),
+  edges: z.array(
+    z.object({
+      id: z.string(),
+      from: z.string(),
+      to: z.string(),
+      type: relationType,
+      weight: z.number(),
+      evidence_item_ids: z.array(z.string()),
+    }),
+  ),
+  clusters: z.array(
+    z.object({ id: z.string(), label: z.string(), node_ids: z.array(z.string()), item_count: z.number().int() }),
+  ),
   unlinked_item_ids: z.array(z.string()).describe('Items that produced no node within the cap.'),
-  stats: z.object({ items: z.number().int(), candidate_nodes: z.number().int(), dropped_nodes: z.number().int(), typed_edges: z.number().int() }),
+  stats: z.object({
+    items: z.number().int(),
+    candidate_nodes: z.number().int(),
+    dropped_nodes: z.number().int(),
+    typed_edges: z.number().int(),
+  }),
   integration_hints: z.array(integrationHint),
 });
 export type MemorySemanticGraphResponse = z.input<typeof memorySemanticGraphResponse>;

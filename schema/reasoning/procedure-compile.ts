@@ -29,7 +29,10 @@ export const procedureCompileRequest = z.object({
 });
 export type ProcedureCompileRequest = z.output<typeof procedureCompileRequest>;
 
-const evidenceRef = z.object({ source: z.enum(['transcript', 'observation']), index: z.number().int().describe('Sentence index in the transcript, or index in observations[].') });
+const evidenceRef = z.object({
+  source: z.enum(['transcript', 'observation']),
+  index: z.number().int().describe('Sentence index in the transcript, or index in observations[].'),
+});
 
 export const procedureCompileResponse = z.object({
   sop: z.object({
@@ -38,20 +41,40 @@ export const procedureCompileResponse = z.object({
     roles: z.array(z.string()),
     preconditions: z.array(z.string()),
     steps: z.array(
-      z.object({ id: z.string(), order: z.number().int(), action: z.string(), kind: z.enum(['action', 'decision', 'check']), actor: z.string().nullable(), tool: z.string().nullable(), evidence: z.array(evidenceRef) }),
+      z.object({
+        id: z.string(),
+        order: z.number().int(),
+        action: z.string(),
+        kind: z.enum(['action', 'decision', 'check']),
+        actor: z.string().nullable(),
+        tool: z.string().nullable(),
+        evidence: z.array(evidenceRef),
+      }),
     ),
     outputs: z.array(z.string()),
     success_signal: z.string().nullable(),
   }),
   checklist: z.array(z.object({ id: z.string(), step_id: z.string().nullable(), text: z.string() })),
-  skill_candidate: z.object({ name: z.string(), trigger: z.string(), inputs: z.array(z.string()), outputs: z.array(z.string()), tools: z.array(z.string()), step_ids: z.array(z.string()), confidence: z.number() }),
+  skill_candidate: z.object({
+    name: z.string(),
+    trigger: z.string(),
+    inputs: z.array(z.string()),
+    outputs: z.array(z.string()),
+    tools: z.array(z.string()),
+    step_ids: z.array(z.string()),
+    confidence: z.number(),
+  }),
   automation_readiness: z.object({
     score: z.number().min(0).max(100),
     factors: z.array(z.object({ name: z.string(), value: z.number(), weight: z.number() })),
     blockers: z.array(z.object({ step_id: z.string().nullable(), reason: z.string() })),
     unlisted_tools: z.array(z.string()),
   }),
-  skill_tier_seed: z.object({ tier: z.enum(['manual', 'assisted', 'automatable']), reason: z.string(), automate_first: z.array(z.string()) }),
+  skill_tier_seed: z.object({
+    tier: z.enum(['manual', 'assisted', 'automatable']),
+    reason: z.string(),
+    automate_first: z.array(z.string()),
+  }),
   integration_hints: z.array(integrationHint),
 });
 export type ProcedureCompileResponse = z.input<typeof procedureCompileResponse>;

@@ -37,7 +37,13 @@ export const signalsOpportunitiesResponse = z.object({
       label: z.string(),
       terms: z.array(z.string()),
       score: z.number(),
-      factors: z.object({ frequency: z.number(), recency: z.number(), strength: z.number(), diversity: z.number(), focus: z.number() }),
+      factors: z.object({
+        frequency: z.number(),
+        recency: z.number(),
+        strength: z.number(),
+        diversity: z.number(),
+        focus: z.number(),
+      }),
       signal_count: z.number().int(),
       evidence_signal_ids: z.array(z.string()),
       entities: z.array(z.string()),
@@ -49,7 +55,12 @@ export const signalsOpportunitiesResponse = z.object({
     }),
   ),
   unclustered_signal_ids: z.array(z.string()),
-  summary: z.object({ signals: z.number().int(), clusters: z.number().int(), clustered_signals: z.number().int(), clock: z.string().nullable() }),
+  summary: z.object({
+    signals: z.number().int(),
+    clusters: z.number().int(),
+    clustered_signals: z.number().int(),
+    clock: z.string().nullable(),
+  }),
   integration_hints: z.array(integrationHint),
 });
 

@@ -8,9 +8,13 @@ export const temporalCoordinateRequest = z.object({
   surface: surfaceField,
   horizon: shortText
     .optional()
-    .describe('Planning horizon: today, tomorrow, week, "3 days", or an ISO date/date-time it ends at. Relative to `now`.'),
+    .describe(
+      'Planning horizon: today, tomorrow, week, "3 days", or an ISO date/date-time it ends at. Relative to `now`.',
+    ),
   energy: energy.optional().describe('Current energy, used for windows that name none.'),
-  now: dateTime.optional().describe('Request clock (ISO). Without it nothing is clipped to "now" and relative due hints stay unresolved.'),
+  now: dateTime
+    .optional()
+    .describe('Request clock (ISO). Without it nothing is clipped to "now" and relative due hints stay unresolved.'),
   timezone: z.string().max(64).optional().describe('IANA zone for times without offset and for the output times.'),
   available: z
     .array(
@@ -26,7 +30,14 @@ export const temporalCoordinateRequest = z.object({
     .optional()
     .describe('Windows in which tasks may be placed.'),
   fixed_events: z
-    .array(z.object({ title: shortText.optional(), start: dateTime.optional(), end: dateTime.optional(), minutes: minutes.optional() }))
+    .array(
+      z.object({
+        title: shortText.optional(),
+        start: dateTime.optional(),
+        end: dateTime.optional(),
+        minutes: minutes.optional(),
+      }),
+    )
     .max(MAX_ITEMS)
     .optional()
     .describe('Immovable events; available windows are cut around them.'),
@@ -39,7 +50,10 @@ export const temporalCoordinateRequest = z.object({
         minutes: minutes.optional().describe('Estimated minutes; default 30.'),
         due_hint: shortText.optional().describe('"2026-05-01", "Friday", "tomorrow", "end of week", ...'),
         energy: energy.optional(),
-        importance: z.union([shortText, z.number().min(0).max(10)]).optional().describe('low/medium/high/critical or 0-10.'),
+        importance: z
+          .union([shortText, z.number().min(0).max(10)])
+          .optional()
+          .describe('low/medium/high/critical or 0-10.'),
         status: shortText.optional().describe('todo, in_progress, blocked, waiting, done, cancelled.'),
         dependencies: z.array(idText).max(100).optional().describe('Ids of tasks that must finish first.'),
       }),
@@ -50,7 +64,10 @@ export const temporalCoordinateRequest = z.object({
   preferences: z
     .object({
       max_blocks: capField(1000).describe('Cap on schedule proposals; default 20.'),
-      protect_focus: z.boolean().optional().describe('10-minute buffers around fixed events; high-energy work only in blocks of 45+ minutes.'),
+      protect_focus: z
+        .boolean()
+        .optional()
+        .describe('10-minute buffers around fixed events; high-energy work only in blocks of 45+ minutes.'),
       prefer_short_starts: z.boolean().optional().describe('Open with a short (<= 30 min) ready task.'),
       max_conflicts: capField(1000).describe('Cap on reported conflicts; default 50.'),
     })
@@ -70,7 +87,9 @@ export const temporalCoordinateResponse = z.object({
     scheduled_count: z.number().int(),
     unscheduled_count: z.number().int(),
   }),
-  buckets: z.object({ now: z.array(ref), next: z.array(ref), later: z.array(ref) }).describe('now / next / later buckets.'),
+  buckets: z
+    .object({ now: z.array(ref), next: z.array(ref), later: z.array(ref) })
+    .describe('now / next / later buckets.'),
   schedule_proposals: z.array(
     z.object({
       block_id: z.string(),
@@ -95,8 +114,16 @@ export const temporalCoordinateResponse = z.object({
     z.object({
       id: z.string(),
       kind: z.enum([
-        'fixed_overlap', 'window_overlaps_fixed', 'over_commitment', 'dependency_cycle', 'unknown_dependency',
-        'duplicate_task_id', 'invalid_time', 'task_too_long', 'due_at_risk', 'no_availability',
+        'fixed_overlap',
+        'window_overlaps_fixed',
+        'over_commitment',
+        'dependency_cycle',
+        'unknown_dependency',
+        'duplicate_task_id',
+        'invalid_time',
+        'task_too_long',
+        'due_at_risk',
+        'no_availability',
       ]),
       severity: z.enum(['info', 'warning', 'error']),
       detail: z.string(),

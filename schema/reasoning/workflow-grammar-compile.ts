@@ -9,7 +9,9 @@ export const workflowAction = z.object({
   owner: shortText.optional(),
   when: shortText.optional().describe('Guard condition under which the step runs.'),
   unless: shortText.optional().describe('Guard condition that skips the step.'),
-  needs: stringList().optional().describe('Ids, titles or done signals of earlier steps; anything else becomes an input variable.'),
+  needs: stringList()
+    .optional()
+    .describe('Ids, titles or done signals of earlier steps; anything else becomes an input variable.'),
   done_signal: shortText.optional().describe('Observable signal that the step finished; later steps may need it.'),
   destructive: z.boolean().optional(),
 });
@@ -51,7 +53,13 @@ export const workflowGrammarRequest = z.object({
     .optional(),
 });
 
-const factor = z.object({ name: z.string(), weight: z.number(), value: z.number(), contribution: z.number(), detail: z.string() });
+const factor = z.object({
+  name: z.string(),
+  weight: z.number(),
+  value: z.number(),
+  contribution: z.number(),
+  detail: z.string(),
+});
 
 export const workflowGrammarResponse = z.object({
   surface: z.string().nullable(),

@@ -5,7 +5,9 @@ import { workItems, workgraphClock } from './workgraph-compile';
 /** POST /v1/workgraph/answer: answer a question about work items from the computed graph. */
 export const workgraphAnswerRequest = z.object({
   surface: surfaceField,
-  question: shortText.min(1).describe('e.g. "What blocks api?", "Who owns launch?", "What should ben do next?", "What is late?"'),
+  question: shortText
+    .min(1)
+    .describe('e.g. "What blocks api?", "Who owns launch?", "What should ben do next?", "What is late?"'),
   subject: shortText.optional().describe('Item id or owner the question is about (otherwise found in the question).'),
   ...workgraphClock,
   items: workItems,
@@ -17,7 +19,16 @@ export const workgraphAnswerRequest = z.object({
     .optional(),
 });
 
-export const questionKinds = ['blockers', 'dependents', 'owner', 'next', 'late', 'critical_path', 'load', 'summary'] as const;
+export const questionKinds = [
+  'blockers',
+  'dependents',
+  'owner',
+  'next',
+  'late',
+  'critical_path',
+  'load',
+  'summary',
+] as const;
 
 export const workgraphAnswerResponse = z.object({
   surface: z.string().nullable(),

@@ -9,7 +9,12 @@ withBrowser({}, (x) => (f = x));
 test('health: Chromium found with its version, one browser worker polling, capacity', async () => {
   const r = await f.h.req('GET', '/v1/browser/health', { key: f.key });
   expect(r.status).toBe(200);
-  expect(r.body).toMatchObject({ available: true, reason: null, chromium: { path: '/usr/bin/chromium', found: true }, workers: 1 });
+  expect(r.body).toMatchObject({
+    available: true,
+    reason: null,
+    chromium: { path: '/usr/bin/chromium', found: true },
+    workers: 1,
+  });
   expect(r.body.chromium.version).toMatch(/Chromium \d+/);
   expect(r.body.capacity.per_worker).toBe(8);
 });
@@ -28,7 +33,9 @@ test('open, snapshot, fill a form by refs, submit, read the result', async () =>
   const text: string = snap.body.text;
 
   expect((await f.act(id, { action: 'fill', ref: refOf(text, /textbox "Name"/), text: 'Ada' })).status).toBe(200);
-  expect((await f.act(id, { action: 'select', ref: refOf(text, /combobox "Colour"/), values: ['blue'] })).status).toBe(200);
+  expect((await f.act(id, { action: 'select', ref: refOf(text, /combobox "Colour"/), values: ['blue'] })).status).toBe(
+    200,
+  );
   expect((await f.act(id, { action: 'check', ref: refOf(text, /checkbox "Accept terms"/) })).status).toBe(200);
   const click = await f.act(id, { action: 'click', ref: refOf(text, /button "Submit"/) });
   expect(click.status).toBe(200);
@@ -40,7 +47,10 @@ test('open, snapshot, fill a form by refs, submit, read the result', async () =>
   expect(result.body.text).toContain('Hello Ada, colour blue, terms on');
 
   // The session row follows the page (checkpoint once the session is quiet after a command).
-  const s = await pollUntil(() => f.h.req('GET', `/v1/browser/sessions/${id}`, { key: f.key }), (r) => /\/result\?name=Ada/.test(r.body.url ?? ''));
+  const s = await pollUntil(
+    () => f.h.req('GET', `/v1/browser/sessions/${id}`, { key: f.key }),
+    (r) => /\/result\?name=Ada/.test(r.body.url ?? ''),
+  );
   expect(s.body).toMatchObject({ id, status: 'open' });
   expect(s.body.checkpoint_at).not.toBeNull();
 });
@@ -105,13 +115,18 @@ test('screenshot: binary PNG with Accept image/*, base64 JSON otherwise', async 
   const id = await f.session();
   await f.open(id, '/form');
   const res = await fetch(`${f.h.url}/v1/browser/screenshot`, {
-    method: 'POST', headers: { authorization: `Bearer ${f.key}`, 'content-type': 'application/json', accept: 'image/*' }, body: JSON.stringify({ session_id: id }),
+    method: 'POST',
+    headers: { authorization: `Bearer ${f.key}`, 'content-type': 'application/json', accept: 'image/*' },
+    body: JSON.stringify({ session_id: id }),
   });
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toBe('image/png');
   const png = Buffer.from(await res.arrayBuffer());
   expect(png.subarray(1, 4).toString()).toBe('PNG');
-  const json = await f.h.req('POST', '/v1/browser/screenshot', { key: f.key, body: { session_id: id, format: 'jpeg', full_page: true } });
+  const json = await f.h.req('POST', '/v1/browser/screenshot', {
+    key: f.key,
+    body: { session_id: id, format: 'jpeg', full_page: true },
+  });
   expect(json.status).toBe(200);
   expect(json.body.format).toBe('jpeg');
   expect(Buffer.from(json.body.data, 'base64').subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
@@ -126,8 +141,14 @@ test('popups are closed and downloads refused; the session page stays', async ()
   const after = await f.snapshot(id);
   expect(after.body.url).toBe(`${f.pages.url}/popup`);
   const live = f.bw!.host.sessions.get(id)!;
-  await pollUntil(async () => [live.popupsClosed, live.context.pages().length], ([closed, open]) => closed === 1 && open === 1);
-  await pollUntil(async () => live.downloadsRefused, (n) => n === 1);
+  await pollUntil(
+    async () => [live.popupsClosed, live.context.pages().length],
+    ([closed, open]) => closed === 1 && open === 1,
+  );
+  await pollUntil(
+    async () => live.downloadsRefused,
+    (n) => n === 1,
+  );
 });
 
 test('bad input → 400 naming the field', async () => {

@@ -14,7 +14,11 @@ export interface BrowserFixture {
   session(key?: string, body?: Record<string, unknown>): Promise<string>;
   open(id: string, path: string, key?: string): Promise<{ status: number; body: any }>;
   snapshot(id: string, key?: string, extra?: string): Promise<{ status: number; body: any }>;
-  act(id: string, body: Record<string, unknown>, key?: string): Promise<{ status: number; body: any; headers: Headers }>;
+  act(
+    id: string,
+    body: Record<string, unknown>,
+    key?: string,
+  ): Promise<{ status: number; body: any; headers: Headers }>;
 }
 
 /** Finds the ref of the first snapshot line that matches, e.g. refOf(text, /button "Submit"/). */
@@ -30,7 +34,10 @@ export function refOf(text: string, line: RegExp): string {
  * loopback page server. The fetch guard stays on (no SVC_ALLOW_PRIVATE_FETCH): only the page server's
  * host:port is allow-listed, so every other private address is refused as in production.
  */
-export function withBrowser(opts: { env?: Record<string, string>; browserWorker?: boolean }, ready: (f: BrowserFixture) => void): void {
+export function withBrowser(
+  opts: { env?: Record<string, string>; browserWorker?: boolean },
+  ready: (f: BrowserFixture) => void,
+): void {
   const f: Partial<BrowserFixture> = {};
   const opened: Array<[string, string]> = [];
   beforeAll(async () => {
@@ -38,7 +45,13 @@ export function withBrowser(opts: { env?: Record<string, string>; browserWorker?
     const h = await startHarness({ worker: true, env: { SVC_BROWSER_ALLOW_HOSTS: f.pages.host, ...opts.env } });
     f.h = h;
     if (opts.browserWorker !== false) {
-      f.bw = await startBrowserWorkers({ config: h.config, db: h.db, log: pino({ level: 'silent' }), address: testEnv().temporalAddress, taskQueue: h.taskQueue });
+      f.bw = await startBrowserWorkers({
+        config: h.config,
+        db: h.db,
+        log: pino({ level: 'silent' }),
+        address: testEnv().temporalAddress,
+        taskQueue: h.taskQueue,
+      });
     }
     const k = await h.key(['runtime:workspaces']);
     f.key = k.apiKey;
@@ -49,8 +62,10 @@ export function withBrowser(opts: { env?: Record<string, string>; browserWorker?
       opened.push([r.body.id, key]);
       return r.body.id as string;
     };
-    f.open = (id, path, key = f.key!) => h.req('POST', '/v1/browser/open', { key, body: { session_id: id, url: f.pages!.url + path } });
-    f.snapshot = (id, key = f.key!, extra = '') => h.req('GET', `/v1/browser/snapshot?session_id=${id}${extra}`, { key });
+    f.open = (id, path, key = f.key!) =>
+      h.req('POST', '/v1/browser/open', { key, body: { session_id: id, url: f.pages!.url + path } });
+    f.snapshot = (id, key = f.key!, extra = '') =>
+      h.req('GET', `/v1/browser/snapshot?session_id=${id}${extra}`, { key });
     f.act = (id, body, key = f.key!) => h.req('POST', '/v1/browser/action', { key, body: { session_id: id, ...body } });
     ready(f as BrowserFixture);
   }, 120_000);

@@ -13,7 +13,12 @@ async function main(): Promise<void> {
   const config = parseConfig(process.env);
   installTemporalLogging(pino({ level: 'error' }));
   const db = await createDb({ url: config.databaseUrl, maxConnections: 3 });
-  const bw = await startBrowserWorkers({ config, db, log: pino({ level: config.logLevel }), address: config.temporal.address ?? '' });
+  const bw = await startBrowserWorkers({
+    config,
+    db,
+    log: pino({ level: config.logLevel }),
+    address: config.temporal.address ?? '',
+  });
   if (!bw) throw new Error('browser worker not started');
   process.stdout.write(`BROWSER_WORKER_READY ${bw.workerId}\n`);
   await bw.running;

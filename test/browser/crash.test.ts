@@ -16,22 +16,29 @@ withBrowser({ browserWorker: false }, (x) => (f = x));
 const ROOT = path.resolve(__dirname, '../..');
 
 async function startChild(): Promise<{ child: ChildProcess; workerId: string }> {
-  const child = spawn(process.execPath, ['-r', path.join(ROOT, 'test/helpers/ts-register.js'), path.join(ROOT, 'test/browser/browser-worker-child.ts')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: f.h.dbUrl,
-      TEMPORAL_ADDRESS: testEnv().temporalAddress,
-      TEMPORAL_TASK_QUEUE: f.h.taskQueue,
-      SVC_BROWSER_ALLOW_HOSTS: f.pages.host,
-      SVC_LOG_LEVEL: 'silent',
+  const child = spawn(
+    process.execPath,
+    ['-r', path.join(ROOT, 'test/helpers/ts-register.js'), path.join(ROOT, 'test/browser/browser-worker-child.ts')],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: f.h.dbUrl,
+        TEMPORAL_ADDRESS: testEnv().temporalAddress,
+        TEMPORAL_TASK_QUEUE: f.h.taskQueue,
+        SVC_BROWSER_ALLOW_HOSTS: f.pages.host,
+        SVC_LOG_LEVEL: 'silent',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const workerId = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`browser worker child not ready within 60 s: ${stderr.slice(-2000)}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`browser worker child not ready within 60 s: ${stderr.slice(-2000)}`)),
+      60_000,
+    );
     child.stdout!.on('data', (d: Buffer) => {
       const m = /BROWSER_WORKER_READY (\S+)/.exec(d.toString());
       if (m) {
@@ -60,11 +67,20 @@ test('SIGKILL of the browser worker mid-session: the session recovers on a new w
   await f.act(id, { action: 'wait_for', text: 'in' });
   const buttonRef = refOf((await f.snapshot(id)).body.text, /button "Log in"/);
   // The checkpoint (written once the session is quiet) holds the login before the kill.
-  await pollUntil(() => f.h.db.maybeOneFirst(sql.unsafe`SELECT checkpoint FROM browser_sessions WHERE id = ${id}`), (c) => String(c).includes('t-123'));
+  await pollUntil(
+    () => f.h.db.maybeOneFirst(sql.unsafe`SELECT checkpoint FROM browser_sessions WHERE id = ${id}`),
+    (c) => String(c).includes('t-123'),
+  );
 
   child.kill('SIGKILL');
   expect(await exited).toBe('SIGKILL');
-  const fresh = await startBrowserWorkers({ config: f.h.config, db: f.h.db, log: pino({ level: 'silent' }), address: testEnv().temporalAddress, taskQueue: f.h.taskQueue });
+  const fresh = await startBrowserWorkers({
+    config: f.h.config,
+    db: f.h.db,
+    log: pino({ level: 'silent' }),
+    address: testEnv().temporalAddress,
+    taskQueue: f.h.taskQueue,
+  });
   replacement = fresh;
 
   // The next command: an action by the ref taken before the crash works on the re-opened page.

@@ -46,7 +46,10 @@ test('state save → new session → load → logged in (cookies, localStorage, 
   await f.open(a, '/login');
   await f.act(a, { action: 'click', ref: refOf((await f.snapshot(a)).body.text, /button "Log in"/) });
   await f.act(a, { action: 'wait_for', text: 'in' });
-  const saved = await f.h.req('POST', '/v1/browser/state/save', { key: f.key, body: { session_id: a, name: 'logged-in' } });
+  const saved = await f.h.req('POST', '/v1/browser/state/save', {
+    key: f.key,
+    body: { session_id: a, name: 'logged-in' },
+  });
   expect(saved.status).toBe(200);
   expect(saved.body).toMatchObject({ name: 'logged-in', encrypted: true, cookies: 1 });
   expect(saved.body.origins).toBeGreaterThanOrEqual(1);
@@ -55,14 +58,20 @@ test('state save → new session → load → logged in (cookies, localStorage, 
   const stored = await f.h.db.oneFirst(sql.unsafe`SELECT state FROM browser_states WHERE id = ${saved.body.id}`);
   expect(String(stored)).toMatch(/^gcm1:/);
   expect(String(stored)).not.toContain('t-123');
-  const cp = await pollUntil(() => f.h.db.maybeOneFirst(sql.unsafe`SELECT checkpoint FROM browser_sessions WHERE id = ${a}`), (c) => c !== null);
+  const cp = await pollUntil(
+    () => f.h.db.maybeOneFirst(sql.unsafe`SELECT checkpoint FROM browser_sessions WHERE id = ${a}`),
+    (c) => c !== null,
+  );
   expect(String(cp)).toMatch(/^gcm1:/);
 
   const b = await f.session();
   await f.open(b, '/account');
   await f.act(b, { action: 'wait_for', text: 'account cookie' });
   expect((await f.snapshot(b)).body.text).toContain('account cookie:no ls:none idb:none');
-  const loaded = await f.h.req('POST', '/v1/browser/state/load', { key: f.key, body: { session_id: b, name: 'logged-in' } });
+  const loaded = await f.h.req('POST', '/v1/browser/state/load', {
+    key: f.key,
+    body: { session_id: b, name: 'logged-in' },
+  });
   expect(loaded.status).toBe(200);
   await f.act(b, { action: 'wait_for', text: 'account cookie:yes' });
   expect((await f.snapshot(b)).body.text).toContain('account cookie:yes ls:t-123 idb:idb-ok');
@@ -75,9 +84,25 @@ test('state save → new session → load → logged in (cookies, localStorage, 
 
   const other = await f.h.key(['runtime:workspaces']);
   const theirs = await f.session(other.apiKey);
-  expect((await f.h.req('POST', '/v1/browser/state/load', { key: other.apiKey, body: { session_id: theirs, name: 'logged-in' } })).status).toBe(404);
-  expect((await f.h.req('POST', '/v1/browser/state/load', { key: other.apiKey, body: { session_id: theirs, state_id: saved.body.id } })).status).toBe(404);
-  expect((await f.h.req('POST', '/v1/browser/sessions', { key: other.apiKey, body: { state: saved.body.id } })).status).toBe(404);
+  expect(
+    (
+      await f.h.req('POST', '/v1/browser/state/load', {
+        key: other.apiKey,
+        body: { session_id: theirs, name: 'logged-in' },
+      })
+    ).status,
+  ).toBe(404);
+  expect(
+    (
+      await f.h.req('POST', '/v1/browser/state/load', {
+        key: other.apiKey,
+        body: { session_id: theirs, state_id: saved.body.id },
+      })
+    ).status,
+  ).toBe(404);
+  expect(
+    (await f.h.req('POST', '/v1/browser/sessions', { key: other.apiKey, body: { state: saved.body.id } })).status,
+  ).toBe(404);
 });
 
 test('SSRF: navigation to a private address, file:, data:, chrome: and a redirect to a private address are refused', async () => {
@@ -104,7 +129,9 @@ test('SSRF: a page whose image points at a private address loads, the image requ
   const r = await f.open(id, `/img?src=${encodeURIComponent(`${secret.url}/pixel.png`)}`);
   expect(r.status).toBe(200);
   expect(r.body.title).toBe('T');
-  expect(r.body.blocked).toEqual([expect.objectContaining({ url: `${secret.url}/pixel.png`, reason: expect.stringMatching(/private/) })]);
+  expect(r.body.blocked).toEqual([
+    expect.objectContaining({ url: `${secret.url}/pixel.png`, reason: expect.stringMatching(/private/) }),
+  ]);
   const meta = await f.open(id, `/img?src=${encodeURIComponent('http://169.254.169.254/latest/meta-data/')}`);
   expect(meta.body.blocked[0].url).toContain('169.254.169.254');
   expect(secret.hits).toEqual([]);

@@ -4,7 +4,10 @@ import { withBrowser, type BrowserFixture } from './browser-harness';
 jest.setTimeout(150_000);
 
 let f: BrowserFixture;
-withBrowser({ env: { SVC_BROWSER_MAX_SESSIONS_PER_TENANT: '2', SVC_BROWSER_MAX_SESSIONS_PER_WORKER: '3' } }, (x) => (f = x));
+withBrowser(
+  { env: { SVC_BROWSER_MAX_SESSIONS_PER_TENANT: '2', SVC_BROWSER_MAX_SESSIONS_PER_WORKER: '3' } },
+  (x) => (f = x),
+);
 
 test('caps: per tenant and per worker answer 429 with Retry-After; closing one frees a place', async () => {
   const a1 = await f.session();
@@ -35,7 +38,11 @@ test('idle expiry: the workflow timer closes the context; later commands answer 
   const id = await f.session(f.key, { idle_timeout_s: 2 });
   expect((await f.open(id, '/form')).status).toBe(200);
   expect(f.bw!.host.sessions.has(id)).toBe(true);
-  const expired = await pollUntil(() => f.h.req('GET', `/v1/browser/sessions/${id}`, { key: f.key }), (r) => r.body.status === 'expired', 60_000);
+  const expired = await pollUntil(
+    () => f.h.req('GET', `/v1/browser/sessions/${id}`, { key: f.key }),
+    (r) => r.body.status === 'expired',
+    60_000,
+  );
   expect(expired.body.closed_at).not.toBeNull();
   expect(f.bw!.host.sessions.has(id)).toBe(false);
   const r = await f.snapshot(id);

@@ -9,10 +9,17 @@ export interface PageServer {
   close(): Promise<void>;
 }
 
-const html = (body: string) => `<!doctype html><html><head><meta charset="utf-8"><title>T</title></head><body>${body}</body></html>`;
+const html = (body: string) =>
+  `<!doctype html><html><head><meta charset="utf-8"><title>T</title></head><body>${body}</body></html>`;
 
 export function bigPage(n: number): string {
-  const items = Array.from({ length: n }, (_, i) => (i % 3 === 0 ? `<button>Item ${i}</button>` : i % 3 === 1 ? `<a href="#i${i}">Link ${i}</a>` : `<p>Paragraph ${i}</p>`));
+  const items = Array.from({ length: n }, (_, i) =>
+    i % 3 === 0
+      ? `<button>Item ${i}</button>`
+      : i % 3 === 1
+        ? `<a href="#i${i}">Link ${i}</a>`
+        : `<p>Paragraph ${i}</p>`,
+  );
   return html(`<h1>Big</h1>${items.join('')}`);
 }
 
@@ -24,12 +31,21 @@ const PAGES: Record<string, (q: URLSearchParams) => string> = {
       <label><input type="checkbox" name="terms"> Accept terms</label>
       <button type="submit">Submit</button></form>
       <button onclick="document.getElementById('out').textContent='clicked once'">Press me</button><p id="out">not yet</p>`),
-  '/result': (q) => html(`<h1>Result</h1><p>Hello ${(q.get('name') ?? '').replace(/[<&]/g, '')}, colour ${q.get('colour')}, terms ${q.get('terms') ?? 'off'}</p>`),
+  '/result': (q) =>
+    html(
+      `<h1>Result</h1><p>Hello ${(q.get('name') ?? '').replace(/[<&]/g, '')}, colour ${q.get('colour')}, terms ${q.get('terms') ?? 'off'}</p>`,
+    ),
   '/frames': () => html(`<h1>Outer</h1><iframe src="/inner" title="inner"></iframe>`),
   '/inner': () => html(`<button onclick="this.textContent='Inner done'">Inner button</button>`),
   // Each session tags itself: cookie + localStorage, then /who shows what this context holds.
-  '/tag': (q) => html(`<p>tagging</p><script>document.cookie='who=${q.get('v')}; path=/';localStorage.setItem('who','${q.get('v')}');document.title='tagged'</script>`),
-  '/who': () => html(`<p id="w">?</p><script>document.getElementById('w').textContent='cookie['+document.cookie+'] ls['+(localStorage.getItem('who')??'')+']'</script>`),
+  '/tag': (q) =>
+    html(
+      `<p>tagging</p><script>document.cookie='who=${q.get('v')}; path=/';localStorage.setItem('who','${q.get('v')}');document.title='tagged'</script>`,
+    ),
+  '/who': () =>
+    html(
+      `<p id="w">?</p><script>document.getElementById('w').textContent='cookie['+document.cookie+'] ls['+(localStorage.getItem('who')??'')+']'</script>`,
+    ),
   '/login': () =>
     html(`<button onclick="login()">Log in</button><p id="s">out</p><script>
       function login(){document.cookie='session=ok; path=/';localStorage.setItem('token','t-123');
@@ -42,7 +58,8 @@ const PAGES: Record<string, (q: URLSearchParams) => string> = {
         document.getElementById('a').textContent='account cookie:'+(document.cookie.includes('session=ok')?'yes':'no')+' ls:'+(localStorage.getItem('token')??'none')+' idb:'+(g.result??'none')}}</script>`),
   '/img': (q) => html(`<h1>Image page</h1><img src="${q.get('src')}" alt="probe">`),
   '/big': (q) => bigPage(Number(q.get('n') ?? '1000')),
-  '/popup': () => html(`<button onclick="window.open('/form')">Open window</button><a href="/file.bin" download>Get file</a>`),
+  '/popup': () =>
+    html(`<button onclick="window.open('/form')">Open window</button><a href="/file.bin" download>Get file</a>`),
 };
 
 export async function startPageServer(): Promise<PageServer> {
@@ -55,7 +72,10 @@ export async function startPageServer(): Promise<PageServer> {
       return res.end();
     }
     if (u.pathname === '/file.bin') {
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename=f.bin' });
+      res.writeHead(200, {
+        'content-type': 'application/octet-stream',
+        'content-disposition': 'attachment; filename=f.bin',
+      });
       return res.end('binary');
     }
     const page = PAGES[u.pathname];
@@ -72,9 +92,10 @@ export async function startPageServer(): Promise<PageServer> {
     url: `http://${host}`,
     host,
     hits,
-    close: () => new Promise<void>((r) => {
-      server.close(() => r());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -64,7 +64,11 @@ describe('upstream faults and fallbacks through the API', () => {
 
     a.script({ status: 429, retryAfter: '5' });
     b.script({ reply: 'streamed backup' });
-    const stream = await client.chat.completions.create({ model: 'svc-oracle', messages: [{ role: 'user', content: 'x' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'svc-oracle',
+      messages: [{ role: 'user', content: 'x' }],
+      stream: true,
+    });
     let text = '';
     let meta: any;
     for await (const c of stream) {
@@ -92,7 +96,9 @@ describe('upstream faults and fallbacks through the API', () => {
     expect(refused.body.error).toMatch(/Could not reach the model provider 'dead'/);
 
     a.script({ status: 500 });
-    await expect(client.chat.completions.create({ model: 'mid', messages: [{ role: 'user', content: 'x' }], stream: true })).rejects.toMatchObject({ status: 502 });
+    await expect(
+      client.chat.completions.create({ model: 'mid', messages: [{ role: 'user', content: 'x' }], stream: true }),
+    ).rejects.toMatchObject({ status: 502 });
   });
 
   test('timeout → 504 (JSON and stream before the first byte)', async () => {
@@ -115,7 +121,11 @@ describe('upstream faults and fallbacks through the API', () => {
     expect(raw.text).toContain('"content":"one"');
 
     a.script({ reply: 'one two three', hangAfterChunks: 1 });
-    const stream = await client.chat.completions.create({ model: 'micro', messages: [{ role: 'user', content: 'x' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'micro',
+      messages: [{ role: 'user', content: 'x' }],
+      stream: true,
+    });
     let text = '';
     await expect(
       (async () => {
@@ -127,7 +137,10 @@ describe('upstream faults and fallbacks through the API', () => {
 
   test('no provider configured: the service runs; chat answers 503 saying how to configure one', async () => {
     const k = (await bare.key(['runtime:chat', 'runtime:models'])).apiKey;
-    const r = await bare.req('POST', '/v1/chat/completions', { key: k, body: { messages: [{ role: 'user', content: 'x' }] } });
+    const r = await bare.req('POST', '/v1/chat/completions', {
+      key: k,
+      body: { messages: [{ role: 'user', content: 'x' }] },
+    });
     expect(r.status).toBe(503);
     expect(r.body.code).toBe('service_unavailable');
     expect(r.body.error).toMatch(/OPENAI_BASE_URL.*SVC_CONFIG/);

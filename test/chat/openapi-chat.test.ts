@@ -7,8 +7,16 @@ test('the OpenAPI contract documents the chat routes with their schemas and scop
   expect(chat.security).toEqual([{ bearerKey: ['runtime:chat'] }]);
   expect(JSON.stringify(chat.requestBody)).toContain('#/components/schemas/ChatCompletionRequest');
   expect(Object.keys(chat.responses)).toEqual(expect.arrayContaining(['200', '404', '429', '502', '503', '504']));
-  for (const p of ['/v1/models', '/v1/modules', '/v1/cloud/models', '/v1/slm/models']) expect(doc.paths[p].get.security).toEqual([{ bearerKey: ['runtime:models'] }]);
-  for (const p of ['/v1/chat/feedback', '/v1/feedback', '/v1/slm/chat/completions', '/v1/micro/chat/completions', '/v1/mid/chat/completions', '/v1/slm/commons/completions']) {
+  for (const p of ['/v1/models', '/v1/modules', '/v1/cloud/models', '/v1/slm/models'])
+    expect(doc.paths[p].get.security).toEqual([{ bearerKey: ['runtime:models'] }]);
+  for (const p of [
+    '/v1/chat/feedback',
+    '/v1/feedback',
+    '/v1/slm/chat/completions',
+    '/v1/micro/chat/completions',
+    '/v1/mid/chat/completions',
+    '/v1/slm/commons/completions',
+  ]) {
     expect(doc.paths[p].post.security).toEqual([{ bearerKey: ['runtime:chat'] }]);
   }
   expect(doc.paths['/v1/sessions/{id}'].get).toBeDefined();

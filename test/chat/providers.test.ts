@@ -60,10 +60,20 @@ describe('model router over a real OpenAI-compatible upstream', () => {
     a.script({ reply: 'Forty-two.', usage: { prompt_tokens: 11, completion_tokens: 3 } });
     const r = router({ OPENAI_BASE_URL: a.url, OPENAI_API_KEY: 'sk-test' });
     const res = await r.complete({ lane: 'svc-oracle', messages: [{ role: 'user', content: 'hi' }], temperature: 0.2 });
-    expect(res).toEqual({ content: 'Forty-two.', finish_reason: 'stop', usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 }, provider: 'default' });
+    expect(res).toEqual({
+      content: 'Forty-two.',
+      finish_reason: 'stop',
+      usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 },
+      provider: 'default',
+    });
     expect(a.chats).toHaveLength(1);
     expect(a.chats[0].headers.authorization).toBe('Bearer sk-test');
-    expect(a.chats[0].body).toMatchObject({ model: 'gpt-4o', stream: false, temperature: 0.2, messages: [{ role: 'user', content: 'hi' }] });
+    expect(a.chats[0].body).toMatchObject({
+      model: 'gpt-4o',
+      stream: false,
+      temperature: 0.2,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
   });
 
   test('stream: deltas in order, a final chunk with finish_reason and usage, provider resolved', async () => {
@@ -77,7 +87,11 @@ describe('model router over a real OpenAI-compatible upstream', () => {
     const last = chunks[chunks.length - 1];
     expect(last.finish_reason).toBe('stop');
     expect(last.usage?.completion_tokens).toBe(4);
-    expect(a.chats[0].body).toMatchObject({ model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true } });
+    expect(a.chats[0].body).toMatchObject({
+      model: 'gpt-4o-mini',
+      stream: true,
+      stream_options: { include_usage: true },
+    });
   });
 
   test('YAML config: lanes map to providers and models; fallback to the next provider on 5xx', async () => {
@@ -96,14 +110,22 @@ describe('model router over a real OpenAI-compatible upstream', () => {
     expect(b.chats[0].body.model).toBe('org/m-beta');
     await r.complete({ lane: 'slm-code', messages: [{ role: 'user', content: 'x' }] });
     expect(b.chats[1].body.model).toBe('beta-default');
-    expect(r.lanes().find((l) => l.id === 'svc-oracle')).toEqual({ id: 'svc-oracle', provider: 'alpha', available: true });
+    expect(r.lanes().find((l) => l.id === 'svc-oracle')).toEqual({
+      id: 'svc-oracle',
+      provider: 'alpha',
+      available: true,
+    });
   });
 
   test('JSON config; nano follows micro; stream falls back on 429 and connection refused', async () => {
     const file = writeConfig(
       'lanes.json',
       JSON.stringify({
-        providers: { dead: { base_url: `http://127.0.0.1:${deadPort}/v1` }, alpha: { base_url: a.url }, beta: { base_url: b.url } },
+        providers: {
+          dead: { base_url: `http://127.0.0.1:${deadPort}/v1` },
+          alpha: { base_url: a.url },
+          beta: { base_url: b.url },
+        },
         lanes: { micro: ['dead/x', 'alpha/y', 'beta/z'] },
       }),
     );
@@ -192,11 +214,21 @@ describe('model router over a real OpenAI-compatible upstream', () => {
 
   test('tool calls come back assembled, in both modes', async () => {
     const r = router({ OPENAI_BASE_URL: a.url });
-    const calls = [{ name: 'calculator', arguments: { expression: '2+2' } }, { name: 'datetime', arguments: {} }];
+    const calls = [
+      { name: 'calculator', arguments: { expression: '2+2' } },
+      { name: 'datetime', arguments: {} },
+    ];
     a.script({ toolCalls: calls }, { toolCalls: calls });
-    const res = await r.complete({ lane: 'slm-fast', messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'calculator' } }] });
+    const res = await r.complete({
+      lane: 'slm-fast',
+      messages: [{ role: 'user', content: 'x' }],
+      tools: [{ type: 'function', function: { name: 'calculator' } }],
+    });
     expect(res.finish_reason).toBe('tool_calls');
-    expect(res.tool_calls?.map((c) => [c.function.name, JSON.parse(c.function.arguments)])).toEqual([['calculator', { expression: '2+2' }], ['datetime', {}]]);
+    expect(res.tool_calls?.map((c) => [c.function.name, JSON.parse(c.function.arguments)])).toEqual([
+      ['calculator', { expression: '2+2' }],
+      ['datetime', {}],
+    ]);
     expect(a.chats[0].body.tools).toHaveLength(1);
     const chunks = await collect(r.stream({ lane: 'slm-fast', messages: [{ role: 'user', content: 'x' }] }));
     expect(chunks[chunks.length - 1].tool_calls?.map((c) => c.function.name)).toEqual(['calculator', 'datetime']);
@@ -249,10 +281,22 @@ describe('model router over a real OpenAI-compatible upstream', () => {
     const r = router({ OPENAI_BASE_URL: a.url });
     a.setDefault({ delayMs: 150, echo: true });
     const results = await Promise.all(
-      [1, 2, 3].map((i) => r.complete({ lane: 'micro', messages: [{ role: 'system', content: 'S' }, { role: 'user', content: `q${i}` }] })),
+      [1, 2, 3].map((i) =>
+        r.complete({
+          lane: 'micro',
+          messages: [
+            { role: 'system', content: 'S' },
+            { role: 'user', content: `q${i}` },
+          ],
+        }),
+      ),
     );
     expect(a.maxInFlight).toBe(3);
     expect(a.inFlight).toBe(0);
-    expect(results.map((x) => x.content).sort()).toEqual(['system: S\nuser: q1', 'system: S\nuser: q2', 'system: S\nuser: q3']);
+    expect(results.map((x) => x.content).sort()).toEqual([
+      'system: S\nuser: q1',
+      'system: S\nuser: q2',
+      'system: S\nuser: q3',
+    ]);
   });
 });

@@ -12,7 +12,11 @@ let key: string;
 withFakeUpstream({ scopes: ['runtime:chat'], resetEach: { reply: 'ok' } }, (up) => ({ fake, h, key } = up));
 
 function chat(content: string, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}) {
-  return h.req('POST', '/v1/chat/completions', { key, body: { messages: [{ role: 'user', content }], ...extra }, headers });
+  return h.req('POST', '/v1/chat/completions', {
+    key,
+    body: { messages: [{ role: 'user', content }], ...extra },
+    headers,
+  });
 }
 
 test('X-Svc-Context: learn is ignored on chat, like any invalid surface', async () => {
@@ -29,11 +33,23 @@ test('X-Svc-Context: learn is ignored on chat, like any invalid surface', async 
 test('learn counts on /v1/learning/mastery/compile and is ignored on the other structured endpoints', async () => {
   const body = {
     objective: 'Learn TCP',
-    sources: [{ id: 's1', kind: 'notes', title: 'TCP', content: 'TCP congestion control uses slow start. Slow start doubles the window each round trip.' }],
+    sources: [
+      {
+        id: 's1',
+        kind: 'notes',
+        title: 'TCP',
+        content: 'TCP congestion control uses slow start. Slow start doubles the window each round trip.',
+      },
+    ],
     preferences: { surfaces: ['learn', 'mobile'] },
   };
-  const hintsOf = (r: { body: { cross_surface_reinforcement_hints: Array<{ surface: string }> } }) => r.body.cross_surface_reinforcement_hints.map((x) => x.surface);
-  const onLearn = await h.req('POST', '/v1/learning/mastery/compile', { key, body, headers: { 'X-Svc-Context': 'learn' } });
+  const hintsOf = (r: { body: { cross_surface_reinforcement_hints: Array<{ surface: string }> } }) =>
+    r.body.cross_surface_reinforcement_hints.map((x) => x.surface);
+  const onLearn = await h.req('POST', '/v1/learning/mastery/compile', {
+    key,
+    body,
+    headers: { 'X-Svc-Context': 'learn' },
+  });
   const without = await h.req('POST', '/v1/learning/mastery/compile', { key, body });
   expect(onLearn.status).toBe(200);
   expect(hintsOf(without)).toContain('learn');
@@ -53,7 +69,11 @@ test('android and mobile sessions are scoped to their own surface', async () => 
   fake.script({ reply: 'Hello Ada.' }, { reply: 'You are Ada.' }, { reply: 'Who are you?' });
   await chat('I am Ada.', { 'X-Svc-Context': 'android', 'X-Session-ID': id });
   await chat('Who am I?', { 'X-Svc-Context': 'android', 'X-Session-ID': id });
-  expect(fake.chats[1].body.messages.slice(1).map((m: { content: string }) => m.content)).toEqual(['I am Ada.', 'Hello Ada.', 'Who am I?']);
+  expect(fake.chats[1].body.messages.slice(1).map((m: { content: string }) => m.content)).toEqual([
+    'I am Ada.',
+    'Hello Ada.',
+    'Who am I?',
+  ]);
   // The same id on mobile (or with no surface) is another, empty session.
   await chat('Who am I?', { 'X-Svc-Context': 'mobile', 'X-Session-ID': id });
   expect(fake.chats[2].body.messages.slice(1).map((m: { content: string }) => m.content)).toEqual(['Who am I?']);
@@ -72,6 +92,9 @@ test('an over-long or non-string profile is ignored (baseline applies), not a 40
   expect(long.body.meta).toMatchObject({ surface: 'dev', profile: null });
   const odd = await chat('hi', { 'X-Svc-Context': 'dev' }, { profile: 42 });
   expect(odd.status).toBe(200);
-  const feedback = await h.req('POST', '/v1/chat/feedback', { key, body: { prompt: 'p', response: 'r', profile: 'y'.repeat(500) } });
+  const feedback = await h.req('POST', '/v1/chat/feedback', {
+    key,
+    body: { prompt: 'p', response: 'r', profile: 'y'.repeat(500) },
+  });
   expect(feedback.status).toBe(200);
 });

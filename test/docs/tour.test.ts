@@ -37,7 +37,14 @@ export function tourSections(text: string): Array<{ title: string; blocks: Block
 let fake: FakeOpenAI;
 let h: Harness;
 let key: string;
-const ALL_SCOPES = ['runtime:chat', 'runtime:models', 'runtime:spaces', 'runtime:workspaces', 'runtime:records', 'runtime:email:send'];
+const ALL_SCOPES = [
+  'runtime:chat',
+  'runtime:models',
+  'runtime:spaces',
+  'runtime:workspaces',
+  'runtime:records',
+  'runtime:email:send',
+];
 // The browser section needs a browser worker (Debian's Chromium). Declared before the harness's own afterAll so the
 // worker stops while the database and Temporal are still there (afterAll hooks run in declaration order).
 let bw: BrowserWorkers | undefined;
@@ -45,20 +52,36 @@ afterAll(async () => {
   await bw?.stop();
 }, 60_000);
 // The web snippets fetch a real page served here (PAGE); loopback is allowed for that, metadata addresses never are.
-withFakeUpstream({ worker: true, scopes: ALL_SCOPES, env: { SVC_ALLOW_PRIVATE_FETCH: 'true' }, resetEach: { reply: 'Otters are social and playful.' } }, (up) => ({ fake, h, key } = up));
+withFakeUpstream(
+  {
+    worker: true,
+    scopes: ALL_SCOPES,
+    env: { SVC_ALLOW_PRIVATE_FETCH: 'true' },
+    resetEach: { reply: 'Otters are social and playful.' },
+  },
+  (up) => ({ fake, h, key } = up),
+);
 
 const ARTICLE = `<!doctype html><html lang="en"><head><title>Sea otters</title></head><body><nav>Home | About</nav>
 <article><h1>Sea otters</h1><p>Sea otters hold hands while they sleep so that they do not drift apart.</p>
 <p>They use stones as tools to open shells, and they keep a favourite stone in a pouch of loose skin.</p></article>
 <footer>Copyright</footer></body></html>`;
 beforeAll(async () => {
-  bw = await startBrowserWorkers({ config: h.config, db: h.db, log: pino({ level: 'silent' }), address: testEnv().temporalAddress, taskQueue: h.taskQueue });
+  bw = await startBrowserWorkers({
+    config: h.config,
+    db: h.db,
+    log: pino({ level: 'silent' }),
+    address: testEnv().temporalAddress,
+    taskQueue: h.taskQueue,
+  });
 }, 120_000);
 
 let page: http.Server;
 let pageUrl: string;
 beforeAll(async () => {
-  page = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE));
+  page = http.createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE),
+  );
   await new Promise<void>((r) => page.listen(0, '127.0.0.1', r));
   pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/otters`;
 });
@@ -83,7 +106,19 @@ function run(block: Block, env: Record<string, string>): Promise<{ code: number 
 const sections = tourSections(TOUR);
 
 test('the tour covers the capability families, each with a runnable block', () => {
-  expect(sections.map((s) => s.title)).toEqual(expect.arrayContaining(['Chat', 'Tasks: a step DAG, streamed', 'Goals and ticks', 'Structured reasoning', 'Knowledge', 'Web', 'Browser', 'Tools and MCP', 'Live events']));
+  expect(sections.map((s) => s.title)).toEqual(
+    expect.arrayContaining([
+      'Chat',
+      'Tasks: a step DAG, streamed',
+      'Goals and ticks',
+      'Structured reasoning',
+      'Knowledge',
+      'Web',
+      'Browser',
+      'Tools and MCP',
+      'Live events',
+    ]),
+  );
   for (const s of sections) expect(s.blocks.length).toBeGreaterThan(0);
 });
 
@@ -91,8 +126,14 @@ describe.each(sections.map((s) => [s.title, s] as const))('tour: %s', (_title, s
   test('every block runs as written against the real service', async () => {
     const before = fake.chats.length;
     // The sh blocks of a section share their variables, as they would in one terminal.
-    const sh = section.blocks.filter((b) => b.lang === 'sh').map((b) => b.code).join('\n');
-    const blocks: Block[] = [...(sh ? [{ lang: 'sh' as const, code: sh }] : []), ...section.blocks.filter((b) => b.lang === 'js')];
+    const sh = section.blocks
+      .filter((b) => b.lang === 'sh')
+      .map((b) => b.code)
+      .join('\n');
+    const blocks: Block[] = [
+      ...(sh ? [{ lang: 'sh' as const, code: sh }] : []),
+      ...section.blocks.filter((b) => b.lang === 'js'),
+    ];
     for (const block of blocks) {
       const r = await run(block, { BASE: h.url, KEY: key, PAGE: pageUrl });
       // On failure the block's own output says which command stopped.

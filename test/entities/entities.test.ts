@@ -15,12 +15,24 @@ const upsert = (body: unknown, k = key) => h.req('POST', '/v1/entities', { key: 
 test('upsert creates, then updates by id or by a case-insensitive name match', async () => {
   const a = await upsert({ name: 'Acme Ltd', kind: 'vendor', aliases: ['ACME', 'Acme Limited'] });
   expect(a.status).toBe(201);
-  expect(a.body).toMatchObject({ name: 'Acme Ltd', kind: 'vendor', aliases: ['ACME', 'Acme Limited'], created: true, alias_conflicts: [], event_count: 0 });
+  expect(a.body).toMatchObject({
+    name: 'Acme Ltd',
+    kind: 'vendor',
+    aliases: ['ACME', 'Acme Limited'],
+    created: true,
+    alias_conflicts: [],
+    event_count: 0,
+  });
   expect(a.body.id).toMatch(/^ent_/);
   // Same name, other case and spacing: the same entity, aliases added.
   const again = await upsert({ name: '  acme   LTD ', aliases: ['Acme Corp'] });
   expect(again.status).toBe(200);
-  expect(again.body).toMatchObject({ id: a.body.id, created: false, kind: 'vendor', aliases: ['ACME', 'Acme Limited', 'Acme Corp'] });
+  expect(again.body).toMatchObject({
+    id: a.body.id,
+    created: false,
+    kind: 'vendor',
+    aliases: ['ACME', 'Acme Limited', 'Acme Corp'],
+  });
   // By id: rename and replace the aliases.
   const byId = await upsert({ id: a.body.id, name: 'Acme Group', kind: 'business', aliases: ['Acme'] });
   expect(byId.status).toBe(200);
@@ -83,12 +95,27 @@ test('events: recorded with defaults, listed newest first, limited by event_limi
   const e = (await upsert({ name: 'Event Target' })).body;
   const task = (await h.req('POST', '/v1/tasks', { key, body: { title: 'linked' } })).body;
   const before = Date.now();
-  const now = await h.req('POST', `/v1/entities/${e.id}/events`, { key, body: { kind: 'note', content: 'just now', task_id: task.id, metadata: { by: 'test' } } });
+  const now = await h.req('POST', `/v1/entities/${e.id}/events`, {
+    key,
+    body: { kind: 'note', content: 'just now', task_id: task.id, metadata: { by: 'test' } },
+  });
   expect(now.status).toBe(201);
-  expect(now.body).toMatchObject({ entity_id: e.id, kind: 'note', content: 'just now', task_id: task.id, metadata: { by: 'test' } });
+  expect(now.body).toMatchObject({
+    entity_id: e.id,
+    kind: 'note',
+    content: 'just now',
+    task_id: task.id,
+    metadata: { by: 'test' },
+  });
   expect(Date.parse(now.body.occurred_at)).toBeGreaterThanOrEqual(before - 1000);
-  await h.req('POST', `/v1/entities/${e.id}/events`, { key, body: { kind: 'invoice', occurred_at: '2024-01-02T10:00:00Z' } });
-  await h.req('POST', `/v1/entities/${e.id}/events`, { key, body: { kind: 'call', occurred_at: '2025-06-01T10:00:00+02:00' } });
+  await h.req('POST', `/v1/entities/${e.id}/events`, {
+    key,
+    body: { kind: 'invoice', occurred_at: '2024-01-02T10:00:00Z' },
+  });
+  await h.req('POST', `/v1/entities/${e.id}/events`, {
+    key,
+    body: { kind: 'call', occurred_at: '2025-06-01T10:00:00+02:00' },
+  });
   const got = await h.req('GET', `/v1/entities/${e.id}`, { key });
   expect(got.body.event_count).toBe(3);
   expect(got.body.events.map((x: { kind: string }) => x.kind)).toEqual(['note', 'call', 'invoice']);
@@ -98,21 +125,33 @@ test('events: recorded with defaults, listed newest first, limited by event_limi
   expect((await h.req('GET', `/v1/entities/${e.id}?event_limit=-1`, { key })).status).toBe(400);
   // Bad bodies are 400; unknown and foreign tasks are 404.
   expect((await h.req('POST', `/v1/entities/${e.id}/events`, { key, body: { kind: 'email' } })).status).toBe(400);
-  expect((await h.req('POST', `/v1/entities/${e.id}/events`, { key, body: { kind: 'note', metadata: { n: 1 } } })).status).toBe(400);
-  expect((await h.req('POST', `/v1/entities/${e.id}/events`, { key, body: { kind: 'note', occurred_at: 'yesterday' } })).status).toBe(400);
-  expect((await h.req('POST', `/v1/entities/${e.id}/events`, { key, body: { kind: 'note', task_id: 'tsk_nope' } })).status).toBe(404);
+  expect(
+    (await h.req('POST', `/v1/entities/${e.id}/events`, { key, body: { kind: 'note', metadata: { n: 1 } } })).status,
+  ).toBe(400);
+  expect(
+    (await h.req('POST', `/v1/entities/${e.id}/events`, { key, body: { kind: 'note', occurred_at: 'yesterday' } }))
+      .status,
+  ).toBe(400);
+  expect(
+    (await h.req('POST', `/v1/entities/${e.id}/events`, { key, body: { kind: 'note', task_id: 'tsk_nope' } })).status,
+  ).toBe(404);
   const foreignTask = (await h.req('POST', '/v1/tasks', { key: other, body: { title: 'theirs' } })).body;
-  expect((await h.req('POST', `/v1/entities/${e.id}/events`, { key, body: { kind: 'note', task_id: foreignTask.id } })).status).toBe(404);
+  expect(
+    (await h.req('POST', `/v1/entities/${e.id}/events`, { key, body: { kind: 'note', task_id: foreignTask.id } }))
+      .status,
+  ).toBe(404);
   // Deleting the task keeps the event, unlinked.
   await h.req('DELETE', `/v1/tasks/${task.id}`, { key });
   const after = await h.req('GET', `/v1/entities/${e.id}`, { key });
   expect(after.body.events[0]).toMatchObject({ content: 'just now', task_id: null });
 });
 
-test('tenants are isolated: 404 for another tenant\'s entity, and no cross-tenant matches', async () => {
+test("tenants are isolated: 404 for another tenant's entity, and no cross-tenant matches", async () => {
   const mine = (await upsert({ name: 'Shared Name', aliases: ['SN'] })).body;
   expect((await h.req('GET', `/v1/entities/${mine.id}`, { key: other })).status).toBe(404);
-  expect((await h.req('POST', `/v1/entities/${mine.id}/events`, { key: other, body: { kind: 'note' } })).status).toBe(404);
+  expect((await h.req('POST', `/v1/entities/${mine.id}/events`, { key: other, body: { kind: 'note' } })).status).toBe(
+    404,
+  );
   expect((await upsert({ id: mine.id, name: 'hijack' }, other)).status).toBe(404);
   expect((await h.req('GET', '/v1/entities?search=shared', { key: other })).body.data).toEqual([]);
   // The same name and alias in another tenant is another entity, with no alias conflict.

@@ -48,7 +48,13 @@ const apis: Proc[] = [];
 const workers: Proc[] = [];
 
 async function startTemporal(): Promise<DevServer> {
-  return startDevServer({ cli, port: temporalPort, namespace: 'default', dbFile: path.join(temporalDir, 'temporal.db'), log });
+  return startDevServer({
+    cli,
+    port: temporalPort,
+    namespace: 'default',
+    dbFile: path.join(temporalDir, 'temporal.db'),
+    log,
+  });
 }
 
 beforeAll(async () => {
@@ -60,7 +66,13 @@ beforeAll(async () => {
   temporal = await startTemporal();
   database = await freshDatabase({ prefix: 'svc_test' });
   db = await createDb({ url: database.url, maxConnections: 2 });
-  key = (await mintKey(db, { tenantId: await createTenant(db), kind: 'runtime', scopes: ['runtime:chat', 'runtime:records'] })).apiKey;
+  key = (
+    await mintKey(db, {
+      tenantId: await createTenant(db),
+      kind: 'runtime',
+      scopes: ['runtime:chat', 'runtime:records'],
+    })
+  ).apiKey;
   fake = await startFakeOpenAI();
   fake.setDefault({ reply: 'ok from the model', delayMs: 300 });
   rx = await startReceiver();
@@ -107,7 +119,11 @@ async function call(method: string, p: string, body: unknown, stats: Stats, idem
     try {
       const r = await fetch(base + p, {
         method,
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(idem ? { 'idempotency-key': idem } : {}) },
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          ...(idem ? { 'idempotency-key': idem } : {}),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await r.text();
@@ -137,7 +153,13 @@ async function follow(taskId: string, stats: Stats): Promise<SseEvent[]> {
   for (let attempt = 0; attempt < 120; attempt++) {
     const last = events.at(-1)?.id;
     try {
-      const r = await openStream(`${base}/v1/tasks/${taskId}/execute`, { method: 'GET', key, lastEventId: last, timeoutMs: 120_000, onEvent: (e) => e.data?.done === true });
+      const r = await openStream(`${base}/v1/tasks/${taskId}/execute`, {
+        method: 'GET',
+        key,
+        lastEventId: last,
+        timeoutMs: 120_000,
+        onEvent: (e) => e.data?.done === true,
+      });
       if (r.status >= 500) stats.byStatus[r.status] = (stats.byStatus[r.status] ?? 0) + 1;
       events.push(...r.events);
     } catch {
@@ -156,8 +178,19 @@ test('kill -9 an API and a worker, restart Temporal (and PostgreSQL): nothing lo
   for (let i = 0; i < TASKS; i++) for (const s of STEPS) rx.route(`/f/${i}/${s}`, { delayMs: 1500 });
   const taskIds: string[] = [];
   for (let i = 0; i < TASKS; i++) {
-    const hook = (s: string, deps: string[]) => ({ id: s, title: s, action: 'webhook', args: { url: `${rx.url}/f/${i}/${s}`, secret: 'x' }, depends_on: deps });
-    const r = await call('POST', '/v1/tasks', { title: `t${i}`, steps: STEPS.map((s, j) => hook(s, j ? [STEPS[j - 1]] : [])) }, stats);
+    const hook = (s: string, deps: string[]) => ({
+      id: s,
+      title: s,
+      action: 'webhook',
+      args: { url: `${rx.url}/f/${i}/${s}`, secret: 'x' },
+      depends_on: deps,
+    });
+    const r = await call(
+      'POST',
+      '/v1/tasks',
+      { title: `t${i}`, steps: STEPS.map((s, j) => hook(s, j ? [STEPS[j - 1]] : [])) },
+      stats,
+    );
     expect(r.status).toBe(201);
     taskIds.push(r.body.id);
   }
@@ -166,18 +199,47 @@ test('kill -9 an API and a worker, restart Temporal (and PostgreSQL): nothing lo
     await new Promise((res) => setTimeout(res, i * 2000));
     const r = await call('POST', `/v1/tasks/${id}/execute`, undefined, stats, `run-${i}`);
     if (r.status >= 300) {
-      const errors = apis.map((a) => a.output().split('\n').filter((l) => l.includes('"level":50')).join('\n')).join('\n');
+      const errors = apis
+        .map((a) =>
+          a
+            .output()
+            .split('\n')
+            .filter((l) => l.includes('"level":50'))
+            .join('\n'),
+        )
+        .join('\n');
       throw new Error(`execute ${id}: ${r.status} ${JSON.stringify(r.body)}\n${errors.slice(-3000)}`);
     }
     return follow(id, stats);
   });
   const goals = Array.from({ length: GOALS }, (_, i) =>
-    call('POST', '/v1/goals', { title: `g${i}`, steps: [{ title: 's1', prompt: `goal ${i} step 1` }, { title: 's2', prompt: `goal ${i} step 2` }] }, stats, `goal-${i}`),
+    call(
+      'POST',
+      '/v1/goals',
+      {
+        title: `g${i}`,
+        steps: [
+          { title: 's1', prompt: `goal ${i} step 1` },
+          { title: 's2', prompt: `goal ${i} step 2` },
+        ],
+      },
+      stats,
+      `goal-${i}`,
+    ),
   );
   const chats = (async () => {
     const answers: number[] = [];
     for (let i = 0; i < 12; i++) {
-      answers.push((await call('POST', '/v1/chat/completions', { model: 'svc-oracle', messages: [{ role: 'user', content: `chat ${i}` }] }, stats)).status);
+      answers.push(
+        (
+          await call(
+            'POST',
+            '/v1/chat/completions',
+            { model: 'svc-oracle', messages: [{ role: 'user', content: `chat ${i}` }] },
+            stats,
+          )
+        ).status,
+      );
       await new Promise((res) => setTimeout(res, 400));
     }
     return answers;
@@ -189,7 +251,10 @@ test('kill -9 an API and a worker, restart Temporal (and PostgreSQL): nothing lo
     const t0 = Date.now();
     await fault();
     for (let i = 0; i < 300; i++) {
-      const ok = await fetch(`${base}/v1/health`).then((r) => r.status === 200, () => false);
+      const ok = await fetch(`${base}/v1/health`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ok) break;
       await new Promise((res) => setTimeout(res, 200));
     }
@@ -197,7 +262,9 @@ test('kill -9 an API and a worker, restart Temporal (and PostgreSQL): nothing lo
   };
   await Promise.race([rx.waitFor(() => rx.inFlight > 0, 60_000), Promise.all(runs)]).catch(async (err: Error) => {
     const state = await call('GET', `/v1/tasks/${taskIds[0]}/execute`, undefined, stats);
-    throw new Error(`${err.message}; first task: ${JSON.stringify(state.body)}; worker-1: ${workers[0].output().slice(-1500)}`);
+    throw new Error(
+      `${err.message}; first task: ${JSON.stringify(state.body)}; worker-1: ${workers[0].output().slice(-1500)}`,
+    );
   });
   await measure('kill -9 api-1', async () => {
     await apis[0].kill9();
@@ -218,7 +285,9 @@ test('kill -9 an API and a worker, restart Temporal (and PostgreSQL): nothing lo
   if (PG_RESTART) {
     await measure('restart PostgreSQL', async () => {
       const version = readdirSync('/etc/postgresql')[0];
-      const r = spawnSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'restart'], { encoding: 'utf8' });
+      const r = spawnSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'restart'], {
+        encoding: 'utf8',
+      });
       expect(r.status).toBe(0);
     });
   }
@@ -251,7 +320,8 @@ test('kill -9 an API and a worker, restart Temporal (and PostgreSQL): nothing lo
       const hits = rx.on(`/f/${i}/${s}`);
       // A webhook runs again only when its first call was cut off by the worker kill (at-least-once delivery).
       const answered = hits.filter((hh) => !hh.closedEarly);
-      if (answered.length > 1 && !(hits[0].startedAt <= killedAt && (hits[0].endedAt ?? Infinity) >= killedAt - 1000)) duplicated++;
+      if (answered.length > 1 && !(hits[0].startedAt <= killedAt && (hits[0].endedAt ?? Infinity) >= killedAt - 1000))
+        duplicated++;
       if (hits.length === 0) lost++;
     }
   }

@@ -17,18 +17,29 @@ export interface Proc {
 }
 
 function exited(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', () => r()));
+  return child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((r) => child.once('exit', () => r()));
 }
 
 /** A process from source (SWC on the fly), ready once `ready()` says so (polled every 200 ms, 90 s at most). */
-export function proc(name: string, script: string, env: NodeJS.ProcessEnv, ready: (out: string) => Promise<boolean> | boolean): Proc {
+export function proc(
+  name: string,
+  script: string,
+  env: NodeJS.ProcessEnv,
+  ready: (out: string) => Promise<boolean> | boolean,
+): Proc {
   let out = '';
   const p: Proc = {
     name,
     output: () => out,
     child: undefined as unknown as ChildProcess,
     async start() {
-      p.child = spawn(process.execPath, ['-r', TS, path.join(ROOT, script)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      p.child = spawn(process.execPath, ['-r', TS, path.join(ROOT, script)], {
+        cwd: ROOT,
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       p.child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
       p.child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
       const deadline = Date.now() + 90_000;

@@ -10,7 +10,8 @@ let h: Harness;
 withFakeUpstream({ scopes: ['runtime:chat'], resetEach: { reply: 'hello from upstream' } }, (up) => ({ fake, h } = up));
 
 const TOKEN = { 'X-Registration-Token': 'test-registration-token' };
-const chat = (key: string) => h.req('POST', '/v1/chat/completions', { key, body: { model: 'mid', messages: [{ role: 'user', content: 'hi' }] } });
+const chat = (key: string) =>
+  h.req('POST', '/v1/chat/completions', { key, body: { model: 'mid', messages: [{ role: 'user', content: 'hi' }] } });
 
 /** The statuses a key gets on one route per runtime scope that has a route today. */
 async function access(key: string) {
@@ -31,14 +32,23 @@ describe('keys minted by POST /v1/app/register work on real routes', () => {
     ['mobile', { key: 200, chat: 200, models: 200, sessions: 200, spaces: 403 }],
     ['dev', { key: 200, chat: 200, models: 200, sessions: 200, spaces: 403 }],
   ])('%s key', async (app, expected) => {
-    const minted = await h.req('POST', '/v1/app/register', { headers: TOKEN, body: { app_name: app, device_id: `${app}-device` } });
+    const minted = await h.req('POST', '/v1/app/register', {
+      headers: TOKEN,
+      body: { app_name: app, device_id: `${app}-device` },
+    });
     expect(minted.status).toBe(200);
     const before = fake.chats.length;
     expect(await access(minted.body.api_key)).toEqual(expected);
     // The chat really went to the upstream and came back.
     expect(fake.chats.length - before).toBe(1);
     const me = await h.req('GET', '/v1/key', { key: minted.body.api_key });
-    expect(me.body).toMatchObject({ key_id: minted.body.key_id, tenant_id: minted.body.tenant_id, kind: 'runtime', app, scopes: minted.body.scopes });
+    expect(me.body).toMatchObject({
+      key_id: minted.body.key_id,
+      tenant_id: minted.body.tenant_id,
+      kind: 'runtime',
+      app,
+      scopes: minted.body.scopes,
+    });
     if (expected.spaces === 403) {
       const denied = await h.req('GET', '/v1/spaces', { key: minted.body.api_key });
       expect(denied.body).toMatchObject({ code: 'forbidden', scope: 'runtime:spaces' });
@@ -60,7 +70,7 @@ describe('keys minted by POST /v1/app/register work on real routes', () => {
     expect({ status: spaces.status, scope: spaces.body.scope }).toEqual({ status: 403, scope: 'runtime:spaces' });
   });
 
-  test('a key from another tenant does not see this tenant\'s space (404)', async () => {
+  test("a key from another tenant does not see this tenant's space (404)", async () => {
     const home = await h.req('POST', '/v1/app/register', { headers: TOKEN, body: { app_name: 'home' } });
     const other = await h.req('POST', '/v1/app/register', { headers: TOKEN, body: { app_name: 'home' } });
     expect(other.body.tenant_id).not.toBe(home.body.tenant_id);
@@ -86,7 +96,7 @@ describe('keys minted by POST /v1/agent/register work on real routes', () => {
     ['studio', 403],
     ['mobile', 403],
     ['dev', 403],
-  ])('a bootstrap-minted %s key has that first-party app\'s scopes (spaces %i)', async (app, spaces) => {
+  ])("a bootstrap-minted %s key has that first-party app's scopes (spaces %i)", async (app, spaces) => {
     const boot = await h.key([`bootstrap:app:${app}`], { kind: 'bootstrap' });
     const minted = await h.req('POST', '/v1/agent/register', { key: boot.apiKey, body: { app_name: app } });
     expect(minted.status).toBe(200);

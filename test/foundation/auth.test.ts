@@ -13,7 +13,10 @@ const TOKEN = 'test-registration-token';
 
 describe('POST /v1/app/register', () => {
   test('mints a home key in a new tenant with the home scopes', async () => {
-    const r = await h.req('POST', '/v1/app/register', { headers: { 'X-Registration-Token': TOKEN }, body: { app_name: 'home', device_id: 'd1' } });
+    const r = await h.req('POST', '/v1/app/register', {
+      headers: { 'X-Registration-Token': TOKEN },
+      body: { app_name: 'home', device_id: 'd1' },
+    });
     expect(r.status).toBe(200);
     expect(r.body.api_key).toMatch(/^svc\.[0-9a-z]{12}\.[0-9a-z]{32}$/);
     expect(r.body.app).toBe('home');
@@ -36,7 +39,10 @@ describe('POST /v1/app/register', () => {
   });
 
   test('studio gets chat+models; token also accepted as Bearer; existing tenant reused', async () => {
-    const first = await h.req('POST', '/v1/app/register', { headers: { authorization: `Bearer ${TOKEN}` }, body: { app_name: 'Studio' } });
+    const first = await h.req('POST', '/v1/app/register', {
+      headers: { authorization: `Bearer ${TOKEN}` },
+      body: { app_name: 'Studio' },
+    });
     expect(first.status).toBe(200);
     expect(first.body.scopes.sort()).toEqual(['runtime:chat', 'runtime:models']);
     const second = await h.req('POST', '/v1/app/register', {
@@ -49,12 +55,21 @@ describe('POST /v1/app/register', () => {
 
   test('unknown tenant 404, unapproved app 403, missing or wrong token 401, bad body 400', async () => {
     const headers = { 'X-Registration-Token': TOKEN };
-    expect((await h.req('POST', '/v1/app/register', { headers, body: { app_name: 'home', tenant: 'ten_nope' } })).status).toBe(404);
+    expect(
+      (await h.req('POST', '/v1/app/register', { headers, body: { app_name: 'home', tenant: 'ten_nope' } })).status,
+    ).toBe(404);
     const forbidden = await h.req('POST', '/v1/app/register', { headers, body: { app_name: 'toaster' } });
     expect(forbidden.status).toBe(403);
     expect(forbidden.body.error).toMatch(/toaster/);
     expect((await h.req('POST', '/v1/app/register', { body: { app_name: 'home' } })).status).toBe(401);
-    expect((await h.req('POST', '/v1/app/register', { headers: { 'X-Registration-Token': 'wrong' }, body: { app_name: 'home' } })).status).toBe(401);
+    expect(
+      (
+        await h.req('POST', '/v1/app/register', {
+          headers: { 'X-Registration-Token': 'wrong' },
+          body: { app_name: 'home' },
+        })
+      ).status,
+    ).toBe(401);
     const bad = await h.req('POST', '/v1/app/register', { headers, body: { device_id: 3 } });
     expect(bad.status).toBe(400);
     expect(bad.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['body.app_name', 'body.device_id']);
@@ -68,7 +83,10 @@ describe('app names that are Object.prototype members', () => {
     'POST /v1/app/register with app_name %p is 403 like any unknown app, and creates no tenant',
     async (name) => {
       const before = await tenants();
-      const r = await h.req('POST', '/v1/app/register', { headers: { 'X-Registration-Token': TOKEN }, body: { app_name: name } });
+      const r = await h.req('POST', '/v1/app/register', {
+        headers: { 'X-Registration-Token': TOKEN },
+        body: { app_name: name },
+      });
       expect({ status: r.status, code: r.body.code }).toEqual({ status: 403, code: 'forbidden' });
       expect(await tenants()).toBe(before);
     },
@@ -90,7 +108,10 @@ describe('registration disabled', () => {
   });
   afterAll(async () => h2?.close());
   test('is always 401 when no registration token is configured', async () => {
-    const r = await h2.req('POST', '/v1/app/register', { headers: { 'X-Registration-Token': '' }, body: { app_name: 'home' } });
+    const r = await h2.req('POST', '/v1/app/register', {
+      headers: { 'X-Registration-Token': '' },
+      body: { app_name: 'home' },
+    });
     expect(r.status).toBe(401);
     expect(r.body.error).toMatch(/disabled/);
   });
@@ -100,7 +121,10 @@ describe('bootstrap keys and POST /v1/agent/register', () => {
   test('mints for the named app in the bootstrap tenant, 403 for another app', async () => {
     const boot = await h.key(['bootstrap:app:studio'], { kind: 'bootstrap' });
     expect(boot.apiKey).toMatch(/^agb\./);
-    const ok = await h.req('POST', '/v1/agent/register', { key: boot.apiKey, body: { app_name: 'Studio', device_id: 'ci' } });
+    const ok = await h.req('POST', '/v1/agent/register', {
+      key: boot.apiKey,
+      body: { app_name: 'Studio', device_id: 'ci' },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.tenant_id).toBe(boot.tenantId);
     expect(ok.body.scopes.sort()).toEqual(['runtime:chat', 'runtime:models']);
@@ -111,7 +135,10 @@ describe('bootstrap keys and POST /v1/agent/register', () => {
 
   test('a bootstrap key is refused everywhere else with 403', async () => {
     // The key also carries runtime scopes, so only the bootstrap rule (not a missing scope) refuses it.
-    const boot = await h.key(['bootstrap:app:home', 'runtime:chat', 'runtime:models', 'runtime:spaces', 'runtime:records'], { kind: 'bootstrap' });
+    const boot = await h.key(
+      ['bootstrap:app:home', 'runtime:chat', 'runtime:models', 'runtime:spaces', 'runtime:records'],
+      { kind: 'bootstrap' },
+    );
     const routes: Array<[string, string, unknown?]> = [
       ['GET', '/v1/spaces'],
       ['GET', '/v1/models'],
@@ -129,12 +156,21 @@ describe('bootstrap keys and POST /v1/agent/register', () => {
     // Public routes do not look at the key at all.
     expect((await h.req('GET', '/v1/openapi.json', { key: boot.apiKey })).status).toBe(200);
     // And the key still does its one job.
-    expect((await h.req('POST', '/v1/agent/register', { key: boot.apiKey, body: { app_name: 'home' } })).status).toBe(200);
+    expect((await h.req('POST', '/v1/agent/register', { key: boot.apiKey, body: { app_name: 'home' } })).status).toBe(
+      200,
+    );
   });
 
   test('missing or invalid bootstrap key is 401', async () => {
     expect((await h.req('POST', '/v1/agent/register', { body: { app_name: 'home' } })).status).toBe(401);
-    expect((await h.req('POST', '/v1/agent/register', { key: 'agb.abcdefghjkmn.' + 'x'.repeat(32), body: { app_name: 'home' } })).status).toBe(401);
+    expect(
+      (
+        await h.req('POST', '/v1/agent/register', {
+          key: 'agb.abcdefghjkmn.' + 'x'.repeat(32),
+          body: { app_name: 'home' },
+        })
+      ).status,
+    ).toBe(401);
   });
 });
 
@@ -151,7 +187,9 @@ describe('revocation, legacy keys and last_used_at', () => {
     expect(keys.find((k) => k.key_id === unused.keyId)).toMatchObject({ last_used_at: null });
     expect(JSON.stringify(keys)).not.toMatch(/secret|hash/);
     await h.db.query(sql.unsafe`UPDATE api_keys SET revoked_at = now() WHERE id = ${boot.keyId}`);
-    expect((await h.req('POST', '/v1/agent/register', { key: boot.apiKey, body: { app_name: 'dev' } })).status).toBe(401);
+    expect((await h.req('POST', '/v1/agent/register', { key: boot.apiKey, body: { app_name: 'dev' } })).status).toBe(
+      401,
+    );
   });
 
   test('a legacy key works on scoped routes until revoked, and only within its scopes', async () => {

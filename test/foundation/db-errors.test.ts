@@ -10,8 +10,12 @@ test('integrity errors reach the caller as slonik typed errors, not ERR_UNHANDLE
       await c.query(sql.unsafe`CREATE TEMP TABLE p (id int PRIMARY KEY)`);
       await c.query(sql.unsafe`CREATE TEMP TABLE ch (p int REFERENCES p(id))`);
       await c.query(sql.unsafe`INSERT INTO p VALUES (1)`);
-      await expect(c.query(sql.unsafe`INSERT INTO ch VALUES (2)`)).rejects.toBeInstanceOf(ForeignKeyIntegrityConstraintViolationError);
-      await expect(c.query(sql.unsafe`INSERT INTO p VALUES (1)`)).rejects.toBeInstanceOf(UniqueIntegrityConstraintViolationError);
+      await expect(c.query(sql.unsafe`INSERT INTO ch VALUES (2)`)).rejects.toBeInstanceOf(
+        ForeignKeyIntegrityConstraintViolationError,
+      );
+      await expect(c.query(sql.unsafe`INSERT INTO p VALUES (1)`)).rejects.toBeInstanceOf(
+        UniqueIntegrityConstraintViolationError,
+      );
     });
   } finally {
     await db.end();

@@ -34,7 +34,10 @@ beforeAll(async () => {
   port = (server.address() as AddressInfo).port;
   // A page that answers after three body timeouts: the work after the body is not limited.
   slowPage = http.createServer((_req, res) => {
-    setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('Slow but complete page about durable rivers.'), 1500);
+    setTimeout(
+      () => res.writeHead(200, { 'content-type': 'text/plain' }).end('Slow but complete page about durable rivers.'),
+      1500,
+    );
   });
   await new Promise<void>((r) => slowPage.listen(0, '127.0.0.1', () => r()));
   slowUrl = `http://127.0.0.1:${(slowPage.address() as AddressInfo).port}/page.txt`;
@@ -65,12 +68,19 @@ function parse(raw: string): { status: number; body: any } {
 const errorsLogged = () => logs.filter((l) => l.level >= 50);
 
 describe('item 5: undecodable bodies', () => {
-  test.each(['gzip', 'deflate', 'br'])('Content-Encoding: %s with a body that is not %s → 400, not 500', async (encoding) => {
-    const r = await h.req('POST', '/v1/tasks', { key, raw: 'this is not compressed', headers: { 'content-type': 'application/json', 'content-encoding': encoding } });
-    expect([400, 415]).toContain(r.status);
-    expect(typeof r.body.error).toBe('string');
-    expect(r.body.code).toMatch(/invalid_request|invalid_json|unsupported_media_type/);
-  });
+  test.each(['gzip', 'deflate', 'br'])(
+    'Content-Encoding: %s with a body that is not %s → 400, not 500',
+    async (encoding) => {
+      const r = await h.req('POST', '/v1/tasks', {
+        key,
+        raw: 'this is not compressed',
+        headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+      });
+      expect([400, 415]).toContain(r.status);
+      expect(typeof r.body.error).toBe('string');
+      expect(r.body.code).toMatch(/invalid_request|invalid_json|unsupported_media_type/);
+    },
+  );
 
   test('a valid gzip body is accepted', async () => {
     const res = await fetch(`${h.url}/v1/tasks`, {
@@ -99,10 +109,30 @@ describe('item 6: lone surrogates and NUL reach no jsonb column', () => {
   test.each([
     ['task metadata key', '/v1/tasks', { title: 't', metadata: { [`k${lone}`]: 'v' } }, /^body\.metadata\./],
     ['task metadata value', '/v1/tasks', { title: 't', metadata: { k: `v${lone}` } }, /^body\.metadata\.k$/],
-    ['step args', '/v1/tasks', { title: 't', steps: [{ id: 'a', title: 'a', action: 'fetch', args: { url: `http://x/${lone}` } }] }, /^body\.steps\.0\.args\.url$/],
-    ['goal step prompt', '/v1/goals', { title: 'g', steps: [{ title: 's', prompt: `p${lone}` }] }, /^body\.steps\.0\.prompt$/],
-    ['sovereign step prompt', '/v1/sovereign/goals', { title: 'g', steps: [{ title: 's', prompt: `\udc00p` }] }, /^body\.steps\.0\.prompt$/],
-    ['swarm params', '/v1/swarm/run', { operation: 'map', params: { prompt: `x${lone}`, items: ['a'] } }, /^body\.params\.prompt$/],
+    [
+      'step args',
+      '/v1/tasks',
+      { title: 't', steps: [{ id: 'a', title: 'a', action: 'fetch', args: { url: `http://x/${lone}` } }] },
+      /^body\.steps\.0\.args\.url$/,
+    ],
+    [
+      'goal step prompt',
+      '/v1/goals',
+      { title: 'g', steps: [{ title: 's', prompt: `p${lone}` }] },
+      /^body\.steps\.0\.prompt$/,
+    ],
+    [
+      'sovereign step prompt',
+      '/v1/sovereign/goals',
+      { title: 'g', steps: [{ title: 's', prompt: `\udc00p` }] },
+      /^body\.steps\.0\.prompt$/,
+    ],
+    [
+      'swarm params',
+      '/v1/swarm/run',
+      { operation: 'map', params: { prompt: `x${lone}`, items: ['a'] } },
+      /^body\.params\.prompt$/,
+    ],
   ])('%s → 400 naming the field', async (_what, path, body, field) => {
     const r = await h.req('POST', path, { key, body });
     expect(r.status).toBe(400);
@@ -112,7 +142,10 @@ describe('item 6: lone surrogates and NUL reach no jsonb column', () => {
 
   test('entity event metadata with a lone surrogate → 400; nothing stored', async () => {
     const entity = await h.req('POST', '/v1/entities', { key, body: { name: 'Acme' } });
-    const r = await h.req('POST', `/v1/entities/${entity.body.id}/events`, { key, body: { kind: 'note', metadata: { source: `a${lone}` } } });
+    const r = await h.req('POST', `/v1/entities/${entity.body.id}/events`, {
+      key,
+      body: { kind: 'note', metadata: { source: `a${lone}` } },
+    });
     expect(r.status).toBe(400);
     expect(r.body.details[0].path).toBe('body.metadata.source');
     expect((await h.req('GET', `/v1/entities/${entity.body.id}`, { key })).body.events).toEqual([]);
@@ -127,7 +160,11 @@ describe('item 6: lone surrogates and NUL reach no jsonb column', () => {
   test('NUL in a multipart filename → 400 naming it', async () => {
     const form = new FormData();
     form.append('file', new Blob(['plain text'], { type: 'text/plain' }), 'no\u0000te.txt');
-    const res = await fetch(`${h.url}/v1/documents/upload`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    const res = await fetch(`${h.url}/v1/documents/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
     const body = (await res.json()) as { details: Array<{ path: string }> };
     expect(res.status).toBe(400);
     expect(body.details[0].path).toBe('body.file.filename');
@@ -142,7 +179,12 @@ describe('item 6: lone surrogates and NUL reach no jsonb column', () => {
       }
       throw new Error('the database accepted it');
     };
-    for (const q of [sql.unsafe`SELECT '"\\ud800"'::jsonb`, sql.unsafe`SELECT 'x'::int`, sql.unsafe`SELECT '1e400'::float8`, sql.unsafe`SELECT '2026-13-45'::date`]) {
+    for (const q of [
+      sql.unsafe`SELECT '"\\ud800"'::jsonb`,
+      sql.unsafe`SELECT 'x'::int`,
+      sql.unsafe`SELECT '1e400'::float8`,
+      sql.unsafe`SELECT '2026-13-45'::date`,
+    ]) {
       const err = await refused(q);
       expect({ status: err?.status, code: err?.code }).toEqual({ status: 400, code: 'invalid_request' });
     }
@@ -152,7 +194,9 @@ describe('item 6: lone surrogates and NUL reach no jsonb column', () => {
 
 describe('item 7: slow bodies and connection caps (production server)', () => {
   test('a body that never finishes gets 408 and the connection closes', async () => {
-    const raw = await exchange(`POST /v1/waitlist HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"email":`);
+    const raw = await exchange(
+      `POST /v1/waitlist HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"email":`,
+    );
     const r = parse(raw);
     expect(r.status).toBe(408);
     expect(r.body.code).toBe('request_timeout');
@@ -174,7 +218,8 @@ describe('item 7: slow bodies and connection caps (production server)', () => {
   test('connections beyond the per-address cap get 429; closing one frees a slot', async () => {
     const open: net.Socket[] = [];
     const health = 'GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n';
-    const firstResponse = (s: net.Socket) => new Promise<string>((resolve) => s.once('data', (d) => resolve(d.toString())));
+    const firstResponse = (s: net.Socket) =>
+      new Promise<string>((resolve) => s.once('data', (d) => resolve(d.toString())));
     try {
       for (let i = 0; i < 4; i++) {
         const s = net.connect(port, '127.0.0.1');
@@ -212,7 +257,11 @@ describe('item 8: parser-level errors answer with the JSON error body', () => {
   });
 
   test('a bad chunk size → 400 JSON', async () => {
-    const r = parse(await exchange('POST /v1/waitlist HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nnothex\r\n'));
+    const r = parse(
+      await exchange(
+        'POST /v1/waitlist HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nnothex\r\n',
+      ),
+    );
     expect([r.status, r.body.code]).toEqual([400, 'invalid_request']);
   });
 });

@@ -37,7 +37,10 @@ describe('one error model', () => {
   });
 
   test('malformed JSON is 400 invalid_json, never 500', async () => {
-    const r = await h.req('POST', '/v1/waitlist', { raw: '{"email": ', headers: { 'content-type': 'application/json' } });
+    const r = await h.req('POST', '/v1/waitlist', {
+      raw: '{"email": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_json');
   });
@@ -60,7 +63,10 @@ describe('one error model', () => {
   });
 
   test('a non-JSON body is 415', async () => {
-    const r = await h.req('POST', '/v1/waitlist', { raw: 'email=a@b.c', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const r = await h.req('POST', '/v1/waitlist', {
+      raw: 'email=a@b.c',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(r.status).toBe(415);
   });
 });
@@ -84,7 +90,10 @@ describe('NUL (\\u0000) in input: 400 naming the field, never a database 500', (
     for (const [method, p, body, field] of cases) {
       const r = await h.req(method, p, { key, body, headers: { 'X-Registration-Token': 'test-registration-token' } });
       expect({ p, status: r.status, code: r.body?.code }).toEqual({ p, status: 400, code: 'invalid_request' });
-      expect({ p, paths: r.body.details.map((d: { path: string }) => d.path) }).toEqual({ p, paths: expect.arrayContaining([field]) });
+      expect({ p, paths: r.body.details.map((d: { path: string }) => d.path) }).toEqual({
+        p,
+        paths: expect.arrayContaining([field]),
+      });
       expect(r.body.error).toMatch(/NUL/);
     }
     expect(await tenants()).toBe(before); // the refused registration created no tenant
@@ -93,9 +102,17 @@ describe('NUL (\\u0000) in input: 400 naming the field, never a database 500', (
   test('what slips past validation (a multipart field) is still 400 from the database error mapping', async () => {
     const key = (await h.key(['runtime:records'])).apiKey;
     const form = new FormData();
-    form.append('file', new Blob([new TextEncoder().encode('plain text body for the index')], { type: 'text/plain' }), 'note.txt');
+    form.append(
+      'file',
+      new Blob([new TextEncoder().encode('plain text body for the index')], { type: 'text/plain' }),
+      'note.txt',
+    );
     form.append('title', `Title ${nul}`);
-    const res = await fetch(`${h.url}/v1/documents/upload`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    const res = await fetch(`${h.url}/v1/documents/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
     const body = (await res.json()) as { code: string; error: string };
     expect({ status: res.status, code: body.code }).toEqual({ status: 400, code: 'invalid_request' });
     expect(body.error).toMatch(/NUL/);
@@ -104,7 +121,8 @@ describe('NUL (\\u0000) in input: 400 naming the field, never a database 500', (
 
 describe('dependency errors mapped by the error middleware', () => {
   test('PostgreSQL 22021/22P05 anywhere in the cause chain → 400; other database errors (23503 too) stay unmapped', () => {
-    const wrapped = (code: string) => Object.assign(new Error('slonik wrapper'), { cause: Object.assign(new Error('pg'), { code }) });
+    const wrapped = (code: string) =>
+      Object.assign(new Error('slonik wrapper'), { cause: Object.assign(new Error('pg'), { code }) });
     expect(fromDependencyError(wrapped('22021'))?.status).toBe(400);
     expect(fromDependencyError(Object.assign(new Error('pg'), { code: '22P05' }))?.code).toBe('invalid_request');
     expect(fromDependencyError(wrapped('23503'))).toBeNull();
@@ -124,18 +142,31 @@ describe('dependency errors mapped by the error middleware', () => {
       tags: ['test'],
       params: z.object({ mode: z.enum(['deadline', 'plain']) }),
       handler: async (_ctx, { params }) => {
-        if (params.mode === 'deadline') return connection.withDeadline(Date.now() + 500, () => connection.workflowService.getSystemInfo({}));
+        if (params.mode === 'deadline')
+          return connection.withDeadline(Date.now() + 500, () => connection.workflowService.getSystemInfo({}));
         return noRetry.workflowService.getSystemInfo({});
       },
     });
-    const app = createApp({ config: h.config, db: h.db, log: pino({ level: 'silent' }), temporal: { connection, client: new Client({ connection }) } }, [probe]);
+    const app = createApp(
+      {
+        config: h.config,
+        db: h.db,
+        log: pino({ level: 'silent' }),
+        temporal: { connection, client: new Client({ connection }) },
+      },
+      [probe],
+    );
     const server = http.createServer(app.callback());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     try {
       for (const mode of ['deadline', 'plain']) {
         const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/probe/${mode}`);
         const body = (await res.json()) as { code: string; error: string };
-        expect({ mode, status: res.status, code: body.code }).toEqual({ mode, status: 503, code: 'service_unavailable' });
+        expect({ mode, status: res.status, code: body.code }).toEqual({
+          mode,
+          status: 503,
+          code: 'service_unavailable',
+        });
         expect(body.error).toMatch(/workflow service \(Temporal\) is unavailable/);
         expect(body.error).not.toContain(String(dead));
         expect(res.headers.get('retry-after')).toBe('5');

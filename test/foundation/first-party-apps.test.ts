@@ -12,26 +12,80 @@ const TOKEN = 'test-registration-token';
 
 /** Routes the spec lists as "key required" with no scope named: every first-party app must reach them. */
 const KEY_REQUIRED = [
-  'post /v1/tasks', 'get /v1/tasks', 'get /v1/tasks/:id', 'patch /v1/tasks/:id', 'delete /v1/tasks/:id',
-  'post /v1/tasks/:id/steps', 'patch /v1/tasks/:id/steps/:step_id', 'delete /v1/tasks/:id/steps/:step_id',
-  'post /v1/tasks/:id/execute', 'get /v1/tasks/:id/execute',
-  'post /v1/entities', 'get /v1/entities', 'get /v1/entities/:id', 'post /v1/entities/:id/events',
-  'post /v1/pad/dispatch', 'get /v1/pad/sessions', 'get /v1/pad/sessions/:id', 'get /v1/pad/stats',
-  'post /v1/sovereign/goals', 'get /v1/sovereign/goals', 'get /v1/sovereign/goals/:id',
-  'post /v1/sovereign/goals/:id/tick', 'delete /v1/sovereign/goals/:id', 'post /v1/swarm/run',
-  'get /v1/goals', 'post /v1/goals', 'get /v1/goals/:id', 'put /v1/goals/:id', 'delete /v1/goals/:id',
-  'get /v1/memories', 'get /v1/memories/knowledge', 'post /v1/ingest', 'post /v1/ingest/web',
-  'post /v1/documents/upload', 'get /v1/documents', 'post /v1/share', 'get /v1/shares',
-  'post /v1/enterprise/learn', 'get /v1/enterprise/learn/:job_id', 'get /v1/enterprise/knowledge/search',
+  'post /v1/tasks',
+  'get /v1/tasks',
+  'get /v1/tasks/:id',
+  'patch /v1/tasks/:id',
+  'delete /v1/tasks/:id',
+  'post /v1/tasks/:id/steps',
+  'patch /v1/tasks/:id/steps/:step_id',
+  'delete /v1/tasks/:id/steps/:step_id',
+  'post /v1/tasks/:id/execute',
+  'get /v1/tasks/:id/execute',
+  'post /v1/entities',
+  'get /v1/entities',
+  'get /v1/entities/:id',
+  'post /v1/entities/:id/events',
+  'post /v1/pad/dispatch',
+  'get /v1/pad/sessions',
+  'get /v1/pad/sessions/:id',
+  'get /v1/pad/stats',
+  'post /v1/sovereign/goals',
+  'get /v1/sovereign/goals',
+  'get /v1/sovereign/goals/:id',
+  'post /v1/sovereign/goals/:id/tick',
+  'delete /v1/sovereign/goals/:id',
+  'post /v1/swarm/run',
+  'get /v1/goals',
+  'post /v1/goals',
+  'get /v1/goals/:id',
+  'put /v1/goals/:id',
+  'delete /v1/goals/:id',
+  'get /v1/memories',
+  'get /v1/memories/knowledge',
+  'post /v1/ingest',
+  'post /v1/ingest/web',
+  'post /v1/documents/upload',
+  'get /v1/documents',
+  'post /v1/share',
+  'get /v1/shares',
+  'post /v1/enterprise/learn',
+  'get /v1/enterprise/learn/:job_id',
+  'get /v1/enterprise/knowledge/search',
   // Utility model lanes (key required; chat completions and model lists, which every app's scopes cover).
-  'get /v1/slm/models', 'post /v1/slm/chat/completions', 'get /v1/slm/commons/tools', 'post /v1/slm/commons/completions',
-  'get /v1/cloud/models', 'post /v1/micro/chat/completions', 'post /v1/mid/chat/completions',
+  'get /v1/slm/models',
+  'post /v1/slm/chat/completions',
+  'get /v1/slm/commons/tools',
+  'post /v1/slm/commons/completions',
+  'get /v1/cloud/models',
+  'post /v1/micro/chat/completions',
+  'post /v1/mid/chat/completions',
   // Structured reasoning (key required): all 23.
-  ...['learning/mastery/compile', 'quest/scaffold', 'behavior/create', 'context/momentum', 'procedure/compile',
-    'workflow/grammar/compile', 'actions/plan', 'conversation/harvest', 'temporal/coordinate', 'ambient/continuity/compile',
-    'anticipation/prepare', 'codebase/task/plan', 'continuity/recover', 'execution/orchestrate', 'workgraph/compile',
-    'workgraph/answer', 'contextual-action/plan', 'signals/opportunities', 'intent/timeline', 'procedural/crystallize',
-    'memory/semantic/graph', 'resources/commitment/reason', 'ambient/intent/suggest'].map((p) => `post /v1/${p}`),
+  ...[
+    'learning/mastery/compile',
+    'quest/scaffold',
+    'behavior/create',
+    'context/momentum',
+    'procedure/compile',
+    'workflow/grammar/compile',
+    'actions/plan',
+    'conversation/harvest',
+    'temporal/coordinate',
+    'ambient/continuity/compile',
+    'anticipation/prepare',
+    'codebase/task/plan',
+    'continuity/recover',
+    'execution/orchestrate',
+    'workgraph/compile',
+    'workgraph/answer',
+    'contextual-action/plan',
+    'signals/opportunities',
+    'intent/timeline',
+    'procedural/crystallize',
+    'memory/semantic/graph',
+    'resources/commitment/reason',
+    'ambient/intent/suggest',
+  ].map((p) => `post /v1/${p}`),
 ];
 
 /** Spec'd routes with a named scope, reachable only by apps granted it. */
@@ -49,7 +103,10 @@ const SCOPED: Record<string, string> = {
 const concrete = (p: string) => p.replace(/:([A-Za-z_]+)/g, 'x_unknown');
 
 async function register(app: string): Promise<{ api_key: string; tenant_id: string; scopes: string[] }> {
-  const r = await h.req('POST', '/v1/app/register', { headers: { 'X-Registration-Token': TOKEN }, body: { app_name: app, device_id: `${app}-device` } });
+  const r = await h.req('POST', '/v1/app/register', {
+    headers: { 'X-Registration-Token': TOKEN },
+    body: { app_name: app, device_id: `${app}-device` },
+  });
   expect(r.status).toBe(200);
   return r.body;
 }
@@ -61,7 +118,7 @@ async function call(route: string, key: string) {
   return h.req(method.toUpperCase(), concrete(path), { key, body });
 }
 
-test('every spec\'d route is in the route table', () => {
+test("every spec'd route is in the route table", () => {
   const table = new Set(allRoutes().map((r) => `${r.method} ${r.path}`));
   for (const route of [...KEY_REQUIRED, ...Object.keys(SCOPED), 'delete /v1/enterprise/knowledge']) {
     expect({ route, present: table.has(route) }).toEqual({ route, present: true });
@@ -80,20 +137,31 @@ describe.each(Object.keys(APP_SCOPES))('first-party app %s', (app) => {
   test('reaches every "key required" route (never 401/403, never 5xx)', async () => {
     for (const route of KEY_REQUIRED) {
       const r = await call(route, key);
-      expect({ route, refused: r.status === 401 || r.status === 403, server: r.status >= 500 }).toEqual({ route, refused: false, server: false });
+      expect({ route, refused: r.status === 401 || r.status === 403, server: r.status >= 500 }).toEqual({
+        route,
+        refused: false,
+        server: false,
+      });
     }
   });
 
   test('reaches the scoped routes its scopes grant and gets 403 naming the scope on the others', async () => {
     for (const [route, scope] of Object.entries(SCOPED)) {
       const r = await call(route, key);
-      if (scopes.includes(scope)) expect({ route, status: r.status === 401 || r.status === 403 ? r.status : 'ok' }).toEqual({ route, status: 'ok' });
+      if (scopes.includes(scope))
+        expect({ route, status: r.status === 401 || r.status === 403 ? r.status : 'ok' }).toEqual({
+          route,
+          status: 'ok',
+        });
       else expect({ route, status: r.status, scope: r.body.scope }).toEqual({ route, status: 403, scope });
     }
   });
 
   test('creates and reads back its own task and entity', async () => {
-    const task = await h.req('POST', '/v1/tasks', { key, body: { title: `${app} task`, surface: app === 'home' ? 'home' : 'studio' } });
+    const task = await h.req('POST', '/v1/tasks', {
+      key,
+      body: { title: `${app} task`, surface: app === 'home' ? 'home' : 'studio' },
+    });
     expect(task.status).toBe(201);
     expect((await h.req('GET', `/v1/tasks/${task.body.id}`, { key })).body.title).toBe(`${app} task`);
     const entity = await h.req('POST', '/v1/entities', { key, body: { name: `${app} entity`, kind: 'business' } });
@@ -112,6 +180,8 @@ test('runtime:records now means bulk record administration: wiping enterprise kn
   expect(wipe.status).toBe(200);
   expect(wipe.body).toEqual({ deleted_documents: 0, deleted_chunks: 0 });
   // The records scope is not needed anywhere else among the spec'd routes.
-  const needsRecords = allRoutes().filter((r) => typeof r.access === 'object' && r.access.scope === 'runtime:records').map((r) => `${r.method} ${r.path}`);
+  const needsRecords = allRoutes()
+    .filter((r) => typeof r.access === 'object' && r.access.scope === 'runtime:records')
+    .map((r) => `${r.method} ${r.path}`);
   expect(needsRecords).toEqual(['delete /v1/enterprise/knowledge']);
 });

@@ -19,7 +19,15 @@ test('a dev key is minted on loopback with every scope, and works on scoped rout
   expect(dev?.apiKey).toMatch(/^svc\./);
   const info = await h.req('GET', '/v1/key', { key: dev!.apiKey });
   expect(info.status).toBe(200);
-  expect(info.body.scopes).toEqual(expect.arrayContaining(['runtime:chat', 'runtime:spaces', 'runtime:workspaces', 'runtime:records', 'runtime:email:send']));
+  expect(info.body.scopes).toEqual(
+    expect.arrayContaining([
+      'runtime:chat',
+      'runtime:spaces',
+      'runtime:workspaces',
+      'runtime:records',
+      'runtime:email:send',
+    ]),
+  );
   expect((await h.req('GET', '/v1/spaces', { key: dev!.apiKey })).status).toBe(200);
 });
 
@@ -28,15 +36,20 @@ test('no dev key when the service listens beyond loopback', async () => {
 });
 
 test('the production entries never mint a dev key (only the all-in-one npm start does)', () => {
-  for (const entry of ['workers/api.ts', 'workers/worker.ts']) expect(readFileSync(path.join(ROOT, entry), 'utf8')).not.toMatch(/mintDevKey|devKey|dev-key/);
+  for (const entry of ['workers/api.ts', 'workers/worker.ts'])
+    expect(readFileSync(path.join(ROOT, entry), 'utf8')).not.toMatch(/mintDevKey|devKey|dev-key/);
   expect(readFileSync(path.join(ROOT, 'workers/main.ts'), 'utf8')).toMatch(/mintDevKey/);
 });
 
 test('the operator CLI runs on a fresh clone without a build step (from source)', async () => {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/svc-cli.js'), 'keys-cli', 'create', '--scopes', 'runtime:chat'], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: h.dbUrl },
-  });
+  const child = spawn(
+    process.execPath,
+    [path.join(ROOT, 'bin/svc-cli.js'), 'keys-cli', 'create', '--scopes', 'runtime:chat'],
+    {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: h.dbUrl },
+    },
+  );
   let out = '';
   let err = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));

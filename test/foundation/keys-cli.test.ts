@@ -26,13 +26,19 @@ test('create, bootstrap, list and revoke through the operator CLI, against the r
   expect(boot.out.scopes).toEqual(['bootstrap:app:studio']);
 
   const list = await cli(['list', '--tenant', created.out.tenant_id]);
-  expect(list.out.keys.map((k: { key_id: string }) => k.key_id).sort()).toEqual([created.out.key_id, boot.out.key_id].sort());
+  expect(list.out.keys.map((k: { key_id: string }) => k.key_id).sort()).toEqual(
+    [created.out.key_id, boot.out.key_id].sort(),
+  );
   expect(JSON.stringify(list.out)).not.toContain(created.out.api_key.split('.')[2]);
 
   const revoked = await cli(['revoke', created.out.key_id]);
   expect(revoked.out).toEqual({ key_id: created.out.key_id, revoked: true });
   // The CLI is another process: the API drops its cached key on the NOTIFY (milliseconds later).
-  await pollUntil(() => h.req('GET', '/v1/key', { key: created.out.api_key }), (r) => r.status === 401, 5000);
+  await pollUntil(
+    () => h.req('GET', '/v1/key', { key: created.out.api_key }),
+    (r) => r.status === 401,
+    5000,
+  );
 });
 
 test.each([

@@ -11,7 +11,9 @@ test('migrations are recorded and idempotent, also when run concurrently', async
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();
     const rows = (await c.query('SELECT name FROM schema_migrations ORDER BY name')).rows.map((r) => r.name);
-    const files = readdirSync(migrationsDir()).filter((f) => f.endsWith('.sql')).sort();
+    const files = readdirSync(migrationsDir())
+      .filter((f) => f.endsWith('.sql'))
+      .sort();
     expect(rows).toEqual(files);
     const t = await c.query("SELECT to_regclass('public.api_keys') AS t");
     expect(t.rows[0].t).toBe('api_keys');
@@ -31,7 +33,9 @@ test('a failing migration rolls back and is not recorded', async () => {
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();
     expect((await c.query("SELECT to_regclass('public.half_done') AS t")).rows[0].t).toBeNull();
-    expect((await c.query("SELECT count(*)::int AS n FROM schema_migrations WHERE name = '9999_bad.sql'")).rows[0].n).toBe(0);
+    expect(
+      (await c.query("SELECT count(*)::int AS n FROM schema_migrations WHERE name = '9999_bad.sql'")).rows[0].n,
+    ).toBe(0);
     await c.end();
   } finally {
     await db.drop();

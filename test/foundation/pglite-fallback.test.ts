@@ -37,16 +37,22 @@ test('with no PostgreSQL answering and no DATABASE_URL given, npm start migrates
         const tenant = await createTenant(db);
         const key = await mintKey(db, { tenantId: tenant, kind: 'runtime', scopes: ['runtime:chat'] });
         expect((await authenticateKey(db, key.apiKey))?.tenantId).toBe(tenant);
-        const applied = await db.anyFirst(sql.type(z.object({ name: z.string() }))`SELECT name FROM schema_migrations ORDER BY name`);
+        const applied = await db.anyFirst(
+          sql.type(z.object({ name: z.string() }))`SELECT name FROM schema_migrations ORDER BY name`,
+        );
         expect(applied[0]).toBe('0001_foundation.sql');
 
         // The keys CLI (no DATABASE_URL, same SVC_DATA_DIR) works on the running service's PGlite.
-        const created = await captureCli(runKeysCli, ['create', '--scopes', 'runtime:chat', '--tenant', tenant], { SVC_DATA_DIR: dir });
+        const created = await captureCli(runKeysCli, ['create', '--scopes', 'runtime:chat', '--tenant', tenant], {
+          SVC_DATA_DIR: dir,
+        });
         expect({ code: created.code, err: created.err }).toEqual({ code: 0, err: '' });
         expect((await authenticateKey(db, created.out.api_key))?.tenantId).toBe(tenant);
 
         // A second npm start on the same data dir is refused instead of opening the PGlite twice.
-        await expect(prepareDatabase(config, log, { embeddedFallback: true })).rejects.toThrow(/Another process already serves the embedded PGlite/);
+        await expect(prepareDatabase(config, log, { embeddedFallback: true })).rejects.toThrow(
+          /Another process already serves the embedded PGlite/,
+        );
       } finally {
         await db.end();
       }
@@ -65,7 +71,9 @@ test('the API and worker entries never fall back to PGlite: no server answering 
     const config = await deadDefaultConfig(dir);
     const refused = prepareDatabase(config, log, { embeddedFallback: false });
     await expect(refused).rejects.toThrow(ConfigError);
-    await expect(refused).rejects.toThrow(/No PostgreSQL answers at 127\.0\.0\.1:\d+ \(ECONNREFUSED\).*set DATABASE_URL.*only for npm start/);
+    await expect(refused).rejects.toThrow(
+      /No PostgreSQL answers at 127\.0\.0\.1:\d+ \(ECONNREFUSED\).*set DATABASE_URL.*only for npm start/,
+    );
     expect(existsSync(path.join(dir, 'pglite'))).toBe(false);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -20,7 +20,12 @@ describe('route → scope table', () => {
     expect(routes.length).toBeGreaterThan(5);
     for (const r of routes) {
       const a = r.access;
-      const ok = a === 'public' || a === 'key' || a === 'token' || a === 'bootstrap' || (typeof a === 'object' && (SCOPES as readonly string[]).includes(a.scope));
+      const ok =
+        a === 'public' ||
+        a === 'key' ||
+        a === 'token' ||
+        a === 'bootstrap' ||
+        (typeof a === 'object' && (SCOPES as readonly string[]).includes(a.scope));
       expect({ route: `${r.method} ${r.path}`, ok }).toEqual({ route: `${r.method} ${r.path}`, ok: true });
     }
     const keys = routes.map((r) => `${r.method} ${r.path}`);
@@ -30,8 +35,14 @@ describe('route → scope table', () => {
   test('every non-public route answers 401 without a key (and with a malformed one)', async () => {
     for (const r of routes.filter((x) => x.access !== 'public')) {
       for (const key of [undefined, 'svc.garbage']) {
-        const res = await h.req(r.method.toUpperCase(), concrete(r.path), { key, body: r.method === 'get' || r.method === 'delete' ? undefined : {} });
-        expect({ route: `${r.method} ${r.path}`, status: res.status }).toEqual({ route: `${r.method} ${r.path}`, status: 401 });
+        const res = await h.req(r.method.toUpperCase(), concrete(r.path), {
+          key,
+          body: r.method === 'get' || r.method === 'delete' ? undefined : {},
+        });
+        expect({ route: `${r.method} ${r.path}`, status: res.status }).toEqual({
+          route: `${r.method} ${r.path}`,
+          status: 401,
+        });
         expect(typeof res.body.error).toBe('string');
       }
     }
@@ -44,7 +55,11 @@ describe('route → scope table', () => {
       const scope = (r.access as { scope: string }).scope;
       const body = r.method === 'get' || r.method === 'delete' ? undefined : {};
       const res = await h.req(r.method.toUpperCase(), concrete(r.path), { key: none.apiKey, body });
-      expect({ route: r.path, status: res.status, scope: res.body.scope }).toEqual({ route: r.path, status: 403, scope });
+      expect({ route: r.path, status: res.status, scope: res.body.scope }).toEqual({
+        route: r.path,
+        status: 403,
+        scope,
+      });
       const b = await h.req(r.method.toUpperCase(), concrete(r.path), { key: boot.apiKey, body });
       expect({ route: r.path, status: b.status }).toEqual({ route: r.path, status: 403 });
     }
@@ -54,7 +69,14 @@ describe('route → scope table', () => {
     const k = await h.key(['runtime:chat', 'runtime:records']);
     const r = await h.req('GET', '/v1/key', { key: k.apiKey });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ key_id: k.keyId, tenant_id: k.tenantId, kind: 'runtime', app: null, scopes: ['runtime:chat', 'runtime:records'], limits: { key: null, tenant: null } });
+    expect(r.body).toEqual({
+      key_id: k.keyId,
+      tenant_id: k.tenantId,
+      kind: 'runtime',
+      app: null,
+      scopes: ['runtime:chat', 'runtime:records'],
+      limits: { key: null, tenant: null },
+    });
     expect(JSON.stringify(r.body)).not.toContain(k.apiKey.split('.')[2]);
     const legacy = await h.key(['runtime:chat'], { kind: 'legacy' });
     expect((await h.req('GET', '/v1/key', { key: legacy.apiKey })).body.kind).toBe('legacy');
@@ -62,6 +84,10 @@ describe('route → scope table', () => {
     expect((await h.req('GET', '/v1/key', { key: boot.apiKey })).status).toBe(403);
     await revokeKey(h.db, legacy.keyId);
     // Revoked outside the app: its cached key is dropped on the NOTIFY, milliseconds later.
-    await pollUntil(() => h.req('GET', '/v1/key', { key: legacy.apiKey }), (res) => res.status === 401, 5000);
+    await pollUntil(
+      () => h.req('GET', '/v1/key', { key: legacy.apiKey }),
+      (res) => res.status === 401,
+      5000,
+    );
   });
 });

@@ -28,7 +28,8 @@ test('the worker runs the bundled smoke workflow with our search attributes', as
   let found: string[] = [];
   for (let i = 0; i < 50 && found.length === 0; i++) {
     found = [];
-    for await (const wf of h.client.workflow.list({ query: `SvcTenant = "${tenant}" AND SvcKind = "smoke"` })) found.push(wf.workflowId);
+    for await (const wf of h.client.workflow.list({ query: `SvcTenant = "${tenant}" AND SvcKind = "smoke"` }))
+      found.push(wf.workflowId);
     if (!found.length) await new Promise((r) => setTimeout(r, 200));
   }
   expect(found).toEqual([handle.workflowId]);

@@ -19,15 +19,28 @@ afterAll(async () => h?.close());
 
 test('GET /v1/health is ok with both checks', async () => {
   // The checks have short deadlines; on a loaded machine the first one right after start-up may time out.
-  const r = await pollUntil(() => h.req('GET', '/v1/health'), (x) => x.status === 200, 15_000);
+  const r = await pollUntil(
+    () => h.req('GET', '/v1/health'),
+    (x) => x.status === 200,
+    15_000,
+  );
   expect(r.status).toBe(200);
-  expect(r.body).toMatchObject({ status: 'ok', system: 'svc-runtime', checks: { database: { status: 'ok' }, temporal: { status: 'ok' } } });
+  expect(r.body).toMatchObject({
+    status: 'ok',
+    system: 'svc-runtime',
+    checks: { database: { status: 'ok' }, temporal: { status: 'ok' } },
+  });
 });
 
 test('health is degraded (503) when Temporal does not answer', async () => {
   const dead = await freePort();
   const connection = Connection.lazy({ address: `127.0.0.1:${dead}`, connectTimeout: '1 second' });
-  const app = createApp({ config: h.config, db: h.db, log: pino({ level: 'silent' }), temporal: { connection, client: new Client({ connection }) } });
+  const app = createApp({
+    config: h.config,
+    db: h.db,
+    log: pino({ level: 'silent' }),
+    temporal: { connection, client: new Client({ connection }) },
+  });
   const server = http.createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   try {
@@ -65,7 +78,11 @@ test('POST /v1/waitlist stores a duplicate email once and still answers 200', as
   const c = await h.req('POST', '/v1/waitlist', { body: {} });
   expect([a.status, b.status, c.status]).toEqual([200, 200, 200]);
   expect(b.body.duplicate).toBe(true);
-  const n = await h.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM waitlist WHERE lower(email) = 'ada@example.com'`);
+  const n = await h.db.oneFirst(
+    sql.type(
+      z.object({ n: z.number() }),
+    )`SELECT count(*)::int AS n FROM waitlist WHERE lower(email) = 'ada@example.com'`,
+  );
   expect(n).toBe(1);
 });
 
@@ -92,7 +109,8 @@ test('GET /v1/openapi.json lists every route with its access and the contract ve
 
 test('the OpenAPI document is built once per server URL', () => {
   const route = systemRoutes(allRoutes).find((r) => r.path === '/v1/openapi.json')!;
-  const call = (origin: string) => route.handler({ deps: { config: {} }, origin } as never, {} as never) as { servers: Array<{ url: string }> };
+  const call = (origin: string) =>
+    route.handler({ deps: { config: {} }, origin } as never, {} as never) as { servers: Array<{ url: string }> };
   const a = call('http://a.example');
   expect(call('http://a.example')).toBe(a);
   const b = call('http://b.example');

@@ -9,7 +9,11 @@ let fake: FakeOpenAI;
 let h: Harness;
 // Short windows so a "minute" passes within the test; counters sync every 50 ms.
 withFakeUpstream(
-  { scopes: ['runtime:chat'], env: { SVC_LIMIT_MINUTE_MS: '1500', SVC_LIMIT_DAY_MS: '4000', SVC_LIMIT_SYNC_MS: '50' }, resetEach: { reply: 'ok fine', usage: { prompt_tokens: 7, completion_tokens: 3 } } },
+  {
+    scopes: ['runtime:chat'],
+    env: { SVC_LIMIT_MINUTE_MS: '1500', SVC_LIMIT_DAY_MS: '4000', SVC_LIMIT_SYNC_MS: '50' },
+    resetEach: { reply: 'ok fine', usage: { prompt_tokens: 7, completion_tokens: 3 } },
+  },
   (up) => ({ fake, h } = up),
 );
 
@@ -20,7 +24,10 @@ test('requests per minute: the third call in a window is refused with 429, Retry
   const k = await h.key(['runtime:chat']);
   await setLimits(h.db, k.tenantId, k.keyId, { requests_per_minute: 2 });
   // The window may turn over between calls; wait for the start of a fresh one so three calls land in it.
-  const first = await pollUntil(() => chat(k.apiKey), (r) => r.status === 200 && r.headers.get('x-ratelimit-remaining-requests') === '1');
+  const first = await pollUntil(
+    () => chat(k.apiKey),
+    (r) => r.status === 200 && r.headers.get('x-ratelimit-remaining-requests') === '1',
+  );
   expect(first.headers.get('x-ratelimit-limit-requests')).toBe('2');
   expect(first.headers.get('x-ratelimit-reset-requests')).toMatch(/^\d+(ms|s)$/);
   const second = await chat(k.apiKey);
@@ -34,17 +41,27 @@ test('requests per minute: the third call in a window is refused with 429, Retry
     expect(third.headers.get('x-ratelimit-remaining-requests')).toBe('0');
   }
   // A later window admits again.
-  await pollUntil(() => chat(k.apiKey), (r) => r.status === 200);
+  await pollUntil(
+    () => chat(k.apiKey),
+    (r) => r.status === 200,
+  );
 });
 
 test('tokens per day: counted from the upstream usage; once spent, 429 until the day window turns', async () => {
   const k = await h.key(['runtime:chat']);
   await setLimits(h.db, k.tenantId, k.keyId, { tokens_per_day: 15 });
   // 10 tokens per call (7 in + 3 out): the first two calls fit under 15 only in the same window; find one refused.
-  const refused = await pollUntil(() => chat(k.apiKey, {}, '/v1/mid/chat/completions', 'mid'), (r) => r.status === 429, 20_000);
+  const refused = await pollUntil(
+    () => chat(k.apiKey, {}, '/v1/mid/chat/completions', 'mid'),
+    (r) => r.status === 429,
+    20_000,
+  );
   expect(refused.body.error).toContain('tokens per day');
   expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
-  await pollUntil(() => chat(k.apiKey, {}, '/v1/mid/chat/completions', 'mid'), (r) => r.status === 200);
+  await pollUntil(
+    () => chat(k.apiKey, {}, '/v1/mid/chat/completions', 'mid'),
+    (r) => r.status === 200,
+  );
 });
 
 test('a tenant-wide limit binds all of its keys; GET /v1/key shows the key and tenant limits', async () => {
@@ -54,9 +71,15 @@ test('a tenant-wide limit binds all of its keys; GET /v1/key shows the key and t
   await setLimits(h.db, a.tenantId, a.keyId, { tokens_per_minute: 999 });
   const info = await h.req('GET', '/v1/key', { key: a.apiKey });
   expect(info.status).toBe(200);
-  expect(info.body.limits).toEqual({ key: { tokens_per_minute: 999 }, tenant: { requests_per_minute: 1000, tokens_per_month: 5 } });
+  expect(info.body.limits).toEqual({
+    key: { tokens_per_minute: 999 },
+    tenant: { requests_per_minute: 1000, tokens_per_month: 5 },
+  });
   expect((await chat(a.apiKey)).status).toBe(200); // 10 tokens: the month budget of 5 is now spent
-  const viaB = await pollUntil(() => chat(b.apiKey), (r) => r.status === 429);
+  const viaB = await pollUntil(
+    () => chat(b.apiKey),
+    (r) => r.status === 429,
+  );
   expect(viaB.body.error).toContain('tokens per month');
   // Another tenant is untouched.
   const other = await h.key(['runtime:chat']);
@@ -127,5 +150,9 @@ test('revocation: DELETE /v1/key refuses the key at once; a revocation made else
   expect((await h.req('GET', '/v1/key', { key: b.apiKey })).status).toBe(200);
   expect((await h.req('GET', '/v1/key', { key: b.apiKey })).status).toBe(200);
   await revokeKey(h.db, b.keyId); // what `npm run -s keys -- revoke` does, outside this app
-  await pollUntil(() => h.req('GET', '/v1/key', { key: b.apiKey }), (r) => r.status === 401, 5000);
+  await pollUntil(
+    () => h.req('GET', '/v1/key', { key: b.apiKey }),
+    (r) => r.status === 401,
+    5000,
+  );
 });

@@ -27,7 +27,11 @@ test('revoking the key that started a running goal cancels it before its next st
   await fake.waitFor(() => fake.chats.length >= 1, 30_000);
 
   await revokeKey(h.db, starter.keyId); // as `npm run -s keys -- revoke` does: the NOTIFY reaches the API
-  const ended = await pollUntil(() => h.req('GET', `/v1/goals/${id}`, { key: colleague.apiKey }), (r) => ['cancelled', 'completed', 'failed'].includes(r.body?.status), 60_000);
+  const ended = await pollUntil(
+    () => h.req('GET', `/v1/goals/${id}`, { key: colleague.apiKey }),
+    (r) => ['cancelled', 'completed', 'failed'].includes(r.body?.status),
+    60_000,
+  );
   expect(ended.body.status).toBe('cancelled');
   expect(ended.body.progress.done).toBeLessThan(3);
   expect(fake.chats.length).toBeLessThan(3);
@@ -36,8 +40,15 @@ test('revoking the key that started a running goal cancels it before its next st
   expect(await jobCancelReason(h.db, 'ten_other', `goal-${id}`)).toBeNull();
 
   // A goal of a key that stays valid is untouched.
-  const kept = await h.req('POST', '/v1/goals', { key: colleague.apiKey, body: { title: 'Kept', steps: steps.slice(0, 1) } });
-  const done = await pollUntil(() => h.req('GET', `/v1/goals/${kept.body.id}`, { key: colleague.apiKey }), (r) => r.body.status === 'completed', 60_000);
+  const kept = await h.req('POST', '/v1/goals', {
+    key: colleague.apiKey,
+    body: { title: 'Kept', steps: steps.slice(0, 1) },
+  });
+  const done = await pollUntil(
+    () => h.req('GET', `/v1/goals/${kept.body.id}`, { key: colleague.apiKey }),
+    (r) => r.body.status === 'completed',
+    60_000,
+  );
   expect(done.body.status).toBe('completed');
   expect(await jobCancelReason(h.db, starter.tenantId, `goal-${kept.body.id}`)).toBeNull();
 });

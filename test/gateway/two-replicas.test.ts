@@ -11,7 +11,13 @@ import { pollUntil } from '../helpers/poll';
 
 let fake: FakeOpenAI;
 let h: Harness;
-withFakeUpstream({ scopes: ['runtime:chat'], resetEach: { reply: 'replica answer', usage: { prompt_tokens: 5, completion_tokens: 5 } } }, (up) => ({ fake, h } = up));
+withFakeUpstream(
+  {
+    scopes: ['runtime:chat'],
+    resetEach: { reply: 'replica answer', usage: { prompt_tokens: 5, completion_tokens: 5 } },
+  },
+  (up) => ({ fake, h } = up),
+);
 
 const ROOT = path.resolve(__dirname, '../..');
 interface Replica {
@@ -23,28 +29,45 @@ const replicas: Replica[] = [];
 /** The real API entry (workers/api.ts) in its own process, on the harness database. */
 async function startReplica(): Promise<Replica> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['-r', path.join(ROOT, 'test/helpers/ts-register.js'), path.join(ROOT, 'workers/api.ts')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: h.dbUrl,
-      TEMPORAL_ADDRESS: testEnv().temporalAddress,
-      OPENAI_BASE_URL: fake.url,
-      SVC_LOG_LEVEL: 'silent',
-      SVC_LIMIT_SYNC_MS: '50',
-      // Ten-minute "minutes": no window turns over during the test.
-      SVC_LIMIT_MINUTE_MS: '600000',
+  const child = spawn(
+    process.execPath,
+    ['-r', path.join(ROOT, 'test/helpers/ts-register.js'), path.join(ROOT, 'workers/api.ts')],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATABASE_URL: h.dbUrl,
+        TEMPORAL_ADDRESS: testEnv().temporalAddress,
+        OPENAI_BASE_URL: fake.url,
+        SVC_LOG_LEVEL: 'silent',
+        SVC_LIMIT_SYNC_MS: '50',
+        // Ten-minute "minutes": no window turns over during the test.
+        SVC_LIMIT_MINUTE_MS: '600000',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  );
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const url = `http://127.0.0.1:${port}`;
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`replica exited with ${code}: ${stderr.slice(-2000)}`))));
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`replica exited with ${code}: ${stderr.slice(-2000)}`))),
+  );
   exited.catch(() => undefined);
-  await Promise.race([pollUntil(() => fetch(`${url}/v1/health`).then((r) => r.status, () => 0), (s) => s === 200, 60_000), exited]);
+  await Promise.race([
+    pollUntil(
+      () =>
+        fetch(`${url}/v1/health`).then(
+          (r) => r.status,
+          () => 0,
+        ),
+      (s) => s === 200,
+      60_000,
+    ),
+    exited,
+  ]);
   const r = { url, child };
   replicas.push(r);
   return r;
@@ -77,7 +100,8 @@ async function call(r: Replica, method: string, p: string, key: string, body?: u
   });
   return { status: res.status, headers: res.headers, body: (await res.json().catch(() => undefined)) as any };
 }
-const chat = (r: Replica, key: string) => call(r, 'POST', '/v1/mid/chat/completions', key, { model: 'mid', messages: [{ role: 'user', content: 'hi' }] });
+const chat = (r: Replica, key: string) =>
+  call(r, 'POST', '/v1/mid/chat/completions', key, { model: 'mid', messages: [{ role: 'user', content: 'hi' }] });
 
 test('a key revoked on one replica is refused there at once and on the other replica through NOTIFY', async () => {
   const k = await h.key(['runtime:chat']);
@@ -85,7 +109,11 @@ test('a key revoked on one replica is refused there at once and on the other rep
   expect((await call(A, 'DELETE', '/v1/key', k.apiKey)).status).toBe(200);
   expect((await call(A, 'GET', '/v1/key', k.apiKey)).status).toBe(401);
   const t0 = Date.now();
-  await pollUntil(() => call(B, 'GET', '/v1/key', k.apiKey), (r) => r.status === 401, 10_000);
+  await pollUntil(
+    () => call(B, 'GET', '/v1/key', k.apiKey),
+    (r) => r.status === 401,
+    10_000,
+  );
   console.log(`revocation seen by the other replica after ${Date.now() - t0} ms`);
   expect((await chat(B, k.apiKey)).status).toBe(401);
 });
@@ -96,7 +124,8 @@ test('requests per minute are shared: what one replica admitted counts on the ot
   expect((await chat(A, k.apiKey)).status).toBe(200);
   expect((await chat(A, k.apiKey)).status).toBe(200);
   // Wait until A's batched counts reached PostgreSQL, and B has synced (B reads totals every 50 ms once it knows the key).
-  const total = () => h.db.oneFirst(sql.type(z.object({ n: z.number() }))`
+  const total = () =>
+    h.db.oneFirst(sql.type(z.object({ n: z.number() }))`
     SELECT coalesce(sum(requests), 0)::int8 AS n FROM rate_counters WHERE tenant_id = ${k.tenantId} AND scope = ${k.keyId} AND win = 'minute'`);
   await pollUntil(total, (n) => n === 2);
   const third = await chat(B, k.apiKey);
@@ -107,7 +136,11 @@ test('requests per minute are shared: what one replica admitted counts on the ot
   expect(fifth.status).toBe(429);
   expect(fifth.headers.get('retry-after')).toMatch(/^\d+$/);
   // And A learns B's counts at its next sync.
-  await pollUntil(() => chat(A, k.apiKey), (r) => r.status === 429, 10_000);
+  await pollUntil(
+    () => chat(A, k.apiKey),
+    (r) => r.status === 429,
+    10_000,
+  );
 });
 
 test('new feedback on one replica moves the cached persona signal on the other', async () => {
@@ -128,5 +161,9 @@ test('new feedback on one replica moves the cached persona signal on the other',
     body: JSON.stringify({ prompt: 'p', response: 'r', sass: before > 0.5 ? 0 : 1 }),
   });
   expect(fb.status).toBe(200);
-  await pollUntil(() => ask(B), (s) => s !== before, 10_000);
+  await pollUntil(
+    () => ask(B),
+    (s) => s !== before,
+    10_000,
+  );
 });

@@ -76,7 +76,8 @@ export interface FakeOpenAI {
 }
 
 /** A valid 1x1 PNG: the fake's generated image (`reply` replaces it with other base64). */
-export const FAKE_PNG_B64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+export const FAKE_PNG_B64 =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -86,7 +87,9 @@ function pieces(text: string): string[] {
 
 function promptText(body: any): string {
   const msgs: Array<{ role?: string; content?: unknown }> = Array.isArray(body?.messages) ? body.messages : [];
-  return msgs.map((m) => `${m.role}: ${typeof m.content === 'string' ? m.content : JSON.stringify(m.content)}`).join('\n');
+  return msgs
+    .map((m) => `${m.role}: ${typeof m.content === 'string' ? m.content : JSON.stringify(m.content)}`)
+    .join('\n');
 }
 
 /**
@@ -133,7 +136,9 @@ export async function startFakeOpenAI(
     if (b.status && b.status >= 400) {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (b.retryAfter) headers['retry-after'] = b.retryAfter;
-      res.writeHead(b.status, headers).end(JSON.stringify({ error: { message: `fake failure ${b.status}`, type: 'server_error' } }));
+      res
+        .writeHead(b.status, headers)
+        .end(JSON.stringify({ error: { message: `fake failure ${b.status}`, type: 'server_error' } }));
       return;
     }
     const id = `chatcmpl-fake${++seq}`;
@@ -143,25 +148,45 @@ export async function startFakeOpenAI(
     const calls = (b.toolCalls ?? []).map((c, i) => ({
       id: c.id ?? `call_${seq}_${i}`,
       type: 'function' as const,
-      function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}) },
+      function: {
+        name: c.name,
+        arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}),
+      },
     }));
     const finish = b.finishReason ?? (calls.length ? 'tool_calls' : 'stop');
     const parts = calls.length ? [] : pieces(text);
     const usage =
       b.usage === null
         ? undefined
-        : { prompt_tokens: b.usage?.prompt_tokens ?? Math.ceil(promptText(rec.body).length / 4), completion_tokens: b.usage?.completion_tokens ?? parts.length, total_tokens: 0 };
+        : {
+            prompt_tokens: b.usage?.prompt_tokens ?? Math.ceil(promptText(rec.body).length / 4),
+            completion_tokens: b.usage?.completion_tokens ?? parts.length,
+            total_tokens: 0,
+          };
     if (usage) usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
 
     if (!rec.stream) {
-      const message = calls.length ? { role: 'assistant', content: null, tool_calls: calls } : { role: 'assistant', content: text };
+      const message = calls.length
+        ? { role: 'assistant', content: null, tool_calls: calls }
+        : { role: 'assistant', content: text };
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: finish }], ...(usage ? { usage } : {}) }));
+      res.end(
+        JSON.stringify({
+          id,
+          object: 'chat.completion',
+          created,
+          model,
+          choices: [{ index: 0, message, finish_reason: finish }],
+          ...(usage ? { usage } : {}),
+        }),
+      );
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices, ...extra })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices, ...extra })}\n\n`,
+      );
     send([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
     let sent = 0;
     for (const p of parts) {
@@ -199,30 +224,68 @@ export async function startFakeOpenAI(
         body = undefined;
       }
       const path = (req.url ?? '/').split('?')[0];
-      const rec: RecordedRequest = { method: req.method ?? 'GET', path, headers: req.headers, body, stream: body?.stream === true, at: Date.now(), finished: false, closedEarly: false };
+      const rec: RecordedRequest = {
+        method: req.method ?? 'GET',
+        path,
+        headers: req.headers,
+        body,
+        stream: body?.stream === true,
+        at: Date.now(),
+        finished: false,
+        closedEarly: false,
+      };
       requests.push(rec);
       if (opts.apiKey && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
-        res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'bad key' } }));
+        res
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: 'bad key' } }));
         return;
       }
       if (req.method === 'GET' && path.endsWith('/models')) {
-        const data = (opts.models ?? ['fake-model']).map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake' }));
+        const data = (opts.models ?? ['fake-model']).map((id) => ({
+          id,
+          object: 'model',
+          created: 0,
+          owned_by: 'fake',
+        }));
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data }));
         return;
       }
       if (req.method === 'POST' && path.endsWith('/embeddings') && opts.embeddings?.enabled !== false) {
         // OpenAI-compatible: `input` is a string or an array of strings; one vector per input.
         const input: unknown = body?.input;
-        const texts = typeof input === 'string' ? [input] : Array.isArray(input) && input.every((x) => typeof x === 'string') ? (input as string[]) : null;
+        const texts =
+          typeof input === 'string'
+            ? [input]
+            : Array.isArray(input) && input.every((x) => typeof x === 'string')
+              ? (input as string[])
+              : null;
         if (!texts || !texts.length) {
-          res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: "'input' must be a string or an array of strings", type: 'invalid_request_error' } }));
+          res
+            .writeHead(400, { 'content-type': 'application/json' })
+            .end(
+              JSON.stringify({
+                error: { message: "'input' must be a string or an array of strings", type: 'invalid_request_error' },
+              }),
+            );
           return;
         }
-        const data = texts.map((t, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(t, opts.embeddings?.dims) }));
+        const data = texts.map((t, index) => ({
+          object: 'embedding',
+          index,
+          embedding: fakeEmbedding(t, opts.embeddings?.dims),
+        }));
         if (opts.embeddings?.reverse) data.reverse();
         const tokens = texts.reduce((a, t) => a + Math.ceil(t.length / 4), 0);
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ object: 'list', data, model: String(body?.model ?? 'fake-embedding'), usage: { prompt_tokens: tokens, total_tokens: tokens } }));
+        res.end(
+          JSON.stringify({
+            object: 'list',
+            data,
+            model: String(body?.model ?? 'fake-embedding'),
+            usage: { prompt_tokens: tokens, total_tokens: tokens },
+          }),
+        );
         rec.finished = true;
         return;
       }
@@ -230,19 +293,29 @@ export async function startFakeOpenAI(
         // OpenAI Images API: the next behaviour decides (status for failures); else `n` copies of a 1x1 PNG as b64_json.
         const b = queue.shift() ?? handler?.(rec) ?? defaults;
         if (b.status && b.status >= 400) {
-          res.writeHead(b.status, { 'content-type': 'application/json', ...(b.retryAfter ? { 'retry-after': b.retryAfter } : {}) });
+          res.writeHead(b.status, {
+            'content-type': 'application/json',
+            ...(b.retryAfter ? { 'retry-after': b.retryAfter } : {}),
+          });
           res.end(JSON.stringify({ error: { message: `fake failure ${b.status}`, type: 'server_error' } }));
           return;
         }
         const n = Number(body?.n ?? 1);
         const b64 = b.reply ?? FAKE_PNG_B64;
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ created: Math.floor(Date.now() / 1000), data: Array.from({ length: n }, () => ({ b64_json: b64, revised_prompt: `fake: ${body?.prompt ?? ''}` })) }));
+        res.end(
+          JSON.stringify({
+            created: Math.floor(Date.now() / 1000),
+            data: Array.from({ length: n }, () => ({ b64_json: b64, revised_prompt: `fake: ${body?.prompt ?? ''}` })),
+          }),
+        );
         rec.finished = true;
         return;
       }
       if (req.method !== 'POST' || !path.endsWith('/chat/completions')) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'no such route' } }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: 'no such route' } }));
         return;
       }
       inFlight++;

@@ -3,7 +3,13 @@ import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { findOrBuildTemporalCli, freePort, startDevServer, startSdkDevServer, TEMPORAL_CLI_VERSION } from '../../workers/temporal-dev';
+import {
+  findOrBuildTemporalCli,
+  freePort,
+  startDevServer,
+  startSdkDevServer,
+  TEMPORAL_CLI_VERSION,
+} from '../../workers/temporal-dev';
 
 export const TMP_DIR = path.resolve(__dirname, '../../.test-tmp');
 /** Per run, so concurrent Jest runs on one checkout never read each other's server address. */
@@ -47,7 +53,14 @@ async function startTestTemporal(log: pino.Logger): Promise<{ address: string; s
   const dynamicConfig = { 'limit.historyCount.suggestContinueAsNew': CONTINUE_AS_NEW_AFTER_EVENTS };
   const found = await findOrBuildTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH, log });
   if (found.path !== null) {
-    return startDevServer({ cli: found.path, port, namespace: 'default', logFile: path.join(TMP_DIR, `temporal-${process.pid}.log`), dynamicConfig, log });
+    return startDevServer({
+      cli: found.path,
+      port,
+      namespace: 'default',
+      logFile: path.join(TMP_DIR, `temporal-${process.pid}.log`),
+      dynamicConfig,
+      log,
+    });
   }
   log.warn({ attempts: found.attempts }, 'no Temporal CLI found or built: trying the SDK dev-server download');
   try {

@@ -17,12 +17,15 @@ export const PG_BASE = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1
 
 export function testEnv(): { temporalAddress: string; bundlePath: string } {
   const file = process.env.SVC_TEST_ENV_FILE;
-  if (!file) throw new Error('SVC_TEST_ENV_FILE is unset: run the tests through Jest (its global setup starts Temporal)');
+  if (!file)
+    throw new Error('SVC_TEST_ENV_FILE is unset: run the tests through Jest (its global setup starts Temporal)');
   return JSON.parse(readFileSync(file, 'utf8'));
 }
 
 /** A fresh database for one test file (or benchmark run, with its own server and name prefix), migrated. */
-export async function freshDatabase(opts: { base?: string; prefix?: string } = {}): Promise<{ url: string; drop(): Promise<void> }> {
+export async function freshDatabase(
+  opts: { base?: string; prefix?: string } = {},
+): Promise<{ url: string; drop(): Promise<void> }> {
   const base = opts.base ?? PG_BASE;
   // The creating process's pid is in the name, so a later run drops it only once that process is gone.
   const name = `${opts.prefix ?? 'svc_test'}_${process.pid}_${randomToken(10)}`;
@@ -50,9 +53,16 @@ export interface Harness {
   taskQueue: string;
   worker?: Worker;
   /** Mints a key in a new (or given) tenant. */
-  key(scopes: string[], opts?: { tenantId?: string; kind?: 'runtime' | 'legacy' | 'bootstrap' }): Promise<{ apiKey: string; keyId: string; tenantId: string }>;
+  key(
+    scopes: string[],
+    opts?: { tenantId?: string; kind?: 'runtime' | 'legacy' | 'bootstrap' },
+  ): Promise<{ apiKey: string; keyId: string; tenantId: string }>;
   /** fetch against the app with optional bearer key. */
-  req(method: string, p: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string>; raw?: string }): Promise<{ status: number; body: any; headers: Headers; text: string }>;
+  req(
+    method: string,
+    p: string,
+    opts?: { key?: string; body?: unknown; headers?: Record<string, string>; raw?: string },
+  ): Promise<{ status: number; body: any; headers: Headers; text: string }>;
   close(): Promise<void>;
 }
 
@@ -139,10 +149,18 @@ export interface QueueWorker {
   stop(): Promise<void>;
 }
 
-export async function startQueueWorker(h: Pick<Harness, 'config' | 'db' | 'taskQueue'>, log: Logger = pino({ level: 'silent' })): Promise<QueueWorker> {
+export async function startQueueWorker(
+  h: Pick<Harness, 'config' | 'db' | 'taskQueue'>,
+  log: Logger = pino({ level: 'silent' }),
+): Promise<QueueWorker> {
   const env = testEnv();
   const { worker, connection } = await createRuntimeWorker({
-    config: h.config, db: h.db, log, address: env.temporalAddress, taskQueue: h.taskQueue, bundlePath: env.bundlePath,
+    config: h.config,
+    db: h.db,
+    log,
+    address: env.temporalAddress,
+    taskQueue: h.taskQueue,
+    bundlePath: env.bundlePath,
   });
   const running = worker.run();
   return {

@@ -27,7 +27,8 @@ export async function quiet(client: Client, workflowId: string): Promise<QuietSt
     if (e.timerCanceledEventAttributes?.timerId) started.delete(e.timerCanceledEventAttributes.timerId);
   }
   return {
-    stepsScheduled: events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runJobStep').length,
+    stepsScheduled: events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runJobStep')
+      .length,
     openTimers: started.size,
   };
 }

@@ -12,7 +12,8 @@ function toJsonSchema(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(toJsonSchema);
   if (node === null || typeof node !== 'object') return node;
   const out: Json = {};
-  for (const [k, v] of Object.entries(node as Json)) out[k] = k === 'properties' ? mapValues(v as Json) : toJsonSchema(v);
+  for (const [k, v] of Object.entries(node as Json))
+    out[k] = k === 'properties' ? mapValues(v as Json) : toJsonSchema(v);
   if (out.nullable !== true) return out;
   delete out.nullable;
   if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];

@@ -3,7 +3,8 @@ export async function pollUntil<T>(get: () => Promise<T>, done: (v: T) => boolea
   const deadline = Date.now() + timeoutMs;
   let last = await get();
   while (!done(last)) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last).slice(0, 2000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last).slice(0, 2000)}`);
     await new Promise((r) => setTimeout(r, 100));
     last = await get();
   }

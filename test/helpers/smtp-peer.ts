@@ -7,7 +7,8 @@ import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 's
  * accept; reject at end of DATA with a code (451, 550); store it then drop the connection
  * without answering; hold at RCPT TO or after DATA (stored) until the connection goes away.
  */
-export type SmtpAction = 'accept' | { reject: number; message?: string } | 'store-then-drop' | 'hold-rcpt' | 'hold-after-data';
+export type SmtpAction =
+  'accept' | { reject: number; message?: string } | 'store-then-drop' | 'hold-rcpt' | 'hold-after-data';
 
 export interface SmtpPeer {
   url: string;
@@ -73,10 +74,15 @@ export async function startSmtpPeer(): Promise<SmtpPeer> {
         if (action === 'store-then-drop' || action === 'hold-after-data') {
           // Like an MTA that queued the message before answering: it is stored, the reply never arrives.
           store(parsed);
-          if (action === 'store-then-drop') for (const c of (server as unknown as { connections: Set<{ _socket: { destroy(): void } }> }).connections) c._socket.destroy();
+          if (action === 'store-then-drop')
+            for (const c of (server as unknown as { connections: Set<{ _socket: { destroy(): void } }> }).connections)
+              c._socket.destroy();
           return;
         }
-        const err = Object.assign(new Error(action.message ?? (action.reject >= 500 ? 'Mailbox unavailable' : 'Try again later')), { responseCode: action.reject });
+        const err = Object.assign(
+          new Error(action.message ?? (action.reject >= 500 ? 'Mailbox unavailable' : 'Try again later')),
+          { responseCode: action.reject },
+        );
         cb(err);
       });
     },
@@ -95,10 +101,12 @@ export async function startSmtpPeer(): Promise<SmtpPeer> {
     received(subject) {
       const found = messages.find((m) => m.subject === subject);
       if (found) return Promise.resolve(found);
-      return new Promise((resolve) => waiters.set(subject, (m) => {
-        waiters.delete(subject);
-        resolve(m);
-      }));
+      return new Promise((resolve) =>
+        waiters.set(subject, (m) => {
+          waiters.delete(subject);
+          resolve(m);
+        }),
+      );
     },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };

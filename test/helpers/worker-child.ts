@@ -19,7 +19,12 @@ async function main(): Promise<void> {
   if (!address) throw new Error('TEMPORAL_ADDRESS is required');
   const db = await createDb({ url: config.databaseUrl, maxConnections: 5 });
   const { worker } = await createRuntimeWorker({
-    config, db, log, address, taskQueue: config.temporal.taskQueue, bundlePath: process.env.WORKFLOW_BUNDLE_PATH,
+    config,
+    db,
+    log,
+    address,
+    taskQueue: config.temporal.taskQueue,
+    bundlePath: process.env.WORKFLOW_BUNDLE_PATH,
   });
   const running = worker.run();
   process.stdout.write('WORKER_READY\n');

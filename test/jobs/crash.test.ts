@@ -13,7 +13,6 @@ let key: string;
 // No harness worker: the first worker is a child process this file kills with SIGKILL.
 withFakeUpstream({ scopes: ['runtime:chat'] }, (up) => ({ fake, h, key } = up));
 
-
 const startWorkerChild = () => startChildWorker(h, { OPENAI_BASE_URL: fake.url });
 
 test('SIGKILL of the worker process mid-step: a goal and a PAD session finish on a new worker; no completed step runs twice', async () => {
@@ -24,20 +23,41 @@ test('SIGKILL of the worker process mid-step: a goal and a PAD session finish on
 
   const goal = await h.req('POST', '/v1/goals', {
     key,
-    body: { title: 'Crash goal', steps: [{ title: 'one', prompt: 'goal one' }, { title: 'two', prompt: 'goal two HOLD' }, { title: 'three', prompt: 'goal three' }] },
+    body: {
+      title: 'Crash goal',
+      steps: [
+        { title: 'one', prompt: 'goal one' },
+        { title: 'two', prompt: 'goal two HOLD' },
+        { title: 'three', prompt: 'goal three' },
+      ],
+    },
   });
   const pad = await h.req('POST', '/v1/pad/dispatch', {
     key,
-    body: { max_concurrency: 2, agents: [{ name: 'a', prompt: 'pad a' }, { name: 'b', prompt: 'pad b' }, { name: 'c', prompt: 'pad c HOLD' }, { name: 'd', prompt: 'pad d' }] },
+    body: {
+      max_concurrency: 2,
+      agents: [
+        { name: 'a', prompt: 'pad a' },
+        { name: 'b', prompt: 'pad b' },
+        { name: 'c', prompt: 'pad c HOLD' },
+        { name: 'd', prompt: 'pad d' },
+      ],
+    },
   });
-  const sov = await h.req('POST', '/v1/sovereign/goals', { key, body: { title: 'Idle sovereign', steps: [{ title: 'x', prompt: 'sov x' }] } });
+  const sov = await h.req('POST', '/v1/sovereign/goals', {
+    key,
+    body: { title: 'Idle sovereign', steps: [{ title: 'x', prompt: 'sov x' }] },
+  });
   expect([goal.status, pad.status, sov.status]).toEqual([200, 200, 200]);
   expect(sov.body.status).toBe('ready');
 
   // Mid-step: the held requests are in flight at the upstream, the earlier steps completed.
   await fake.waitFor(() => callsFor(fake, 'goal two HOLD') === 1 && callsFor(fake, 'pad c HOLD') === 1, 30_000);
   // PAD agents run two at a time: c starts when the first of a/b finishes, so wait until both stored.
-  await pollUntil(() => storedOutputs(h.db, [goal.body.id, pad.body.id]), (o) => ['did goal one', 'did pad a', 'did pad b'].every((x) => o.includes(x)));
+  await pollUntil(
+    () => storedOutputs(h.db, [goal.body.id, pad.body.id]),
+    (o) => ['did goal one', 'did pad a', 'did pad b'].every((x) => o.includes(x)),
+  );
   child.kill('SIGKILL');
   expect(await exited).toBe('SIGKILL');
   holding = false;
@@ -61,8 +81,16 @@ test('SIGKILL of the worker process mid-step: a goal and a PAD session finish on
 
   const w = await startQueueWorker(h);
   try {
-    const gDone = await pollUntil(() => h.req('GET', `/v1/goals/${goal.body.id}`, { key }), (r) => r.body.status === 'completed', 60_000);
-    const pDone = await pollUntil(() => h.req('GET', `/v1/pad/sessions/${pad.body.id}`, { key }), (r) => r.body.status === 'completed', 60_000);
+    const gDone = await pollUntil(
+      () => h.req('GET', `/v1/goals/${goal.body.id}`, { key }),
+      (r) => r.body.status === 'completed',
+      60_000,
+    );
+    const pDone = await pollUntil(
+      () => h.req('GET', `/v1/pad/sessions/${pad.body.id}`, { key }),
+      (r) => r.body.status === 'completed',
+      60_000,
+    );
     expect(gDone.body.title).toBe('Crash goal (renamed)');
     expect(gDone.body.plan.map((p: any) => p.output)).toEqual(['did goal one', 'did goal two HOLD', 'did goal three']);
     expect(pDone.body.summary).toMatchObject({ completed: 4, failed: 0 });

@@ -19,18 +19,40 @@ test('a goal and a PAD session survive the worker dying mid-step; no completed s
 
   const goal = await h.req('POST', '/v1/goals', {
     key,
-    body: { title: 'Durable goal', steps: [{ title: 'one', prompt: 'goal one' }, { title: 'two', prompt: 'goal two HOLD' }, { title: 'three', prompt: 'goal three' }] },
+    body: {
+      title: 'Durable goal',
+      steps: [
+        { title: 'one', prompt: 'goal one' },
+        { title: 'two', prompt: 'goal two HOLD' },
+        { title: 'three', prompt: 'goal three' },
+      ],
+    },
   });
   const pad = await h.req('POST', '/v1/pad/dispatch', {
     key,
-    body: { max_concurrency: 2, agents: [{ name: 'a', prompt: 'pad a' }, { name: 'b', prompt: 'pad b' }, { name: 'c', prompt: 'pad c HOLD' }, { name: 'd', prompt: 'pad d' }] },
+    body: {
+      max_concurrency: 2,
+      agents: [
+        { name: 'a', prompt: 'pad a' },
+        { name: 'b', prompt: 'pad b' },
+        { name: 'c', prompt: 'pad c HOLD' },
+        { name: 'd', prompt: 'pad d' },
+      ],
+    },
   });
   expect([goal.status, pad.status]).toEqual([200, 200]);
 
   // Both are mid-step: the held requests are in flight, earlier steps completed.
-  await fake.waitFor(() => fake.chats.some((c) => lastUser(c) === 'goal two HOLD') && fake.chats.some((c) => lastUser(c) === 'pad c HOLD'), 30_000);
+  await fake.waitFor(
+    () =>
+      fake.chats.some((c) => lastUser(c) === 'goal two HOLD') && fake.chats.some((c) => lastUser(c) === 'pad c HOLD'),
+    30_000,
+  );
   // PAD agents run two at a time: c starts when the first of a/b finishes, so wait until both stored.
-  await pollUntil(() => storedOutputs(h.db, [goal.body.id, pad.body.id]), (o) => ['did goal one', 'did pad a', 'did pad b'].every((x) => o.includes(x)));
+  await pollUntil(
+    () => storedOutputs(h.db, [goal.body.id, pad.body.id]),
+    (o) => ['did goal one', 'did pad a', 'did pad b'].every((x) => o.includes(x)),
+  );
   await w.stop(); // the worker goes away with both steps in flight
   holding = false;
   const completedBefore = (await storedOutputs(h.db, [goal.body.id, pad.body.id])).map((c) => c.replace(/^did /, ''));
@@ -43,8 +65,16 @@ test('a goal and a PAD session survive the worker dying mid-step; no completed s
   await fake.waitFor(() => fake.inFlight === 0);
 
   w = await startQueueWorker(h);
-  const g = await pollUntil(() => h.req('GET', `/v1/goals/${goal.body.id}`, { key }), (r) => r.body.status === 'completed', 90_000);
-  const p = await pollUntil(() => h.req('GET', `/v1/pad/sessions/${pad.body.id}`, { key }), (r) => r.body.status === 'completed', 90_000);
+  const g = await pollUntil(
+    () => h.req('GET', `/v1/goals/${goal.body.id}`, { key }),
+    (r) => r.body.status === 'completed',
+    90_000,
+  );
+  const p = await pollUntil(
+    () => h.req('GET', `/v1/pad/sessions/${pad.body.id}`, { key }),
+    (r) => r.body.status === 'completed',
+    90_000,
+  );
   await w.stop();
 
   expect(g.body.plan.map((s: any) => s.output)).toEqual(['did goal one', 'did goal two HOLD', 'did goal three']);

@@ -18,11 +18,17 @@ const steps = [
 
 test('a goal with given steps runs to completion on its own; outputs live in PostgreSQL', async () => {
   fake.onRequest((r) => ({ reply: `done: ${r.body.messages.at(-1).content.split('\n')[0]}` }));
-  const created = await h.req('POST', '/v1/goals', { key, body: { title: 'Otters', description: 'An otter essay', steps } });
+  const created = await h.req('POST', '/v1/goals', {
+    key,
+    body: { title: 'Otters', description: 'An otter essay', steps },
+  });
   expect(created.status).toBe(200);
   expect(created.body).toMatchObject({ title: 'Otters', status: 'pending', progress: { done: 0, total: 3 } });
   const id = created.body.id;
-  const done = await pollUntil(() => h.req('GET', `/v1/goals/${id}`, { key }), (r) => r.body.status === 'completed');
+  const done = await pollUntil(
+    () => h.req('GET', `/v1/goals/${id}`, { key }),
+    (r) => r.body.status === 'completed',
+  );
   expect(done.body.progress).toEqual({ done: 3, total: 3 });
   expect(done.body.plan.map((p: any) => p.status)).toEqual(['completed', 'completed', 'completed']);
   expect(done.body.plan[0].output).toBe('done: Write a draft about otters.');
@@ -36,17 +42,25 @@ test('a goal with given steps runs to completion on its own; outputs live in Pos
   expect(list.body.data.map((g: any) => g.id)).toContain(id);
   const desc = await h.client.workflow.getHandle(`goal-${id}`).describe();
   expect(desc.searchAttributes.SvcKind).toEqual(['goal']);
-  expect(desc.searchAttributes.SvcTenant).toEqual([created.body.id && (await h.req('GET', '/v1/key', { key })).body.tenant_id]);
+  expect(desc.searchAttributes.SvcTenant).toEqual([
+    created.body.id && (await h.req('GET', '/v1/key', { key })).body.tenant_id,
+  ]);
 });
 
 test('without steps the model plans (JSON plan parsed), then the steps run', async () => {
   fake.onRequest((r) =>
     /Answer with JSON only/.test(r.body.messages.at(-1).content)
-      ? { reply: 'Sure!\n```json\n{"steps":[{"title":"Research","prompt":"Find three facts."},{"title":"Write","prompt":"Write a paragraph."}]}\n```' }
+      ? {
+          reply:
+            'Sure!\n```json\n{"steps":[{"title":"Research","prompt":"Find three facts."},{"title":"Write","prompt":"Write a paragraph."}]}\n```',
+        }
       : { reply: 'ok' },
   );
   const created = await h.req('POST', '/v1/goals', { key, body: { title: 'Plan me' } });
-  const done = await pollUntil(() => h.req('GET', `/v1/goals/${created.body.id}`, { key }), (r) => r.body.status === 'completed');
+  const done = await pollUntil(
+    () => h.req('GET', `/v1/goals/${created.body.id}`, { key }),
+    (r) => r.body.status === 'completed',
+  );
   expect(done.body.plan.map((p: any) => p.title)).toEqual(['Research', 'Write']);
   expect(fake.chats).toHaveLength(3);
 });
@@ -66,13 +80,19 @@ test('pause holds the next step; resume continues; PUT renames', async () => {
   release();
   // The running step finishes, the next one does not start: the workflow goes quiet with one
   // step scheduled and no timer (only the resume can wake it), and the upstream saw one call.
-  await pollUntil(() => h.req('GET', `/v1/goals/${id}`, { key }), (r) => r.body.progress.done === 1);
+  await pollUntil(
+    () => h.req('GET', `/v1/goals/${id}`, { key }),
+    (r) => r.body.progress.done === 1,
+  );
   expect(await quiet(h.client, `goal-${id}`)).toEqual({ stepsScheduled: 1, openTimers: 0 });
   expect(fake.chats).toHaveLength(1);
   expect((await h.req('GET', `/v1/goals/${id}`, { key })).body.status).toBe('paused');
   const resumed = await h.req('PUT', `/v1/goals/${id}`, { key, body: { status: 'running' } });
   expect(resumed.body.status).toBe('running');
-  const done = await pollUntil(() => h.req('GET', `/v1/goals/${id}`, { key }), (r) => r.body.status === 'completed');
+  const done = await pollUntil(
+    () => h.req('GET', `/v1/goals/${id}`, { key }),
+    (r) => r.body.status === 'completed',
+  );
   expect(done.body.title).toBe('Renamed');
   expect(fake.chats).toHaveLength(3);
   expect((await h.req('PUT', `/v1/goals/${id}`, { key, body: { status: 'paused' } })).status).toBe(409);
@@ -105,14 +125,22 @@ test('Idempotency-Key: same key and body → same goal; other body → 409', asy
   expect(c.status).toBe(409);
   // The key is per tenant: another tenant may use it.
   const other = (await h.key(['runtime:chat'])).apiKey;
-  const d = await h.req('POST', '/v1/goals', { key: other, headers, body: { title: 'Once', steps: steps.slice(0, 1) } });
+  const d = await h.req('POST', '/v1/goals', {
+    key: other,
+    headers,
+    body: { title: 'Once', steps: steps.slice(0, 1) },
+  });
   expect(d.body.id).not.toBe(a.body.id);
 });
 
 test('tenant isolation and validation', async () => {
   const created = await h.req('POST', '/v1/goals', { key, body: { title: 'Mine', steps: steps.slice(0, 1) } });
   const other = (await h.key(['runtime:chat'])).apiKey;
-  for (const [m, body] of [['GET', undefined], ['PUT', { title: 'x' }], ['DELETE', undefined]] as const) {
+  for (const [m, body] of [
+    ['GET', undefined],
+    ['PUT', { title: 'x' }],
+    ['DELETE', undefined],
+  ] as const) {
     expect((await h.req(m, `/v1/goals/${created.body.id}`, { key: other, body })).status).toBe(404);
   }
   expect((await h.req('GET', '/v1/goals', { key: other })).body.data).toEqual([]);
@@ -127,7 +155,10 @@ test('PUT and DELETE on a goal whose workflow already closed answer 409 / the st
   const created = await h.req('POST', '/v1/goals', { key, body: { title: 'Gone', steps } });
   const id = created.body.id;
   // (Goals of earlier tests may still be calling the upstream: wait for this goal's first step.)
-  await fake.waitFor(() => fake.chats.some((c) => String(c.body.messages[0].content).includes('of the goal "Gone"')), 30_000);
+  await fake.waitFor(
+    () => fake.chats.some((c) => String(c.body.messages[0].content).includes('of the goal "Gone"')),
+    30_000,
+  );
   // The workflow ends behind the API's back (operator terminate): the row still says running.
   await h.client.workflow.getHandle(`goal-${id}`).terminate('test: closed outside the API');
   expect((await h.req('GET', `/v1/goals/${id}`, { key })).body.status).not.toMatch(/completed|failed|cancelled/);

@@ -22,7 +22,13 @@ afterAll(async () => {
   await h?.close();
 });
 
-const hook = (id: string, path: string, deps: string[] = []) => ({ id, title: id, action: 'webhook', args: { url: `${rx.url}${path}`, secret: 's' }, depends_on: deps });
+const hook = (id: string, path: string, deps: string[] = []) => ({
+  id,
+  title: id,
+  action: 'webhook',
+  args: { url: `${rx.url}${path}`, secret: 's' },
+  depends_on: deps,
+});
 
 async function createTask(title: string, steps: unknown[]): Promise<string> {
   const r = await h.req('POST', '/v1/tasks', { key, body: { title, steps } });
@@ -35,7 +41,12 @@ test('SIGTERM on an API process: SSE streams end with a retry hint and resume el
   const id = await createTask('drain', [hook('first', '/g/first'), hook('slow', '/g/slow', ['first'])]);
   const worker = await startQueueWorker(h);
   // The API process that will be stopped: the production server path (serveApi), on a free port.
-  const server = await serveApi({ config: { ...h.config, port: 0, host: '127.0.0.1' }, db: h.db, log: pino({ level: 'silent' }), temporal: { connection: h.connection, client: h.client } });
+  const server = await serveApi({
+    config: { ...h.config, port: 0, host: '127.0.0.1' },
+    db: h.db,
+    log: pino({ level: 'silent' }),
+    temporal: { connection: h.connection, client: h.client },
+  });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let closing: Promise<void> | undefined;
   const first = await openStream(`${url}/v1/tasks/${id}/execute`, {
@@ -52,12 +63,20 @@ test('SIGTERM on an API process: SSE streams end with a retry hint and resume el
 
   // The other replica carries on from the last event id: the rest arrives once, in order.
   rx.route('/g/slow', {});
-  const rest = await openStream(`${h.url}/v1/tasks/${id}/execute`, { method: 'GET', key, lastEventId: lastId, onEvent: (e) => e.data?.done === true });
+  const rest = await openStream(`${h.url}/v1/tasks/${id}/execute`, {
+    method: 'GET',
+    key,
+    lastEventId: lastId,
+    onEvent: (e) => e.data?.done === true,
+  });
   const ids = [...first.events, ...rest.events].map((e: SseEvent) => Number(e.id));
   expect(new Set(ids).size).toBe(ids.length);
   expect(ids).toEqual([...ids].sort((a, b) => a - b));
   expect(rest.events.at(-1)!.data.done).toBe(true);
-  expect(rest.events.at(-1)!.data.task.steps.map((s: { status: string }) => s.status)).toEqual(['completed', 'completed']);
+  expect(rest.events.at(-1)!.data.task.steps.map((s: { status: string }) => s.status)).toEqual([
+    'completed',
+    'completed',
+  ]);
   // The drained server accepts nothing new.
   await expect(fetch(`${url}/v1/health`)).rejects.toThrow();
   await worker.stop();
@@ -74,7 +93,11 @@ test('SIGTERM on a worker: an activity in flight finishes within the grace perio
   await graceful.stop();
   expect(rx.on('/w/slow')[0].closedEarly).toBe(false);
   const next = await startQueueWorker(h);
-  const done = await pollUntil(() => h.req('GET', `/v1/tasks/${id}`, { key }), (r) => r.body.steps?.[0]?.status === 'completed', 60_000);
+  const done = await pollUntil(
+    () => h.req('GET', `/v1/tasks/${id}`, { key }),
+    (r) => r.body.steps?.[0]?.status === 'completed',
+    60_000,
+  );
   expect(done.body.steps[0].status).toBe('completed');
   expect(rx.on('/w/slow')).toHaveLength(1);
   await next.stop();

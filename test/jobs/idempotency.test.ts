@@ -21,8 +21,10 @@ beforeEach(() => {
 
 const steps = (n: number) => Array.from({ length: n }, (_, i) => ({ title: `S${i + 1}`, prompt: `Do step ${i + 1}.` }));
 /** Model calls made for one goal (goals of earlier tests may still be finishing their steps). */
-const chatsOf = (title: string) => fake.chats.filter((c) => String(c.body.messages[0].content).includes(`of the goal "${title}"`)).length;
-const post = (path: string, idemKey: string, body?: unknown) => h.req('POST', path, { key, body, headers: { 'Idempotency-Key': idemKey } });
+const chatsOf = (title: string) =>
+  fake.chats.filter((c) => String(c.body.messages[0].content).includes(`of the goal "${title}"`)).length;
+const post = (path: string, idemKey: string, body?: unknown) =>
+  h.req('POST', path, { key, body, headers: { 'Idempotency-Key': idemKey } });
 
 /** Makes the key's row look like a request that claimed it and died before storing its answer, `ageSeconds` ago. */
 async function abandon(route: string, idemKey: string, ageSeconds: number) {
@@ -67,7 +69,9 @@ test('keys expire after 24 h: old rows are deleted on the next claim and the key
   const b = await post('/v1/goals', 'old-1', { title: 'Today', steps: steps(1) });
   expect(b.status).toBe(200);
   expect(b.body.id).not.toBe(a.body.id);
-  const keys = await h.db.anyFirst(sql.unsafe`SELECT key FROM idempotency_keys WHERE tenant_id = ${tenantId} ORDER BY key`);
+  const keys = await h.db.anyFirst(
+    sql.unsafe`SELECT key FROM idempotency_keys WHERE tenant_id = ${tenantId} ORDER BY key`,
+  );
   expect(keys).toContain('old-1');
   expect(keys).not.toContain('ancient');
 });
@@ -80,7 +84,9 @@ test('a tick taken over after the API died re-sends the same update id: Temporal
   // The dead API request had claimed the key and run its update; its answer never reached the database.
   await h.db.query(sql.unsafe`
     INSERT INTO idempotency_keys (tenant_id, route, key, request_hash) VALUES (${tenantId}, ${route}, 'tick-lost', ${requestHashOf({})})`);
-  const ran = await h.client.workflow.getHandle(`sovereign-${id}`).executeUpdate(tickUpdate, { updateId: 'tick-tick-lost' });
+  const ran = await h.client.workflow
+    .getHandle(`sovereign-${id}`)
+    .executeUpdate(tickUpdate, { updateId: 'tick-tick-lost' });
   expect(ran.stepIndex).toBe(1);
   expect(chatsOf('Lost tick')).toBe(1);
 
@@ -89,7 +95,10 @@ test('a tick taken over after the API died re-sends the same update id: Temporal
   await abandon(route, 'tick-lost', IDEMPOTENCY_LEASE_SECONDS + 1);
   const retried = await post(`/v1/sovereign/goals/${id}/tick`, 'tick-lost');
   expect(retried.status).toBe(200);
-  expect(retried.body).toMatchObject({ step_index: 1, last_step: { index: 0, title: 'S1', output: 'out: Do step 1.' } });
+  expect(retried.body).toMatchObject({
+    step_index: 1,
+    last_step: { index: 0, title: 'S1', output: 'out: Do step 1.' },
+  });
   expect(chatsOf('Lost tick')).toBe(1); // deduplicated by Temporal: step 2 did not run
   const again = await post(`/v1/sovereign/goals/${id}/tick`, 'tick-lost');
   expect(again.body.step_index).toBe(1);
@@ -110,7 +119,9 @@ test('idempotent creates: sovereign goals and swarm runs (same key and body → 
   const s3 = await post('/v1/sovereign/goals', 'sov-1', { ...sov, title: 'Twice' });
   expect(s3.status).toBe(409);
   expect(s3.body.code).toBe('idempotency_conflict');
-  expect((await h.req('GET', '/v1/sovereign/goals', { key })).body.data.filter((g: any) => g.title === 'Once sovereign')).toHaveLength(1);
+  expect(
+    (await h.req('GET', '/v1/sovereign/goals', { key })).body.data.filter((g: any) => g.title === 'Once sovereign'),
+  ).toHaveLength(1);
 
   const swarm = { operation: 'map', params: { prompt: 'Shout {{item}}', items: ['a', 'b'] } };
   const w1 = await post('/v1/swarm/run', 'swarm-1', swarm);

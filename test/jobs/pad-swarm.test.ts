@@ -17,14 +17,22 @@ const lastUser = (r: { body: any }) => String(r.body.messages.at(-1).content);
 
 describe('parallel agent dispatch', () => {
   test('honours max_concurrency (seen by the upstream) and reports partial failures per agent', async () => {
-    fake.onRequest((r) => (lastUser(r).includes('BROKEN') ? { status: 500 } : { reply: `answer to ${lastUser(r)}`, delayMs: 250 }));
-    const agents = Array.from({ length: 7 }, (_, i) => ({ name: `a${i}`, prompt: i === 3 ? 'BROKEN prompt' : `prompt ${i}` }));
+    fake.onRequest((r) =>
+      lastUser(r).includes('BROKEN') ? { status: 500 } : { reply: `answer to ${lastUser(r)}`, delayMs: 250 },
+    );
+    const agents = Array.from({ length: 7 }, (_, i) => ({
+      name: `a${i}`,
+      prompt: i === 3 ? 'BROKEN prompt' : `prompt ${i}`,
+    }));
     const created = await h.req('POST', '/v1/pad/dispatch', { key, body: { agents, max_concurrency: 3 } });
     expect(created.status).toBe(200);
     expect(created.body.status).toBe('running');
     expect(created.body.agents).toHaveLength(7);
     const id = created.body.id;
-    const done = await pollUntil(() => h.req('GET', `/v1/pad/sessions/${id}`, { key }), (r) => r.body.status === 'completed');
+    const done = await pollUntil(
+      () => h.req('GET', `/v1/pad/sessions/${id}`, { key }),
+      (r) => r.body.status === 'completed',
+    );
     expect(fake.maxInFlight).toBeLessThanOrEqual(3);
     expect(fake.maxInFlight).toBeGreaterThanOrEqual(2);
     expect(done.body.summary).toEqual({ total: 7, queued: 0, running: 0, completed: 6, failed: 1 });
@@ -50,12 +58,26 @@ describe('parallel agent dispatch', () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     fake.onRequest((r) => ({ reply: 'ok', ...(lastUser(r).includes('slow') ? { gate } : {}) }));
-    const created = await h.req('POST', '/v1/pad/dispatch', { key, body: { agents: [{ name: 'fast', prompt: 'fast' }, { name: 'slow', prompt: 'slow' }] } });
-    const mid = await pollUntil(() => h.req('GET', `/v1/pad/sessions/${created.body.id}`, { key }), (r) => r.body.agents[0].status === 'completed');
+    const created = await h.req('POST', '/v1/pad/dispatch', {
+      key,
+      body: {
+        agents: [
+          { name: 'fast', prompt: 'fast' },
+          { name: 'slow', prompt: 'slow' },
+        ],
+      },
+    });
+    const mid = await pollUntil(
+      () => h.req('GET', `/v1/pad/sessions/${created.body.id}`, { key }),
+      (r) => r.body.agents[0].status === 'completed',
+    );
     expect(mid.body.status).toBe('running');
     expect(mid.body.agents[1].status).toBe('running');
     release();
-    await pollUntil(() => h.req('GET', `/v1/pad/sessions/${created.body.id}`, { key }), (r) => r.body.status === 'completed');
+    await pollUntil(
+      () => h.req('GET', `/v1/pad/sessions/${created.body.id}`, { key }),
+      (r) => r.body.status === 'completed',
+    );
   });
 
   test('validation, idempotency and tenant isolation', async () => {
@@ -67,12 +89,23 @@ describe('parallel agent dispatch', () => {
     const a = await h.req('POST', '/v1/pad/dispatch', { key, body, headers: { 'Idempotency-Key': 'pad-1' } });
     const b = await h.req('POST', '/v1/pad/dispatch', { key, body, headers: { 'Idempotency-Key': 'pad-1' } });
     expect(b.body.id).toBe(a.body.id);
-    expect((await h.req('POST', '/v1/pad/dispatch', { key, body: { agents: [{ name: 'z', prompt: 'y' }] }, headers: { 'Idempotency-Key': 'pad-1' } })).status).toBe(409);
+    expect(
+      (
+        await h.req('POST', '/v1/pad/dispatch', {
+          key,
+          body: { agents: [{ name: 'z', prompt: 'y' }] },
+          headers: { 'Idempotency-Key': 'pad-1' },
+        })
+      ).status,
+    ).toBe(409);
     const other = (await h.key(['runtime:chat'])).apiKey;
     expect((await h.req('GET', `/v1/pad/sessions/${a.body.id}`, { key: other })).status).toBe(404);
     expect((await h.req('GET', '/v1/pad/sessions', { key: other })).body.data).toEqual([]);
     // Let the session's model call finish here, so it cannot land in the next test's upstream counters.
-    await pollUntil(() => h.req('GET', `/v1/pad/sessions/${a.body.id}`, { key }), (r) => r.body.status === 'completed');
+    await pollUntil(
+      () => h.req('GET', `/v1/pad/sessions/${a.body.id}`, { key }),
+      (r) => r.body.status === 'completed',
+    );
   });
 });
 
@@ -81,7 +114,10 @@ describe('swarm', () => {
     const r = await h.req('POST', '/v1/swarm/run', { key, body: { operation, params } });
     expect(r.status).toBe(200);
     expect(r.body.run_id).toBe(r.body.id);
-    return pollUntil(() => h.req('GET', `/v1/swarm/runs/${r.body.id}`, { key }), (x) => ['completed', 'failed'].includes(x.body.status));
+    return pollUntil(
+      () => h.req('GET', `/v1/swarm/runs/${r.body.id}`, { key }),
+      (x) => ['completed', 'failed'].includes(x.body.status),
+    );
   }
 
   test('map runs one prompt over every item in parallel', async () => {
@@ -90,7 +126,12 @@ describe('swarm', () => {
     expect(done.body.status).toBe('completed');
     expect(done.body.progress).toEqual({ done: 4, total: 4 });
     const outs = done.body.result.items.map((i: any) => [i.item, done.body.outputs[i.output_id]]);
-    expect(outs).toEqual([['a', 'SHOUT A'], ['b', 'SHOUT B'], ['c', 'SHOUT C'], ['d', 'SHOUT D']]);
+    expect(outs).toEqual([
+      ['a', 'SHOUT A'],
+      ['b', 'SHOUT B'],
+      ['c', 'SHOUT C'],
+      ['d', 'SHOUT D'],
+    ]);
     expect(fake.maxInFlight).toBeLessThanOrEqual(2);
   });
 
@@ -100,7 +141,10 @@ describe('swarm', () => {
     const done = await run('vote', { question: 'Rust or Go?', voters: 6, options: ['Rust', 'Go'] });
     expect(done.body.result.winner).toBe('Rust');
     expect(done.body.result.agreement).toBeCloseTo(4 / 6);
-    expect(done.body.result.counts).toEqual([{ answer: 'Rust', votes: 4 }, { answer: 'Go', votes: 2 }]);
+    expect(done.body.result.counts).toEqual([
+      { answer: 'Rust', votes: 4 },
+      { answer: 'Go', votes: 2 },
+    ]);
     expect(fake.chats).toHaveLength(6);
   });
 
@@ -117,7 +161,9 @@ describe('swarm', () => {
   });
 
   test('fanout_reduce combines the parts', async () => {
-    fake.onRequest((r) => ({ reply: /Combine/.test(lastUser(r)) ? 'combined' : `part:${lastUser(r).split('Your part: ')[1]}` }));
+    fake.onRequest((r) => ({
+      reply: /Combine/.test(lastUser(r)) ? 'combined' : `part:${lastUser(r).split('Your part: ')[1]}`,
+    }));
     const done = await run('fanout_reduce', { task: 'Review the plan', subtasks: ['cost', 'risk', 'time'] });
     expect(done.body.outputs[done.body.result.reduced_output_id]).toBe('combined');
     const reduce = fake.chats.find((c) => /Combine/.test(lastUser(c)))!;
@@ -132,7 +178,10 @@ describe('swarm', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.details.map((d: any) => d.path).sort()).toEqual(['body.params.question', 'body.params.voters']);
     fake.setDefault({ reply: 'x' });
-    const ok = await h.req('POST', '/v1/swarm/run', { key, body: { operation: 'map', params: { prompt: 'p {{item}}', items: ['1'] } } });
+    const ok = await h.req('POST', '/v1/swarm/run', {
+      key,
+      body: { operation: 'map', params: { prompt: 'p {{item}}', items: ['1'] } },
+    });
     const other = (await h.key(['runtime:chat'])).apiKey;
     expect((await h.req('GET', `/v1/swarm/runs/${ok.body.id}`, { key: other })).status).toBe(404);
   });

@@ -26,7 +26,11 @@ test('created ready with no step run; nothing runs between ticks; each tick runs
 
   const t1 = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
   expect(t1.status).toBe(200);
-  expect(t1.body).toMatchObject({ status: 'ready', step_index: 1, last_step: { index: 0, title: 'S1', output: 'out: Do step 1.' } });
+  expect(t1.body).toMatchObject({
+    status: 'ready',
+    step_index: 1,
+    last_step: { index: 0, title: 'S1', output: 'out: Do step 1.' },
+  });
   expect(fake.chats).toHaveLength(1);
   expect(await quiet(h.client, `sovereign-${id}`)).toEqual({ stepsScheduled: 1, openTimers: 0 });
   expect(fake.chats).toHaveLength(1);
@@ -34,7 +38,11 @@ test('created ready with no step run; nothing runs between ticks; each tick runs
 
   await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
   const t3 = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
-  expect(t3.body).toMatchObject({ status: 'completed', step_index: 3, last_step: { title: 'S3', output: 'out: Do step 3.' } });
+  expect(t3.body).toMatchObject({
+    status: 'completed',
+    step_index: 3,
+    last_step: { title: 'S3', output: 'out: Do step 3.' },
+  });
   expect(fake.chats).toHaveLength(3);
   const after = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
   expect(after.status).toBe(409);
@@ -73,13 +81,18 @@ test('Idempotency-Key on tick returns the same result without running a second s
 
 test('without steps the plan comes from the model lane; DELETE cancels and later ticks are 409', async () => {
   fake.onRequest((r) =>
-    /Answer with JSON only/.test(r.body.messages.at(-1).content) ? { reply: '[{"title":"A","prompt":"Do A"},{"title":"B","prompt":"Do B"}]' } : { reply: 'ok' },
+    /Answer with JSON only/.test(r.body.messages.at(-1).content)
+      ? { reply: '[{"title":"A","prompt":"Do A"},{"title":"B","prompt":"Do B"}]' }
+      : { reply: 'ok' },
   );
   const created = await h.req('POST', '/v1/sovereign/goals', { key, body: { title: 'Planned' } });
   // The create waited for the plan: ready, with the planned steps, and no step ran.
   expect(created.status).toBe(200);
   expect(created.body).toMatchObject({ status: 'ready', step_index: 0, total_steps: 2, last_step: null });
-  expect(created.body.plan.map((p: any) => [p.title, p.status])).toEqual([['A', 'pending'], ['B', 'pending']]);
+  expect(created.body.plan.map((p: any) => [p.title, p.status])).toEqual([
+    ['A', 'pending'],
+    ['B', 'pending'],
+  ]);
   const id = created.body.id;
   const state = (await h.req('GET', `/v1/sovereign/goals/${id}`, { key })).body;
   expect(state).toMatchObject({ status: 'ready', step_index: 0 });
@@ -123,7 +136,13 @@ test('a long-lived sovereign goal continues as new (the test server suggests it 
   for await (const wf of h.client.workflow.list({ query: `WorkflowId = "sovereign-${id}"` })) runs.push(wf.runId);
   expect(runs.length).toBeGreaterThan(1);
   const final = await h.req('GET', `/v1/sovereign/goals/${id}`, { key });
-  expect(final.body).toMatchObject({ status: 'completed', step_index: n, last_step: { title: `S${n}`, output: `out: Do step ${n}.` } });
-  expect(final.body.plan.every((p: any) => p.status === 'completed' && p.output === `out: Do step ${p.index + 1}.`)).toBe(true);
+  expect(final.body).toMatchObject({
+    status: 'completed',
+    step_index: n,
+    last_step: { title: `S${n}`, output: `out: Do step ${n}.` },
+  });
+  expect(
+    final.body.plan.every((p: any) => p.status === 'completed' && p.output === `out: Do step ${p.index + 1}.`),
+  ).toBe(true);
   expect(fake.chats).toHaveLength(n);
 });

@@ -16,13 +16,22 @@ afterAll(async () => h?.close());
 
 test('when Temporal is unreachable, creates answer 503 and leave nothing behind; the metric counts only real starts', async () => {
   const connection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, connectTimeout: '1 second' });
-  const app = createApp({ config: h.config, db: h.db, log: pino({ level: 'silent' }), temporal: { connection, client: new Client({ connection }) } });
+  const app = createApp({
+    config: h.config,
+    db: h.db,
+    log: pino({ level: 'silent' }),
+    temporal: { connection, client: new Client({ connection }) },
+  });
   const server = http.createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const key = (await h.key(['runtime:chat', 'runtime:records'])).apiKey;
   const post = async (path: string, body: unknown) => {
-    const res = await fetch(url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(url + path, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, body: (await res.json()) as any };
   };
   try {
@@ -40,7 +49,8 @@ test('when Temporal is unreachable, creates answer 503 and leave nothing behind;
       expect({ path, status: r.status, code: r.body.code }).toEqual({ path, status: 503, code: 'service_unavailable' });
       expect(r.body.error).toMatch(/workflow service is unavailable/);
     });
-    const count = (table: string) => h.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM ${sql.identifier([table])}`);
+    const count = (table: string) =>
+      h.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM ${sql.identifier([table])}`);
     expect([await count('goals'), await count('pad_sessions'), await count('swarm_runs')]).toEqual([0, 0, 0]);
     const metrics = await (await fetch(`${url}/v1/metrics`)).text();
     expect(metrics).not.toMatch(/svc_workflow_starts_total\{kind="goal"\} [1-9]/);

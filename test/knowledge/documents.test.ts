@@ -13,10 +13,21 @@ beforeAll(async () => {
 afterAll(async () => h?.close());
 
 test('PDF: a generated two-page PDF is parsed by unpdf, titled from its metadata and searchable', async () => {
-  const pdf = await makePdf([['Quarterly report', 'Revenue grew in the Nordic region.'], ['Appendix', 'Glacier logistics overview.']], 'Q3 Report');
+  const pdf = await makePdf(
+    [
+      ['Quarterly report', 'Revenue grew in the Nordic region.'],
+      ['Appendix', 'Glacier logistics overview.'],
+    ],
+    'Q3 Report',
+  );
   const r = await upload(h, '/v1/documents/upload', key, { bytes: pdf, name: 'report.bin' });
   expect(r.status).toBe(201);
-  expect(r.body).toMatchObject({ media_type: 'application/pdf', title: 'Q3 Report', source_kind: 'upload', size_bytes: pdf.length });
+  expect(r.body).toMatchObject({
+    media_type: 'application/pdf',
+    title: 'Q3 Report',
+    source_kind: 'upload',
+    size_bytes: pdf.length,
+  });
   expect(r.body.excerpt).toContain('Revenue grew in the Nordic region.');
   expect(r.body.chunk_count).toBeGreaterThanOrEqual(1);
   const s = await h.req('GET', '/v1/enterprise/knowledge/search?q=glacier%20logistics', { key });
@@ -26,8 +37,17 @@ test('PDF: a generated two-page PDF is parsed by unpdf, titled from its metadata
 });
 
 test('DOCX: a generated Word document is parsed by mammoth; the title field wins', async () => {
-  const docx = await makeDocx('Onboarding', ['Every new hire receives a hardware stipend.', 'Badges are issued on day one.']);
-  const r = await upload(h, '/v1/documents/upload', key, { bytes: docx, name: 'x.txt', type: 'text/plain' }, { title: 'Onboarding guide' });
+  const docx = await makeDocx('Onboarding', [
+    'Every new hire receives a hardware stipend.',
+    'Badges are issued on day one.',
+  ]);
+  const r = await upload(
+    h,
+    '/v1/documents/upload',
+    key,
+    { bytes: docx, name: 'x.txt', type: 'text/plain' },
+    { title: 'Onboarding guide' },
+  );
   expect(r.status).toBe(201);
   expect(r.body.media_type).toBe('application/vnd.openxmlformats-officedocument.wordprocessingml.document');
   expect(r.body.title).toBe('Onboarding guide');
@@ -35,7 +55,8 @@ test('DOCX: a generated Word document is parsed by mammoth; the title field wins
 });
 
 test('HTML, markdown and plain text are told apart by content, not by name or declared type', async () => {
-  const html = '<!doctype html><html><head><title>Cafeteria hours</title></head><body><nav>Home | About</nav><main><article><h1>Cafeteria hours</h1><p>The cafeteria opens at seven and serves breakfast until ten every weekday morning, including bank holidays.</p><p>Lunch is served from noon to two in the afternoon.</p></article></main></body></html>';
+  const html =
+    '<!doctype html><html><head><title>Cafeteria hours</title></head><body><nav>Home | About</nav><main><article><h1>Cafeteria hours</h1><p>The cafeteria opens at seven and serves breakfast until ten every weekday morning, including bank holidays.</p><p>Lunch is served from noon to two in the afternoon.</p></article></main></body></html>';
   const a = await upload(h, '/v1/documents/upload', key, { bytes: html, name: 'notes.md', type: 'text/markdown' });
   expect(a.status).toBe(201);
   expect(a.body).toMatchObject({ media_type: 'text/html', title: 'Cafeteria hours' });

@@ -24,7 +24,9 @@ const docIds: string[] = [];
 beforeAll(async () => {
   // Reverse order: the client must place vectors by `index`, not by position.
   fake = await startFakeOpenAI({ apiKey: 'sk-embed', embeddings: { reverse: true } });
-  h = await startHarness({ env: { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-embed', SVC_EMBEDDING_MODEL: 'emb-test' } });
+  h = await startHarness({
+    env: { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-embed', SVC_EMBEDDING_MODEL: 'emb-test' },
+  });
   const k = await h.key(['runtime:chat', 'runtime:records']);
   key = k.apiKey;
   tenantId = k.tenantId;
@@ -43,7 +45,10 @@ const cosine = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i],
 
 test('the client sends OpenAI embedding requests in batches of 64 and keeps vectors in input order', async () => {
   fake.reset();
-  const texts = Array.from({ length: 130 }, (_, i) => `document ${i} about ${i % 2 ? 'travel receipts' : 'espresso machines'}`);
+  const texts = Array.from(
+    { length: 130 },
+    (_, i) => `document ${i} about ${i % 2 ? 'travel receipts' : 'espresso machines'}`,
+  );
   const vectors = await embedTexts(h.config, texts);
   expect(fake.embeddingRequests.map((r) => r.body.input.length)).toEqual([64, 64, 2]);
   for (const r of fake.embeddingRequests) {
@@ -55,33 +60,56 @@ test('the client sends OpenAI embedding requests in batches of 64 and keeps vect
   expect(fake.embeddingRequests.flatMap((r) => r.body.input)).toEqual(texts);
   expect(vectors).toEqual(texts.map((t) => fakeEmbedding(t)));
   // Texts sharing words are nearer than unrelated ones (what retrieval relies on).
-  const [q, near, far] = await embedTexts(h.config, ['descale the espresso machine', 'espresso machine descaling every two weeks', 'parental leave policy']);
+  const [q, near, far] = await embedTexts(h.config, [
+    'descale the espresso machine',
+    'espresso machine descaling every two weeks',
+    'parental leave policy',
+  ]);
   expect(cosine(q, near)).toBeGreaterThan(cosine(q, far));
 });
 
 test('the client maps a missing provider, a provider without embeddings and a refused key to clear errors', async () => {
-  await expect(embedTexts(parseConfig({ DATABASE_URL: h.dbUrl }), ['x'])).rejects.toMatchObject({ code: 'service_unavailable' });
+  await expect(embedTexts(parseConfig({ DATABASE_URL: h.dbUrl }), ['x'])).rejects.toMatchObject({
+    code: 'service_unavailable',
+  });
   const chatOnly = await startFakeOpenAI({ embeddings: { enabled: false } });
   try {
-    await expect(embedTexts(parseConfig({ DATABASE_URL: h.dbUrl, OPENAI_BASE_URL: chatOnly.url }), ['x'])).rejects.toMatchObject({ code: 'upstream_error', message: expect.stringContaining('HTTP 404') });
+    await expect(
+      embedTexts(parseConfig({ DATABASE_URL: h.dbUrl, OPENAI_BASE_URL: chatOnly.url }), ['x']),
+    ).rejects.toMatchObject({ code: 'upstream_error', message: expect.stringContaining('HTTP 404') });
   } finally {
     await chatOnly.close();
   }
   // A wrong key: the fake answers 401 before routing.
-  await expect(embedTexts(parseConfig({ DATABASE_URL: h.dbUrl, OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'wrong' }), ['x'])).rejects.toMatchObject({ code: 'upstream_error', message: expect.stringContaining('HTTP 401') });
+  await expect(
+    embedTexts(parseConfig({ DATABASE_URL: h.dbUrl, OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'wrong' }), ['x']),
+  ).rejects.toMatchObject({ code: 'upstream_error', message: expect.stringContaining('HTTP 401') });
 });
 
 test('the mode check sees working embeddings; without pgvector search stays full-text', async () => {
-  expect(await knowledgeMode(h.db, h.config)).toEqual({ search_mode: 'fts', vector_extension: false, embeddings: true });
-  expect((await h.req('GET', '/v1/health')).body.knowledge).toEqual({ search_mode: 'fts', vector_extension: false, embeddings: true });
-  const r = await h.req('GET', `/v1/enterprise/knowledge/search?q=${encodeURIComponent(CORPUS[0].query)}&limit=3`, { key });
+  expect(await knowledgeMode(h.db, h.config)).toEqual({
+    search_mode: 'fts',
+    vector_extension: false,
+    embeddings: true,
+  });
+  expect((await h.req('GET', '/v1/health')).body.knowledge).toEqual({
+    search_mode: 'fts',
+    vector_extension: false,
+    embeddings: true,
+  });
+  const r = await h.req('GET', `/v1/enterprise/knowledge/search?q=${encodeURIComponent(CORPUS[0].query)}&limit=3`, {
+    key,
+  });
   expect(r.body.mode).toBe('fts');
 });
 
 test('reciprocal rank fusion of real full-text results and an embedding ranking keeps both recalls', async () => {
   const chunks = await h.db.any(sql.type(z.object({ id: z.string(), document_id: z.string(), text: z.string() }))`
     SELECT id, document_id, text FROM chunks WHERE tenant_id = ${tenantId} ORDER BY id`);
-  const chunkVectors = await embedTexts(h.config, chunks.map((c) => c.text));
+  const chunkVectors = await embedTexts(
+    h.config,
+    chunks.map((c) => c.text),
+  );
   const docOf = new Map(chunks.map((c) => [c.id, c.document_id]));
   let vectorOnly = 0;
   for (const [i, d] of CORPUS.entries()) {

@@ -40,10 +40,18 @@ export async function upload(
   const form = new FormData();
   if (file) {
     const bytes = typeof file.bytes === 'string' ? Buffer.from(file.bytes) : file.bytes;
-    form.append('file', new Blob([new Uint8Array(bytes)], { type: file.type ?? 'application/octet-stream' }), file.name ?? 'upload.bin');
+    form.append(
+      'file',
+      new Blob([new Uint8Array(bytes)], { type: file.type ?? 'application/octet-stream' }),
+      file.name ?? 'upload.bin',
+    );
   }
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  const res = await fetch(`${h.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+  const res = await fetch(`${h.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}` },
+    body: form,
+  });
   const text = await res.text();
   let body: unknown;
   try {

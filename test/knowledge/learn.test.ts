@@ -57,7 +57,11 @@ let key: string;
 let chatKey: string;
 let worker: QueueWorker | undefined;
 
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | null | undefined | false>,
+  timeoutMs = 60_000,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -68,16 +72,19 @@ async function until<T>(what: string, probe: () => Promise<T | null | undefined 
 }
 
 const job = (id: string) => h.req('GET', `/v1/enterprise/learn/${id}`, { key }).then((r) => r.body);
-const finished = (id: string) => until(`job ${id} to finish`, async () => {
-  const j = await job(id);
-  return j.finished_at ? j : null;
-});
+const finished = (id: string) =>
+  until(`job ${id} to finish`, async () => {
+    const j = await job(id);
+    return j.finished_at ? j : null;
+  });
 
 beforeAll(async () => {
   h = await startHarness({ env: { SVC_ALLOW_PRIVATE_FETCH: 'true' } });
   web = webServer();
   base = await web.start();
-  web.setPdf(await makePdf([['Handbook', 'Quarterly offsites happen in the mountains near Innsbruck.']], 'Employee handbook'));
+  web.setPdf(
+    await makePdf([['Handbook', 'Quarterly offsites happen in the mountains near Innsbruck.']], 'Employee handbook'),
+  );
   const k = await h.key(['runtime:records', 'runtime:chat']);
   key = k.apiKey;
   chatKey = k.apiKey;
@@ -90,7 +97,10 @@ afterAll(async () => {
 });
 
 test('a job learns every good source; a 404 page and an unknown document fail alone', async () => {
-  const note = await h.req('POST', '/v1/ingest', { key: chatKey, body: { text: 'Badge photos are taken at reception on Tuesdays.', title: 'Badges' } });
+  const note = await h.req('POST', '/v1/ingest', {
+    key: chatKey,
+    body: { text: 'Badge photos are taken at reception on Tuesdays.', title: 'Badges' },
+  });
   const start = await h.req('POST', '/v1/enterprise/learn', {
     key,
     body: {
@@ -118,10 +128,19 @@ test('a job learns every good source; a 404 page and an unknown document fail al
   expect(web.hits.filter((x) => x === '/missing')).toHaveLength(1); // a 404 is permanent: not retried
 
   const learned = await h.req('GET', `/v1/documents/${article.learned_document_id}`, { key });
-  expect(learned.body).toMatchObject({ source_kind: 'learn', title: 'Travel policy', media_type: 'text/html', provenance: { url: `${base}/article`, job_id: start.body.job_id } });
+  expect(learned.body).toMatchObject({
+    source_kind: 'learn',
+    title: 'Travel policy',
+    media_type: 'text/html',
+    provenance: { url: `${base}/article`, job_id: start.body.job_id },
+  });
   expect(learned.body.excerpt).not.toMatch(/Home Jobs Contact|Copyright/);
   const s = await h.req('GET', '/v1/enterprise/knowledge/search?q=business%20class%20flights', { key });
-  expect(s.body.data[0]).toMatchObject({ document_id: article.learned_document_id, url: `${base}/article`, source_kind: 'learn' });
+  expect(s.body.data[0]).toMatchObject({
+    document_id: article.learned_document_id,
+    url: `${base}/article`,
+    source_kind: 'learn',
+  });
   const pdfHit = await h.req('GET', '/v1/enterprise/knowledge/search?q=Innsbruck', { key });
   expect(pdfHit.body.data[0]).toMatchObject({ document_title: 'Employee handbook' });
   const memories = await h.req('GET', '/v1/memories/knowledge', { key: chatKey });
@@ -140,7 +159,10 @@ test('a job learns every good source; a 404 page and an unknown document fail al
 
 test('a job survives a worker restart in the middle of a source', async () => {
   web.hold();
-  const start = await h.req('POST', '/v1/enterprise/learn', { key, body: { sources: [{ url: `${base}/slow-1` }, { text: 'Snow chains are stored in the garage.' }] } });
+  const start = await h.req('POST', '/v1/enterprise/learn', {
+    key,
+    body: { sources: [{ url: `${base}/slow-1` }, { text: 'Snow chains are stored in the garage.' }] },
+  });
   await until('the slow page to be requested', async () => web.hits.includes('/slow-1'));
   await worker!.stop();
   const mid = await job(start.body.job_id);
@@ -157,7 +179,10 @@ test('a job survives a worker restart in the middle of a source', async () => {
 }, 120_000);
 
 test('a job of only bad sources fails; a cancelled job closes its open sources', async () => {
-  const bad = await h.req('POST', '/v1/enterprise/learn', { key, body: { sources: [{ url: `${base}/gone` }, { document_id: 'doc_nope' }] } });
+  const bad = await h.req('POST', '/v1/enterprise/learn', {
+    key,
+    body: { sources: [{ url: `${base}/gone` }, { document_id: 'doc_nope' }] },
+  });
   const failed = await finished(bad.body.job_id);
   expect(failed).toMatchObject({ status: 'failed', progress: { done: 2, total: 2 }, error: expect.any(String) });
 
@@ -193,19 +218,45 @@ test('cancelling a job whose workflow is already gone answers 409 and settles th
 test('validation, unknown ids, tenant isolation and scope', async () => {
   const other = (await h.key(['runtime:records', 'runtime:spaces'])).apiKey;
   const theirSpace = await h.req('POST', '/v1/spaces', { key: other, body: { name: 's' } });
-  for (const body of [{}, { sources: [] }, { sources: [{ url: 'x' }] }, { sources: [{ url: `${base}/a`, text: 'both' }] }, { sources: [{ text: '' }] }, { sources: [{ title: 't' }] }]) {
+  for (const body of [
+    {},
+    { sources: [] },
+    { sources: [{ url: 'x' }] },
+    { sources: [{ url: `${base}/a`, text: 'both' }] },
+    { sources: [{ text: '' }] },
+    { sources: [{ title: 't' }] },
+  ]) {
     expect((await h.req('POST', '/v1/enterprise/learn', { key, body })).status).toBe(400);
   }
-  expect((await h.req('POST', '/v1/enterprise/learn', { key, body: { sources: [{ text: 'x' }], space_id: theirSpace.body.id } })).status).toBe(404);
-  const mine = await h.req('POST', '/v1/enterprise/learn', { key, body: { sources: [{ text: 'Owned by the first tenant.' }] } });
+  expect(
+    (
+      await h.req('POST', '/v1/enterprise/learn', {
+        key,
+        body: { sources: [{ text: 'x' }], space_id: theirSpace.body.id },
+      })
+    ).status,
+  ).toBe(404);
+  const mine = await h.req('POST', '/v1/enterprise/learn', {
+    key,
+    body: { sources: [{ text: 'Owned by the first tenant.' }] },
+  });
   expect((await h.req('GET', `/v1/enterprise/learn/${mine.body.job_id}`, { key: other })).status).toBe(404);
   expect((await h.req('POST', `/v1/enterprise/learn/${mine.body.job_id}/cancel`, { key: other })).status).toBe(404);
   expect((await h.req('GET', '/v1/enterprise/learn/lrn_missing', { key })).status).toBe(404);
   await finished(mine.body.job_id);
   const wipe = await h.req('DELETE', '/v1/enterprise/knowledge', { key: other });
   expect(wipe.body).toEqual({ deleted_documents: 0, deleted_chunks: 0 });
-  expect((await h.req('GET', '/v1/enterprise/knowledge/search?q=owned%20first%20tenant', { key })).body.data).toHaveLength(1);
-  expect((await h.req('POST', '/v1/enterprise/learn', { key: chatKey.slice(0, -1) + (chatKey.endsWith('0') ? '1' : '0'), body: { sources: [{ text: 'x' }] } })).status).toBe(401);
+  expect(
+    (await h.req('GET', '/v1/enterprise/knowledge/search?q=owned%20first%20tenant', { key })).body.data,
+  ).toHaveLength(1);
+  expect(
+    (
+      await h.req('POST', '/v1/enterprise/learn', {
+        key: chatKey.slice(0, -1) + (chatKey.endsWith('0') ? '1' : '0'),
+        body: { sources: [{ text: 'x' }] },
+      })
+    ).status,
+  ).toBe(401);
   const chatOnly = (await h.key(['runtime:chat'])).apiKey;
   // Learning is for any key of the tenant; wiping learned knowledge is the bulk operation that needs runtime:records.
   expect((await h.req('GET', '/v1/enterprise/knowledge/search?q=x', { key: chatOnly })).status).toBe(200);

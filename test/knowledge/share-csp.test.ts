@@ -40,7 +40,10 @@ test('images load only from data: (or our origin); an outside image is never req
   // The sanitiser keeps the outside image: only the CSP stands between it and the viewer.
   expect(page.text).toContain(`${beaconUrl}/pixel.gif`);
   await browser.open(`${h.url}/share/${r.body.id}`);
-  const state = await browser.evaluate<{ outside: string; inline: number }>(`Promise.all([...document.images].map((img) =>
+  const state = await browser.evaluate<{
+    outside: string;
+    inline: number;
+  }>(`Promise.all([...document.images].map((img) =>
       img.complete ? null : new Promise((done) => { img.onload = done; img.onerror = done; })))
     .then(() => ({ outside: document.querySelector('img[alt="o"]')?.getAttribute('src') ?? '', inline: document.querySelector('img[alt="i"]').naturalWidth }))`);
   expect(state.outside).toContain(beaconUrl); // present in the DOM...

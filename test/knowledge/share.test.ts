@@ -31,18 +31,30 @@ Hello **world**, the beta ships on *Friday*.
 test('create returns the public url (origin of SVC_PUBLIC_URL, no /v1); list is recent and tenant-scoped', async () => {
   const r = await h.req('POST', '/v1/share', { key, body: { title: 'Notes', content: 'hello' } });
   expect(r.status).toBe(201);
-  expect(r.body).toMatchObject({ title: 'Notes', format: 'markdown', url: `https://svc.example.com/share/${r.body.id}` });
+  expect(r.body).toMatchObject({
+    title: 'Notes',
+    format: 'markdown',
+    url: `https://svc.example.com/share/${r.body.id}`,
+  });
   expect(r.body.id).toMatch(/^shr_[0-9a-z]{24}$/);
-  const second = await h.req('POST', '/v1/share', { key, body: { title: 'Second', content: '<p>x</p>', format: 'html' } });
+  const second = await h.req('POST', '/v1/share', {
+    key,
+    body: { title: 'Second', content: '<p>x</p>', format: 'html' },
+  });
   const list = await h.req('GET', '/v1/shares', { key });
   expect(list.body.data.map((s: { id: string }) => s.id)).toEqual([second.body.id, r.body.id]);
   expect(list.body.data[0].url).toBe(second.body.url);
   const other = (await h.key(['runtime:chat'])).apiKey;
   expect((await h.req('GET', '/v1/shares', { key: other })).body).toMatchObject({ data: [], total: 0 });
-  expect((await h.req('POST', '/v1/share', { key, body: { title: 'x', content: 'y', format: 'pdf' } })).status).toBe(400);
+  expect((await h.req('POST', '/v1/share', { key, body: { title: 'x', content: 'y', format: 'pdf' } })).status).toBe(
+    400,
+  );
   expect((await h.req('POST', '/v1/share', { key, body: { content: 'y' } })).status).toBe(400);
   expect((await h.req('GET', '/v1/shares', { key: (await h.key(['runtime:records'])).apiKey })).status).toBe(200);
-  expect((await h.req('GET', '/v1/shares', { key: (await h.key(['bootstrap:app:home'], { kind: 'bootstrap' })).apiKey })).status).toBe(403);
+  expect(
+    (await h.req('GET', '/v1/shares', { key: (await h.key(['bootstrap:app:home'], { kind: 'bootstrap' })).apiKey }))
+      .status,
+  ).toBe(403);
 });
 
 test('the public page is sanitised HTML with title, social meta tags and a strict CSP; unknown ids get a 404 page', async () => {
@@ -54,7 +66,9 @@ test('the public page is sanitised HTML with title, social meta tags and a stric
   const html = page.text;
   expect(html).toContain('<title>Release &lt;notes&gt; &amp; &quot;plans&quot;</title>');
   expect(html).toContain(`<meta property="og:url" content="https://svc.example.com/share/${r.body.id}">`);
-  expect(html).toMatch(/<meta property="og:description" content="Release notes Hello world, the beta ships on Friday\./);
+  expect(html).toMatch(
+    /<meta property="og:description" content="Release notes Hello world, the beta ships on Friday\./,
+  );
   expect(html).toContain('<meta name="twitter:card" content="summary">');
   expect(html).not.toMatch(/<script|onerror|onload|onclick|javascript:|<iframe|style="background/i);
   expect(html).toContain('<a href="https://example.com/docs" rel="noopener noreferrer nofollow">good link</a>');
@@ -96,11 +110,20 @@ describe('without SVC_PUBLIC_URL', () => {
   afterAll(async () => bare?.close());
 
   test('share URLs come from the configured HOST:PORT, never the Host header, and the page is private to the reader', async () => {
-    const created = await rawRequest(bare.url, 'POST', '/v1/share', 'evil.example', { authorization: `Bearer ${bareKey}`, 'content-type': 'application/json' }, JSON.stringify({ title: 'T', content: 'body' }));
+    const created = await rawRequest(
+      bare.url,
+      'POST',
+      '/v1/share',
+      'evil.example',
+      { authorization: `Bearer ${bareKey}`, 'content-type': 'application/json' },
+      JSON.stringify({ title: 'T', content: 'body' }),
+    );
     expect(created.status).toBe(201);
     const id = JSON.parse(created.body).id as string;
     expect(JSON.parse(created.body).url).toBe(`http://127.0.0.1:8123/share/${id}`);
-    const list = await rawRequest(bare.url, 'GET', '/v1/shares', 'evil.example', { authorization: `Bearer ${bareKey}` });
+    const list = await rawRequest(bare.url, 'GET', '/v1/shares', 'evil.example', {
+      authorization: `Bearer ${bareKey}`,
+    });
     expect(JSON.parse(list.body).data[0].url).toBe(`http://127.0.0.1:8123/share/${id}`);
     const page = await rawGet(bare.url, `/share/${id}`, 'evil.example:666');
     expect(page.status).toBe(200);
@@ -111,7 +134,14 @@ describe('without SVC_PUBLIC_URL', () => {
 });
 
 /** A request with an arbitrary Host header (fetch does not let a caller forge it). */
-function rawRequest(base: string, method: string, path: string, host: string, headers: Record<string, string> = {}, body?: string) {
+function rawRequest(
+  base: string,
+  method: string,
+  path: string,
+  host: string,
+  headers: Record<string, string> = {},
+  body?: string,
+) {
   const u = new URL(base);
   return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
     const req = http.request({ host: u.hostname, port: u.port, method, path, headers: { ...headers, host } }, (res) => {
@@ -151,12 +181,24 @@ describe('in headless Chromium', () => {
       ogTitle: document.querySelector('meta[property="og:title"]').content,
       width: document.querySelector('main').getBoundingClientRect().width,
     })`);
-    expect(seen).toMatchObject({ pwned: null, title: 'Release notes', h1: 'Release notes', bold: 'world', cell: 'build', scripts: 0, handlers: [], jsLinks: 0, ogTitle: 'Release notes' });
+    expect(seen).toMatchObject({
+      pwned: null,
+      title: 'Release notes',
+      h1: 'Release notes',
+      bold: 'world',
+      cell: 'build',
+      scripts: 0,
+      handlers: [],
+      jsLinks: 0,
+      ogTitle: 'Release notes',
+    });
     expect(seen.text).toContain('Hello world, the beta ships on Friday.');
     expect(seen.text).toContain('good link');
     expect(seen.width).toBeGreaterThan(200);
     // Clicking the neutralised link must not run anything either.
-    await browser.evaluate(`document.getElementById('bad')?.click(); [...document.querySelectorAll('a')].find((a) => a.textContent === 'md link')?.click(); 0`);
+    await browser.evaluate(
+      `document.getElementById('bad')?.click(); [...document.querySelectorAll('a')].find((a) => a.textContent === 'md link')?.click(); 0`,
+    );
     expect(await browser.evaluate('window.__pwned ?? null')).toBeNull();
     expect(browser.events.filter((e) => e.startsWith('error'))).toEqual([]);
   });

@@ -17,14 +17,21 @@ afterAll(async () => h?.close());
 const cli = (args: string[]) => captureCli(runSpacesCli, args, { DATABASE_URL: h.dbUrl });
 
 test('create, list, upload into, list documents of, and delete a space (documents go with it)', async () => {
-  const created = await h.req('POST', '/v1/spaces', { key: a.apiKey, body: { name: 'Handbook', description: 'Policies' } });
+  const created = await h.req('POST', '/v1/spaces', {
+    key: a.apiKey,
+    body: { name: 'Handbook', description: 'Policies' },
+  });
   expect(created.status).toBe(201);
   expect(created.body).toMatchObject({ name: 'Handbook', description: 'Policies', document_count: 0 });
   const id = created.body.id;
-  const doc = await upload(h, `/v1/spaces/${id}/documents`, a.apiKey, { bytes: '# Holidays\n\n- Office closed on the first of May.\n' });
+  const doc = await upload(h, `/v1/spaces/${id}/documents`, a.apiKey, {
+    bytes: '# Holidays\n\n- Office closed on the first of May.\n',
+  });
   expect(doc.status).toBe(201);
   expect(doc.body).toMatchObject({ space_id: id, media_type: 'text/markdown', title: 'Holidays' });
-  const loose = await upload(h, '/v1/documents/upload', a.apiKey, { bytes: 'A document outside any space about holidays.' });
+  const loose = await upload(h, '/v1/documents/upload', a.apiKey, {
+    bytes: 'A document outside any space about holidays.',
+  });
   const listed = await h.req('GET', `/v1/spaces/${id}/documents`, { key: a.apiKey });
   expect(listed.body.data.map((d: { id: string }) => d.id)).toEqual([doc.body.id]);
   const spaces = await h.req('GET', '/v1/spaces', { key: a.apiKey });
@@ -47,14 +54,24 @@ test("another tenant's space answers 404 on every route and is never listed", as
   expect((await h.req('GET', `/v1/spaces/${id}/documents`, { key: b.apiKey })).status).toBe(404);
   expect((await upload(h, `/v1/spaces/${id}/documents`, b.apiKey, { bytes: 'hello' })).status).toBe(404);
   expect((await h.req('DELETE', `/v1/spaces/${id}`, { key: b.apiKey })).status).toBe(404);
-  expect((await h.req('POST', '/v1/ingest', { key: (await h.key(['runtime:chat'], { tenantId: b.tenantId })).apiKey, body: { text: 'x', space_id: id } })).status).toBe(404);
+  expect(
+    (
+      await h.req('POST', '/v1/ingest', {
+        key: (await h.key(['runtime:chat'], { tenantId: b.tenantId })).apiKey,
+        body: { text: 'x', space_id: id },
+      })
+    ).status,
+  ).toBe(404);
   expect((await h.req('GET', `/v1/spaces/${id}/documents`, { key: a.apiKey })).status).toBe(200);
 });
 
 test('validation and scope: bad bodies are 400, keys without runtime:spaces are 403', async () => {
   expect((await h.req('POST', '/v1/spaces', { key: a.apiKey, body: { name: '' } })).status).toBe(400);
   expect((await h.req('POST', '/v1/spaces', { key: a.apiKey, body: { name: 7 } })).status).toBe(400);
-  expect((await h.req('POST', '/v1/spaces', { key: a.apiKey, raw: 'name=x', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
+  expect(
+    (await h.req('POST', '/v1/spaces', { key: a.apiKey, raw: 'name=x', headers: { 'content-type': 'text/plain' } }))
+      .status,
+  ).toBe(415);
   expect((await h.req('DELETE', '/v1/spaces/bad%20id', { key: a.apiKey })).status).toBe(400);
   const records = (await h.key(['runtime:records'])).apiKey;
   const r = await h.req('GET', '/v1/spaces', { key: records });
@@ -83,7 +100,9 @@ test('legacy spaces without an owner are hidden until the operator command assig
 
   const now = await h.req('GET', '/v1/spaces', { key: t.apiKey });
   expect(now.body.data.map((s: { id: string }) => s.id)).toEqual(['spc_legacy_two', 'spc_legacy_one']);
-  expect((await h.req('GET', '/v1/spaces', { key: a.apiKey })).body.data.map((s: { id: string }) => s.id)).not.toContain('spc_legacy_one');
+  expect(
+    (await h.req('GET', '/v1/spaces', { key: a.apiKey })).body.data.map((s: { id: string }) => s.id),
+  ).not.toContain('spc_legacy_one');
 });
 
 test.each([
@@ -112,26 +131,43 @@ test('a space deleted between the check and the write answers 404, not 500 (uplo
   // window between requireSpace and the INSERT, made deterministic.
   await h.db.query(sql.unsafe`CREATE FUNCTION vanish_space() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN DELETE FROM spaces WHERE id = NEW.space_id AND name = 'vanishing'; RETURN NEW; END $$`);
-  await h.db.query(sql.unsafe`CREATE TRIGGER vanish_documents BEFORE INSERT ON documents FOR EACH ROW EXECUTE FUNCTION vanish_space()`);
-  await h.db.query(sql.unsafe`CREATE TRIGGER vanish_learn_jobs BEFORE INSERT ON learn_jobs FOR EACH ROW EXECUTE FUNCTION vanish_space()`);
+  await h.db.query(
+    sql.unsafe`CREATE TRIGGER vanish_documents BEFORE INSERT ON documents FOR EACH ROW EXECUTE FUNCTION vanish_space()`,
+  );
+  await h.db.query(
+    sql.unsafe`CREATE TRIGGER vanish_learn_jobs BEFORE INSERT ON learn_jobs FOR EACH ROW EXECUTE FUNCTION vanish_space()`,
+  );
   // The tenant's documents and learning jobs, counted before and after the failed writes.
-  const rowCounts = () => h.db.one(sql.unsafe`SELECT
+  const rowCounts = () =>
+    h.db.one(sql.unsafe`SELECT
     (SELECT count(*)::int FROM documents WHERE tenant_id = ${a.tenantId}) AS documents,
     (SELECT count(*)::int FROM learn_jobs WHERE tenant_id = ${a.tenantId}) AS learn_jobs`);
   const before = await rowCounts();
   try {
     const s1 = await h.req('POST', '/v1/spaces', { key: a.apiKey, body: { name: 'vanishing' } });
-    const up = await upload(h, `/v1/spaces/${s1.body.id}/documents`, a.apiKey, { bytes: 'A note about spaces that vanish while a document is written.' });
+    const up = await upload(h, `/v1/spaces/${s1.body.id}/documents`, a.apiKey, {
+      bytes: 'A note about spaces that vanish while a document is written.',
+    });
     expect(up.status).toBe(404);
     expect(JSON.stringify(up.body)).toContain(`Space ${s1.body.id} not found`);
     const s2 = await h.req('POST', '/v1/spaces', { key: a.apiKey, body: { name: 'vanishing' } });
-    const learn = await h.req('POST', '/v1/enterprise/learn', { key: a.apiKey, body: { sources: [{ text: 'Learned into a vanishing space.' }], space_id: s2.body.id } });
+    const learn = await h.req('POST', '/v1/enterprise/learn', {
+      key: a.apiKey,
+      body: { sources: [{ text: 'Learned into a vanishing space.' }], space_id: s2.body.id },
+    });
     expect(learn.status).toBe(404);
     expect(JSON.stringify(learn.body)).toContain(`Space ${s2.body.id} not found`);
     // Nothing half-written: the failed transactions left no rows behind.
     expect(await rowCounts()).toEqual(before);
     // The check itself still works: a space that is simply gone is a 404 before any write.
-    expect((await h.req('POST', '/v1/enterprise/learn', { key: a.apiKey, body: { sources: [{ text: 'x' }], space_id: s1.body.id } })).status).toBe(404);
+    expect(
+      (
+        await h.req('POST', '/v1/enterprise/learn', {
+          key: a.apiKey,
+          body: { sources: [{ text: 'x' }], space_id: s1.body.id },
+        })
+      ).status,
+    ).toBe(404);
   } finally {
     await h.db.query(sql.unsafe`DROP TRIGGER vanish_documents ON documents`);
     await h.db.query(sql.unsafe`DROP TRIGGER vanish_learn_jobs ON learn_jobs`);

@@ -47,10 +47,17 @@ async function pool(): Promise<Db> {
 }
 
 const count = (db: Db, table: 'chunks' | 'chunk_vectors', tenantId: string) =>
-  db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM ${sql.identifier([table])} WHERE tenant_id = ${tenantId}`);
+  db.oneFirst(
+    sql.type(
+      z.object({ n: z.number() }),
+    )`SELECT count(*)::int AS n FROM ${sql.identifier([table])} WHERE tenant_id = ${tenantId}`,
+  );
 
 const DOCS = [
-  { title: 'Lighthouse keeping', text: 'The lighthouse keeper trims the lamp wick every evening and logs passing ships.' },
+  {
+    title: 'Lighthouse keeping',
+    text: 'The lighthouse keeper trims the lamp wick every evening and logs passing ships.',
+  },
   { title: 'Sourdough', text: 'Feed the sourdough starter with flour and water, then wait for it to double.' },
   { title: 'Bicycle repair', text: 'To fix a flat tyre, remove the inner tube, find the puncture and apply a patch.' },
 ];
@@ -78,10 +85,27 @@ afterAll(async () => {
 test('chunks written in fts mode get vectors from the backfill; then vector search finds them', async () => {
   // Phase 1: pgvector is there but no embeddings provider: fts mode, chunks without vectors.
   const ftsDb = await pool();
-  expect(await knowledgeMode(ftsDb, ftsConfig, log)).toEqual({ search_mode: 'fts', vector_extension: true, embeddings: false });
+  expect(await knowledgeMode(ftsDb, ftsConfig, log)).toEqual({
+    search_mode: 'fts',
+    vector_extension: true,
+    embeddings: false,
+  });
   const tenantId = await createTenant(ftsDb);
   const docs = [];
-  for (const d of DOCS) docs.push(await indexDocument({ db: ftsDb, config: ftsConfig, log }, { tenantId, sourceKind: 'ingest', title: d.title, mediaType: 'text/plain', sizeBytes: d.text.length, text: d.text }));
+  for (const d of DOCS)
+    docs.push(
+      await indexDocument(
+        { db: ftsDb, config: ftsConfig, log },
+        {
+          tenantId,
+          sourceKind: 'ingest',
+          title: d.title,
+          mediaType: 'text/plain',
+          sizeBytes: d.text.length,
+          text: d.text,
+        },
+      ),
+    );
   const chunks = await count(ftsDb, 'chunks', tenantId);
   expect(chunks).toBeGreaterThanOrEqual(DOCS.length);
   expect(await count(ftsDb, 'chunk_vectors', tenantId)).toBe(0);
@@ -89,7 +113,11 @@ test('chunks written in fts mode get vectors from the backfill; then vector sear
   // Phase 2: the provider answers /embeddings: the mode check says hybrid and starts the backfill.
   const db = await pool();
   const before = fake.embeddingRequests.length;
-  expect(await knowledgeMode(db, hybridConfig, log)).toEqual({ search_mode: 'hybrid', vector_extension: true, embeddings: true });
+  expect(await knowledgeMode(db, hybridConfig, log)).toEqual({
+    search_mode: 'hybrid',
+    vector_extension: true,
+    embeddings: true,
+  });
   const backfill = vectorBackfill(db);
   expect(backfill).toBeDefined();
   expect(await backfill).toBe(chunks);
@@ -99,7 +127,9 @@ test('chunks written in fts mode get vectors from the backfill; then vector sear
   for (const [i, d] of DOCS.entries()) {
     const near = await vectorCandidates(db, { tenantId }, fakeEmbedding(d.text), 10);
     expect(near).toHaveLength(chunks);
-    const top = await db.oneFirst(sql.type(z.object({ document_id: z.string() }))`SELECT document_id FROM chunks WHERE id = ${near[0].id}`);
+    const top = await db.oneFirst(
+      sql.type(z.object({ document_id: z.string() }))`SELECT document_id FROM chunks WHERE id = ${near[0].id}`,
+    );
     expect(top).toBe(docs[i].document.id);
     expect(near[0].score).toBeCloseTo(1, 5);
     expect(near.map((n) => n.score)).toEqual([...near.map((n) => n.score)].sort((a, b) => b - a));
@@ -116,9 +146,31 @@ test('hybrid search runs the real SQL: fused ranking, tenant and space filters, 
   const tenantId = await createTenant(db);
   const other = await createTenant(db);
   const space = await createSpace(db, { tenantId, name: 'Bikes' });
-  const mine = await indexDocument(deps, { tenantId, spaceId: space.id, sourceKind: 'ingest', title: 'Gears', text: 'Shift the gears of the bicycle before the climb.', mediaType: 'text/plain', sizeBytes: 10 });
-  const loose = await indexDocument(deps, { tenantId, sourceKind: 'ingest', title: 'Tea', text: 'Brew green tea at eighty degrees for two minutes.', mediaType: 'text/plain', sizeBytes: 10 });
-  await indexDocument(deps, { tenantId: other, sourceKind: 'ingest', title: 'Their gears', text: 'Shift the gears of the bicycle before the climb.', mediaType: 'text/plain', sizeBytes: 10 });
+  const mine = await indexDocument(deps, {
+    tenantId,
+    spaceId: space.id,
+    sourceKind: 'ingest',
+    title: 'Gears',
+    text: 'Shift the gears of the bicycle before the climb.',
+    mediaType: 'text/plain',
+    sizeBytes: 10,
+  });
+  const loose = await indexDocument(deps, {
+    tenantId,
+    sourceKind: 'ingest',
+    title: 'Tea',
+    text: 'Brew green tea at eighty degrees for two minutes.',
+    mediaType: 'text/plain',
+    sizeBytes: 10,
+  });
+  await indexDocument(deps, {
+    tenantId: other,
+    sourceKind: 'ingest',
+    title: 'Their gears',
+    text: 'Shift the gears of the bicycle before the climb.',
+    mediaType: 'text/plain',
+    sizeBytes: 10,
+  });
   // Written in hybrid mode: vectors at write time, no backfill needed.
   expect(await count(db, 'chunk_vectors', tenantId)).toBe(await count(db, 'chunks', tenantId));
 
@@ -146,10 +198,21 @@ test('the backfill works in batches, across tenants, and only fills what is miss
   const tenants = [await createTenant(ftsDb), await createTenant(ftsDb)];
   for (const tenantId of tenants) {
     for (const [i, d] of DOCS.entries()) {
-      await indexDocument({ db: ftsDb, config: ftsConfig, log }, { tenantId, sourceKind: 'ingest', title: `${d.title} ${i}`, mediaType: 'text/plain', sizeBytes: d.text.length, text: d.text });
+      await indexDocument(
+        { db: ftsDb, config: ftsConfig, log },
+        {
+          tenantId,
+          sourceKind: 'ingest',
+          title: `${d.title} ${i}`,
+          mediaType: 'text/plain',
+          sizeBytes: d.text.length,
+          text: d.text,
+        },
+      );
     }
   }
-  const missing = (db: Db) => db.oneFirst(sql.type(z.object({ n: z.number() }))`
+  const missing = (db: Db) =>
+    db.oneFirst(sql.type(z.object({ n: z.number() }))`
     SELECT count(*)::int AS n FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id)`);
   const gap = await missing(ftsDb);
   expect(gap).toBe(2 * DOCS.length);
@@ -159,6 +222,7 @@ test('the backfill works in batches, across tenants, and only fills what is miss
   expect(await backfillVectors({ db, config: hybridConfig, log }, 2)).toBe(gap);
   expect(await missing(db)).toBe(0);
   expect(fake.embeddingRequests.length - requests).toBe(4); // 3 chunks per tenant: 2 + 1, twice
-  for (const tenantId of tenants) expect(await count(db, 'chunk_vectors', tenantId)).toBe(await count(db, 'chunks', tenantId));
+  for (const tenantId of tenants)
+    expect(await count(db, 'chunk_vectors', tenantId)).toBe(await count(db, 'chunks', tenantId));
   expect(await backfillVectors({ db, config: hybridConfig, log }, 2)).toBe(0);
 });

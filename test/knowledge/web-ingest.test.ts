@@ -22,7 +22,7 @@ beforeAll(async () => {
   key = (await h.key(['runtime:chat', 'runtime:records'])).apiKey;
   server = http.createServer((req, res) => {
     const url = req.url ?? '';
-    if (url === '/article') return res.setHeader('content-type', 'text/html; charset=utf-8'), res.end(ARTICLE);
+    if (url === '/article') return (res.setHeader('content-type', 'text/html; charset=utf-8'), res.end(ARTICLE));
     if (url === '/gzip') {
       res.setHeader('content-type', 'text/html');
       res.setHeader('content-encoding', 'gzip');
@@ -30,13 +30,17 @@ beforeAll(async () => {
     }
     if (url === '/moved') return res.writeHead(302, { location: '/article' }).end();
     if (url === '/loop') return res.writeHead(302, { location: '/loop' }).end();
-    if (url === '/huge') return res.setHeader('content-type', 'text/plain'), res.end('x'.repeat(LIMIT * 2));
+    if (url === '/huge') return (res.setHeader('content-type', 'text/plain'), res.end('x'.repeat(LIMIT * 2)));
     if (url === '/huge-stream') {
       res.setHeader('content-type', 'text/plain');
       for (let i = 0; i < 40; i++) res.write('y'.repeat(4096));
       return res.end();
     }
-    if (url === '/image') return res.setHeader('content-type', 'text/html'), res.end(Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000', 'hex'));
+    if (url === '/image')
+      return (
+        res.setHeader('content-type', 'text/html'),
+        res.end(Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000', 'hex'))
+      );
     if (url === '/boom') return res.writeHead(500).end('oops');
     if (url === '/slow') return void setTimeout(() => res.end('late'), 2000);
     res.writeHead(404).end('no');
@@ -53,7 +57,15 @@ afterAll(async () => {
 test('a page is fetched, its readable article extracted (no navigation, ads or scripts) and remembered as knowledge', async () => {
   const r = await h.req('POST', '/v1/ingest/web', { key, body: { url: `${base}/article` } });
   expect(r.status).toBe(201);
-  expect(r.body).toMatchObject({ chunks: 1, memories: 1, document: { source_kind: 'web', media_type: 'text/html', provenance: { url: `${base}/article`, final_url: `${base}/article` } } });
+  expect(r.body).toMatchObject({
+    chunks: 1,
+    memories: 1,
+    document: {
+      source_kind: 'web',
+      media_type: 'text/html',
+      provenance: { url: `${base}/article`, final_url: `${base}/article` },
+    },
+  });
   expect(r.body.document.title).toMatch(/marmots/i);
   expect(r.body.document.excerpt).toContain('Alpine marmots hibernate for up to nine months');
   const mem = await h.req('GET', '/v1/memories/knowledge', { key });
@@ -84,19 +96,28 @@ test('upstream failures map to 502 with a useful message; unsupported content to
     const r = await h.req('POST', '/v1/ingest/web', { key, body: { url: `${base}${p}` } });
     expect([p, r.status, r.body.error]).toEqual([p, status, expect.stringMatching(message)]);
   }
-  expect((await h.req('POST', '/v1/ingest/web', { key, body: { url: 'http://no-such-host.invalid/' } })).status).toBe(502);
+  expect((await h.req('POST', '/v1/ingest/web', { key, body: { url: 'http://no-such-host.invalid/' } })).status).toBe(
+    502,
+  );
   expect((await h.req('POST', '/v1/ingest/web', { key, body: {} })).status).toBe(400);
 });
 
 test('the time limit answers upstream_timeout; with private fetch off, a loopback URL is refused before connecting', async () => {
-  await expect(fetchWeb(`${base}/slow`, { allowPrivate: true, maxBytes: 1000, timeoutMs: 200 })).rejects.toMatchObject({ code: 'upstream_timeout', status: 504 });
+  await expect(fetchWeb(`${base}/slow`, { allowPrivate: true, maxBytes: 1000, timeoutMs: 200 })).rejects.toMatchObject({
+    code: 'upstream_timeout',
+    status: 504,
+  });
   let hits = 0;
   const counter = http.createServer((_req, res) => (hits++, res.end('hi')));
   await new Promise<void>((r) => counter.listen(0, '127.0.0.1', () => r()));
   const port = (counter.address() as AddressInfo).port;
   try {
-    await expect(fetchWeb(`http://127.0.0.1:${port}/`, { allowPrivate: false, maxBytes: 1000, timeoutMs: 2000 })).rejects.toMatchObject({ code: 'invalid_request' });
-    await expect(fetchWeb(`http://127.0.0.1:${port}/`, { allowPrivate: true, maxBytes: 1000, timeoutMs: 2000 })).resolves.toMatchObject({ body: Buffer.from('hi') });
+    await expect(
+      fetchWeb(`http://127.0.0.1:${port}/`, { allowPrivate: false, maxBytes: 1000, timeoutMs: 2000 }),
+    ).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(
+      fetchWeb(`http://127.0.0.1:${port}/`, { allowPrivate: true, maxBytes: 1000, timeoutMs: 2000 }),
+    ).resolves.toMatchObject({ body: Buffer.from('hi') });
     expect(hits).toBe(1);
   } finally {
     counter.closeAllConnections();

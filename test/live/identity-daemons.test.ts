@@ -15,20 +15,38 @@ afterAll(async () => {
 });
 
 const chat = (key: string, surface: string) =>
-  h.req('POST', '/v1/chat/completions', { key, headers: { 'X-Svc-Context': surface }, body: { model: 'svc-oracle', messages: [{ role: 'user', content: 'Hi' }] } });
+  h.req('POST', '/v1/chat/completions', {
+    key,
+    headers: { 'X-Svc-Context': surface },
+    body: { model: 'svc-oracle', messages: [{ role: 'user', content: 'Hi' }] },
+  });
 
 test('identity: default, validated PUT, round trip, tenant isolation and the effect on chat', async () => {
   const a = await h.key(['runtime:chat']);
   const b = await h.key(['runtime:chat']);
   const initial = await h.req('GET', '/v1/sovereign/identity', { key: a.apiKey });
-  expect(initial.body).toEqual({ persona: 'Svc Oracle', profile: { name: 'Default', tone: 'neutral', surface_overrides: {} }, updated_at: null });
+  expect(initial.body).toEqual({
+    persona: 'Svc Oracle',
+    profile: { name: 'Default', tone: 'neutral', surface_overrides: {} },
+    updated_at: null,
+  });
 
-  const bad = await h.req('PUT', '/v1/sovereign/identity', { key: a.apiKey, body: { name: 'X', tone: 'warm', surface_overrides: { studio: { working_style: 'reviewer' } } } });
+  const bad = await h.req('PUT', '/v1/sovereign/identity', {
+    key: a.apiKey,
+    body: { name: 'X', tone: 'warm', surface_overrides: { studio: { working_style: 'reviewer' } } },
+  });
   expect(bad.status).toBe(400);
   expect(bad.body.details[0].path).toBe('body.surface_overrides.studio.working_style');
-  expect((await h.req('PUT', '/v1/sovereign/identity', { key: a.apiKey, body: { name: 'X', tone: 'grumpy' } })).body.details[0].path).toBe('body.tone');
+  expect(
+    (await h.req('PUT', '/v1/sovereign/identity', { key: a.apiKey, body: { name: 'X', tone: 'grumpy' } })).body
+      .details[0].path,
+  ).toBe('body.tone');
 
-  const profile = { name: 'Studio buddy', tone: 'warm', surface_overrides: { studio: { working_style: 'muse' }, dev: { tone: 'direct' } } };
+  const profile = {
+    name: 'Studio buddy',
+    tone: 'warm',
+    surface_overrides: { studio: { working_style: 'muse' }, dev: { tone: 'direct' } },
+  };
   const put = await h.req('PUT', '/v1/sovereign/identity', { key: a.apiKey, body: profile });
   expect(put.status).toBe(200);
   const got = await h.req('GET', '/v1/sovereign/identity', { key: a.apiKey });
@@ -68,7 +86,8 @@ test('daemons: schedule, worker pollers and the LISTEN connection; a queue witho
     await handle.trigger();
     const after = await pollUntil(
       () => h.req('GET', '/v1/daemons', { key }),
-      (r) => r.body.workers.every((w: { status: string }) => w.status === 'up') && r.body.schedules[0].last_run !== null,
+      (r) =>
+        r.body.workers.every((w: { status: string }) => w.status === 'up') && r.body.schedules[0].last_run !== null,
       60_000,
     );
     expect(after.body.schedules[0]).toMatchObject({ id, recent_failures: 0 });
@@ -82,8 +101,12 @@ test('daemons: schedule, worker pollers and the LISTEN connection; a queue witho
   // The stopped worker's pollers stay listed by Temporal; they turn stale once no poll has come for 90 s.
   // Polled every 2 s (each call describes the queue on Temporal): a condition, not a fixed sleep.
   let stopped = await h.req('GET', '/v1/daemons', { key });
-  for (const deadline = Date.now() + 200_000; !stopped.body.workers.every((w: { status: string }) => w.status === 'down'); ) {
-    if (Date.now() > deadline) throw new Error(`stopped worker still reported: ${JSON.stringify(stopped.body.workers)}`);
+  for (
+    const deadline = Date.now() + 200_000;
+    !stopped.body.workers.every((w: { status: string }) => w.status === 'down');
+  ) {
+    if (Date.now() > deadline)
+      throw new Error(`stopped worker still reported: ${JSON.stringify(stopped.body.workers)}`);
     await new Promise((r) => setTimeout(r, 2000));
     stopped = await h.req('GET', '/v1/daemons', { key });
   }

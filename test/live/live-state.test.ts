@@ -17,11 +17,18 @@ async function seed(texts: string[], tasks: { completed: number; failed: number 
   const tenant = await createTenant(h.db);
   const session = `ses_${Math.random().toString(36).slice(2)}`;
   const at = new Date(Date.now() - minutesAgo * 60_000).toISOString();
-  await h.db.query(sql.unsafe`INSERT INTO chat_sessions (id, tenant_id, session_key) VALUES (${session}, ${tenant}, ${session})`);
+  await h.db.query(
+    sql.unsafe`INSERT INTO chat_sessions (id, tenant_id, session_key) VALUES (${session}, ${tenant}, ${session})`,
+  );
   for (const t of texts) {
-    await h.db.query(sql.unsafe`INSERT INTO chat_messages (tenant_id, session_id, role, content, created_at) VALUES (${tenant}, ${session}, 'user', ${t}, ${at})`);
+    await h.db.query(
+      sql.unsafe`INSERT INTO chat_messages (tenant_id, session_id, role, content, created_at) VALUES (${tenant}, ${session}, 'user', ${t}, ${at})`,
+    );
   }
-  for (const [status, n] of [['completed', tasks.completed], ['failed', tasks.failed]] as const) {
+  for (const [status, n] of [
+    ['completed', tasks.completed],
+    ['failed', tasks.failed],
+  ] as const) {
     for (let i = 0; i < n; i++) {
       await h.db.query(sql.unsafe`INSERT INTO tasks (id, tenant_id, title, status, created_at, updated_at)
         VALUES (${`tsk_${Math.random().toString(36).slice(2)}`}, ${tenant}, 'seeded', ${status}, ${at}, ${at})`);
@@ -38,19 +45,38 @@ test('GET /v1/eri before any sample: every field, neutral state, sampled_at null
 
 test('a sample reads real signals from the database, is stored once per minute and served by /v1/eri', async () => {
   // 3 user messages + 4 tasks started = 7 requests in the 15-minute window; 4 jobs finished, 1 failed.
-  await seed(['This is great, thanks!', 'love it, really helpful', 'the meeting is at noon'], { completed: 3, failed: 1 });
+  await seed(['This is great, thanks!', 'love it, really helpful', 'the meeting is at noon'], {
+    completed: 3,
+    failed: 1,
+  });
   const at = new Date().toISOString();
   const first = await sampleLive(h.db, at);
   const again = await sampleLive(h.db, at);
   // Idempotent: same minute, same row, same state (the machine load in `health` is measured anew).
   const { health: _h1, ...firstState } = first.state;
   const { health: _h2, ...againState } = again.state;
-  expect({ id: again.id, at: again.sampledAt, state: againState }).toEqual({ id: first.id, at: first.sampledAt, state: firstState });
+  expect({ id: again.id, at: again.sampledAt, state: againState }).toEqual({
+    id: first.id,
+    at: first.sampledAt,
+    state: firstState,
+  });
   expect(again.state.health?.cognitive_health).toMatch(/^(thriving|steady|strained|overloaded)$/);
-  expect(first.state.signals).toEqual({ sentiment: 1, sentiment_samples: 2, requests_per_min: 0.467, jobs_per_min: 0.267, error_rate: 0.25 });
+  expect(first.state.signals).toEqual({
+    sentiment: 1,
+    sentiment_samples: 2,
+    requests_per_min: 0.467,
+    jobs_per_min: 0.267,
+    error_rate: 0.25,
+  });
   const r = await h.req('GET', '/v1/eri');
-  expect(EriResponse.parse(r.body)).toMatchObject({ eri: first.state.eri, ers: first.state.ers, sampled_at: first.sampledAt });
-  const daily = await h.db.oneFirst(sql.unsafe`SELECT sentiment_n FROM live_daily WHERE day = ${at.slice(0, 10)}::date`);
+  expect(EriResponse.parse(r.body)).toMatchObject({
+    eri: first.state.eri,
+    ers: first.state.ers,
+    sampled_at: first.sampledAt,
+  });
+  const daily = await h.db.oneFirst(
+    sql.unsafe`SELECT sentiment_n FROM live_daily WHERE day = ${at.slice(0, 10)}::date`,
+  );
   expect(daily).toBe(2);
 });
 
@@ -58,9 +84,15 @@ test('a drop against a steady baseline creates one eri_drift reflection prompt',
   const now = Date.now();
   for (let i = 1; i <= 8; i++) {
     const t = new Date(Math.floor((now - (20 + i * 10) * 60_000) / 60_000) * 60_000).toISOString();
-    await h.db.query(sql.unsafe`INSERT INTO live_samples (sampled_at, eri, state) VALUES (${t}, ${0.9 + (i % 2) * 0.01}, '{}'::jsonb) ON CONFLICT DO NOTHING`);
+    await h.db.query(
+      sql.unsafe`INSERT INTO live_samples (sampled_at, eri, state) VALUES (${t}, ${0.9 + (i % 2) * 0.01}, '{}'::jsonb) ON CONFLICT DO NOTHING`,
+    );
   }
-  await seed(['terrible, broken, I hate this', 'awful and slow', 'frustrated and stuck'], { completed: 0, failed: 3 }, 1);
+  await seed(
+    ['terrible, broken, I hate this', 'awful and slow', 'frustrated and stuck'],
+    { completed: 0, failed: 3 },
+    1,
+  );
   const s = await sampleLive(h.db, new Date(now + 60_000).toISOString());
   expect(s.state.drift).toMatchObject({ drifting: true, direction: 'down' });
   const p = await h.req('GET', '/v1/flow/prompt');
@@ -76,7 +108,9 @@ test('GET /v1/aeci is the weekly snapshot of the stored daily aggregates', async
   const today = new Date();
   for (let i = 1; i <= 6; i++) {
     const d = new Date(today.getTime() - i * 86_400_000).toISOString().slice(0, 10);
-    await h.db.query(sql.unsafe`INSERT INTO live_daily (day, sentiment_sum, sentiment_n, eri_sum, eri_n) VALUES (${d}::date, ${-5}, 10, ${0.3 * 10}, 10)`);
+    await h.db.query(
+      sql.unsafe`INSERT INTO live_daily (day, sentiment_sum, sentiment_n, eri_sum, eri_n) VALUES (${d}::date, ${-5}, 10, ${0.3 * 10}, 10)`,
+    );
   }
   const r = await h.req('GET', '/v1/aeci');
   expect(r.status).toBe(200);
@@ -94,7 +128,11 @@ test('the Temporal schedule takes samples (no timer in the API process)', async 
   const handle = h.client.schedule.getHandle(id);
   try {
     await handle.trigger();
-    const sampled = await pollUntil(() => h.req('GET', '/v1/eri'), (r) => r.body?.sampled_at !== null, 60_000);
+    const sampled = await pollUntil(
+      () => h.req('GET', '/v1/eri'),
+      (r) => r.body?.sampled_at !== null,
+      60_000,
+    );
     expect(EriResponse.parse(sampled.body).sampled_at).not.toBeNull();
   } finally {
     await handle.delete();

@@ -28,7 +28,14 @@ afterAll(async () => {
  * (test_simple_text, test_image_content, ...) or features we do not offer (prompts, resources,
  * logging, completion); see docs/decisions.md.
  */
-const APPLICABLE = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection', 'server-sse-polling', 'server-sse-multiple-streams'];
+const APPLICABLE = [
+  'server-initialize',
+  'ping',
+  'tools-list',
+  'dns-rebinding-protection',
+  'server-sse-polling',
+  'server-sse-multiple-streams',
+];
 
 interface Check {
   id: string;
@@ -36,15 +43,22 @@ interface Check {
   errorMessage?: string;
 }
 
-test.each(APPLICABLE)('conformance scenario %s passes', async (scenario) => {
-  const dir = path.join(outDir, scenario);
-  // process.execPath is the project's Node 24 (the runner needs Node >= 22).
-  await run(process.execPath, [CLI, 'server', '--url', `${proxy.url}/v1/mcp`, '--scenario', scenario, '-o', dir], { timeout: 120_000 }).catch((e) => e);
-  const runs = readdirSync(dir);
-  expect(runs.length).toBe(1);
-  const checks = JSON.parse(readFileSync(path.join(dir, runs[0], 'checks.json'), 'utf8')) as Check[];
-  const failed = checks.filter((c) => c.status === 'FAILURE').map((c) => `${c.id}: ${c.errorMessage}`);
-  expect(failed).toEqual([]);
-  // Stateless servers have no resumable streams: those two scenarios may only skip or pass.
-  if (!scenario.startsWith('server-sse')) expect(checks.filter((c) => c.status === 'SUCCESS').length).toBeGreaterThan(0);
-}, 150_000);
+test.each(APPLICABLE)(
+  'conformance scenario %s passes',
+  async (scenario) => {
+    const dir = path.join(outDir, scenario);
+    // process.execPath is the project's Node 24 (the runner needs Node >= 22).
+    await run(process.execPath, [CLI, 'server', '--url', `${proxy.url}/v1/mcp`, '--scenario', scenario, '-o', dir], {
+      timeout: 120_000,
+    }).catch((e) => e);
+    const runs = readdirSync(dir);
+    expect(runs.length).toBe(1);
+    const checks = JSON.parse(readFileSync(path.join(dir, runs[0], 'checks.json'), 'utf8')) as Check[];
+    const failed = checks.filter((c) => c.status === 'FAILURE').map((c) => `${c.id}: ${c.errorMessage}`);
+    expect(failed).toEqual([]);
+    // Stateless servers have no resumable streams: those two scenarios may only skip or pass.
+    if (!scenario.startsWith('server-sse'))
+      expect(checks.filter((c) => c.status === 'SUCCESS').length).toBeGreaterThan(0);
+  },
+  150_000,
+);

@@ -38,7 +38,13 @@ export async function keyProxy(target: string, key: string): Promise<{ url: stri
   const t = new URL(target);
   const server = http.createServer((req, res) => {
     const up = http.request(
-      { host: t.hostname, port: t.port, path: req.url, method: req.method, headers: { ...req.headers, authorization: `Bearer ${key}` } },
+      {
+        host: t.hostname,
+        port: t.port,
+        path: req.url,
+        method: req.method,
+        headers: { ...req.headers, authorization: `Bearer ${key}` },
+      },
       (upRes) => {
         res.writeHead(upRes.statusCode ?? 502, upRes.headers);
         upRes.pipe(res);

@@ -6,7 +6,14 @@ import { rawRequest } from './mcp-helpers';
 let h: Harness;
 let chatKey: { apiKey: string; tenantId: string; keyId: string };
 let modelsKey: { apiKey: string; tenantId: string; keyId: string };
-const SIX = ['get_key_info', 'check_health', 'get_capabilities', 'list_surfaces', 'list_working_styles', 'get_request_template'];
+const SIX = [
+  'get_key_info',
+  'check_health',
+  'get_capabilities',
+  'list_surfaces',
+  'list_working_styles',
+  'get_request_template',
+];
 
 beforeAll(async () => {
   h = await startHarness();
@@ -17,14 +24,21 @@ afterAll(async () => h?.close());
 
 async function sdkClient(key: string): Promise<Client> {
   const client = new Client({ name: 'svc-test', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(`${h.url}/v1/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(`${h.url}/v1/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+  });
   await client.connect(transport);
   return client;
 }
 
 const rpc = (body: unknown, headers: Record<string, string> = {}, key = chatKey.apiKey) =>
   rawRequest(`${h.url}/v1/mcp`, {
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${key}`, ...headers },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${key}`,
+      ...headers,
+    },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 
@@ -36,20 +50,38 @@ test('the SDK client initializes on 2025-11-25, lists tools with both schemas an
   expect(names).toEqual(expect.arrayContaining([...SIX, 'quest_scaffold', 'temporal_coordinate', 'calculator']));
   expect(names.length).toBe(6 + 23 + 8);
   for (const t of tools) {
-    expect({ name: t.name, in: t.inputSchema.type, out: t.outputSchema?.type, ro: t.annotations?.readOnlyHint }).toEqual({ name: t.name, in: 'object', out: 'object', ro: true });
+    expect({
+      name: t.name,
+      in: t.inputSchema.type,
+      out: t.outputSchema?.type,
+      ro: t.annotations?.readOnlyHint,
+    }).toEqual({ name: t.name, in: 'object', out: 'object', ro: true });
   }
   const health = await client.callTool({ name: 'check_health', arguments: {} });
   expect(health.isError).toBeFalsy();
-  expect(health.structuredContent).toMatchObject({ status: 'ok', system: 'svc-runtime', checks: { database: { status: 'ok' } } });
+  expect(health.structuredContent).toMatchObject({
+    status: 'ok',
+    system: 'svc-runtime',
+    checks: { database: { status: 'ok' } },
+  });
   const who = await client.callTool({ name: 'get_key_info', arguments: {} });
   expect(who.structuredContent).toMatchObject({ tenant_id: chatKey.tenantId, key_id: chatKey.keyId });
   await client.close();
 });
 
 test('initialize negotiates 2025-11-25 and no session id is issued', async () => {
-  const r = await rpc({ jsonrpc: '2.0', id: 7, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  const r = await rpc({
+    jsonrpc: '2.0',
+    id: 7,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });
   expect(r.status).toBe(200);
-  expect(r.json).toMatchObject({ jsonrpc: '2.0', id: 7, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} } } });
+  expect(r.json).toMatchObject({
+    jsonrpc: '2.0',
+    id: 7,
+    result: { protocolVersion: '2025-11-25', capabilities: { tools: {} } },
+  });
   expect(r.headers['mcp-session-id']).toBeUndefined();
 });
 
@@ -70,17 +102,33 @@ test('tools/list shows only what the key may call; a forbidden tool looks exactl
   const client = await sdkClient(modelsKey.apiKey);
   const { tools } = await client.listTools();
   expect(tools.map((t) => t.name).sort()).toEqual([...SIX].sort());
-  const forbidden = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'quest_scaffold', arguments: { goal: 'x' } } }, {}, modelsKey.apiKey);
-  const unknown = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'no_such_tool', arguments: {} } }, {}, modelsKey.apiKey);
+  const forbidden = await rpc(
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'quest_scaffold', arguments: { goal: 'x' } } },
+    {},
+    modelsKey.apiKey,
+  );
+  const unknown = await rpc(
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'no_such_tool', arguments: {} } },
+    {},
+    modelsKey.apiKey,
+  );
   expect(forbidden.json.error.code).toBe(-32602);
   expect(forbidden.json.error.message).toBe('Unknown tool: quest_scaffold');
   expect(unknown.json.error).toEqual({ code: -32602, message: 'Unknown tool: no_such_tool' });
-  await expect(client.callTool({ name: 'calculator', arguments: { expression: '1+1' } })).rejects.toThrow(/Unknown tool/);
+  await expect(client.callTool({ name: 'calculator', arguments: { expression: '1+1' } })).rejects.toThrow(
+    /Unknown tool/,
+  );
   const listing = await h.req('GET', '/v1/tools', { key: modelsKey.apiKey });
   expect(listing.body.data.map((t: { name: string }) => t.name).sort()).toEqual([...SIX].sort());
   const full = await h.req('GET', '/v1/tools', { key: chatKey.apiKey });
   const calc = full.body.data.find((t: { name: string }) => t.name === 'calculator');
-  expect(calc).toMatchObject({ scope: 'runtime:chat', read_only: true, destructive: false, external: false, input_schema: { type: 'object' } });
+  expect(calc).toMatchObject({
+    scope: 'runtime:chat',
+    read_only: true,
+    destructive: false,
+    external: false,
+    input_schema: { type: 'object' },
+  });
   await client.close();
 });
 
@@ -113,21 +161,39 @@ test('DNS-rebinding protection: a foreign Host or Origin is refused with 403', a
 });
 
 test('SSE when the client prefers text/event-stream; GET is 405; no key is 401', async () => {
-  const sse = await rpc({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'get_key_info', arguments: {} } }, { accept: 'text/event-stream, application/json' });
+  const sse = await rpc(
+    { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'get_key_info', arguments: {} } },
+    { accept: 'text/event-stream, application/json' },
+  );
   expect(sse.status).toBe(200);
   expect(sse.headers['content-type']).toMatch(/^text\/event-stream/);
   const data = /^data: (.*)$/m.exec(sse.text)?.[1];
   expect(JSON.parse(data!)).toMatchObject({ id: 9, result: { structuredContent: { tenant_id: chatKey.tenantId } } });
-  const get = await rawRequest(`${h.url}/v1/mcp`, { method: 'GET', headers: { authorization: `Bearer ${chatKey.apiKey}`, accept: 'text/event-stream' } });
+  const get = await rawRequest(`${h.url}/v1/mcp`, {
+    method: 'GET',
+    headers: { authorization: `Bearer ${chatKey.apiKey}`, accept: 'text/event-stream' },
+  });
   expect(get.status).toBe(405);
-  const anon = await rawRequest(`${h.url}/v1/mcp`, { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
+  const anon = await rawRequest(`${h.url}/v1/mcp`, {
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+  });
   expect(anon.status).toBe(401);
 });
 
 test('concurrent callers with the same request id each get their own answer', async () => {
   const keys = await Promise.all([h.key(['runtime:chat']), h.key(['runtime:chat']), h.key(['runtime:chat'])]);
   const answers = await Promise.all(
-    keys.flatMap((k) => [1, 2].map(() => rpc({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_key_info', arguments: {} } }, {}, k.apiKey).then((r) => [k.tenantId, r.json] as const))),
+    keys.flatMap((k) =>
+      [1, 2].map(() =>
+        rpc(
+          { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_key_info', arguments: {} } },
+          {},
+          k.apiKey,
+        ).then((r) => [k.tenantId, r.json] as const),
+      ),
+    ),
   );
-  for (const [tenant, json] of answers) expect(json).toMatchObject({ id: 1, result: { structuredContent: { tenant_id: tenant } } });
+  for (const [tenant, json] of answers)
+    expect(json).toMatchObject({ id: 1, result: { structuredContent: { tenant_id: tenant } } });
 });

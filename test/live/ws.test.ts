@@ -29,18 +29,30 @@ afterAll(async () => {
 
 /** Another API process on the same database: its own app, HTTP server, live socket and LISTEN connection. */
 async function apiReplica(opts: LiveSocketOptions = {}): Promise<{ url: string; ws: string; live: LiveSocket }> {
-  const app = createApp({ config: h.config, db: h.db, log: pino({ level: 'silent' }), temporal: { connection: h.connection, client: h.client } });
+  const app = createApp({
+    config: h.config,
+    db: h.db,
+    log: pino({ level: 'silent' }),
+    temporal: { connection: h.connection, client: h.client },
+  });
   const server = http.createServer(app.callback());
   const live = attachLiveSocket(server, app, opts);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   servers.push({ server, live });
-  await pollUntil(async () => live.listener.connected, (c) => c, 30_000);
+  await pollUntil(
+    async () => live.listener.connected,
+    (c) => c,
+    30_000,
+  );
   const port = (server.address() as AddressInfo).port;
   return { url: `http://127.0.0.1:${port}`, ws: `ws://127.0.0.1:${port}/v1/ws`, live };
 }
 
 /** A client that records every frame it receives. */
-async function client(url: string, opts: { autoPong?: boolean } = {}): Promise<{ ws: WebSocket; frames: any[]; closed: Promise<number> }> {
+async function client(
+  url: string,
+  opts: { autoPong?: boolean } = {},
+): Promise<{ ws: WebSocket; frames: any[]; closed: Promise<number> }> {
   const ws = new WebSocket(url, { autoPong: opts.autoPong ?? true });
   const frames: any[] = [];
   ws.on('message', (d) => frames.push(JSON.parse(d.toString())));
@@ -52,17 +64,40 @@ async function client(url: string, opts: { autoPong?: boolean } = {}): Promise<{
   return { ws, frames, closed };
 }
 
-const until = (frames: any[], pred: (f: any) => boolean) => pollUntil(async () => frames.find(pred), (f) => f !== undefined, 30_000);
+const until = (frames: any[], pred: (f: any) => boolean) =>
+  pollUntil(
+    async () => frames.find(pred),
+    (f) => f !== undefined,
+    30_000,
+  );
 
 test('two API processes on one database send the same frames, each valid against the AsyncAPI document', async () => {
   const [a, b] = [await apiReplica(), await apiReplica()];
   const [ca, cb] = [await client(a.ws), await client(b.ws)];
   const sample = await sampleLive(h.db, new Date().toISOString());
-  await until(ca.frames, (f) => f.type === 'curiosity_sync' && ca.frames.some((x) => x.type === 'resonance_sync' && x.sampled_at === sample.sampledAt));
-  await until(cb.frames, (f) => f.type === 'curiosity_sync' && cb.frames.some((x) => x.type === 'resonance_sync' && x.sampled_at === sample.sampledAt));
-  const pick = (fs: any[]) => ['resonance_sync', 'sensory_sync', 'health_sync', 'curiosity_sync'].map((t) => fs.filter((f) => f.type === t).at(-1));
+  await until(
+    ca.frames,
+    (f) =>
+      f.type === 'curiosity_sync' &&
+      ca.frames.some((x) => x.type === 'resonance_sync' && x.sampled_at === sample.sampledAt),
+  );
+  await until(
+    cb.frames,
+    (f) =>
+      f.type === 'curiosity_sync' &&
+      cb.frames.some((x) => x.type === 'resonance_sync' && x.sampled_at === sample.sampledAt),
+  );
+  const pick = (fs: any[]) =>
+    ['resonance_sync', 'sensory_sync', 'health_sync', 'curiosity_sync'].map((t) =>
+      fs.filter((f) => f.type === t).at(-1),
+    );
   expect(pick(ca.frames)).toEqual(pick(cb.frames));
-  expect(pick(ca.frames)[0]).toMatchObject({ eri: sample.state.eri, ers: sample.state.ers, key: sample.state.musical_key, bpm: sample.state.bpm });
+  expect(pick(ca.frames)[0]).toMatchObject({
+    eri: sample.state.eri,
+    ers: sample.state.ers,
+    key: sample.state.musical_key,
+    bpm: sample.state.bpm,
+  });
 
   await publishDispatch(h.db, 'goal');
   await until(ca.frames, (f) => f.type === 'agent_dispatch');
@@ -76,10 +111,19 @@ test('two API processes on one database send the same frames, each valid against
   expect(doc.servers.default.pathname).toBe('/v1/ws');
   const ajv = new Ajv2020({ strict: false });
   for (const f of ca.frames) {
-    const name = Object.keys(doc.components.messages).find((k) => [doc.components.messages[k].payload.properties?.type?.const, ...(doc.components.messages[k].payload.properties?.type?.enum ?? [])].includes(f.type));
+    const name = Object.keys(doc.components.messages).find((k) =>
+      [
+        doc.components.messages[k].payload.properties?.type?.const,
+        ...(doc.components.messages[k].payload.properties?.type?.enum ?? []),
+      ].includes(f.type),
+    );
     expect(name).toBeDefined();
     const validate = ajv.compile(doc.components.messages[name!].payload);
-    expect({ type: f.type, ok: validate(f), errors: validate.errors }).toEqual({ type: f.type, ok: true, errors: null });
+    expect({ type: f.type, ok: validate(f), errors: validate.errors }).toEqual({
+      type: f.type,
+      ok: true,
+      errors: null,
+    });
     expect(ServerFrame.safeParse(f).success).toBe(true);
   }
   ca.ws.close();
@@ -139,10 +183,15 @@ test('a slow consumer is closed once its send buffer passes the cap; counted in 
   // A raw client that completes the handshake and then never reads.
   const sock = net.connect(port, '127.0.0.1');
   await new Promise<void>((res) => sock.once('connect', () => res()));
-  sock.write('GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n');
+  sock.write(
+    'GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+  );
   await new Promise<void>((res) => sock.once('data', () => res()));
   sock.pause();
-  await pollUntil(async () => r.live.clients, (n) => n === 1);
+  await pollUntil(
+    async () => r.live.clients,
+    (n) => n === 1,
+  );
   const frame = { type: 'agent_dispatch' as const, action: 'x'.repeat(50) };
   for (let i = 0; i < 400_000 && r.live.clients > 0; i++) {
     r.live.broadcast(frame);

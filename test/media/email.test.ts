@@ -26,21 +26,39 @@ afterAll(async () => {
 });
 beforeEach(() => smtp.behave(() => 'accept'));
 
-const send = (body: unknown, o: { key?: string; headers?: Record<string, string> } = {}) => h.req('POST', '/v1/email/send', { key: o.key ?? key, body, headers: o.headers });
+const send = (body: unknown, o: { key?: string; headers?: Record<string, string> } = {}) =>
+  h.req('POST', '/v1/email/send', { key: o.key ?? key, body, headers: o.headers });
 const settled = (id: string, k = key) =>
-  pollUntil(() => h.req('GET', `/v1/email/${id}`, { key: k }), (r) => !['queued', 'sending'].includes(r.body?.status), 60_000);
+  pollUntil(
+    () => h.req('GET', `/v1/email/${id}`, { key: k }),
+    (r) => !['queued', 'sending'].includes(r.body?.status),
+    60_000,
+  );
 const delivered = (subject: string) => smtp.messages.filter((m) => m.subject === subject);
 
 /** The same app (same database and Temporal) with other email settings: for the 503 and rate-limit cases. */
 async function appWith(email: Partial<Harness['config']['email']>): Promise<{ url: string; close(): Promise<void> }> {
-  const app = createApp({ config: { ...h.config, email: { ...h.config.email, ...email } }, db: h.db, log: pino({ level: 'silent' }), temporal: { connection: h.connection, client: h.client } });
+  const app = createApp({
+    config: { ...h.config, email: { ...h.config.email, ...email } },
+    db: h.db,
+    log: pino({ level: 'silent' }),
+    temporal: { connection: h.connection, client: h.client },
+  });
   const server = http.createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 test('delivers headers and both parts; stable Message-ID; GET shows sent with the server reply', async () => {
-  const res = await send({ to: 'ada@example.com', subject: 'Report ready', body: 'The report is ready.', html: '<p>The report is <b>ready</b>.</p>' });
+  const res = await send({
+    to: 'ada@example.com',
+    subject: 'Report ready',
+    body: 'The report is ready.',
+    html: '<p>The report is <b>ready</b>.</p>',
+  });
   expect(res.status).toBe(200);
   expect(res.body).toMatchObject({ object: 'email', status: 'queued', to: 'ada@example.com', subject: 'Report ready' });
   const done = await settled(res.body.id);
@@ -54,11 +72,15 @@ test('delivers headers and both parts; stable Message-ID; GET shows sent with th
   expect((Array.isArray(m.to) ? m.to[0] : m.to)?.value.map((a) => a.address)).toEqual(['ada@example.com']);
   expect(m.text?.trim()).toBe('The report is ready.');
   expect(m.html).toContain('<p>The report is <b>ready</b>.</p>');
-  expect(String(m.headers.get('content-type') && (m.headers.get('content-type') as { value: string }).value)).toBe('multipart/alternative');
+  expect(String(m.headers.get('content-type') && (m.headers.get('content-type') as { value: string }).value)).toBe(
+    'multipart/alternative',
+  );
 });
 
 test('451 then success: retried with backoff, exactly one message', async () => {
-  smtp.behave((m) => (m.subject === 'Deferred once' && m.attempt === 1 ? { reject: 451, message: 'Greylisted, try again' } : 'accept'));
+  smtp.behave((m) =>
+    m.subject === 'Deferred once' && m.attempt === 1 ? { reject: 451, message: 'Greylisted, try again' } : 'accept',
+  );
   const res = await send({ to: 'bob@example.com', subject: 'Deferred once', body: 'hello' });
   const done = await settled(res.body.id);
   expect(done.body).toMatchObject({ status: 'sent', attempts: 2 });
@@ -137,12 +159,17 @@ test('unset SMTP settings: 503 saying how to configure; nothing stored', async (
   const app = await appWith({ smtpUrl: undefined });
   try {
     const res = await fetch(`${app.url}/v1/email/send`, {
-      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ to: 'a@example.com', subject: 'Unconfigured', body: 'x' }),
     });
     expect(res.status).toBe(503);
     expect(((await res.json()) as { error: string }).error).toMatch(/SVC_SMTP_URL/);
-    const n = await h.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM emails WHERE subject = 'Unconfigured' AND tenant_id = ${tenantId}`);
+    const n = await h.db.oneFirst(
+      sql.type(
+        z.object({ n: z.number() }),
+      )`SELECT count(*)::int AS n FROM emails WHERE subject = 'Unconfigured' AND tenant_id = ${tenantId}`,
+    );
     expect(n).toBe(0);
   } finally {
     await app.close();
@@ -151,10 +178,12 @@ test('unset SMTP settings: 503 saying how to configure; nothing stored', async (
 
 test('per-tenant send rate: 429 with Retry-After past the limit; another tenant unaffected', async () => {
   const app = await appWith({ ratePerMinute: 2 });
-  const post = (k: string, subject: string) => fetch(`${app.url}/v1/email/send`, {
-    method: 'POST', headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ to: 'rate@example.com', subject, body: 'x' }),
-  });
+  const post = (k: string, subject: string) =>
+    fetch(`${app.url}/v1/email/send`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ to: 'rate@example.com', subject, body: 'x' }),
+    });
   try {
     const k1 = (await h.key(['runtime:email:send'])).apiKey;
     const k2 = (await h.key(['runtime:email:send'])).apiKey;

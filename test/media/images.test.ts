@@ -22,10 +22,18 @@ const validRequest = openaiSchema('CreateImageRequest');
 const validResponse = openaiSchema('ImagesResponse');
 
 async function appWith(patch: Partial<Config>): Promise<{ url: string; close(): Promise<void> }> {
-  const app = createApp({ config: { ...h.config, ...patch }, db: h.db, log: pino({ level: 'silent' }), temporal: { connection: h.connection, client: h.client } });
+  const app = createApp({
+    config: { ...h.config, ...patch },
+    db: h.db,
+    log: pino({ level: 'silent' }),
+    temporal: { connection: h.connection, client: h.client },
+  });
   const server = http.createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 test('the contract validator is real: it refuses a response without created and a request without prompt', () => {
@@ -35,7 +43,15 @@ test('the contract validator is real: it refuses a response without created and 
 });
 
 test('b64_json: request and response validate against CreateImageRequest / ImagesResponse; the upstream is asked for b64_json', async () => {
-  const body = { prompt: 'A lighthouse at dusk', n: 1, size: '1024x1024', response_format: 'b64_json', model: 'dall-e-3', quality: 'hd', style: 'vivid' };
+  const body = {
+    prompt: 'A lighthouse at dusk',
+    n: 1,
+    size: '1024x1024',
+    response_format: 'b64_json',
+    model: 'dall-e-3',
+    quality: 'hd',
+    style: 'vivid',
+  };
   expect(validRequest(body)).toBe(true);
   const res = await generate(body);
   expect(res.status).toBe(200);
@@ -45,7 +61,13 @@ test('b64_json: request and response validate against CreateImageRequest / Image
   expect(res.body.data[0].revised_prompt).toBe('fake: A lighthouse at dusk');
   const up = fake.requests.at(-1)!;
   expect(up.path).toBe('/v1/images/generations');
-  expect(up.body).toMatchObject({ prompt: 'A lighthouse at dusk', n: 1, size: '1024x1024', response_format: 'b64_json', model: 'dall-e-3' });
+  expect(up.body).toMatchObject({
+    prompt: 'A lighthouse at dusk',
+    n: 1,
+    size: '1024x1024',
+    response_format: 'b64_json',
+    model: 'dall-e-3',
+  });
 });
 
 test('url (default): stored per tenant content-addressed, served at an unguessable link with the image bytes; expired link 404', async () => {
@@ -78,7 +100,9 @@ test('images of different tenants are stored apart', async () => {
   const other = await h.key(['runtime:chat']);
   const res = await generate({ prompt: 'Shared bytes' }, other.apiKey);
   expect(res.status).toBe(200);
-  const tenants = await h.db.anyFirst(sql.type(z.object({ tenant_id: z.string() }))`SELECT DISTINCT tenant_id FROM image_blobs`);
+  const tenants = await h.db.anyFirst(
+    sql.type(z.object({ tenant_id: z.string() }))`SELECT DISTINCT tenant_id FROM image_blobs`,
+  );
   expect(tenants).toContain(other.tenantId);
   expect(tenants.length).toBeGreaterThanOrEqual(2);
 });
@@ -107,13 +131,19 @@ test('upstream faults: 500 → 502, 429 → 429, answer without an image → 502
   expect(limited.headers.get('retry-after')).toBe('3');
   fake.script({ reply: Buffer.from('not an image').toString('base64') });
   expect((await generate({ prompt: 'x' })).status).toBe(502);
-  expect(await h.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM image_links`)).toBe(before);
+  expect(await h.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM image_links`)).toBe(
+    before,
+  );
 });
 
 test('no provider configured → 503; scope runtime:chat required', async () => {
   const app = await appWith({ openai: { ...h.config.openai, baseUrl: undefined, apiKey: undefined } });
   try {
-    const res = await fetch(`${app.url}/v1/images/generations`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'x' }) });
+    const res = await fetch(`${app.url}/v1/images/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'x' }),
+    });
     expect(res.status).toBe(503);
   } finally {
     await app.close();

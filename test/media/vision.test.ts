@@ -23,7 +23,11 @@ let fake: FakeOpenAI;
 let h: Harness;
 let key: string;
 withFakeUpstream(
-  { scopes: ['runtime:chat'], env: { SVC_IMAGE_ROOT: ROOT, SVC_ALLOW_PRIVATE_FETCH: 'true' }, resetEach: { reply: ANSWER } },
+  {
+    scopes: ['runtime:chat'],
+    env: { SVC_IMAGE_ROOT: ROOT, SVC_ALLOW_PRIVATE_FETCH: 'true' },
+    resetEach: { reply: ANSWER },
+  },
   (up) => ({ fake, h, key } = up),
 );
 
@@ -65,20 +69,37 @@ const sentImage = () => {
 const fields = (res: { body: { details?: Array<{ path: string }> } }) => (res.body.details ?? []).map((d) => d.path);
 
 async function appWith(patch: Partial<Config>): Promise<{ url: string; close(): Promise<void> }> {
-  const app = createApp({ config: { ...h.config, ...patch }, db: h.db, log: pino({ level: 'silent' }), temporal: { connection: h.connection, client: h.client } });
+  const app = createApp({
+    config: { ...h.config, ...patch },
+    db: h.db,
+    log: pino({ level: 'silent' }),
+    temporal: { connection: h.connection, client: h.client },
+  });
   const server = http.createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 const postTo = async (url: string, body: unknown) => {
-  const res = await fetch(`${url}/v1/vision/analyze`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${url}/v1/vision/analyze`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as { error: string; details?: Array<{ path: string }> } };
 };
 
 test('base64 JPEG: normalised (EXIF stripped, longest side 2048) before the call; answer parsed; JSON schema requested', async () => {
   const res = await analyze({ image_base64: jpeg.toString('base64'), prompt: 'What colour?' });
   expect(res.status).toBe(200);
-  expect(res.body).toEqual({ description: 'A red square.', tags: ['red', 'square'], model: 'svc-vision', image_sha256: createHash('sha256').update(jpeg).digest('hex') });
+  expect(res.body).toEqual({
+    description: 'A red square.',
+    tags: ['red', 'square'],
+    model: 'svc-vision',
+    image_sha256: createHash('sha256').update(jpeg).digest('hex'),
+  });
   const req = fake.chats.at(-1)!.body;
   expect(req.response_format.type).toBe('json_schema');
   expect(req.messages[1].content[0]).toEqual({ type: 'text', text: 'What colour?' });
@@ -98,7 +119,8 @@ test('image_url is fetched by the service (the provider gets bytes, not the URL)
   expect(JSON.stringify(fake.chats.at(-1)!.body)).not.toContain(imagesUrl);
   expect(sentImage().url.startsWith('data:image/jpeg;base64,')).toBe(true);
   for (const fmt of ['webp', 'gif'] as const) {
-    const b = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#0c0' } })[fmt]().toBuffer();
+    const img = sharp({ create: { width: 40, height: 30, channels: 3, background: '#0c0' } });
+    const b = await img[fmt]().toBuffer();
     const r = await analyze({ image_base64: b.toString('base64') });
     expect({ fmt, status: r.status }).toEqual({ fmt, status: 200 });
   }
@@ -144,7 +166,10 @@ test('oversize images are 413 (URL and path); wrong type 415 (bytes, URL); no mo
   expect((await analyze({ image_base64: Buffer.from('%PDF-1.4 not an image').toString('base64') })).status).toBe(415);
   expect((await analyze({ image_url: `${imagesUrl}/text` })).status).toBe(415);
   // Right magic bytes, broken body: 415 too, never 500.
-  expect((await analyze({ image_base64: Buffer.concat([jpeg.subarray(0, 20), Buffer.alloc(50)]).toString('base64') })).status).toBe(415);
+  expect(
+    (await analyze({ image_base64: Buffer.concat([jpeg.subarray(0, 20), Buffer.alloc(50)]).toString('base64') }))
+      .status,
+  ).toBe(415);
   expect(fake.chats.length).toBe(calls);
 });
 
@@ -162,7 +187,14 @@ test('save_memory stores a "seen" fragment with the image hash, for this tenant 
   const res = await analyze({ image_path: 'red.jpg', save_memory: true });
   expect(res.status).toBe(200);
   expect(res.body.memory_id).toMatch(/^mem_/);
-  const row = await h.db.one(sql.type(z.object({ tenant_id: z.string(), provenance: z.string(), content: z.string(), image_sha256: z.string().nullable() }))`
+  const row = await h.db.one(sql.type(
+    z.object({
+      tenant_id: z.string(),
+      provenance: z.string(),
+      content: z.string(),
+      image_sha256: z.string().nullable(),
+    }),
+  )`
     SELECT tenant_id, provenance, content, image_sha256 FROM memories WHERE id = ${res.body.memory_id}`);
   expect(row).toMatchObject({ provenance: 'seen', image_sha256: createHash('sha256').update(jpeg).digest('hex') });
   expect(row.content).toContain('A red square.');

@@ -12,8 +12,16 @@ beforeAll(async () => {
 afterAll(async () => h?.close());
 
 const plan = (providers: Array<Record<string, unknown>>) =>
-  h.req('POST', '/v1/actions/plan', { key, body: { intent: 'Send the invoice email', action_hints: [{ title: 'Send invoice email', tool: 'email' }], available_providers: providers } });
-const route = (r: { body: { recommended_provider_route: Array<{ provider_id: string }> } }) => r.body.recommended_provider_route.map((s) => s.provider_id);
+  h.req('POST', '/v1/actions/plan', {
+    key,
+    body: {
+      intent: 'Send the invoice email',
+      action_hints: [{ title: 'Send invoice email', tool: 'email' }],
+      available_providers: providers,
+    },
+  });
+const route = (r: { body: { recommended_provider_route: Array<{ provider_id: string }> } }) =>
+  r.body.recommended_provider_route.map((s) => s.provider_id);
 
 test('reliability and cost as numeric strings give the same plan as the numbers', async () => {
   const numbers = await plan([
@@ -53,8 +61,14 @@ test('an unknown label or an out-of-range value is 400 naming the field', async 
 });
 
 test('fields with a sensible default may be left out: temporal tasks, ambient recent_events', async () => {
-  const temporal = await h.req('POST', '/v1/temporal/coordinate', { key, body: { available: [{ label: 'morning', start: '2026-05-01T09:00:00', end: '2026-05-01T12:00:00' }] } });
+  const temporal = await h.req('POST', '/v1/temporal/coordinate', {
+    key,
+    body: { available: [{ label: 'morning', start: '2026-05-01T09:00:00', end: '2026-05-01T12:00:00' }] },
+  });
   expect(temporal.status).toBe(200);
-  const ambient = await h.req('POST', '/v1/ambient/continuity/compile', { key, body: { active_goal: 'Ship the release' } });
+  const ambient = await h.req('POST', '/v1/ambient/continuity/compile', {
+    key,
+    body: { active_goal: 'Ship the release' },
+  });
   expect(ambient.status).toBe(200);
 });

@@ -24,7 +24,13 @@ describe('POST /actions/plan', () => {
     expect(out.approval_gate.owner).toBe('finance lead');
     // explicit factors with weights summing to 1; eligible candidates ranked first
     const top = out.ranked_action_candidates[0];
-    expect(top.factors.map((f) => f.name)).toEqual(['reliability', 'cost', 'availability', 'capability_match', 'policy_fit']);
+    expect(top.factors.map((f) => f.name)).toEqual([
+      'reliability',
+      'cost',
+      'availability',
+      'capability_match',
+      'policy_fit',
+    ]);
     expect(top.factors.reduce((s, f) => s + f.weight, 0)).toBeCloseTo(1);
     const firstIneligible = out.ranked_action_candidates.findIndex((c) => !c.eligible);
     expect(out.ranked_action_candidates.slice(firstIneligible).every((c) => !c.eligible)).toBe(true);
@@ -34,15 +40,32 @@ describe('POST /actions/plan', () => {
   });
 
   test('policy switches, risk tolerance and memory policy', () => {
-    const base = { intent: 'Delete the old customer records', available_providers: [{ id: 'db', capabilities: ['records'] }] };
+    const base = {
+      intent: 'Delete the old customer records',
+      available_providers: [{ id: 'db', capabilities: ['records'] }],
+    };
     const strict = run({ ...base, risk_tolerance: 'low' });
     expect(strict.approval_gate.gated_actions[0].reasons).toContain('destructive');
     expect(strict.ranked_action_candidates[0].factors[0]).toMatchObject({ name: 'reliability', weight: 0.45 });
-    const lax = run({ ...base, approval_policy: { require_for_destructive: false, require_for_customer_touch: false, require_for_external_writes: false } });
+    const lax = run({
+      ...base,
+      approval_policy: {
+        require_for_destructive: false,
+        require_for_customer_touch: false,
+        require_for_external_writes: false,
+      },
+    });
     expect(lax.approval_gate.required).toBe(false);
     const auto = run({ ...base, approval_policy: { allowed_autonomous_effects: ['destructive'] } });
     expect(auto.approval_gate.required).toBe(false);
-    const mem = run({ ...base, memory_policy: { minimize_context: true, allowed_memory_kinds: ['outcome', 'provider_preference'], prohibited_memory_kinds: ['outcome'] } });
+    const mem = run({
+      ...base,
+      memory_policy: {
+        minimize_context: true,
+        allowed_memory_kinds: ['outcome', 'provider_preference'],
+        prohibited_memory_kinds: ['outcome'],
+      },
+    });
     expect(mem.memory_plan.store_kinds).toEqual(['provider_preference']);
     expect(mem.memory_plan.seeds.every((s) => s.kind === 'provider_preference')).toBe(true);
     expect(mem.audit_plan.records[0].fields).toContain('input_names');
@@ -54,15 +77,42 @@ describe('POST /actions/plan', () => {
   test('malformed requests name the bad field path', () => {
     expectRejectsAt(ep.request, {}, 'intent');
     expectRejectsAt(ep.request, { intent: 'x', action_hints: [{ title: '' }] }, 'action_hints.0.title');
-    expectRejectsAt(ep.request, { intent: 'x', available_providers: [{ id: 'p', reliability: 2 }] }, 'available_providers.0.reliability');
-    expectRejectsAt(ep.request, { intent: 'x', available_providers: [{ id: 'p', cost: 'pricey' }] }, 'available_providers.0.cost');
-    expectRejectsAt(ep.request, { intent: 'x', approval_policy: { require_for_money: 'yes' } }, 'approval_policy.require_for_money');
-    expectRejectsAt(ep.request, { intent: 'x', memory_policy: { allowed_memory_kinds: 'all' } }, 'memory_policy.allowed_memory_kinds');
+    expectRejectsAt(
+      ep.request,
+      { intent: 'x', available_providers: [{ id: 'p', reliability: 2 }] },
+      'available_providers.0.reliability',
+    );
+    expectRejectsAt(
+      ep.request,
+      { intent: 'x', available_providers: [{ id: 'p', cost: 'pricey' }] },
+      'available_providers.0.cost',
+    );
+    expectRejectsAt(
+      ep.request,
+      { intent: 'x', approval_policy: { require_for_money: 'yes' } },
+      'approval_policy.require_for_money',
+    );
+    expectRejectsAt(
+      ep.request,
+      { intent: 'x', memory_policy: { allowed_memory_kinds: 'all' } },
+      'memory_policy.allowed_memory_kinds',
+    );
     expectRejectsAt(ep.request, { intent: 'x', preferences: { max_candidates: 1.5 } }, 'preferences.max_candidates');
     expectRejectsAt(ep.request, { intent: 'x'.repeat(501) }, 'intent');
   });
 
-  const word = fc.constantFrom('read', 'charge', 'email', 'delete', 'customer', 'report', 'invoice', 'sync', 'acme', 'p1');
+  const word = fc.constantFrom(
+    'read',
+    'charge',
+    'email',
+    'delete',
+    'customer',
+    'report',
+    'invoice',
+    'sync',
+    'acme',
+    'p1',
+  );
   const hint = fc.record(
     {
       id: fc.constantFrom('a', 'b', 'c', 'h1'),
@@ -70,7 +120,9 @@ describe('POST /actions/plan', () => {
       provider: fc.constantFrom('p1', 'p2', 'nope'),
       tool: word,
       inputs: fc.array(fc.constantFrom('card_token', 'name', 'password'), { maxLength: 3 }),
-      effects: fc.array(fc.constantFrom('money', 'customer touch', 'external_write', 'destructive', 'misc'), { maxLength: 2 }),
+      effects: fc.array(fc.constantFrom('money', 'customer touch', 'external_write', 'destructive', 'misc'), {
+        maxLength: 2,
+      }),
       destructive: fc.boolean(),
       external: fc.boolean(),
     },
@@ -96,9 +148,26 @@ describe('POST /actions/plan', () => {
       constraints: fc.array(fc.constantFrom('never use p2', 'no email', 'avoid acme', 'be nice'), { maxLength: 2 }),
       action_hints: fc.array(hint, { maxLength: 15 }),
       available_providers: fc.array(prov, { maxLength: 6 }),
-      approval_policy: fc.record({ require_for_money: fc.boolean(), require_for_destructive: fc.boolean(), allowed_autonomous_effects: fc.array(fc.constantFrom('read', 'write', 'money'), { maxLength: 2 }) }, { requiredKeys: [] }),
-      memory_policy: fc.record({ minimize_context: fc.boolean(), record_outcome: fc.boolean(), prohibited_memory_kinds: fc.array(fc.constantFrom('outcome', 'decision'), { maxLength: 2 }) }, { requiredKeys: [] }),
-      preferences: fc.record({ max_candidates: fc.integer({ min: 1, max: 10 }), max_providers_per_action: fc.integer({ min: 1, max: 4 }) }, { requiredKeys: [] }),
+      approval_policy: fc.record(
+        {
+          require_for_money: fc.boolean(),
+          require_for_destructive: fc.boolean(),
+          allowed_autonomous_effects: fc.array(fc.constantFrom('read', 'write', 'money'), { maxLength: 2 }),
+        },
+        { requiredKeys: [] },
+      ),
+      memory_policy: fc.record(
+        {
+          minimize_context: fc.boolean(),
+          record_outcome: fc.boolean(),
+          prohibited_memory_kinds: fc.array(fc.constantFrom('outcome', 'decision'), { maxLength: 2 }),
+        },
+        { requiredKeys: [] },
+      ),
+      preferences: fc.record(
+        { max_candidates: fc.integer({ min: 1, max: 10 }), max_providers_per_action: fc.integer({ min: 1, max: 4 }) },
+        { requiredKeys: [] },
+      ),
     },
     { requiredKeys: ['intent'] },
   );
@@ -117,13 +186,23 @@ describe('POST /actions/plan', () => {
           expect(actionIds.has(c.action_id)).toBe(true);
           if (c.provider_id) expect(providerIds.has(c.provider_id)).toBe(true);
         }
-        for (const r of out.recommended_provider_route) for (const p of [r.provider_id, r.fallback_provider_id]) if (p) expect(providerIds.has(p)).toBe(true);
-        for (const r of out.recommended_provider_route) if (r.provider_id) expect(input.available_providers!.find((p) => p.id === r.provider_id)!.available).not.toBe(false);
+        for (const r of out.recommended_provider_route)
+          for (const p of [r.provider_id, r.fallback_provider_id]) if (p) expect(providerIds.has(p)).toBe(true);
+        for (const r of out.recommended_provider_route)
+          if (r.provider_id)
+            expect(input.available_providers!.find((p) => p.id === r.provider_id)!.available).not.toBe(false);
         for (const g of out.approval_gate.gated_actions) expect(actionIds.has(g.action_id)).toBe(true);
-        for (const x of [...out.policy_labels, ...out.audit_plan.records, ...out.dry_run_instructions, ...out.memory_plan.seeds]) expect(actionIds.has(x.action_id)).toBe(true);
+        for (const x of [
+          ...out.policy_labels,
+          ...out.audit_plan.records,
+          ...out.dry_run_instructions,
+          ...out.memory_plan.seeds,
+        ])
+          expect(actionIds.has(x.action_id)).toBe(true);
         const gated = new Set(out.approval_gate.gated_actions.map((g) => g.action_id));
         for (const r of out.recommended_provider_route) expect(r.requires_approval).toBe(gated.has(r.action_id));
-        for (let k = 1; k < out.ranked_action_candidates.length; k++) expect(out.ranked_action_candidates[k].rank).toBe(k + 1);
+        for (let k = 1; k < out.ranked_action_candidates.length; k++)
+          expect(out.ranked_action_candidates[k].rank).toBe(k + 1);
       }),
       { numRuns: 80 },
     );

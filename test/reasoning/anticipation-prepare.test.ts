@@ -22,7 +22,10 @@ describe('anticipation/prepare golden example', () => {
   });
   it('reports the overlap and skips past and far events', () => {
     expect(out.conflicts).toEqual([{ event_ids: ['ev-pitch', 'ev-1on1'], overlap_minutes: 30 }]);
-    expect(out.skipped).toEqual([{ event_id: 'ev-past', reason: 'already_started' }, { event_id: 'ev-far', reason: 'beyond_horizon' }]);
+    expect(out.skipped).toEqual([
+      { event_id: 'ev-past', reason: 'already_started' },
+      { event_id: 'ev-far', reason: 'beyond_horizon' },
+    ]);
   });
   it('honours max_packets and says what was cut', () => {
     const o = run({ ...ep.example, preferences: { max_packets: 1 } });
@@ -36,16 +39,35 @@ describe('anticipation/prepare request validation', () => {
     expectRejectsAt(ep.request, { events: [{ id: 'e', title: 't', start: '2026-01-01T10:00' }] }, 'now');
     expectRejectsAt(ep.request, { now: '2026-01-01T09:00' }, 'events');
     expectRejectsAt(ep.request, { now: 'x', events: [{ id: 'e', title: 't' }] }, 'events.0.start');
-    expectRejectsAt(ep.request, { now: 'x', events: [{ id: 'e', title: 't', start: 's', prep_minutes: -1 }] }, 'events.0.prep_minutes');
-    expectRejectsAt(ep.request, { now: 'x', events: [{ id: 'e', title: 't', start: 's' }], context_items: [{ id: 'c' }] }, 'context_items.0.title');
-    expectRejectsAt(ep.request, { now: 'x', events: Array.from({ length: MAX_ITEMS + 1 }, (_, i) => ({ id: `e${i}`, title: 't', start: 's' })) }, 'events');
+    expectRejectsAt(
+      ep.request,
+      { now: 'x', events: [{ id: 'e', title: 't', start: 's', prep_minutes: -1 }] },
+      'events.0.prep_minutes',
+    );
+    expectRejectsAt(
+      ep.request,
+      { now: 'x', events: [{ id: 'e', title: 't', start: 's' }], context_items: [{ id: 'c' }] },
+      'context_items.0.title',
+    );
+    expectRejectsAt(
+      ep.request,
+      { now: 'x', events: Array.from({ length: MAX_ITEMS + 1 }, (_, i) => ({ id: `e${i}`, title: 't', start: 's' })) },
+      'events',
+    );
   });
 });
 
 const eventArb = fc.record({
   id: fc.constantFrom('a', 'b', 'c', 'd', 'e'),
   title: fc.constantFrom('Pitch deck review', 'Call with Bo', 'Dentist', 'Demo day'),
-  start: fc.constantFrom('2026-03-29T00:30:00', '2026-03-29T03:00:00', '2026-03-30T10:00:00+02:00', '2026-04-20T10:00:00', 'nonsense', '2026-03-28T09:00:00'),
+  start: fc.constantFrom(
+    '2026-03-29T00:30:00',
+    '2026-03-29T03:00:00',
+    '2026-03-30T10:00:00+02:00',
+    '2026-04-20T10:00:00',
+    'nonsense',
+    '2026-03-28T09:00:00',
+  ),
   end: fc.option(fc.constantFrom('2026-03-29T02:00:00', '2026-03-30T11:00:00', 'bad'), { nil: undefined }),
   importance: fc.option(fc.constantFrom('low', 'critical', '5', '0', 'meh'), { nil: undefined }),
   attendees: fc.option(fc.array(fc.constantFrom('Bo', 'Ana'), { maxLength: 2 }), { nil: undefined }),
@@ -58,8 +80,22 @@ const reqArb = fc.record({
   now: fc.constantFrom('2026-03-28T22:00:00', '2026-03-29T01:30:00+01:00', 'garbage'),
   timezone: fc.option(fc.constantFrom('Europe/Berlin', 'America/Chicago', 'Bad/Zone'), { nil: undefined }),
   events: fc.array(eventArb, { minLength: 1, maxLength: 8 }),
-  context_items: fc.array(fc.record({ id: fc.constantFrom('c1', 'c2', 'c3'), title: fc.constantFrom('Deck notes', 'Bo history', 'Random'), tags: fc.option(fc.array(fc.constantFrom('x', 'y')), { nil: undefined }) }), { maxLength: 5 }),
-  preferences: fc.record({ max_packets: fc.integer({ min: 1, max: 4 }), horizon_hours: fc.integer({ min: 1, max: 2000 }), max_items_per_packet: fc.integer({ min: 1, max: 2 }) }, { requiredKeys: [] }),
+  context_items: fc.array(
+    fc.record({
+      id: fc.constantFrom('c1', 'c2', 'c3'),
+      title: fc.constantFrom('Deck notes', 'Bo history', 'Random'),
+      tags: fc.option(fc.array(fc.constantFrom('x', 'y')), { nil: undefined }),
+    }),
+    { maxLength: 5 },
+  ),
+  preferences: fc.record(
+    {
+      max_packets: fc.integer({ min: 1, max: 4 }),
+      horizon_hours: fc.integer({ min: 1, max: 2000 }),
+      max_items_per_packet: fc.integer({ min: 1, max: 2 }),
+    },
+    { requiredKeys: [] },
+  ),
 });
 
 describe('anticipation/prepare properties', () => {
@@ -77,7 +113,8 @@ describe('anticipation/prepare properties', () => {
           expect(pk.lead_minutes).toBeGreaterThan(0);
           expect(Date.parse(pk.prepare_by)).toBeLessThan(Date.parse(pk.starts_at));
         }
-        for (let i = 1; i < out.packets.length; i++) expect(out.packets[i].score).toBeLessThanOrEqual(out.packets[i - 1].score);
+        for (let i = 1; i < out.packets.length; i++)
+          expect(out.packets[i].score).toBeLessThanOrEqual(out.packets[i - 1].score);
         for (const c of out.conflicts) for (const e of c.event_ids) expect(events.has(e)).toBe(true);
         for (const s of out.skipped) expect(events.has(s.event_id)).toBe(true);
         expect(out.packets.length + out.skipped.length).toBe(input.events.length);

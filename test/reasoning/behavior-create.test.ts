@@ -14,19 +14,36 @@ describe('behavior/create golden examples', () => {
     // Friday 27 March 20:00 -> next weekday is Monday 30 March, after the switch to summer time
     expect(tc.next_occurrences[0]).toBe('2026-03-30T07:15:00+02:00');
     expect(tc.next_occurrences).toHaveLength(5);
-    expect(out.initial_state).toMatchObject({ status: 'active', streak: 0, period_target: 5, next_due_at: '2026-03-30T07:15:00+02:00' });
+    expect(out.initial_state).toMatchObject({
+      status: 'active',
+      streak: 0,
+      period_target: 5,
+      next_due_at: '2026-03-30T07:15:00+02:00',
+    });
     expect(out.feedback_model.channel).toBe('push notification');
     expect(out.recovery_policy.kind).toBe('grace');
   });
   it('resolves a todo due date against now', () => {
-    const out = run({ type: 'todo', title: 'Send the tax forms by Friday', now: '2026-03-25T10:00:00', timezone: 'Europe/Berlin' });
+    const out = run({
+      type: 'todo',
+      title: 'Send the tax forms by Friday',
+      now: '2026-03-25T10:00:00',
+      timezone: 'Europe/Berlin',
+    });
     expect(out.temporal_contract.kind).toBe('one_off');
     expect(out.temporal_contract.rrule).toBeNull();
     expect(out.temporal_contract.due).toEqual({ hint: 'by Friday', at: '2026-03-27T23:59:59+01:00' });
     expect(out.integration_hints.some((h) => h.kind === 'task')).toBe(true);
   });
   it('spreads "3 times a week" and shares a shared goal with its participants', () => {
-    const out = run({ type: 'shared_goal', title: 'Run together', cadence: '3 times a week evenings', participants: ['ana', 'bo', 'ana'], now: '2026-03-25T10:00:00', timezone: 'UTC' });
+    const out = run({
+      type: 'shared_goal',
+      title: 'Run together',
+      cadence: '3 times a week evenings',
+      participants: ['ana', 'bo', 'ana'],
+      now: '2026-03-25T10:00:00',
+      timezone: 'UTC',
+    });
     expect(out.temporal_contract.by_weekday).toEqual(['MO', 'WE', 'FR']);
     expect(out.temporal_contract.times_of_day).toEqual(['19:00']);
     expect(out.initial_state.participants).toEqual(['ana', 'bo']);
@@ -48,14 +65,51 @@ describe('behavior/create request validation', () => {
     expectRejectsAt(ep.request, { type: 'habit' }, 'title');
     expectRejectsAt(ep.request, { type: 'habit', title: 'x', cadence: 7 }, 'cadence');
     expectRejectsAt(ep.request, { type: 'habit', title: 'x', participants: Array(51).fill('p') }, 'participants');
-    expectRejectsAt(ep.request, { type: 'habit', title: 'x', preferences: { max_occurrences: 61 } }, 'preferences.max_occurrences');
+    expectRejectsAt(
+      ep.request,
+      { type: 'habit', title: 'x', preferences: { max_occurrences: 61 } },
+      'preferences.max_occurrences',
+    );
   });
 });
 
 const reqArb = fc.record({
   type: fc.constantFrom('daily', 'habit', 'todo', 'goal', 'shared_goal'),
-  title: fc.oneof(fc.string({ minLength: 1, maxLength: 40 }), fc.constantFrom('Pay rent by 2026-04-01', 'Call mum tomorrow')),
-  cadence: fc.option(fc.array(fc.constantFrom('every', 'other', 'day', 'week', 'month', '3', 'times', 'a', 'twice', 'weekdays', 'mon', 'fri', 'at', '7', '7pm', '12am', '25:99', 'morning', 'for 10 minutes', 'in 3 days', 'monthly'), { maxLength: 8 }).map((w) => w.join(' ')), { nil: undefined }),
+  title: fc.oneof(
+    fc.string({ minLength: 1, maxLength: 40 }),
+    fc.constantFrom('Pay rent by 2026-04-01', 'Call mum tomorrow'),
+  ),
+  cadence: fc.option(
+    fc
+      .array(
+        fc.constantFrom(
+          'every',
+          'other',
+          'day',
+          'week',
+          'month',
+          '3',
+          'times',
+          'a',
+          'twice',
+          'weekdays',
+          'mon',
+          'fri',
+          'at',
+          '7',
+          '7pm',
+          '12am',
+          '25:99',
+          'morning',
+          'for 10 minutes',
+          'in 3 days',
+          'monthly',
+        ),
+        { maxLength: 8 },
+      )
+      .map((w) => w.join(' ')),
+    { nil: undefined },
+  ),
   reinforcement_mode: fc.option(fc.constantFrom('streak', 'points', 'social', 'x'), { nil: undefined }),
   stakes: fc.option(fc.constantFrom('high', 'low', 'public bet'), { nil: undefined }),
   recovery_policy: fc.option(fc.constantFrom('reset', 'shrink', 'catch-up', 'zzz'), { nil: undefined }),
@@ -76,7 +130,11 @@ describe('behavior/create properties', () => {
         for (let i = 1; i < ms.length; i++) expect(ms[i]).toBeGreaterThan(ms[i - 1]);
         const now = parseInstant(input.now, resolveZone(input.timezone));
         if (ms.length && now) expect(ms[0]).toBeGreaterThan(now.toMillis());
-        expect(out.initial_state.next_due_at === null || occ.includes(out.initial_state.next_due_at) || out.initial_state.next_due_at === out.temporal_contract.due?.at).toBe(true);
+        expect(
+          out.initial_state.next_due_at === null ||
+            occ.includes(out.initial_state.next_due_at) ||
+            out.initial_state.next_due_at === out.temporal_contract.due?.at,
+        ).toBe(true);
         for (const p of out.initial_state.participants) expect(input.participants).toContain(p);
       }),
       { numRuns: 100 },

@@ -16,7 +16,9 @@ describe('POST /codebase/task/plan', () => {
     expect(byPath['src/auth/session.ts']).toMatchObject({ action: 'modify', depends_on: ['src/config.ts'] });
     expect(byPath['src/api/middleware.ts'].action).toBe('review'); // imports session (extensionless)
     expect(byPath['db/migrations/0007_sessions.sql'].action).toBe('review');
-    expect(out.excluded_by_constraints).toEqual([{ path: 'db/migrations/0007_sessions.sql', constraint: 'do not touch db/migrations' }]);
+    expect(out.excluded_by_constraints).toEqual([
+      { path: 'db/migrations/0007_sessions.sql', constraint: 'do not touch db/migrations' },
+    ]);
     expect(byPath['src/auth/session.ts'].risk.level).toBe('medium');
     expect(byPath['src/auth/session.ts'].risk.factors.find((f) => f.name === 'untested')!.value).toBe(0);
     expect(out.test_plan.run).toContainEqual({ path: 'test/auth/session.test.ts', covers: ['src/auth/session.ts'] });
@@ -26,7 +28,15 @@ describe('POST /codebase/task/plan', () => {
   });
 
   test('cycles are reported; max_files caps the plan', () => {
-    const out = run({ task: 'fix parser and lexer', files: [{ path: 'parser.ts', deps: ['lexer.ts'] }, { path: 'lexer.ts', deps: ['parser.ts'] }, { path: 'main.ts', deps: ['parser.ts'] }], preferences: { max_files: 2 } });
+    const out = run({
+      task: 'fix parser and lexer',
+      files: [
+        { path: 'parser.ts', deps: ['lexer.ts'] },
+        { path: 'lexer.ts', deps: ['parser.ts'] },
+        { path: 'main.ts', deps: ['parser.ts'] },
+      ],
+      preferences: { max_files: 2 },
+    });
     expect(out.cycles).toEqual([['parser.ts', 'lexer.ts']]);
     expect(out.change_plan).toHaveLength(2);
     expect(out.truncated).toBe(true);
@@ -38,11 +48,32 @@ describe('POST /codebase/task/plan', () => {
     expectRejectsAt(ep.request, { task: 'x', files: [{ path: '' }] }, 'files.0.path');
     expectRejectsAt(ep.request, { task: 'x', files: [{ path: 'a', lines: -3 }] }, 'files.0.lines');
     expectRejectsAt(ep.request, { task: 'x', files: [{ path: 'a', deps: 'b' }] }, 'files.0.deps');
-    expectRejectsAt(ep.request, { task: 'x', files: [{ path: 'a' }], preferences: { max_files: 'many' } }, 'preferences.max_files');
+    expectRejectsAt(
+      ep.request,
+      { task: 'x', files: [{ path: 'a' }], preferences: { max_files: 'many' } },
+      'preferences.max_files',
+    );
   });
 
-  const P = ['src/auth/session.ts', 'src/auth/login.ts', 'src/api/index.ts', 'test/auth.test.ts', 'src/ui/Settings.tsx', 'db/migrations/1.sql', 'package.json'];
-  const file = fc.record({ path: fc.constantFrom(...P), lines: fc.integer({ min: 0, max: 2000 }), deps: fc.array(fc.constantFrom(...P, 'src/auth/session', 'lodash'), { maxLength: 3 }), churn: fc.integer({ min: 0, max: 40 }), kind: fc.constantFrom('source', 'test', 'config') }, { requiredKeys: ['path'] });
+  const P = [
+    'src/auth/session.ts',
+    'src/auth/login.ts',
+    'src/api/index.ts',
+    'test/auth.test.ts',
+    'src/ui/Settings.tsx',
+    'db/migrations/1.sql',
+    'package.json',
+  ];
+  const file = fc.record(
+    {
+      path: fc.constantFrom(...P),
+      lines: fc.integer({ min: 0, max: 2000 }),
+      deps: fc.array(fc.constantFrom(...P, 'src/auth/session', 'lodash'), { maxLength: 3 }),
+      churn: fc.integer({ min: 0, max: 40 }),
+      kind: fc.constantFrom('source', 'test', 'config'),
+    },
+    { requiredKeys: ['path'] },
+  );
   test('properties: total, deterministic, valid, capped, referentially closed', () => {
     fc.assert(
       fc.property(

@@ -38,8 +38,16 @@ describe('context/momentum request validation', () => {
     expectRejectsAt(ep.request, { items: [{ id: 'a' }] }, 'items.0.title');
     expectRejectsAt(ep.request, { items: [{ id: 'a', title: 't', tags: 'x' }] }, 'items.0.tags');
     expectRejectsAt(ep.request, { items: [{ id: 'a', title: 't' }], available_minutes: 1.5 }, 'available_minutes');
-    expectRejectsAt(ep.request, { items: [{ id: 'a', title: 't' }], preferences: { max_packets: 0 } }, 'preferences.max_packets');
-    expectRejectsAt(ep.request, { items: Array.from({ length: MAX_ITEMS + 1 }, (_, i) => ({ id: `i${i}`, title: 't' })) }, 'items');
+    expectRejectsAt(
+      ep.request,
+      { items: [{ id: 'a', title: 't' }], preferences: { max_packets: 0 } },
+      'preferences.max_packets',
+    );
+    expectRejectsAt(
+      ep.request,
+      { items: Array.from({ length: MAX_ITEMS + 1 }, (_, i) => ({ id: `i${i}`, title: 't' })) },
+      'items',
+    );
   });
 });
 
@@ -56,7 +64,10 @@ const reqArb = fc.record({
   current_project: fc.option(fc.constantFrom('Alpha', 'Gamma'), { nil: undefined }),
   available_minutes: fc.option(fc.integer({ min: 0, max: 200 }), { nil: undefined }),
   user_state: fc.record({ energy: fc.constantFrom('low', 'high', 'meh') }, { requiredKeys: [] }),
-  preferences: fc.record({ max_packets: fc.integer({ min: 1, max: 4 }), overwhelm_sensitive: fc.boolean(), preserve_novelty: fc.boolean() }, { requiredKeys: [] }),
+  preferences: fc.record(
+    { max_packets: fc.integer({ min: 1, max: 4 }), overwhelm_sensitive: fc.boolean(), preserve_novelty: fc.boolean() },
+    { requiredKeys: [] },
+  ),
   items: fc.array(itemArb, { minLength: 1, maxLength: 12 }),
 });
 
@@ -70,9 +81,17 @@ describe('context/momentum properties', () => {
         const ids = new Set(input.items.map((i) => i.id));
         const all = Object.values(out.actionability_buckets).flat();
         expect(new Set(all).size).toBe(ids.size); // every distinct item in exactly one bucket
-        for (const id of [...all, ...out.future_self_packets.flatMap((p) => p.item_ids), ...out.memory_seeds.flatMap((m) => m.item_ids)]) expect(ids.has(id)).toBe(true);
+        for (const id of [
+          ...all,
+          ...out.future_self_packets.flatMap((p) => p.item_ids),
+          ...out.memory_seeds.flatMap((m) => m.item_ids),
+        ])
+          expect(ids.has(id)).toBe(true);
         const avail = input.available_minutes ?? 30;
-        for (const [m, box] of [[out.next_moves.five_minute, 5], [out.next_moves.thirty_minute, 30]] as const)
+        for (const [m, box] of [
+          [out.next_moves.five_minute, 5],
+          [out.next_moves.thirty_minute, 30],
+        ] as const)
           if (m) {
             expect(ids.has(m.item_id)).toBe(true);
             expect(m.minutes).toBeLessThanOrEqual(Math.min(box, avail));

@@ -11,7 +11,11 @@ describe('continuity/recover golden', () => {
     expect(out.time_away).toEqual({ minutes: 948, label: '15 h 48 min', basis: 'clock', context_decay: 'cold' });
   });
   it('ranks changes: blocking on your work first, background last', () => {
-    expect(out.what_changed.map((c) => [c.id, c.impact])).toEqual([['c2', 'blocking'], ['c1', 'relevant'], ['c3', 'background']]);
+    expect(out.what_changed.map((c) => [c.id, c.impact])).toEqual([
+      ['c2', 'blocking'],
+      ['c1', 'relevant'],
+      ['c3', 'background'],
+    ]);
   });
   it('orders open items and reports blockers', () => {
     expect(out.open_items.map((o) => o.id)).toEqual(['i1', 'i2', 'i3']);
@@ -37,22 +41,69 @@ describe('continuity/recover request schema', () => {
     expectRejectsAt(ep.request, { last_events: [{ title: 'x' }] }, 'last_events.0.id');
     expectRejectsAt(ep.request, { last_events: [], open_items: [{ id: 'a', progress: 2 }] }, 'open_items.0.progress');
     expectRejectsAt(ep.request, { last_events: [], away_minutes: -1 }, 'away_minutes');
-    expectRejectsAt(ep.request, { last_events: [], changes_since: [{ id: 'c', summary: 'x'.repeat(2001) }] }, 'changes_since.0.summary');
+    expectRejectsAt(
+      ep.request,
+      { last_events: [], changes_since: [{ id: 'c', summary: 'x'.repeat(2001) }] },
+      'changes_since.0.summary',
+    );
   });
 });
 
 describe('continuity/recover properties', () => {
   const id = fc.constantFrom('a', 'b', 'c', 'd');
-  const t = fc.oneof(fc.integer({ min: 0, max: 72 }).map((h) => new Date(Date.UTC(2026, 3, 27) + h * 3_600_000).toISOString()), fc.constant('x'));
+  const t = fc.oneof(
+    fc.integer({ min: 0, max: 72 }).map((h) => new Date(Date.UTC(2026, 3, 27) + h * 3_600_000).toISOString()),
+    fc.constant('x'),
+  );
   const body = fc.record(
     {
       now: fc.constantFrom('2026-04-30T00:00:00Z', undefined),
       left_at: fc.option(t, { nil: undefined }),
       away_minutes: fc.option(fc.nat(5000), { nil: undefined }),
-      last_events: fc.array(fc.record({ id, kind: fc.constantFrom('edit', 'run'), title: fc.constantFrom('A', 'B'), time: t, item_id: fc.option(id, { nil: undefined }) }, { requiredKeys: ['id'] }), { maxLength: 8 }),
-      open_items: fc.array(fc.record({ id, status: fc.constantFrom('open', 'done', 'in_progress'), progress: fc.double({ min: 0, max: 1, noNaN: true }), depends_on: fc.array(fc.constantFrom('a', 'b', 'zz'), { maxLength: 2 }), updated_at: t, next_step: fc.constantFrom('do it', undefined) }, { requiredKeys: ['id'] }), { maxLength: 6 }),
-      changes_since: fc.array(fc.record({ id, title: fc.constantFrom('CI failed', 'note', 'reverted'), time: t, item_id: fc.option(id, { nil: undefined }) }, { requiredKeys: ['id'] }), { maxLength: 8 }),
-      preferences: fc.record({ max_changes: fc.integer({ min: 1, max: 3 }), max_open_items: fc.integer({ min: 1, max: 3 }), max_steps: fc.integer({ min: 1, max: 3 }) }),
+      last_events: fc.array(
+        fc.record(
+          {
+            id,
+            kind: fc.constantFrom('edit', 'run'),
+            title: fc.constantFrom('A', 'B'),
+            time: t,
+            item_id: fc.option(id, { nil: undefined }),
+          },
+          { requiredKeys: ['id'] },
+        ),
+        { maxLength: 8 },
+      ),
+      open_items: fc.array(
+        fc.record(
+          {
+            id,
+            status: fc.constantFrom('open', 'done', 'in_progress'),
+            progress: fc.double({ min: 0, max: 1, noNaN: true }),
+            depends_on: fc.array(fc.constantFrom('a', 'b', 'zz'), { maxLength: 2 }),
+            updated_at: t,
+            next_step: fc.constantFrom('do it', undefined),
+          },
+          { requiredKeys: ['id'] },
+        ),
+        { maxLength: 6 },
+      ),
+      changes_since: fc.array(
+        fc.record(
+          {
+            id,
+            title: fc.constantFrom('CI failed', 'note', 'reverted'),
+            time: t,
+            item_id: fc.option(id, { nil: undefined }),
+          },
+          { requiredKeys: ['id'] },
+        ),
+        { maxLength: 8 },
+      ),
+      preferences: fc.record({
+        max_changes: fc.integer({ min: 1, max: 3 }),
+        max_open_items: fc.integer({ min: 1, max: 3 }),
+        max_steps: fc.integer({ min: 1, max: 3 }),
+      }),
     },
     { requiredKeys: ['last_events'] },
   );
@@ -71,8 +122,11 @@ describe('continuity/recover properties', () => {
           ...(input.changes_since ?? []).flatMap((c) => [c.id, c.item_id ?? c.id]),
         ]);
         const refs = [
-          out.where_you_left_off?.event_id, out.first_reentry_action.target_id,
-          ...out.what_changed.map((c) => c.id), ...out.open_items.flatMap((o) => [o.id, ...o.blocked_by]), ...out.warm_up_steps.map((s) => s.target_id),
+          out.where_you_left_off?.event_id,
+          out.first_reentry_action.target_id,
+          ...out.what_changed.map((c) => c.id),
+          ...out.open_items.flatMap((o) => [o.id, ...o.blocked_by]),
+          ...out.warm_up_steps.map((s) => s.target_id),
         ].filter((x): x is string => !!x);
         for (const r of refs) expect(ids.has(r)).toBe(true);
       }),

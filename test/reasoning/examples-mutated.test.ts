@@ -30,7 +30,19 @@ const ODD_DATES = [
   'tomorrow',
   '',
 ];
-const ODD_TEXT = [' ', '\n\n', '?', 'İstanbul ǅ ß ﬁ', '🙂🙂', '  -  ', '1.', '##', 'Ünïcödé café. Second sentence?', 'a\u0301', 'e.g. Dr. Smith said: "no."'];
+const ODD_TEXT = [
+  ' ',
+  '\n\n',
+  '?',
+  'İstanbul ǅ ß ﬁ',
+  '🙂🙂',
+  '  -  ',
+  '1.',
+  '##',
+  'Ünïcödé café. Second sentence?',
+  'a\u0301',
+  'e.g. Dr. Smith said: "no."',
+];
 
 /** One mutation: where (an index into the value sites), what (kind), and the material it may use. */
 interface Mutation {
@@ -46,7 +58,11 @@ const mutationArb: fc.Arbitrary<Mutation> = fc.record({
   site: fc.nat(),
   kind: fc.nat(),
   text: fc.string({ unit: 'grapheme', maxLength: 30 }),
-  num: fc.oneof(fc.constantFrom(0, -1, 1, 0.5, 1e9, -1e9, Number.MAX_SAFE_INTEGER), fc.integer({ min: -1000, max: 100_000 }), fc.double({ min: -1e6, max: 1e6, noNaN: true })),
+  num: fc.oneof(
+    fc.constantFrom(0, -1, 1, 0.5, 1e9, -1e9, Number.MAX_SAFE_INTEGER),
+    fc.integer({ min: -1000, max: 100_000 }),
+    fc.double({ min: -1e6, max: 1e6, noNaN: true }),
+  ),
   minutes: fc.integer({ min: -60 * 24 * 400, max: 60 * 24 * 400 }),
   k: fc.integer({ min: 2, max: 12 }),
 });
@@ -81,7 +97,8 @@ function shiftDate(v: string, minutes: number): string {
 }
 
 function mutateString(v: string, m: Mutation): string {
-  if ((ISO_DATE_TIME.test(v) || ISO_DATE.test(v)) && m.kind % 2 === 0) return m.kind % 4 === 0 ? shiftDate(v, m.minutes) : ODD_DATES[m.kind % ODD_DATES.length];
+  if ((ISO_DATE_TIME.test(v) || ISO_DATE.test(v)) && m.kind % 2 === 0)
+    return m.kind % 4 === 0 ? shiftDate(v, m.minutes) : ODD_DATES[m.kind % ODD_DATES.length];
   switch (m.kind % 6) {
     case 0:
       return '';
@@ -149,12 +166,16 @@ describe.each(endpoints.map((e) => [e.path, e] as [string, ReasoningEndpoint]))(
     expect(e.request.safeParse(e.example).success).toBe(true);
     let compiled = 0;
     fc.assert(
-      fc.property(fc.array(mutationArb, { minLength: 1, maxLength: 4 }), fc.option(fc.constantFrom('studio', 'chat', 'mobile', 'calendar', 'email', '')), (mutations, surface) => {
-        const body = applyMutations(e.example, mutations);
-        if (!e.request.safeParse(body).success) return; // a 400 at the API: fine
-        compiled++;
-        expectCompilesCleanlyFromBody(e, body, surface === null ? {} : { surface });
-      }),
+      fc.property(
+        fc.array(mutationArb, { minLength: 1, maxLength: 4 }),
+        fc.option(fc.constantFrom('studio', 'chat', 'mobile', 'calendar', 'email', '')),
+        (mutations, surface) => {
+          const body = applyMutations(e.example, mutations);
+          if (!e.request.safeParse(body).success) return; // a 400 at the API: fine
+          compiled++;
+          expectCompilesCleanlyFromBody(e, body, surface === null ? {} : { surface });
+        },
+      ),
       { numRuns: Number(process.env.REASONING_FUZZ_RUNS ?? 40) }, // raise locally to search longer
     );
     // A few mutations at a time keep most bodies valid requests: the property is exercised, not

@@ -21,7 +21,13 @@ describe('intent/timeline golden', () => {
     expect(out.transitions.map((t) => t.kind)).toEqual(['switch', 'switch', 'return', 'gap_resume']);
     expect(out.transitions[3].gap_minutes).toBe(75);
     expect(out.dwell_by_intent[0]).toEqual({ intent: 'create', minutes: 35, share: 0.58, phases: 3 });
-    expect(out.drift).toMatchObject({ goal_intent: 'create', basis: 'given', on_goal_share: 0.58, trend: 'converging', off_goal_phase_ids: ['ph2', 'ph3'] });
+    expect(out.drift).toMatchObject({
+      goal_intent: 'create',
+      basis: 'given',
+      on_goal_share: 0.58,
+      trend: 'converging',
+      off_goal_phase_ids: ['ph2', 'ph3'],
+    });
   });
   it('keeps the most recent max_phases and only references kept phases', () => {
     const o = run({ ...ep.example, preferences: { max_phases: 2 } });
@@ -53,16 +59,26 @@ describe('intent/timeline properties', () => {
       goal_intent: fc.constantFrom('create', 'Research', undefined),
       timezone: fc.constantFrom('UTC', 'Asia/Kolkata', 'Bad/Zone'),
       events: fc.array(
-        fc.record({
-          id: fc.string({ minLength: 1, maxLength: 4 }),
-          time: fc.oneof(fc.integer({ min: 0, max: 600 }).map((m) => new Date(Date.UTC(2026, 3, 27) + m * 60_000).toISOString()), fc.constant('nah')),
-          intent: fc.option(fc.constantFrom('create', 'research', 'plan'), { nil: undefined }),
-          text: fc.constantFrom('write code', 'search docs', 'email Bob', 'hmm', ''),
-          confidence: fc.double({ min: 0, max: 1, noNaN: true }),
-        }, { requiredKeys: ['id', 'time'] }),
+        fc.record(
+          {
+            id: fc.string({ minLength: 1, maxLength: 4 }),
+            time: fc.oneof(
+              fc.integer({ min: 0, max: 600 }).map((m) => new Date(Date.UTC(2026, 3, 27) + m * 60_000).toISOString()),
+              fc.constant('nah'),
+            ),
+            intent: fc.option(fc.constantFrom('create', 'research', 'plan'), { nil: undefined }),
+            text: fc.constantFrom('write code', 'search docs', 'email Bob', 'hmm', ''),
+            confidence: fc.double({ min: 0, max: 1, noNaN: true }),
+          },
+          { requiredKeys: ['id', 'time'] },
+        ),
         { maxLength: 30 },
       ),
-      preferences: fc.record({ max_phases: fc.integer({ min: 1, max: 6 }), gap_minutes: fc.integer({ min: 1, max: 90 }), tail_minutes: fc.integer({ min: 0, max: 10 }) }),
+      preferences: fc.record({
+        max_phases: fc.integer({ min: 1, max: 6 }),
+        gap_minutes: fc.integer({ min: 1, max: 90 }),
+        tail_minutes: fc.integer({ min: 0, max: 10 }),
+      }),
     },
     { requiredKeys: ['events'] },
   );
@@ -82,7 +98,8 @@ describe('intent/timeline properties', () => {
         }
         out.drift.off_goal_phase_ids.forEach((id) => expect(phaseIds.has(id)).toBe(true));
         const share = out.dwell_by_intent.reduce((a, d) => a + d.share, 0);
-        if (out.dwell_by_intent.some((d) => d.minutes > 0)) expect(Math.abs(share - 1)).toBeLessThan(0.05 * out.dwell_by_intent.length);
+        if (out.dwell_by_intent.some((d) => d.minutes > 0))
+          expect(Math.abs(share - 1)).toBeLessThan(0.05 * out.dwell_by_intent.length);
       }),
       { numRuns: 100 },
     );

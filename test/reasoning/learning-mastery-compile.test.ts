@@ -12,14 +12,23 @@ describe('learning/mastery/compile golden example', () => {
 
   it('extracts the key terms of the material, including multi-word terms', () => {
     const terms = out.concept_graph.nodes.map((n) => n.term);
-    expect(terms).toEqual(expect.arrayContaining(['congestion window', 'slow start', 'slow start threshold', 'congestion avoidance']));
+    expect(terms).toEqual(
+      expect.arrayContaining(['congestion window', 'slow start', 'slow start threshold', 'congestion avoidance']),
+    );
     expect(terms).not.toContain('start threshold'); // covered by the longer term
-    expect(out.concept_graph.edges.some((e) => e.from === concept('congestion window').id && e.to === concept('slow start').id)).toBe(true);
+    expect(
+      out.concept_graph.edges.some(
+        (e) => e.from === concept('congestion window').id && e.to === concept('slow start').id,
+      ),
+    ).toBe(true);
   });
 
   it('traces every cloze card and quiz to a real source sentence', () => {
     expect(out.flashcards.length).toBeGreaterThan(0);
-    for (const card of [...out.flashcards, ...out.quizzes.map((q) => ({ ...q, front: q.question, back: q.choices[q.answer_index] }))]) {
+    for (const card of [
+      ...out.flashcards,
+      ...out.quizzes.map((q) => ({ ...q, front: q.question, back: q.choices[q.answer_index] })),
+    ]) {
       const s = sentence.get(card.sentence_id)!;
       expect(s.source_id).toBe(card.source_id);
       expect(card.front).toContain('_____');
@@ -56,7 +65,8 @@ describe('learning/mastery/compile golden example', () => {
     const last = out.review_cadence.sessions.at(-1)!;
     expect(last.concept_ids.length).toBe(out.concept_graph.nodes.length); // final review covers all
     // weak concepts come back sooner than strong ones
-    const firstAfter0 = (id: string) => out.review_cadence.sessions.find((s) => s.day_offset > 0 && s.concept_ids.includes(id))!.day_offset;
+    const firstAfter0 = (id: string) =>
+      out.review_cadence.sessions.find((s) => s.day_offset > 0 && s.concept_ids.includes(id))!.day_offset;
     expect(firstAfter0(concept('congestion window').id)).toBeLessThan(firstAfter0(concept('slow start').id));
   });
 
@@ -78,7 +88,13 @@ describe('learning/mastery/compile golden example', () => {
   it('reports and breaks a prerequisite cycle', () => {
     const out2 = run({
       objective: 'loops',
-      sources: [{ id: 's', content: 'Topic alpha requires topic beta. Topic beta requires topic alpha. Topic alpha and topic beta appear together.' }],
+      sources: [
+        {
+          id: 's',
+          content:
+            'Topic alpha requires topic beta. Topic beta requires topic alpha. Topic alpha and topic beta appear together.',
+        },
+      ],
     });
     expect(out2.learning_dag.cycles.length).toBe(1);
     expect(out2.learning_dag.removed_edges.length).toBe(1);
@@ -92,31 +108,90 @@ describe('learning/mastery/compile request validation', () => {
     expectRejectsAt(ep.request, { objective: 'x', sources: [{ id: 'a', content: 5 }] }, 'sources.0.content');
     expectRejectsAt(ep.request, { objective: 'x'.repeat(501), sources: [{ id: 'a', content: 'y' }] }, 'objective');
     expectRejectsAt(ep.request, { objective: 'x', sources: [{ id: '', content: 'y' }] }, 'sources.0.id');
-    expectRejectsAt(ep.request, { objective: 'x', sources: [{ id: 'a', content: 'y' }], preferences: { max_concepts: 0 } }, 'preferences.max_concepts');
-    expectRejectsAt(ep.request, { objective: 'x', sources: [{ id: 'a', content: 'y'.repeat(20_001) }] }, 'sources.0.content');
+    expectRejectsAt(
+      ep.request,
+      { objective: 'x', sources: [{ id: 'a', content: 'y' }], preferences: { max_concepts: 0 } },
+      'preferences.max_concepts',
+    );
+    expectRejectsAt(
+      ep.request,
+      { objective: 'x', sources: [{ id: 'a', content: 'y'.repeat(20_001) }] },
+      'sources.0.content',
+    );
     const many = Array.from({ length: MAX_ITEMS + 1 }, (_, i) => ({ id: `s${i}`, content: 'a' }));
     expectRejectsAt(ep.request, { objective: 'x', sources: many }, 'sources');
-    expectRejectsAt(ep.request, { objective: 'x', sources: [{ id: 'a', content: 'y' }], existing_ledger: { entries: [{ concept: 'a', attempts: -1 }] } }, 'existing_ledger.entries.0.attempts');
+    expectRejectsAt(
+      ep.request,
+      {
+        objective: 'x',
+        sources: [{ id: 'a', content: 'y' }],
+        existing_ledger: { entries: [{ concept: 'a', attempts: -1 }] },
+      },
+      'existing_ledger.entries.0.attempts',
+    );
   });
 });
 
-const vocab = ['kernel', 'matrix', 'vector', 'space', 'basis', 'rank', 'requires', 'is', 'the', 'common misconception', 'for example', 'eigen value', 'linear map'];
+const vocab = [
+  'kernel',
+  'matrix',
+  'vector',
+  'space',
+  'basis',
+  'rank',
+  'requires',
+  'is',
+  'the',
+  'common misconception',
+  'for example',
+  'eigen value',
+  'linear map',
+];
 const sentenceArb = fc.array(fc.constantFrom(...vocab), { minLength: 1, maxLength: 12 }).map((w) => w.join(' ') + '.');
 const reqArb = fc.record({
   objective: fc.string({ minLength: 1, maxLength: 40 }),
   sources: fc.array(
-    fc.record({ id: fc.constantFrom('a', 'b', 'c', 'd'), title: fc.option(fc.constantFrom('Matrix basics', 'Spaces'), { nil: undefined }), content: fc.array(sentenceArb, { maxLength: 8 }).map((s) => s.join(' ')) }),
+    fc.record({
+      id: fc.constantFrom('a', 'b', 'c', 'd'),
+      title: fc.option(fc.constantFrom('Matrix basics', 'Spaces'), { nil: undefined }),
+      content: fc.array(sentenceArb, { maxLength: 8 }).map((s) => s.join(' ')),
+    }),
     { minLength: 1, maxLength: 5 },
   ),
   now: fc.option(fc.constantFrom('2026-01-05T08:00:00', '2026-03-28T22:30:00+01:00', 'garbage'), { nil: undefined }),
-  deadline: fc.option(fc.constantFrom('2026-01-06T08:00:00', '2026-04-30T09:00:00', '2025-01-01T00:00:00'), { nil: undefined }),
+  deadline: fc.option(fc.constantFrom('2026-01-06T08:00:00', '2026-04-30T09:00:00', '2025-01-01T00:00:00'), {
+    nil: undefined,
+  }),
   timezone: fc.option(fc.constantFrom('Europe/Berlin', 'America/New_York', 'Not/AZone'), { nil: undefined }),
   preferences: fc.record(
-    { max_concepts: fc.integer({ min: 1, max: 12 }), max_flashcards: fc.integer({ min: 1, max: 10 }), max_quizzes: fc.integer({ min: 1, max: 6 }), max_drills: fc.integer({ min: 1, max: 6 }), max_sessions: fc.integer({ min: 1, max: 5 }), surfaces: fc.array(fc.constantFrom('mobile', 'chat', 'web'), { maxLength: 3 }) },
+    {
+      max_concepts: fc.integer({ min: 1, max: 12 }),
+      max_flashcards: fc.integer({ min: 1, max: 10 }),
+      max_quizzes: fc.integer({ min: 1, max: 6 }),
+      max_drills: fc.integer({ min: 1, max: 6 }),
+      max_sessions: fc.integer({ min: 1, max: 5 }),
+      surfaces: fc.array(fc.constantFrom('mobile', 'chat', 'web'), { maxLength: 3 }),
+    },
     { requiredKeys: [] },
   ),
-  existing_ledger: fc.record({ entries: fc.array(fc.record({ concept: fc.constantFrom(...vocab), attempts: fc.nat(20), correct: fc.nat(30), last_reviewed: fc.option(fc.constantFrom('2025-12-01T00:00:00', 'bad'), { nil: undefined }) }), { maxLength: 5 }) }),
-  misconceptions: fc.array(fc.record({ belief: fc.constantFrom('the rank is the basis', 'kernel means matrix', 'zzz'), concept: fc.option(fc.constantFrom(...vocab), { nil: undefined }) }), { maxLength: 3 }),
+  existing_ledger: fc.record({
+    entries: fc.array(
+      fc.record({
+        concept: fc.constantFrom(...vocab),
+        attempts: fc.nat(20),
+        correct: fc.nat(30),
+        last_reviewed: fc.option(fc.constantFrom('2025-12-01T00:00:00', 'bad'), { nil: undefined }),
+      }),
+      { maxLength: 5 },
+    ),
+  }),
+  misconceptions: fc.array(
+    fc.record({
+      belief: fc.constantFrom('the rank is the basis', 'kernel means matrix', 'zzz'),
+      concept: fc.option(fc.constantFrom(...vocab), { nil: undefined }),
+    }),
+    { maxLength: 3 },
+  ),
 });
 
 describe('learning/mastery/compile properties', () => {
@@ -137,16 +212,34 @@ describe('learning/mastery/compile properties', () => {
         const drills = new Set(out.drills.map((d) => d.id));
         const cIds = [
           ...out.concept_graph.edges.flatMap((e) => [e.from, e.to]),
-          ...out.flashcards.map((f) => f.concept_id), ...out.quizzes.map((q) => q.concept_id), ...out.drills.flatMap((d) => d.concept_ids),
-          ...out.mock_assessments.flatMap((m) => m.concept_ids), ...out.review_cadence.sessions.flatMap((s) => s.concept_ids),
-          ...out.learning_dag.nodes, ...out.learning_dag.edges.flatMap((e) => [e.from, e.to]), ...out.learning_dag.cycles.flat(),
-          ...out.mastery_score.per_concept.map((c) => c.concept_id), ...out.cross_surface_reinforcement_hints.flatMap((h) => h.concept_ids),
+          ...out.flashcards.map((f) => f.concept_id),
+          ...out.quizzes.map((q) => q.concept_id),
+          ...out.drills.flatMap((d) => d.concept_ids),
+          ...out.mock_assessments.flatMap((m) => m.concept_ids),
+          ...out.review_cadence.sessions.flatMap((s) => s.concept_ids),
+          ...out.learning_dag.nodes,
+          ...out.learning_dag.edges.flatMap((e) => [e.from, e.to]),
+          ...out.learning_dag.cycles.flat(),
+          ...out.mastery_score.per_concept.map((c) => c.concept_id),
+          ...out.cross_surface_reinforcement_hints.flatMap((h) => h.concept_ids),
           ...out.misconception_map.flatMap((m) => (m.concept_id ? [m.concept_id] : [])),
         ];
         for (const c of cIds) expect(concepts.has(c)).toBe(true);
-        const sIds = [...out.concept_graph.nodes.flatMap((n) => n.sentence_ids), ...out.concept_graph.edges.map((e) => e.sentence_id), ...out.flashcards.map((f) => f.sentence_id), ...out.quizzes.map((q) => q.sentence_id), ...out.drills.flatMap((d) => d.sentence_ids), ...out.misconception_map.flatMap((m) => m.evidence_sentence_ids)];
+        const sIds = [
+          ...out.concept_graph.nodes.flatMap((n) => n.sentence_ids),
+          ...out.concept_graph.edges.map((e) => e.sentence_id),
+          ...out.flashcards.map((f) => f.sentence_id),
+          ...out.quizzes.map((q) => q.sentence_id),
+          ...out.drills.flatMap((d) => d.sentence_ids),
+          ...out.misconception_map.flatMap((m) => m.evidence_sentence_ids),
+        ];
         for (const s of sIds) expect(sentences.has(s)).toBe(true);
-        for (const s of [...out.source_sentences.map((x) => x.source_id), ...out.flashcards.map((f) => f.source_id), ...out.concept_graph.nodes.flatMap((n) => n.source_ids)]) expect(sources.has(s)).toBe(true);
+        for (const s of [
+          ...out.source_sentences.map((x) => x.source_id),
+          ...out.flashcards.map((f) => f.source_id),
+          ...out.concept_graph.nodes.flatMap((n) => n.source_ids),
+        ])
+          expect(sources.has(s)).toBe(true);
         for (const q of out.quizzes) expect(q.choices[q.answer_index]).toBeDefined();
         for (const m of out.mock_assessments) {
           for (const i of m.item_ids) expect(items.has(i)).toBe(true);
@@ -154,7 +247,8 @@ describe('learning/mastery/compile properties', () => {
         }
         for (const m of out.misconception_map) for (const d of m.drill_ids) expect(drills.has(d)).toBe(true);
         for (const s of out.review_cadence.sessions) for (const f of s.flashcard_ids) expect(items.has(f)).toBe(true);
-        for (const h of out.cross_surface_reinforcement_hints) if (h.session_index !== null) expect(out.review_cadence.sessions[h.session_index]).toBeDefined();
+        for (const h of out.cross_surface_reinforcement_hints)
+          if (h.session_index !== null) expect(out.review_cadence.sessions[h.session_index]).toBeDefined();
         expect(out.cross_surface_reinforcement_hints.some((h) => h.surface === surface)).toBe(false);
       }),
       { numRuns: 80 },

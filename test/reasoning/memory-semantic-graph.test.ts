@@ -18,12 +18,14 @@ describe('memory/semantic/graph golden example', () => {
     expect(node('infra').kind).toBe('tag');
   });
   it('types edges from relation cues', () => {
-    expect(typed).toEqual(expect.arrayContaining([
-      'entity-priya works_at entity-acme-robotics',
-      'entity-acme-robotics uses entity-kubernetes',
-      'concept-fleet-dashboard depends_on entity-kubernetes',
-      'entity-priya located_in entity-lisbon',
-    ]));
+    expect(typed).toEqual(
+      expect.arrayContaining([
+        'entity-priya works_at entity-acme-robotics',
+        'entity-acme-robotics uses entity-kubernetes',
+        'concept-fleet-dashboard depends_on entity-kubernetes',
+        'entity-priya located_in entity-lisbon',
+      ]),
+    );
     expect(typed.some((t) => t.includes(' is_a '))).toBe(false); // "is a city" names no node
   });
   it('clusters people apart from infrastructure', () => {
@@ -43,22 +45,75 @@ describe('memory/semantic/graph request validation', () => {
     expectRejectsAt(ep.request, {}, 'items');
     expectRejectsAt(ep.request, { items: [{ id: 'a' }] }, 'items.0.text');
     expectRejectsAt(ep.request, { items: [{ id: 'a', text: 'x', tags: [1] }] }, 'items.0.tags.0');
-    expectRejectsAt(ep.request, { items: [{ id: 'a', text: 'x' }], preferences: { max_nodes: 0 } }, 'preferences.max_nodes');
+    expectRejectsAt(
+      ep.request,
+      { items: [{ id: 'a', text: 'x' }], preferences: { max_nodes: 0 } },
+      'preferences.max_nodes',
+    );
     // Output caps bound the worst-case compile time (1 MiB of text) on the API's event loop.
-    expectRejectsAt(ep.request, { items: [{ id: 'a', text: 'x' }], preferences: { max_nodes: 501 } }, 'preferences.max_nodes');
-    expectRejectsAt(ep.request, { items: [{ id: 'a', text: 'x' }], preferences: { max_edges: 2001 } }, 'preferences.max_edges');
-    expect(ep.request.safeParse({ items: [{ id: 'a', text: 'x' }], preferences: { max_nodes: 500, max_edges: 2000 } }).success).toBe(true);
+    expectRejectsAt(
+      ep.request,
+      { items: [{ id: 'a', text: 'x' }], preferences: { max_nodes: 501 } },
+      'preferences.max_nodes',
+    );
+    expectRejectsAt(
+      ep.request,
+      { items: [{ id: 'a', text: 'x' }], preferences: { max_edges: 2001 } },
+      'preferences.max_edges',
+    );
+    expect(
+      ep.request.safeParse({ items: [{ id: 'a', text: 'x' }], preferences: { max_nodes: 500, max_edges: 2000 } })
+        .success,
+    ).toBe(true);
     const items = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `m${i}`, text: 'x'.repeat(20_000) }));
     expect(ep.request.safeParse({ items: items(MAX_TOTAL_TEXT / 20_000) }).success).toBe(true);
     expectRejectsAt(ep.request, { items: [...items(MAX_TOTAL_TEXT / 20_000), { id: 'one-more', text: 'x' }] }, 'items');
-    expectRejectsAt(ep.request, { items: Array.from({ length: MAX_ITEMS + 1 }, (_, i) => ({ id: `m${i}`, text: 'x' })) }, 'items');
+    expectRejectsAt(
+      ep.request,
+      { items: Array.from({ length: MAX_ITEMS + 1 }, (_, i) => ({ id: `m${i}`, text: 'x' })) },
+      'items',
+    );
   });
 });
 
-const words = ['Ana', 'Bo', 'Acme Corp', 'works at', 'uses', 'is a', 'depends on', 'lives in', 'Berlin', 'the', 'rocket engine', 'engine', 'data', 'likes'];
+const words = [
+  'Ana',
+  'Bo',
+  'Acme Corp',
+  'works at',
+  'uses',
+  'is a',
+  'depends on',
+  'lives in',
+  'Berlin',
+  'the',
+  'rocket engine',
+  'engine',
+  'data',
+  'likes',
+];
 const reqArb = fc.record({
-  items: fc.array(fc.record({ id: fc.constantFrom('a', 'b', 'c', 'd', 'e'), text: fc.array(fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 8 }).map((w) => w.join(' ') + '.'), { maxLength: 4 }).map((s) => s.join(' ')), tags: fc.option(fc.array(fc.constantFrom('x', 'Y', ' '), { maxLength: 2 }), { nil: undefined }) }), { minLength: 1, maxLength: 8 }),
-  preferences: fc.record({ max_nodes: fc.integer({ min: 1, max: 8 }), max_edges: fc.integer({ min: 1, max: 10 }), include_tags: fc.boolean() }, { requiredKeys: [] }),
+  items: fc.array(
+    fc.record({
+      id: fc.constantFrom('a', 'b', 'c', 'd', 'e'),
+      text: fc
+        .array(
+          fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 8 }).map((w) => w.join(' ') + '.'),
+          { maxLength: 4 },
+        )
+        .map((s) => s.join(' ')),
+      tags: fc.option(fc.array(fc.constantFrom('x', 'Y', ' '), { maxLength: 2 }), { nil: undefined }),
+    }),
+    { minLength: 1, maxLength: 8 },
+  ),
+  preferences: fc.record(
+    {
+      max_nodes: fc.integer({ min: 1, max: 8 }),
+      max_edges: fc.integer({ min: 1, max: 10 }),
+      include_tags: fc.boolean(),
+    },
+    { requiredKeys: [] },
+  ),
 });
 
 describe('memory/semantic/graph properties', () => {

@@ -8,9 +8,16 @@ const run = (body: unknown) => ep.compile(ep.request.parse(body), {});
 describe('procedural/crystallize golden example', () => {
   const out = run(ep.example);
   it('detects the common step sequence in consensus order', () => {
-    expect(out.procedure.steps.map((s) => s.action)).toEqual(['open CRM', 'create contact', 'create invoice', 'send welcome email']);
+    expect(out.procedure.steps.map((s) => s.action)).toEqual([
+      'open CRM',
+      'create contact',
+      'create invoice',
+      'send welcome email',
+    ]);
     expect(out.procedure.steps.find((s) => s.action === 'create invoice')!.optional).toBe(true);
-    expect(out.variations).toEqual([{ action: 'check duplicate', tool: 'HubSpot', support: 0.333, reason: 'done in some traces only' }]);
+    expect(out.variations).toEqual([
+      { action: 'check duplicate', tool: 'HubSpot', support: 0.333, reason: 'done in some traces only' },
+    ]);
   });
   it('turns varying parameters into typed variables and keeps constants', () => {
     const vars = Object.fromEntries(out.variables.map((v) => [v.name, v]));
@@ -34,9 +41,21 @@ describe('procedural/crystallize request validation', () => {
     expectRejectsAt(ep.request, { traces: [] }, 'traces');
     expectRejectsAt(ep.request, { traces: [{ id: 't', steps: [] }] }, 'traces.0.steps');
     expectRejectsAt(ep.request, { traces: [{ id: 't', steps: [{ tool: 'x' }] }] }, 'traces.0.steps.0.action');
-    expectRejectsAt(ep.request, { traces: [{ id: 't', steps: [{ action: 'a', params: [{ name: '', value: 'v' }] }] }] }, 'traces.0.steps.0.params.0.name');
-    expectRejectsAt(ep.request, { traces: [{ id: 't', steps: [{ action: 'a' }] }], preferences: { min_support: 2 } }, 'preferences.min_support');
-    expectRejectsAt(ep.request, { traces: Array.from({ length: MAX_ITEMS + 1 }, (_, i) => ({ id: `t${i}`, steps: [{ action: 'a' }] })) }, 'traces');
+    expectRejectsAt(
+      ep.request,
+      { traces: [{ id: 't', steps: [{ action: 'a', params: [{ name: '', value: 'v' }] }] }] },
+      'traces.0.steps.0.params.0.name',
+    );
+    expectRejectsAt(
+      ep.request,
+      { traces: [{ id: 't', steps: [{ action: 'a' }] }], preferences: { min_support: 2 } },
+      'preferences.min_support',
+    );
+    expectRejectsAt(
+      ep.request,
+      { traces: Array.from({ length: MAX_ITEMS + 1 }, (_, i) => ({ id: `t${i}`, steps: [{ action: 'a' }] })) },
+      'traces',
+    );
   });
 });
 
@@ -44,12 +63,32 @@ const stepArb = fc.record({
   action: fc.constantFrom('open', 'edit', 'save', 'send', 'close', 'Open'),
   tool: fc.option(fc.constantFrom('A', 'B'), { nil: undefined }),
   target: fc.option(fc.constantFrom('x', 'y', '42'), { nil: undefined }),
-  params: fc.option(fc.array(fc.record({ name: fc.constantFrom('id', 'to', 'n'), value: fc.constantFrom('1', '2', 'a@b.co') }), { maxLength: 3 }), { nil: undefined }),
+  params: fc.option(
+    fc.array(fc.record({ name: fc.constantFrom('id', 'to', 'n'), value: fc.constantFrom('1', '2', 'a@b.co') }), {
+      maxLength: 3,
+    }),
+    { nil: undefined },
+  ),
 });
 const reqArb = fc.record({
   intent: fc.option(fc.string({ maxLength: 20 }), { nil: undefined }),
-  traces: fc.array(fc.record({ id: fc.constantFrom('t1', 't2', 't3', 't4'), outcome: fc.option(fc.constantFrom('success', 'failed'), { nil: undefined }), steps: fc.array(stepArb, { minLength: 1, maxLength: 8 }) }), { minLength: 1, maxLength: 8 }),
-  preferences: fc.record({ min_support: fc.double({ min: 0, max: 1, noNaN: true }), max_steps: fc.integer({ min: 1, max: 5 }), max_variables: fc.integer({ min: 1, max: 3 }), max_alignments: fc.integer({ min: 1, max: 3 }) }, { requiredKeys: [] }),
+  traces: fc.array(
+    fc.record({
+      id: fc.constantFrom('t1', 't2', 't3', 't4'),
+      outcome: fc.option(fc.constantFrom('success', 'failed'), { nil: undefined }),
+      steps: fc.array(stepArb, { minLength: 1, maxLength: 8 }),
+    }),
+    { minLength: 1, maxLength: 8 },
+  ),
+  preferences: fc.record(
+    {
+      min_support: fc.double({ min: 0, max: 1, noNaN: true }),
+      max_steps: fc.integer({ min: 1, max: 5 }),
+      max_variables: fc.integer({ min: 1, max: 3 }),
+      max_alignments: fc.integer({ min: 1, max: 3 }),
+    },
+    { requiredKeys: [] },
+  ),
 });
 
 describe('procedural/crystallize properties', () => {

@@ -16,12 +16,18 @@ describe('procedure/compile golden example', () => {
       'If an amount differs, decide whether to write it off or chase the customer',
       'Send the reconciliation report to Dana by email',
     ]);
-    expect(steps[2].evidence).toEqual([{ source: 'transcript', index: 2 }, { source: 'observation', index: 0 }]);
+    expect(steps[2].evidence).toEqual([
+      { source: 'transcript', index: 2 },
+      { source: 'observation', index: 0 },
+    ]);
     expect(steps[0].tool).toBe('Online Banking');
     expect(steps[3].kind).toBe('decision');
   });
   it('gates automation on the decision and the partial outcome', () => {
-    expect(out.automation_readiness.blockers).toContainEqual({ step_id: steps[3].id, reason: 'branching decision needs an explicit rule' });
+    expect(out.automation_readiness.blockers).toContainEqual({
+      step_id: steps[3].id,
+      reason: 'branching decision needs an explicit rule',
+    });
     expect(out.automation_readiness.blockers.some((b) => /partial/.test(b.reason))).toBe(true);
     expect(out.automation_readiness.unlisted_tools).toEqual(['Online Banking']);
     expect(out.skill_tier_seed.tier).toBe('assisted');
@@ -47,15 +53,29 @@ describe('procedure/compile request validation', () => {
   });
 });
 
-const sentence = fc.tuple(fc.constantFrom('First ', 'Then I ', 'We ', 'If it fails, I ', 'Random ', 'Finally '), fc.constantFrom('open the report in Excel', 'send the file via email', 'check totals', 'approve the run', 'banana'), fc.constantFrom('.', '. ', '!\n'));
+const sentence = fc.tuple(
+  fc.constantFrom('First ', 'Then I ', 'We ', 'If it fails, I ', 'Random ', 'Finally '),
+  fc.constantFrom('open the report in Excel', 'send the file via email', 'check totals', 'approve the run', 'banana'),
+  fc.constantFrom('.', '. ', '!\n'),
+);
 const reqArb = fc.record({
   title: fc.string({ minLength: 1, maxLength: 30 }),
-  transcript: fc.option(fc.array(sentence, { maxLength: 10 }).map((a) => a.map((t) => t.join('')).join(' ')), { nil: undefined }),
+  transcript: fc.option(
+    fc.array(sentence, { maxLength: 10 }).map((a) => a.map((t) => t.join('')).join(' ')),
+    { nil: undefined },
+  ),
   tools: fc.array(fc.constantFrom('Excel', 'email', 'c++', '(weird'), { maxLength: 3 }),
   inputs: fc.array(fc.constantFrom('file'), { maxLength: 1 }),
   outputs: fc.array(fc.constantFrom('report'), { maxLength: 1 }),
   frequency: fc.option(fc.constantFrom('daily', 'weekly', 'yearly'), { nil: undefined }),
-  observations: fc.array(fc.record({ title: fc.constantFrom('Open the report', 'Check totals twice', 'Approve'), tool: fc.option(fc.constantFrom('Excel', 'Jira'), { nil: undefined }), outcome: fc.option(fc.constantFrom('success', 'failed'), { nil: undefined }) }), { maxLength: 6 }),
+  observations: fc.array(
+    fc.record({
+      title: fc.constantFrom('Open the report', 'Check totals twice', 'Approve'),
+      tool: fc.option(fc.constantFrom('Excel', 'Jira'), { nil: undefined }),
+      outcome: fc.option(fc.constantFrom('success', 'failed'), { nil: undefined }),
+    }),
+    { maxLength: 6 },
+  ),
   preferences: fc.record({ max_steps: fc.integer({ min: 1, max: 6 }) }, { requiredKeys: [] }),
 });
 
@@ -69,8 +89,17 @@ describe('procedure/compile properties', () => {
         const ids = new Set(out.sop.steps.map((s) => s.id));
         const sentences = (input.transcript ?? '').split(/\r?\n/).reduce((a, l) => a + splitSentences(l).length, 0);
         for (const s of out.sop.steps)
-          for (const e of s.evidence) expect(e.source === 'observation' ? e.index < input.observations.length : e.index < Math.max(1, sentences)).toBe(true);
-        for (const id of [...out.checklist.flatMap((c) => (c.step_id ? [c.step_id] : [])), ...out.skill_candidate.step_ids, ...out.skill_tier_seed.automate_first, ...out.automation_readiness.blockers.flatMap((b) => (b.step_id ? [b.step_id] : []))]) expect(ids.has(id)).toBe(true);
+          for (const e of s.evidence)
+            expect(
+              e.source === 'observation' ? e.index < input.observations.length : e.index < Math.max(1, sentences),
+            ).toBe(true);
+        for (const id of [
+          ...out.checklist.flatMap((c) => (c.step_id ? [c.step_id] : [])),
+          ...out.skill_candidate.step_ids,
+          ...out.skill_tier_seed.automate_first,
+          ...out.automation_readiness.blockers.flatMap((b) => (b.step_id ? [b.step_id] : [])),
+        ])
+          expect(ids.has(id)).toBe(true);
         expect(out.automation_readiness.score).toBeGreaterThanOrEqual(0);
         expect(out.automation_readiness.score).toBeLessThanOrEqual(100);
       }),

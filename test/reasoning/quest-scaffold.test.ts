@@ -26,8 +26,16 @@ describe('quest/scaffold golden example', () => {
   it('follows the constraints in the rhythm and dates reviews in the zone', () => {
     expect(out.daily_rhythm.daily_minutes).toBeLessThanOrEqual(45);
     expect(out.daily_rhythm.days).toEqual(['mon', 'tue', 'wed', 'thu', 'fri']);
-    expect(out.review_schedule[0]).toEqual({ kind: 'daily_check', day_offset: 1, at: '2026-05-05T09:00:00+02:00', milestone_id: null });
-    expect(out.review_schedule.filter((r) => r.kind === 'milestone_review').map((r) => r.milestone_id)).toEqual(['ms-1', 'ms-2']);
+    expect(out.review_schedule[0]).toEqual({
+      kind: 'daily_check',
+      day_offset: 1,
+      at: '2026-05-05T09:00:00+02:00',
+      milestone_id: null,
+    });
+    expect(out.review_schedule.filter((r) => r.kind === 'milestone_review').map((r) => r.milestone_id)).toEqual([
+      'ms-1',
+      'ms-2',
+    ]);
   });
   it('shows at most 3 steps to an overwhelm-sensitive person and derives steps from a bare goal', () => {
     const o = run({ goal: 'Declutter the garage', preferences: { overwhelmSensitive: true, maxVisibleSteps: 10 } });
@@ -41,8 +49,16 @@ describe('quest/scaffold request validation', () => {
   it('names the bad field paths', () => {
     expectRejectsAt(ep.request, {}, 'goal');
     expectRejectsAt(ep.request, { goal: 'x', preferences: { maxVisibleSteps: 0 } }, 'preferences.maxVisibleSteps');
-    expectRejectsAt(ep.request, { goal: 'x', preferences: { preferredStepMins: 'long' } }, 'preferences.preferredStepMins');
-    expectRejectsAt(ep.request, { goal: 'x', preferences: { overwhelmSensitive: 'yes' } }, 'preferences.overwhelmSensitive');
+    expectRejectsAt(
+      ep.request,
+      { goal: 'x', preferences: { preferredStepMins: 'long' } },
+      'preferences.preferredStepMins',
+    );
+    expectRejectsAt(
+      ep.request,
+      { goal: 'x', preferences: { overwhelmSensitive: 'yes' } },
+      'preferences.overwhelmSensitive',
+    );
     expectRejectsAt(ep.request, { goal: 'x', constraints: [1] }, 'constraints.0');
     expectRejectsAt(ep.request, { goal: 'x', constraints: Array(101).fill('c') }, 'constraints');
     expectRejectsAt(ep.request, { goal: 'x', notes: 'n'.repeat(20_001) }, 'notes');
@@ -51,14 +67,30 @@ describe('quest/scaffold request validation', () => {
 
 const line = fc.oneof(
   fc.constantFrom('Research:', '# Build', 'Writing:', '', 'I need to call the bank.', 'Random musing here.'),
-  fc.tuple(fc.constantFrom('- ', '1. ', '* '), fc.constantFrom('write the plan', 'read chapter 2 (45 min)', 'email Sam', 'build the shed 3h', 'tidy desk')).map(([a, b]) => a + b),
+  fc
+    .tuple(
+      fc.constantFrom('- ', '1. ', '* '),
+      fc.constantFrom('write the plan', 'read chapter 2 (45 min)', 'email Sam', 'build the shed 3h', 'tidy desk'),
+    )
+    .map(([a, b]) => a + b),
 );
 const reqArb = fc.record({
   goal: fc.string({ minLength: 1, maxLength: 80 }),
-  notes: fc.option(fc.array(line, { maxLength: 15 }).map((l) => l.join('\n')), { nil: undefined }),
-  constraints: fc.array(fc.constantFrom('max 30 minutes per day', '2 hours a day', 'no weekends', 'mornings only', 'weekends only', 'x'), { maxLength: 3 }),
+  notes: fc.option(
+    fc.array(line, { maxLength: 15 }).map((l) => l.join('\n')),
+    { nil: undefined },
+  ),
+  constraints: fc.array(
+    fc.constantFrom('max 30 minutes per day', '2 hours a day', 'no weekends', 'mornings only', 'weekends only', 'x'),
+    { maxLength: 3 },
+  ),
   preferences: fc.record(
-    { maxVisibleSteps: fc.integer({ min: 1, max: 50 }), preferredStepMins: fc.integer({ min: 1, max: 240 }), energy: fc.constantFrom('low', 'high', 'medium', '??'), overwhelmSensitive: fc.boolean() },
+    {
+      maxVisibleSteps: fc.integer({ min: 1, max: 50 }),
+      preferredStepMins: fc.integer({ min: 1, max: 240 }),
+      energy: fc.constantFrom('low', 'high', 'medium', '??'),
+      overwhelmSensitive: fc.boolean(),
+    },
     { requiredKeys: [] },
   ),
   now: fc.option(fc.constantFrom('2026-03-28T23:30:00', 'nope'), { nil: undefined }),

@@ -34,7 +34,13 @@ describe('POST /workflow/grammar/compile', () => {
     expect(out.compiled_expression).toContain('GATE gate-refund APPROVE BY "finance"');
     expect(out.compiled_expression.split('\n')[0]).toBe('WORKFLOW "Refund damaged orders"');
     const modes = Object.fromEntries(out.dry_run_plan.steps.map((s) => [s.node_id, s.mode]));
-    expect(modes).toMatchObject({ trigger: 'observe_trigger', lookup: 'read', refund: 'simulate', close: 'skip_blocked', 'gate-refund': 'approval_checkpoint' });
+    expect(modes).toMatchObject({
+      trigger: 'observe_trigger',
+      lookup: 'read',
+      refund: 'simulate',
+      close: 'skip_blocked',
+      'gate-refund': 'approval_checkpoint',
+    });
     expect(out.dry_run_plan.required_before_live).toBe(true);
   });
 
@@ -52,8 +58,18 @@ describe('POST /workflow/grammar/compile', () => {
     expect(out.trigger_action_graph.cycles).toEqual([['a', 'b']]);
     expect(out.failure_modes.some((f) => f.kind === 'dependency_cycle')).toBe(true);
     expect(out.readiness_score.level).toBe('blocked');
-    expect(out.approval_gates.find((g) => g.action_id === 'c')?.reasons).toEqual(['inferred_destructive', 'human_approval_preference']);
-    const small = run({ actions: [{ id: 'p', title: 'p' }, { id: 'q', title: 'q', needs: ['p'] }, { id: 'r', title: 'r', needs: ['q'] }], preferences: { max_nodes: 3 } });
+    expect(out.approval_gates.find((g) => g.action_id === 'c')?.reasons).toEqual([
+      'inferred_destructive',
+      'human_approval_preference',
+    ]);
+    const small = run({
+      actions: [
+        { id: 'p', title: 'p' },
+        { id: 'q', title: 'q', needs: ['p'] },
+        { id: 'r', title: 'r', needs: ['q'] },
+      ],
+      preferences: { max_nodes: 3 },
+    });
     expect(small.trigger_action_graph.nodes.map((n) => n.id)).toEqual(['trigger', 'p', 'q']);
     expect(small.trigger_action_graph.truncated).toBe(true);
     expect(small.trigger_action_graph.omitted_actions).toBe(1);
@@ -75,7 +91,10 @@ describe('POST /workflow/grammar/compile', () => {
   const action = fc.record(
     {
       id: fc.constantFrom(...pool),
-      title: fc.oneof(fc.constantFrom(...pool, 'Delete {{row}}', 'refund {{x}}', 'read'), fc.string({ minLength: 1, maxLength: 20 })),
+      title: fc.oneof(
+        fc.constantFrom(...pool, 'Delete {{row}}', 'refund {{x}}', 'read'),
+        fc.string({ minLength: 1, maxLength: 20 }),
+      ),
       tool: fc.constantFrom('shop', 'mail', 'gone', 'ro'),
       owner: fc.constantFrom('ann', 'bo'),
       when: fc.string({ maxLength: 10 }),
@@ -92,11 +111,30 @@ describe('POST /workflow/grammar/compile', () => {
       exceptions: fc.array(fc.string({ maxLength: 20 }), { maxLength: 3 }),
       actions: fc.array(action, { minLength: 1, maxLength: 25 }),
       available_tools: fc.array(
-        fc.record({ name: fc.constantFrom('shop', 'mail', 'ro'), actions: fc.array(fc.constantFrom('read', 'send', 'refund'), { maxLength: 2 }), read_only: fc.boolean(), requires_approval: fc.boolean() }),
+        fc.record({
+          name: fc.constantFrom('shop', 'mail', 'ro'),
+          actions: fc.array(fc.constantFrom('read', 'send', 'refund'), { maxLength: 2 }),
+          read_only: fc.boolean(),
+          requires_approval: fc.boolean(),
+        }),
         { maxLength: 4 },
       ),
-      approvals: fc.array(fc.record({ when: fc.constantFrom('*', 'destructive', 'send mail', 'a2', 'refund', ''), owner: fc.constantFrom('lead', '') }), { maxLength: 3 }),
-      preferences: fc.record({ max_nodes: fc.integer({ min: 1, max: 30 }), require_human_approvals: fc.boolean(), dry_run_first: fc.boolean(), prefer_read_only: fc.boolean() }, { requiredKeys: [] }),
+      approvals: fc.array(
+        fc.record({
+          when: fc.constantFrom('*', 'destructive', 'send mail', 'a2', 'refund', ''),
+          owner: fc.constantFrom('lead', ''),
+        }),
+        { maxLength: 3 },
+      ),
+      preferences: fc.record(
+        {
+          max_nodes: fc.integer({ min: 1, max: 30 }),
+          require_human_approvals: fc.boolean(),
+          dry_run_first: fc.boolean(),
+          prefer_read_only: fc.boolean(),
+        },
+        { requiredKeys: [] },
+      ),
     },
     { requiredKeys: ['actions'] },
   );
@@ -118,7 +156,9 @@ describe('POST /workflow/grammar/compile', () => {
         for (const v of out.variables) for (const u of v.used_by) expect(ids.has(u)).toBe(true);
         for (const s of out.dry_run_plan.steps) for (const u of [s.node_id, ...s.after]) expect(ids.has(u)).toBe(true);
         const pos = new Map(g.topological_order.map((id, k) => [id, k]));
-        for (const e of g.edges) if (e.kind === 'needs' && pos.has(e.from) && pos.has(e.to)) expect(pos.get(e.from)!).toBeLessThan(pos.get(e.to)!);
+        for (const e of g.edges)
+          if (e.kind === 'needs' && pos.has(e.from) && pos.has(e.to))
+            expect(pos.get(e.from)!).toBeLessThan(pos.get(e.to)!);
         expect(out.readiness_score.score).toBeGreaterThanOrEqual(0);
         expect(out.readiness_score.score).toBeLessThanOrEqual(100);
       }),

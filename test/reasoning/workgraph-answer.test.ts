@@ -42,22 +42,45 @@ describe('POST /workgraph/answer', () => {
     expectRejectsAt(ep.request, { question: 'x' }, 'items');
     expectRejectsAt(ep.request, { question: '', items: [{ id: 'a' }] }, 'question');
     expectRejectsAt(ep.request, { question: 'x', items: [{ id: 'a', owner: 5 }] }, 'items.0.owner');
-    expectRejectsAt(ep.request, { question: 'x', items: [{ id: 'a' }], preferences: { max_evidence: 0 } }, 'preferences.max_evidence');
+    expectRejectsAt(
+      ep.request,
+      { question: 'x', items: [{ id: 'a' }], preferences: { max_evidence: 0 } },
+      'preferences.max_evidence',
+    );
   });
 
-  const question = fc.constantFrom('What blocks w3?', 'who owns w1', 'what next for ana', 'what is late', 'what depends on w2', 'who is overloaded', 'critical path?', 'Build api status', 'w9 w1 ???', '');
+  const question = fc.constantFrom(
+    'What blocks w3?',
+    'who owns w1',
+    'what next for ana',
+    'what is late',
+    'what depends on w2',
+    'who is overloaded',
+    'critical path?',
+    'Build api status',
+    'w9 w1 ???',
+    '',
+  );
   test('properties: total, deterministic, valid, capped, evidence from input', () => {
     fc.assert(
-      fc.property(workItemsArb, nowArb, question, fc.integer({ min: 1, max: 6 }), fc.constantFrom(undefined, 'w2', 'ben', 'zed'), (items, now, q, max_evidence, subject) => {
-        const input = ep.request.parse({ items, now, question: q || '?', subject, preferences: { max_evidence } });
-        const out = expectCompilesCleanly(ep, input);
-        expect(out.evidence_node_ids.length).toBeLessThanOrEqual(max_evidence);
-        expect(out.findings.length).toBeLessThanOrEqual(max_evidence);
-        const ids = new Set(items.map((i) => i.id));
-        for (const id of [...out.evidence_node_ids, ...out.findings.map((f) => f.item_id)]) expect(ids.has(id)).toBe(true);
-        if (out.subject.item_id) expect(ids.has(out.subject.item_id)).toBe(true);
-        expect(out.answer.length).toBeGreaterThan(0);
-      }),
+      fc.property(
+        workItemsArb,
+        nowArb,
+        question,
+        fc.integer({ min: 1, max: 6 }),
+        fc.constantFrom(undefined, 'w2', 'ben', 'zed'),
+        (items, now, q, max_evidence, subject) => {
+          const input = ep.request.parse({ items, now, question: q || '?', subject, preferences: { max_evidence } });
+          const out = expectCompilesCleanly(ep, input);
+          expect(out.evidence_node_ids.length).toBeLessThanOrEqual(max_evidence);
+          expect(out.findings.length).toBeLessThanOrEqual(max_evidence);
+          const ids = new Set(items.map((i) => i.id));
+          for (const id of [...out.evidence_node_ids, ...out.findings.map((f) => f.item_id)])
+            expect(ids.has(id)).toBe(true);
+          if (out.subject.item_id) expect(ids.has(out.subject.item_id)).toBe(true);
+          expect(out.answer.length).toBeGreaterThan(0);
+        },
+      ),
       { numRuns: 100 },
     );
   });

@@ -9,12 +9,22 @@ describe('POST /workgraph/compile', () => {
   test('golden: critical path, blocked items, lateness and load', () => {
     const out = run(ep.example);
     ep.response.parse(out);
-    expect(out.critical_path).toEqual({ item_ids: ['schema', 'api', 'e2e', 'launch'], total_hours: 30, forecast_finish: '2026-05-09T09:00:00+02:00' });
+    expect(out.critical_path).toEqual({
+      item_ids: ['schema', 'api', 'e2e', 'launch'],
+      total_hours: 30,
+      forecast_finish: '2026-05-09T09:00:00+02:00',
+    });
     expect(out.ready_items).toEqual(['schema', 'ui']);
     const blocked = Object.fromEntries(out.blocked_items.map((b) => [b.id, b.reasons]));
-    expect(blocked.launch).toEqual([{ kind: 'open_dependency', refs: ['e2e'] }, { kind: 'missing_dependency', refs: ['legal-review'] }]);
+    expect(blocked.launch).toEqual([
+      { kind: 'open_dependency', refs: ['e2e'] },
+      { kind: 'missing_dependency', refs: ['legal-review'] },
+    ]);
     expect(blocked.docs).toEqual([{ kind: 'status_blocked', refs: [] }]);
-    expect(out.late_items.map((l) => [l.id, l.late])).toEqual([['docs', 'overdue'], ['api', 'at_risk']]);
+    expect(out.late_items.map((l) => [l.id, l.late])).toEqual([
+      ['docs', 'overdue'],
+      ['api', 'at_risk'],
+    ]);
     const ui = out.nodes.find((x) => x.id === 'ui')!;
     expect(ui.slack_hours).toBe(12);
     expect(ui.critical).toBe(false);
@@ -54,11 +64,20 @@ describe('POST /workgraph/compile', () => {
         expect(nodeIds.size).toBe(out.nodes.length);
         for (const e of out.edges) expect(nodeIds.has(e.from) && nodeIds.has(e.to)).toBe(true);
         for (const id of out.topological_order) expect(nodeIds.has(id)).toBe(true);
-        const refs = [...out.critical_path.item_ids, ...out.blocked_items.map((b) => b.id), ...out.ready_items, ...out.late_items.map((l) => l.id), ...out.cycles.flat()];
+        const refs = [
+          ...out.critical_path.item_ids,
+          ...out.blocked_items.map((b) => b.id),
+          ...out.ready_items,
+          ...out.late_items.map((l) => l.id),
+          ...out.cycles.flat(),
+        ];
         for (const r of refs) expect(inputIds.has(r)).toBe(true);
-        for (const b of out.blocked_items) for (const r of b.reasons) if (r.kind !== 'missing_dependency') for (const x of r.refs) expect(inputIds.has(x)).toBe(true);
+        for (const b of out.blocked_items)
+          for (const r of b.reasons)
+            if (r.kind !== 'missing_dependency') for (const x of r.refs) expect(inputIds.has(x)).toBe(true);
         const pos = new Map(out.topological_order.map((id, k) => [id, k]));
-        for (const e of out.edges) if (pos.has(e.from) && pos.has(e.to)) expect(pos.get(e.from)!).toBeLessThan(pos.get(e.to)!);
+        for (const e of out.edges)
+          if (pos.has(e.from) && pos.has(e.to)) expect(pos.get(e.from)!).toBeLessThan(pos.get(e.to)!);
         const blocked = new Set(out.blocked_items.map((b) => b.id));
         for (const r of out.ready_items) expect(blocked.has(r)).toBe(false);
       }),

@@ -25,7 +25,12 @@ afterAll(async () => {
 
 /** A second API instance on the same database: what "the API restarted" looks like. */
 async function startApi(): Promise<{ url: string; close: () => Promise<void> }> {
-  const app = createApp({ config: h.config, db: h.db, log: pino({ level: 'silent' }), temporal: { connection: h.connection, client: h.client } });
+  const app = createApp({
+    config: h.config,
+    db: h.db,
+    log: pino({ level: 'silent' }),
+    temporal: { connection: h.connection, client: h.client },
+  });
   const server = http.createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return {
@@ -51,7 +56,10 @@ test('a run survives the worker dying mid-step and the API restarting; completed
   const t = (
     await h.req('POST', '/v1/tasks', {
       key,
-      body: { title: 'durable', steps: [hook('first', '/k/first'), hook('slow', '/k/slow', ['first']), hook('last', '/k/last', ['slow'])] },
+      body: {
+        title: 'durable',
+        steps: [hook('first', '/k/first'), hook('slow', '/k/slow', ['first']), hook('last', '/k/last', ['slow'])],
+      },
     })
   ).body;
 
@@ -62,7 +70,11 @@ test('a run survives the worker dying mid-step and the API restarting; completed
     key,
     onEvent: (e) => e.data.step_id === 'slow' && e.data.status === 'running',
   });
-  expect(seenA.events.map((e) => `${e.data.step_id}:${e.data.status}`)).toEqual(['first:running', 'first:completed', 'slow:running']);
+  expect(seenA.events.map((e) => `${e.data.step_id}:${e.data.status}`)).toEqual([
+    'first:running',
+    'first:completed',
+    'slow:running',
+  ]);
   await rx.waitFor(() => rx.on('/k/slow').length === 1);
 
   // Kill the worker while `slow` is in flight, and take API instance A down.
@@ -116,9 +128,20 @@ test('a run survives the worker dying mid-step and the API restarting; completed
 
 test('the worker dies mid-fan-out: every step that completed before is recorded once and never re-run; the rest finish', async () => {
   for (const p of ['/f/hold1', '/f/hold2']) rx.route(p, { hang: true });
-  const hook = (id: string, deps: string[] = []) => ({ id, title: id, action: 'webhook', args: { url: `${rx.url}/f/${id}`, secret: 's' }, depends_on: deps });
+  const hook = (id: string, deps: string[] = []) => ({
+    id,
+    title: id,
+    action: 'webhook',
+    args: { url: `${rx.url}/f/${id}`, secret: 's' },
+    depends_on: deps,
+  });
   const fan = ['quick1', 'quick2', 'quick3', 'hold1', 'hold2'];
-  const t = (await h.req('POST', '/v1/tasks', { key, body: { title: 'fan crash', steps: [...fan.map((id) => hook(id)), hook('join', fan)] } })).body;
+  const t = (
+    await h.req('POST', '/v1/tasks', {
+      key,
+      body: { title: 'fan crash', steps: [...fan.map((id) => hook(id)), hook('join', fan)] },
+    })
+  ).body;
 
   let w = await startQueueWorker(h);
   const quick = new Set<string>();
@@ -137,13 +160,19 @@ test('the worker dies mid-fan-out: every step that completed before is recorded 
   w = await startQueueWorker(h);
   const rest = await openStream(`${h.url}/v1/tasks/${t.id}/execute`, { key, method: 'GET', lastEventId: '0' });
   await w.stop();
-  const completed = rest.events.filter((e) => e.data.status === 'completed' && !e.data.done).map((e) => e.data.step_id as string);
+  const completed = rest.events
+    .filter((e) => e.data.status === 'completed' && !e.data.done)
+    .map((e) => e.data.step_id as string);
   // Each step's completion is recorded exactly once, whichever worker ran it.
   expect([...completed].sort()).toEqual([...fan, 'join'].sort());
   expect(rest.events.at(-1)?.data).toMatchObject({ done: true, status: 'completed' });
   for (const q of ['quick1', 'quick2', 'quick3', 'join']) expect(rx.on(`/f/${q}`)).toHaveLength(1);
   for (const q of ['hold1', 'hold2']) expect(rx.on(`/f/${q}`)).toHaveLength(2);
-  const steps = (await h.req('GET', `/v1/tasks/${t.id}`, { key })).body.steps as Array<{ id: string; status: string; attempts: number }>;
+  const steps = (await h.req('GET', `/v1/tasks/${t.id}`, { key })).body.steps as Array<{
+    id: string;
+    status: string;
+    attempts: number;
+  }>;
   expect(steps.map((s) => [s.id, s.status])).toEqual([...fan, 'join'].map((id) => [id, 'completed']));
   expect(steps.filter((s) => s.id.startsWith('quick')).map((s) => s.attempts)).toEqual([1, 1, 1]);
 });

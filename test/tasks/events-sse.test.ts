@@ -24,7 +24,13 @@ afterAll(async () => h?.close());
 
 test('append and read-after-id: monotonic per stream, tenant-filtered, typed', async () => {
   const ids: number[] = [];
-  await Promise.all(Array.from({ length: 20 }, (_, i) => appendEvent(h.db, { tenantId: tenant, stream: 's1', type: i % 2 ? 'odd' : 'even', data: { i } }).then((id) => ids.push(id))));
+  await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      appendEvent(h.db, { tenantId: tenant, stream: 's1', type: i % 2 ? 'odd' : 'even', data: { i } }).then((id) =>
+        ids.push(id),
+      ),
+    ),
+  );
   await appendEvent(h.db, { tenantId: otherTenant, stream: 's1', type: 'even', data: { foreign: true } });
   const rows = await readEventsAfter(h.db, { tenantId: tenant, stream: 's1', afterId: 0 });
   expect(rows).toHaveLength(20);
@@ -53,7 +59,9 @@ test('the listener wakes subscribers on NOTIFY and again after reconnecting a ki
   // Kill the LISTEN connection from the server side: it reconnects, re-LISTENs and wakes everyone.
   const admin = new pg.Client({ connectionString: h.dbUrl });
   await admin.connect();
-  await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN svc_events' AND datname = current_database() AND pid <> pg_backend_pid()");
+  await admin.query(
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN svc_events' AND datname = current_database() AND pid <> pg_backend_pid()",
+  );
   await admin.end();
   await until(async () => !listener.connected || wakes > before, 5000);
   await until(async () => listener.connected && wakes > before, 10_000);
@@ -98,7 +106,15 @@ test('openSse sends heartbeats and cleans up when the client disconnects; pipeEv
       },
     }),
   ];
-  const app = createApp({ config: h.config, db: h.db, log: pino({ level: 'silent' }), temporal: { connection: h.connection, client: h.client } }, routes);
+  const app = createApp(
+    {
+      config: h.config,
+      db: h.db,
+      log: pino({ level: 'silent' }),
+      temporal: { connection: h.connection, client: h.client },
+    },
+    routes,
+  );
   const server = http.createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -117,14 +133,19 @@ test('openSse sends heartbeats and cleans up when the client disconnects; pipeEv
 
     // A persisted stream: the first client reads 3 events, a second resumes after the 2nd.
     const ids: number[] = [];
-    for (let i = 0; i < 3; i++) ids.push(await appendEvent(h.db, { tenantId: tenant, stream: 's3', type: 'tick', data: { i } }));
+    for (let i = 0; i < 3; i++)
+      ids.push(await appendEvent(h.db, { tenantId: tenant, stream: 's3', type: 'tick', data: { i } }));
     const first = openStream(`${url}/test/stream`, { key: 'unused', method: 'GET' });
     await sleep(100);
     ids.push(await appendEvent(h.db, { tenantId: tenant, stream: 's3', type: 'end', data: { i: 3 } }));
     const got = await first;
     expect(got.events.map((e) => Number(e.id))).toEqual(ids);
     expect(got.events.map((e) => e.data.i)).toEqual([0, 1, 2, 3]);
-    const resumed = await openStream(`${url}/test/stream`, { key: 'unused', method: 'GET', lastEventId: String(ids[1]) });
+    const resumed = await openStream(`${url}/test/stream`, {
+      key: 'unused',
+      method: 'GET',
+      lastEventId: String(ids[1]),
+    });
     expect(resumed.events.map((e) => e.data.i)).toEqual([2, 3]);
   } finally {
     await new Promise<void>((r) => {

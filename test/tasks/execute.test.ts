@@ -94,7 +94,9 @@ test('a wide fan-out runs its branches concurrently, then the join saves their r
   // Held until four branches are in flight at once.
   let release!: () => void;
   rx.route('/w/slow', { gate: new Promise<void>((r) => (release = r)) });
-  const four = rx.waitFor(() => rx.on('/w/slow').filter((r) => r.endedAt === undefined).length >= 4, 60_000).then(() => release());
+  const four = rx
+    .waitFor(() => rx.on('/w/slow').filter((r) => r.endedAt === undefined).length >= 4, 60_000)
+    .then(() => release());
   const branches = Array.from({ length: 8 }, (_, i) => hook(`w${i}`, '/w/slow'));
   const t = await createTask({
     title: 'wide',
@@ -106,7 +108,9 @@ test('a wide fan-out runs its branches concurrently, then the join saves their r
   expect(rx.on('/w/slow')).toHaveLength(8);
   const join = done.steps.find((x: any) => x.id === 'join');
   expect(join.result).toMatch(/^doc_/); // the save step's result is the knowledge-store document it wrote
-  const content = await h.db.oneFirst(sql.unsafe`SELECT content FROM task_outputs WHERE task_id = ${t.id} AND step_id = 'join' AND tenant_id = ${tenantId}`);
+  const content = await h.db.oneFirst(
+    sql.unsafe`SELECT content FROM task_outputs WHERE task_id = ${t.id} AND step_id = 'join' AND tenant_id = ${tenantId}`,
+  );
   expect(content).toContain('[w0]\nHTTP 200: ok');
   expect(content).toContain('[w7]\nHTTP 200: ok');
 });
@@ -115,7 +119,12 @@ test('a failed step skips its dependants, independent steps still run, the task 
   rx.route('/f/bad', { status: 400, body: 'no thanks' });
   const t = await createTask({
     title: 'failing',
-    steps: [hook('bad', '/f/bad'), hook('after', '/f/after', ['bad']), hook('later', '/f/later', ['after']), hook('free', '/f/free')],
+    steps: [
+      hook('bad', '/f/bad'),
+      hook('after', '/f/after', ['bad']),
+      hook('later', '/f/later', ['after']),
+      hook('free', '/f/free'),
+    ],
   });
   const done = await runToEnd(t.id);
   expect(done.status).toBe('failed');
@@ -152,7 +161,13 @@ test('fetch cleans HTML to text and passes it on', async () => {
     title: 'fetch',
     steps: [
       { id: 'get', title: 'get', action: 'fetch', args: { url: `${rx.url}/page` } },
-      { id: 'keep', title: 'keep', action: 'save', args: { content: 'Got: {{steps.get.result}}' }, depends_on: ['get'] },
+      {
+        id: 'keep',
+        title: 'keep',
+        action: 'save',
+        args: { content: 'Got: {{steps.get.result}}' },
+        depends_on: ['get'],
+      },
     ],
   });
   const done = await runToEnd(t.id);
@@ -161,13 +176,18 @@ test('fetch cleans HTML to text and passes it on', async () => {
   expect(got).toContain('Hello page');
   expect(got).toContain('Some bold text.');
   expect(got).not.toMatch(/<|var x/);
-  const saved = await h.db.oneFirst(sql.unsafe`SELECT text FROM documents WHERE id = ${done.steps[1].result} AND tenant_id = ${tenantId}`);
+  const saved = await h.db.oneFirst(
+    sql.unsafe`SELECT text FROM documents WHERE id = ${done.steps[1].result} AND tenant_id = ${tenantId}`,
+  );
   expect(saved).toBe(`Got: ${got}`);
 });
 
 test('SSE streams step updates in order with ids, ends with done and the task, and resumes by Last-Event-ID', async () => {
   rx.route('/s/x', { delayMs: 100 });
-  const t = await createTask({ title: 'stream', steps: [hook('a', '/s/x'), hook('b', '/s/x', ['a']), hook('c', '/s/x', ['b'])] });
+  const t = await createTask({
+    title: 'stream',
+    steps: [hook('a', '/s/x'), hook('b', '/s/x', ['a']), hook('c', '/s/x', ['b'])],
+  });
   const full = await openStream(`${h.url}/v1/tasks/${t.id}/execute`, { key });
   expect(full.status).toBe(200);
   expect(full.contentType).toMatch(/text\/event-stream/);
@@ -187,7 +207,10 @@ test('SSE streams step updates in order with ids, ends with done and the task, a
   // GET with the event-stream type replays the latest run, too.
   const replay = await openStream(`${h.url}/v1/tasks/${t.id}/execute`, { key, method: 'GET' });
   expect(replay.events.map((e) => e.id)).toEqual(full.events.map((e) => e.id));
-  const bad = await h.req('POST', `/v1/tasks/${t.id}/execute`, { key, headers: { 'last-event-id': 'abc', accept: 'text/event-stream' } });
+  const bad = await h.req('POST', `/v1/tasks/${t.id}/execute`, {
+    key,
+    headers: { 'last-event-id': 'abc', accept: 'text/event-stream' },
+  });
   expect(bad.status).toBe(400);
 });
 
@@ -213,7 +236,10 @@ test('executing a running task attaches to it; GET reports live then stored stat
     return r.body.status === 'completed' ? r.body : null;
   });
   expect(ended.source).toBe('database');
-  expect(ended.steps).toEqual([{ id: 'one', status: 'completed' }, { id: 'two', status: 'completed' }]);
+  expect(ended.steps).toEqual([
+    { id: 'one', status: 'completed' },
+    { id: 'two', status: 'completed' },
+  ]);
   expect(rx.on('/a/slow')).toHaveLength(1);
   expect(rx.on('/a/fast')).toHaveLength(1);
   // One workflow execution, with our search attributes and memo.
@@ -222,7 +248,11 @@ test('executing a running task attaches to it; GET reports live then stored stat
   expect(await desc.memo).toEqual({ title: 'attach' });
   // Structure edits are refused while running; GET execute on a never-run task starts nothing.
   const idle = await createTask({ title: 'idle', steps: [hook('z', '/a/never')] });
-  expect((await h.req('GET', `/v1/tasks/${idle.id}/execute`, { key })).body).toMatchObject({ status: 'pending', source: 'database', run_id: null });
+  expect((await h.req('GET', `/v1/tasks/${idle.id}/execute`, { key })).body).toMatchObject({
+    status: 'pending',
+    source: 'database',
+    run_id: null,
+  });
   expect(rx.on('/a/never')).toHaveLength(0);
 });
 
@@ -231,7 +261,9 @@ test('deleting a running task cancels its run and aborts the step in flight', as
   const t = await createTask({ title: 'cancel me', steps: [hook('h', '/c/hang'), hook('n', '/c/next', ['h'])] });
   expect((await h.req('POST', `/v1/tasks/${t.id}/execute`, { key })).status).toBe(202);
   await rx.waitFor(() => rx.on('/c/hang').length === 1);
-  expect((await h.req('POST', `/v1/tasks/${t.id}/steps`, { key, body: { title: 'x', action: 'save' } })).status).toBe(409);
+  expect((await h.req('POST', `/v1/tasks/${t.id}/steps`, { key, body: { title: 'x', action: 'save' } })).status).toBe(
+    409,
+  );
   expect((await h.req('DELETE', `/v1/tasks/${t.id}`, { key })).status).toBe(204);
   expect((await h.req('GET', `/v1/tasks/${t.id}`, { key })).status).toBe(404);
   const handle = h.client.workflow.getHandle(`task-${t.id}`);

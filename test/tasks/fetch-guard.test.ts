@@ -22,9 +22,20 @@ afterAll(async () => {
 const run = (body: unknown) => runTask(h, key, body);
 
 test.each([
-  ['127.0.0.1', true], ['10.1.2.3', true], ['172.20.0.1', true], ['192.168.1.1', true], ['169.254.169.254', true],
-  ['100.64.0.1', true], ['0.0.0.0', true], ['::1', true], ['fe80::1', true], ['fd00::1', true], ['::ffff:127.0.0.1', true],
-  ['8.8.8.8', false], ['93.184.216.34', false], ['2606:4700::1111', false],
+  ['127.0.0.1', true],
+  ['10.1.2.3', true],
+  ['172.20.0.1', true],
+  ['192.168.1.1', true],
+  ['169.254.169.254', true],
+  ['100.64.0.1', true],
+  ['0.0.0.0', true],
+  ['::1', true],
+  ['fe80::1', true],
+  ['fd00::1', true],
+  ['::ffff:127.0.0.1', true],
+  ['8.8.8.8', false],
+  ['93.184.216.34', false],
+  ['2606:4700::1111', false],
 ])('isPrivateAddress(%s) = %s', (ip, expected) => {
   expect(isPrivateAddress(ip)).toBe(expected);
 });
@@ -32,7 +43,9 @@ test.each([
 test('safeFetch refuses loopback by literal address and by name unless allowed; caps size', async () => {
   rx.route('/big', { body: 'x'.repeat(5000) });
   await expect(safeFetch(`${rx.url}/big`, { allowPrivate: false })).rejects.toThrow(/private or loopback/);
-  await expect(safeFetch(rx.url.replace('127.0.0.1', 'localhost') + '/big', { allowPrivate: false })).rejects.toThrow(/resolves to a private address/);
+  await expect(safeFetch(rx.url.replace('127.0.0.1', 'localhost') + '/big', { allowPrivate: false })).rejects.toThrow(
+    /resolves to a private address/,
+  );
   await expect(safeFetch('file:///etc/passwd', { allowPrivate: true })).rejects.toThrow(/http and https only/);
   expect(rx.on('/big')).toHaveLength(0);
   const capped = await safeFetch(`${rx.url}/big`, { allowPrivate: true, maxBytes: 1000 });
@@ -43,7 +56,10 @@ test('safeFetch refuses loopback by literal address and by name unless allowed; 
 });
 
 test('a fetch step against loopback fails permanently with the refusal; nothing is requested', async () => {
-  const done = await run({ title: 'ssrf', steps: [{ id: 'f', title: 'f', action: 'fetch', args: { url: `${rx.url}/secret` } }] });
+  const done = await run({
+    title: 'ssrf',
+    steps: [{ id: 'f', title: 'f', action: 'fetch', args: { url: `${rx.url}/secret` } }],
+  });
   expect(done.status).toBe('failed');
   expect(done.steps[0]).toMatchObject({ status: 'failed', attempts: 1 });
   expect(done.steps[0].error).toMatch(/Refused to fetch 127\.0\.0\.1:\d+: private or loopback address/);
@@ -51,7 +67,10 @@ test('a fetch step against loopback fails permanently with the refusal; nothing 
 });
 
 test('without a model provider, model steps fail with a clear non-retryable error', async () => {
-  const done = await run({ title: 'no model', steps: [{ id: 'g', title: 'g', action: 'generate', args: { prompt: 'hi' } }] });
+  const done = await run({
+    title: 'no model',
+    steps: [{ id: 'g', title: 'g', action: 'generate', args: { prompt: 'hi' } }],
+  });
   expect(done.status).toBe('failed');
   expect(done.steps[0].attempts).toBe(1);
   expect(done.steps[0].error).toMatch(/No model provider is configured/);

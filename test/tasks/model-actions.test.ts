@@ -8,7 +8,10 @@ jest.setTimeout(120_000);
 let h: Harness;
 let fake: FakeOpenAI;
 let key: string;
-withFakeUpstream({ worker: true, scopes: ['runtime:records'], env: { OPENAI_API_KEY: 'sk-upstream' } }, (up) => ({ fake, h, key } = up));
+withFakeUpstream(
+  { worker: true, scopes: ['runtime:records'], env: { OPENAI_API_KEY: 'sk-upstream' } },
+  (up) => ({ fake, h, key } = up),
+);
 
 const run = (body: unknown) => runTask(h, key, body);
 
@@ -62,7 +65,10 @@ test('an upstream 500 is retried; a lasting failure fails the step with a useful
 
   fake.reset();
   fake.setDefault({ status: 500 });
-  const bad = await run({ title: 'fails', steps: [{ id: 'g', title: 'g', action: 'generate', args: { prompt: 'x' } }] });
+  const bad = await run({
+    title: 'fails',
+    steps: [{ id: 'g', title: 'g', action: 'generate', args: { prompt: 'x' } }],
+  });
   fake.setDefault({});
   expect(bad.status).toBe('failed');
   expect(bad.steps[0].status).toBe('failed');

@@ -23,7 +23,18 @@ export interface Receiver {
   url: string;
   got: Received[];
   on(path: string): Received[];
-  route(path: string, how: { status?: number; delayMs?: number; gate?: Promise<unknown>; hang?: boolean; body?: string; contentType?: string; failFirst?: number }): void;
+  route(
+    path: string,
+    how: {
+      status?: number;
+      delayMs?: number;
+      gate?: Promise<unknown>;
+      hang?: boolean;
+      body?: string;
+      contentType?: string;
+      failFirst?: number;
+    },
+  ): void;
   readonly inFlight: number;
   readonly maxInFlight: number;
   waitFor(pred: () => boolean, timeoutMs?: number): Promise<void>;
@@ -40,7 +51,18 @@ export function verifySignature(r: Received, secret: string): boolean {
 
 export async function startReceiver(): Promise<Receiver> {
   const got: Received[] = [];
-  const routes = new Map<string, { status?: number; delayMs?: number; gate?: Promise<unknown>; hang?: boolean; body?: string; contentType?: string; failFirst?: number }>();
+  const routes = new Map<
+    string,
+    {
+      status?: number;
+      delayMs?: number;
+      gate?: Promise<unknown>;
+      hang?: boolean;
+      body?: string;
+      contentType?: string;
+      failFirst?: number;
+    }
+  >();
   let inFlight = 0;
   let maxInFlight = 0;
   const sockets = new Set<import('node:net').Socket>();
@@ -56,7 +78,15 @@ export async function startReceiver(): Promise<Receiver> {
       } catch {
         json = undefined;
       }
-      const rec: Received = { path, method: req.method ?? 'GET', headers: req.headers, body, json, startedAt: Date.now(), closedEarly: false };
+      const rec: Received = {
+        path,
+        method: req.method ?? 'GET',
+        headers: req.headers,
+        body,
+        json,
+        startedAt: Date.now(),
+        closedEarly: false,
+      };
       got.push(rec);
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);

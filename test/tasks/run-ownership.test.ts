@@ -2,7 +2,15 @@ import { rng } from '../../bench/helpers';
 import { createDb, type Db } from '../../activities/store/db';
 import { readEventsAfter, type EventRow } from '../../activities/store/events';
 import { createTenant } from '../../activities/store/keys';
-import { beginTaskRun, claimTaskRun, completeStep, finishTaskRun, settleSteps, StaleRunError, startStep } from '../../activities/store/task-runs';
+import {
+  beginTaskRun,
+  claimTaskRun,
+  completeStep,
+  finishTaskRun,
+  settleSteps,
+  StaleRunError,
+  startStep,
+} from '../../activities/store/task-runs';
 import { createTask, patchTask, stepsOf } from '../../activities/store/tasks';
 import { taskStream } from '../../schema/tasks';
 import { freshDatabase } from '../helpers/harness';
@@ -68,7 +76,12 @@ async function tail(stream: string, dropAfter: number): Promise<{ events: EventR
   let resumedAt = -1;
   let after = 0;
   for (;;) {
-    const rows = await readEventsAfter(db, { tenantId, stream, afterId: after, limit: dropAfter > 0 && resumedAt < 0 ? 1 : 500 });
+    const rows = await readEventsAfter(db, {
+      tenantId,
+      stream,
+      afterId: after,
+      limit: dropAfter > 0 && resumedAt < 0 ? 1 : 500,
+    });
     for (const r of rows) {
       events.push(r);
       after = r.id;
@@ -112,7 +125,11 @@ test('100 runs of random DAGs (fixed seed) with parallel steps: each stream is o
 });
 
 test('a stale run cannot write: after a cancel and a second run, the first run changes nothing', async () => {
-  const specs = [{ id: 'a', depends_on: [] }, { id: 'b', depends_on: [] }, { id: 'c', depends_on: ['a', 'b'] }];
+  const specs = [
+    { id: 'a', depends_on: [] },
+    { id: 'b', depends_on: [] },
+    { id: 'c', depends_on: ['a', 'b'] },
+  ];
   const taskId = await newTask(specs);
   await claimTaskRun(db, { tenantId, taskId });
   const first = { tenantId, taskId, runId: 'run-first' };
@@ -141,7 +158,9 @@ test('a stale run cannot write: after a cancel and a second run, the first run c
     ['c', 'completed', 'run-second', 'result of c'],
   ]);
   const after = await readEventsAfter(db, { tenantId, stream: taskStream(taskId), afterId: floor });
-  expect(after.filter((e) => e.type === 'step').map((e) => (e.data as { status: string }).status)).toEqual(expect.not.arrayContaining(['failed']));
+  expect(after.filter((e) => e.type === 'step').map((e) => (e.data as { status: string }).status)).toEqual(
+    expect.not.arrayContaining(['failed']),
+  );
   expect(after.at(-1)?.data).toMatchObject({ done: true, status: 'completed' });
 });
 

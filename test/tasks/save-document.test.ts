@@ -31,7 +31,8 @@ async function runToEnd(taskId: string): Promise<any> {
 }
 
 test('save stores the content as a tenant document: listed by GET /v1/documents and found by knowledge search', async () => {
-  const text = 'Sea otters hold hands while they sleep so that they do not drift apart. Their fur is the densest of any animal.';
+  const text =
+    'Sea otters hold hands while they sleep so that they do not drift apart. Their fur is the densest of any animal.';
   const created = await h.req('POST', '/v1/tasks', {
     key,
     body: { title: 'notes', steps: [{ id: 'note', title: 'Otter facts', action: 'save', args: { content: text } }] },
@@ -58,7 +59,11 @@ test('save stores the content as a tenant document: listed by GET /v1/documents 
   expect(search.body.data.map((hit: any) => hit.document_id)).toContain(docId);
 
   // The record stays in task_outputs too, and another tenant sees neither.
-  expect(await h.db.oneFirst(sql.unsafe`SELECT count(*)::int FROM task_outputs WHERE task_id = ${created.body.id} AND tenant_id = ${tenantId}`)).toBe(1);
+  expect(
+    await h.db.oneFirst(
+      sql.unsafe`SELECT count(*)::int FROM task_outputs WHERE task_id = ${created.body.id} AND tenant_id = ${tenantId}`,
+    ),
+  ).toBe(1);
   const other = (await h.key(['runtime:records'])).apiKey;
   expect((await h.req('GET', '/v1/documents', { key: other })).body.data).toEqual([]);
   expect((await h.req('GET', `/v1/documents/${docId}`, { key: other })).status).toBe(404);
@@ -67,15 +72,25 @@ test('save stores the content as a tenant document: listed by GET /v1/documents 
 test('a retried save (same run and step) writes one document and returns its id again', async () => {
   const created = await h.req('POST', '/v1/tasks', {
     key,
-    body: { title: 'retry', steps: [{ id: 's', title: 'Once only', action: 'save', args: { content: 'Idempotent penguins waddle once.' } }] },
+    body: {
+      title: 'retry',
+      steps: [{ id: 's', title: 'Once only', action: 'save', args: { content: 'Idempotent penguins waddle once.' } }],
+    },
   });
   const taskId = created.body.id as string;
   const [step] = await stepsOf(h.db, tenantId, [taskId]);
   const log = pino({ level: 'silent' });
   const deps = { config: h.config, db: h.db, log };
   const input = {
-    deps, models: createModelRouter(h.config, { log }), tenantId, taskId, runId: 'run-retry-1', step,
-    args: step.args, depResults: {}, signal: new AbortController().signal,
+    deps,
+    models: createModelRouter(h.config, { log }),
+    tenantId,
+    taskId,
+    runId: 'run-retry-1',
+    step,
+    args: step.args,
+    depResults: {},
+    signal: new AbortController().signal,
   };
   // Two attempts of the same activity (the first one's completion was never recorded).
   const first = await runAction('save', input);
@@ -83,7 +98,9 @@ test('a retried save (same run and step) writes one document and returns its id 
   expect(first).toMatch(/^doc_/);
   expect(second).toBe(first);
   const count = (source: string) =>
-    h.db.oneFirst(sql.unsafe`SELECT count(*)::int FROM documents WHERE tenant_id = ${tenantId} AND provenance->>'source' = ${source}`);
+    h.db.oneFirst(
+      sql.unsafe`SELECT count(*)::int FROM documents WHERE tenant_id = ${tenantId} AND provenance->>'source' = ${source}`,
+    );
   expect(await count(`task:${taskId}/s`)).toBe(1);
   // Another run of the step is another save: a new record and document.
   const third = await runAction('save', { ...input, runId: 'run-retry-2' });

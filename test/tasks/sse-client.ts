@@ -11,7 +11,13 @@ export interface SseEvent {
  */
 export async function openStream(
   url: string,
-  opts: { method?: string; key: string; lastEventId?: string; onEvent?: (e: SseEvent, all: SseEvent[]) => boolean | void; timeoutMs?: number },
+  opts: {
+    method?: string;
+    key: string;
+    lastEventId?: string;
+    onEvent?: (e: SseEvent, all: SseEvent[]) => boolean | void;
+    timeoutMs?: number;
+  },
 ): Promise<{ status: number; events: SseEvent[]; comments: string[]; contentType: string | null }> {
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), opts.timeoutMs ?? 60_000);

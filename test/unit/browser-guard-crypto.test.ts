@@ -21,11 +21,26 @@ test('state cipher: AES-GCM round trip, random IV, tamper and wrong key detected
 
 test('guard: private, metadata, local names and non-http schemes refused; allow list is exact to host:port', async () => {
   const closed = { allowPrivate: false, allowHosts: ['127.0.0.1:8080'] };
-  for (const url of ['http://10.0.0.1/', 'http://169.254.169.254/latest', 'http://[::1]:80/', 'http://localhost/', 'http://db.internal/', 'file:///etc/passwd', 'data:text/html,x', 'http://u:p@example.com/', 'http://127.0.0.1:8081/']) {
+  for (const url of [
+    'http://10.0.0.1/',
+    'http://169.254.169.254/latest',
+    'http://[::1]:80/',
+    'http://localhost/',
+    'http://db.internal/',
+    'file:///etc/passwd',
+    'data:text/html,x',
+    'http://u:p@example.com/',
+    'http://127.0.0.1:8081/',
+  ]) {
     await expect(resolveGuarded(url, closed)).rejects.toThrow();
   }
-  await expect(resolveGuarded('http://127.0.0.1:8080/x', closed)).resolves.toMatchObject({ address: '127.0.0.1', port: 8080 });
-  await expect(resolveGuarded('http://10.0.0.1/', { allowPrivate: true, allowHosts: [] })).resolves.toMatchObject({ address: '10.0.0.1' });
+  await expect(resolveGuarded('http://127.0.0.1:8080/x', closed)).resolves.toMatchObject({
+    address: '127.0.0.1',
+    port: 8080,
+  });
+  await expect(resolveGuarded('http://10.0.0.1/', { allowPrivate: true, allowHosts: [] })).resolves.toMatchObject({
+    address: '10.0.0.1',
+  });
 });
 
 test('snapshot helpers: subtree by ref, truncation at a line, line diff', () => {

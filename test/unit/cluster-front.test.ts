@@ -9,7 +9,9 @@ async function backend(name: string): Promise<{ port: number; server: http.Serve
     b.hits++;
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ name, body, path: req.url })));
+    req.on('end', () =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ name, body, path: req.url })),
+    );
   });
   await new Promise<void>((r) => b.server.listen(0, '127.0.0.1', r));
   b.port = (b.server.address() as AddressInfo).port;
@@ -21,7 +23,11 @@ async function listen(server: http.Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-const close = (s: http.Server) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); });
+const close = (s: http.Server) =>
+  new Promise<void>((r) => {
+    s.closeAllConnections();
+    s.close(() => r());
+  });
 
 test('requests alternate between API processes and keep their path and body', async () => {
   const a = await backend('a');
@@ -50,7 +56,14 @@ test('a dead API process is skipped: no request that had not reached it is lost'
   await fetch(`${url}/`);
   await fetch(`${url}/`);
   await close(a.server);
-  const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => fetch(`${url}/p${i}`, { method: 'POST', body: `n${i}` }).then(async (r) => ({ status: r.status, j: (await r.json()) as { name: string; body: string } }))));
+  const answers = await Promise.all(
+    Array.from({ length: 6 }, (_, i) =>
+      fetch(`${url}/p${i}`, { method: 'POST', body: `n${i}` }).then(async (r) => ({
+        status: r.status,
+        j: (await r.json()) as { name: string; body: string },
+      })),
+    ),
+  );
   expect(answers.map((x) => x.status)).toEqual([200, 200, 200, 200, 200, 200]);
   expect(answers.every((x) => x.j.name === 'b')).toBe(true);
   expect(answers.map((x) => x.j.body)).toEqual(['n0', 'n1', 'n2', 'n3', 'n4', 'n5']);

@@ -40,7 +40,10 @@ describe('calculator deny list, entry by entry', () => {
   });
 
   test('chain is refused by mathjs itself (its expression parser has no chain), whatever our list says', () => {
-    expect(calc('chain(3)')).toEqual({ ok: false, value: { error: expect.stringMatching(/Undefined function chain/) } });
+    expect(calc('chain(3)')).toEqual({
+      ok: false,
+      value: { error: expect.stringMatching(/Undefined function chain/) },
+    });
   });
 
   test('functions not on the list still work (the list is not a blanket refusal)', () => {

@@ -23,10 +23,13 @@ test('api and worker scale independently with replicas, one host port per api re
   expect(doc.services.worker.container_name).toBeUndefined();
 });
 
-test('the compose file passes the compose client\'s own validation', () => {
+test("the compose file passes the compose client's own validation", () => {
   const cli = composeCli();
   // CI installs docker-compose; a developer machine without any compose client checks the YAML above only.
   if (!cli) return expect(process.env.CI).not.toBe('true');
-  const r = spawnSync(cli[0], [...cli.slice(1), '-f', file, 'config', '-q'], { encoding: 'utf8', env: { ...process.env, SVC_REGISTRATION_TOKEN: 'x' } });
+  const r = spawnSync(cli[0], [...cli.slice(1), '-f', file, 'config', '-q'], {
+    encoding: 'utf8',
+    env: { ...process.env, SVC_REGISTRATION_TOKEN: 'x' },
+  });
   expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
 });

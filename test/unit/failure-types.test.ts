@@ -23,6 +23,12 @@ test('the failures activities throw are classified by the one table', () => {
 });
 
 test('retry policies get exactly the permanent types', () => {
-  expect([...PERMANENT_FAILURE_TYPES].sort()).toEqual(['GoalFinished', 'ModelUnavailable', 'SourceRejected', 'StaleRunError', 'StepPermanentError']);
+  expect([...PERMANENT_FAILURE_TYPES].sort()).toEqual([
+    'GoalFinished',
+    'ModelUnavailable',
+    'SourceRejected',
+    'StaleRunError',
+    'StepPermanentError',
+  ]);
   expect(PERMANENT_FAILURE_TYPES).not.toContain('WorkerShutdown');
 });

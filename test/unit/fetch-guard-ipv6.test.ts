@@ -20,12 +20,15 @@ test.each([
   expect(isPrivateAddress(ip)).toBe(expected);
 });
 
-test.each(['http://[::127.0.0.1]/', 'http://[::7f00:1]:8080/x', 'https://[::ffff:0:127.0.0.1]/', 'http://[64:ff9b::127.0.0.1]/', 'http://[::169.254.169.254]/latest'])(
-  'checkUrl refuses %s before any connection',
-  (url) => {
-    expect(() => checkUrl(url, policy)).toThrow('refused');
-  },
-);
+test.each([
+  'http://[::127.0.0.1]/',
+  'http://[::7f00:1]:8080/x',
+  'https://[::ffff:0:127.0.0.1]/',
+  'http://[64:ff9b::127.0.0.1]/',
+  'http://[::169.254.169.254]/latest',
+])('checkUrl refuses %s before any connection', (url) => {
+  expect(() => checkUrl(url, policy)).toThrow('refused');
+});
 
 test('a public IPv6 literal passes', () => {
   expect(checkUrl('http://[2606:4700::1111]/', policy).hostname).toBe('[2606:4700::1111]');

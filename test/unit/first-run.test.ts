@@ -26,7 +26,10 @@ describe('log format', () => {
 
   test('a terminal gets one readable line per event, a pipe gets JSON; keys are redacted in both', () => {
     const tty = sink(true);
-    createLogger({ logLevel: 'info' }, 'svc', tty.stream).info({ req: { authorization: 'Bearer svc.a.b' } }, 'hello there');
+    createLogger({ logLevel: 'info' }, 'svc', tty.stream).info(
+      { req: { authorization: 'Bearer svc.a.b' } },
+      'hello there',
+    );
     const line = tty.text();
     expect(line).toContain('hello there');
     expect(line.trim().split('\n')).toHaveLength(1);
@@ -34,7 +37,10 @@ describe('log format', () => {
     expect(line).not.toContain('svc.a.b');
 
     const pipe = sink(false);
-    createLogger({ logLevel: 'info' }, 'svc', pipe.stream).info({ req: { authorization: 'Bearer svc.a.b' } }, 'hello there');
+    createLogger({ logLevel: 'info' }, 'svc', pipe.stream).info(
+      { req: { authorization: 'Bearer svc.a.b' } },
+      'hello there',
+    );
     const json = JSON.parse(pipe.text());
     expect(json).toMatchObject({ msg: 'hello there', name: 'svc', req: { authorization: '[redacted]' } });
 
@@ -74,12 +80,15 @@ describe('ready banner', () => {
     expect(text).toContain('svc.p.s');
     expect(text).not.toContain(FIRST_KEY_COMMAND);
     expect(text).toContain(temporalUiTenantLink('http://127.0.0.1:8233', 'default', 'ten_x'));
-    expect(decodeURIComponent(temporalUiTenantLink('http://u', 'default', 'ten_x'))).toBe('http://u/namespaces/default/workflows?query=SvcTenant="ten_x"');
+    expect(decodeURIComponent(temporalUiTenantLink('http://u', 'default', 'ten_x'))).toBe(
+      'http://u/namespaces/default/workflows?query=SvcTenant="ten_x"',
+    );
   });
 
   test('only loopback hosts count as loopback', () => {
     for (const h of ['127.0.0.1', 'localhost', '::1', '[::1]', '127.3.2.1']) expect(isLoopbackHost(h)).toBe(true);
-    for (const h of ['0.0.0.0', '::', '10.0.0.1', 'example.com', '127.0.0.1.example.com', '192.168.1.2']) expect(isLoopbackHost(h)).toBe(false);
+    for (const h of ['0.0.0.0', '::', '10.0.0.1', 'example.com', '127.0.0.1.example.com', '192.168.1.2'])
+      expect(isLoopbackHost(h)).toBe(false);
   });
 });
 
@@ -87,9 +96,15 @@ describe('Temporal CLI build progress', () => {
   test('one line with packages built of the estimate, elapsed and what is left', () => {
     expect(formatDuration(65_000)).toBe('1m05s');
     expect(formatDuration(9_400)).toBe('9s');
-    expect(buildProgressLine({ built: 0, downloaded: 12, elapsedMs: 4000 })).toBe('Temporal CLI build: 0/~1300 packages, 4s elapsed (12 modules downloaded)');
-    expect(buildProgressLine({ built: 650, downloaded: 0, elapsedMs: 60_000 })).toBe('Temporal CLI build: 650/~1300 packages, 1m00s elapsed, ~1m00s left');
+    expect(buildProgressLine({ built: 0, downloaded: 12, elapsedMs: 4000 })).toBe(
+      'Temporal CLI build: 0/~1300 packages, 4s elapsed (12 modules downloaded)',
+    );
+    expect(buildProgressLine({ built: 650, downloaded: 0, elapsedMs: 60_000 })).toBe(
+      'Temporal CLI build: 650/~1300 packages, 1m00s elapsed, ~1m00s left',
+    );
     // More packages than the estimate: the total grows instead of going negative.
-    expect(buildProgressLine({ built: 1400, downloaded: 0, elapsedMs: 60_000 })).toBe('Temporal CLI build: 1400/~1400 packages, 1m00s elapsed, ~0s left');
+    expect(buildProgressLine({ built: 1400, downloaded: 0, elapsedMs: 60_000 })).toBe(
+      'Temporal CLI build: 1400/~1400 packages, 1m00s elapsed, ~0s left',
+    );
   });
 });

@@ -10,9 +10,12 @@ describe('key formats', () => {
     expect(parseKeyToken('legacy.0123456789abcdef')).toEqual({ kind: 'legacy' });
   });
 
-  test.each(['', 'svc', 'svc.short.x', 'sk-abc', 'svc.abcdefghjkmn.' + 'A'.repeat(32), 'legacy.', 'agb..x'])('rejects %p', (t) => {
-    expect(parseKeyToken(t)).toBeNull();
-  });
+  test.each(['', 'svc', 'svc.short.x', 'sk-abc', 'svc.abcdefghjkmn.' + 'A'.repeat(32), 'legacy.', 'agb..x'])(
+    'rejects %p',
+    (t) => {
+      expect(parseKeyToken(t)).toBeNull();
+    },
+  );
 
   test('hash is sha-256 hex and never the secret', () => {
     fc.assert(

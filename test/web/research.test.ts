@@ -19,41 +19,63 @@ let worker: QueueWorker | undefined;
 let releaseSlow: (() => void) | undefined;
 
 const PAGES: Record<string, string> = {
-  '/p1': '<html><head><title>Marmot winter</title></head><body><article><p>Alpine marmots hibernate for up to nine months in burrows lined with dry grass.</p><p>During hibernation their heart rate drops to as few as five beats per minute.</p></article></body></html>',
-  '/p2': '<html><head><title>Marmot colonies</title></head><body><article><p>A colony of alpine marmots huddles together to share body heat through the winter.</p><p>Young marmots survive their first winter only inside the family burrow.</p></article></body></html>',
+  '/p1':
+    '<html><head><title>Marmot winter</title></head><body><article><p>Alpine marmots hibernate for up to nine months in burrows lined with dry grass.</p><p>During hibernation their heart rate drops to as few as five beats per minute.</p></article></body></html>',
+  '/p2':
+    '<html><head><title>Marmot colonies</title></head><body><article><p>A colony of alpine marmots huddles together to share body heat through the winter.</p><p>Young marmots survive their first winter only inside the family burrow.</p></article></body></html>',
 };
 
 beforeAll(async () => {
   web = await startPages();
-  for (const [p, html] of Object.entries(PAGES)) web.route(p, (_q, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html));
+  for (const [p, html] of Object.entries(PAGES))
+    web.route(p, (_q, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html));
   web.route('/slow', (_q, res) => {
     releaseSlow = () => {
-      if (!res.headersSent && !res.destroyed) res.writeHead(200, { 'content-type': 'text/plain' }).end('Slow page: marmots wake up in April when the snow melts around the burrow.');
+      if (!res.headersSent && !res.destroyed)
+        res
+          .writeHead(200, { 'content-type': 'text/plain' })
+          .end('Slow page: marmots wake up in April when the snow melts around the burrow.');
     };
   });
   web.route('/search', (q, res) => {
     const query = new URL(q.url ?? '', 'http://x').searchParams.get('q') ?? '';
-    const results = /nothing/.test(query) ? [] : /restart/.test(query) ? [{ url: `${web.url}/slow`, title: 'Slow', content: '' }]
-      : [{ url: `${web.url}/p1`, title: 'Marmot winter', content: '' }, { url: `${web.url}/p2`, title: 'Marmot colonies', content: '' }, { url: `${web.url}/p1?utm_source=x`, title: 'dup', content: '' }];
+    const results = /nothing/.test(query)
+      ? []
+      : /restart/.test(query)
+        ? [{ url: `${web.url}/slow`, title: 'Slow', content: '' }]
+        : [
+            { url: `${web.url}/p1`, title: 'Marmot winter', content: '' },
+            { url: `${web.url}/p2`, title: 'Marmot colonies', content: '' },
+            { url: `${web.url}/p1?utm_source=x`, title: 'dup', content: '' },
+          ];
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results }));
   });
   model = await startFakeOpenAI();
   model.onRequest((req) => {
     const system = String(req.body?.messages?.[0]?.content ?? '');
-    if (system.includes('Plan web research')) return { reply: '{"queries": ["marmot hibernation", "marmot colony winter"]}' };
+    if (system.includes('Plan web research'))
+      return { reply: '{"queries": ["marmot hibernation", "marmot colony winter"]}' };
     if (system.includes('research report') && String(req.body?.messages?.[1]?.content ?? '').includes('Slow page')) {
-      return { reply: JSON.stringify({ report: 'Marmots wake in spring [1].', citations: [{ id: 1, source: 1, quote: 'marmots wake up in April when the snow melts' }] }) };
+      return {
+        reply: JSON.stringify({
+          report: 'Marmots wake in spring [1].',
+          citations: [{ id: 1, source: 1, quote: 'marmots wake up in April when the snow melts' }],
+        }),
+      };
     }
     if (system.includes('research report')) {
-      return { reply: JSON.stringify({
-        report: 'Marmots hibernate for most of the year [1]. Colonies share heat [2]. They also migrate south for winter [3]. Their fur turns white [4].',
-        citations: [
-          { id: 1, source: 1, quote: 'Alpine marmots hibernate for up to nine months' },
-          { id: 2, source: 2, quote: 'huddles together to share body heat' },
-          { id: 3, source: 1, quote: 'marmots migrate south every winter' },
-          { id: 4, source: 9, quote: 'fur turns white in the winter months' },
-        ],
-      }) };
+      return {
+        reply: JSON.stringify({
+          report:
+            'Marmots hibernate for most of the year [1]. Colonies share heat [2]. They also migrate south for winter [3]. Their fur turns white [4].',
+          citations: [
+            { id: 1, source: 1, quote: 'Alpine marmots hibernate for up to nine months' },
+            { id: 2, source: 2, quote: 'huddles together to share body heat' },
+            { id: 3, source: 1, quote: 'marmots migrate south every winter' },
+            { id: 4, source: 9, quote: 'fur turns white in the winter months' },
+          ],
+        }),
+      };
     }
     return undefined;
   });
@@ -72,14 +94,22 @@ afterAll(async () => {
   await web?.close();
 });
 
-const start = (body: unknown, headers?: Record<string, string>) => h.req('POST', '/v1/capabilities/research', { key, body, headers });
+const start = (body: unknown, headers?: Record<string, string>) =>
+  h.req('POST', '/v1/capabilities/research', { key, body, headers });
 
 test('end to end: plan, search, fetch, report; every citation verified, invented ones dropped and listed; SSE with resume', async () => {
   const r = await start({ query: 'How do alpine marmots survive winter?', depth: 'standard', wait_s: 60 });
   expect(r.status).toBe(200);
   const job = r.body;
-  expect(job).toMatchObject({ status: 'completed', stage: 'done', plan: ['How do alpine marmots survive winter?', 'marmot hibernation', 'marmot colony winter'] });
-  expect(job.sources.map((s: { url: string; status: string }) => [s.url, s.status])).toEqual([[`${web.url}/p1`, 'fetched'], [`${web.url}/p2`, 'fetched']]);
+  expect(job).toMatchObject({
+    status: 'completed',
+    stage: 'done',
+    plan: ['How do alpine marmots survive winter?', 'marmot hibernation', 'marmot colony winter'],
+  });
+  expect(job.sources.map((s: { url: string; status: string }) => [s.url, s.status])).toEqual([
+    [`${web.url}/p1`, 'fetched'],
+    [`${web.url}/p2`, 'fetched'],
+  ]);
   expect(job.report.citations).toEqual([
     { id: 1, source: 1, url: `${web.url}/p1`, quote: 'Alpine marmots hibernate for up to nine months' },
     { id: 2, source: 2, url: `${web.url}/p2`, quote: 'huddles together to share body heat' },
@@ -88,13 +118,19 @@ test('end to end: plan, search, fetch, report; every citation verified, invented
     [3, 'the quote does not occur in the cited source'],
     [4, 'the cited source was not fetched in this run'],
   ]);
-  expect(job.report.markdown).toBe('Marmots hibernate for most of the year [1]. Colonies share heat [2]. They also migrate south for winter. Their fur turns white.');
+  expect(job.report.markdown).toBe(
+    'Marmots hibernate for most of the year [1]. Colonies share heat [2]. They also migrate south for winter. Their fur turns white.',
+  );
   const polled = await h.req('GET', `/v1/capabilities/research/${job.id}`, { key });
   expect(polled.body).toEqual(job);
 
   const all = await openStream(`${h.url}/v1/capabilities/research/${job.id}/events`, { method: 'GET', key });
   expect(all.events.map((e) => e.event)).toEqual(['plan', 'sources', 'source.fetched', 'source.fetched', 'done']);
-  const resumed = await openStream(`${h.url}/v1/capabilities/research/${job.id}/events`, { method: 'GET', key, lastEventId: all.events[1].id });
+  const resumed = await openStream(`${h.url}/v1/capabilities/research/${job.id}/events`, {
+    method: 'GET',
+    key,
+    lastEventId: all.events[1].id,
+  });
   expect(resumed.events.map((e) => e.id)).toEqual(all.events.slice(2).map((e) => e.id));
 
   // Read-only: nothing was written to the web cache.
@@ -105,8 +141,14 @@ test('end to end: plan, search, fetch, report; every citation verified, invented
 });
 
 test('zero search results give a report that says so, without citations; Idempotency-Key returns the same job', async () => {
-  const a = await start({ query: 'nothing at all about this', depth: 'quick', wait_s: 60 }, { 'idempotency-key': 'research-1' });
-  const b = await start({ query: 'nothing at all about this', depth: 'quick', wait_s: 60 }, { 'idempotency-key': 'research-1' });
+  const a = await start(
+    { query: 'nothing at all about this', depth: 'quick', wait_s: 60 },
+    { 'idempotency-key': 'research-1' },
+  );
+  const b = await start(
+    { query: 'nothing at all about this', depth: 'quick', wait_s: 60 },
+    { 'idempotency-key': 'research-1' },
+  );
   expect(b.body.id).toBe(a.body.id);
   expect(a.body).toMatchObject({ status: 'completed', sources: [], report: { citations: [], unverified: [] } });
   expect(a.body.report.markdown).toMatch(/^No sources could be found/);
@@ -122,10 +164,16 @@ test('bad input is 400 naming the field; an unknown id is 404; cancel works', as
   expect((await h.req('GET', '/v1/capabilities/research/nope', { key })).status).toBe(400);
   const r = await start({ query: 'restart cancel marmots', depth: 'quick' });
   expect(r.status).toBe(202);
-  await pollUntil(() => h.req('GET', `/v1/capabilities/research/${r.body.id}`, { key }), (x) => x.body.stage === 'fetching');
+  await pollUntil(
+    () => h.req('GET', `/v1/capabilities/research/${r.body.id}`, { key }),
+    (x) => x.body.stage === 'fetching',
+  );
   const c = await h.req('DELETE', `/v1/capabilities/research/${r.body.id}`, { key });
   expect(c.status).toBe(202);
-  const done = await pollUntil(() => h.req('GET', `/v1/capabilities/research/${r.body.id}`, { key }), (x) => x.body.status !== 'running' && x.body.status !== 'queued');
+  const done = await pollUntil(
+    () => h.req('GET', `/v1/capabilities/research/${r.body.id}`, { key }),
+    (x) => x.body.status !== 'running' && x.body.status !== 'queued',
+  );
   expect(done.body.status).toBe('cancelled');
   expect((await h.req('DELETE', `/v1/capabilities/research/${r.body.id}`, { key })).status).toBe(409);
   releaseSlow?.();
@@ -136,7 +184,11 @@ test('survives a worker restart mid-run: the job resumes from its stored steps a
   const r = await start({ query: 'restart survival of marmots', depth: 'quick' });
   expect(r.status).toBe(202);
   // The source fetch is in flight (the page has not answered): stop the worker now.
-  await pollUntil(async () => releaseSlow !== undefined, (v) => v, 60_000);
+  await pollUntil(
+    async () => releaseSlow !== undefined,
+    (v) => v,
+    60_000,
+  );
   const plannedBefore = model.chats.length;
   await worker!.stop();
   worker = undefined;
@@ -145,11 +197,22 @@ test('survives a worker restart mid-run: the job resumes from its stored steps a
   expect((await h.req('GET', `/v1/capabilities/research/${r.body.id}`, { key })).body.status).toBe('running');
   worker = await startQueueWorker(h);
   // The retried fetch reaches the page again; answer it this time at once.
-  await pollUntil(async () => releaseSlow !== undefined, (v) => v, 60_000);
+  await pollUntil(
+    async () => releaseSlow !== undefined,
+    (v) => v,
+    60_000,
+  );
   releaseSlow!();
-  const done = await pollUntil(() => h.req('GET', `/v1/capabilities/research/${r.body.id}`, { key }), (x) => x.body.status === 'completed', 90_000);
+  const done = await pollUntil(
+    () => h.req('GET', `/v1/capabilities/research/${r.body.id}`, { key }),
+    (x) => x.body.status === 'completed',
+    90_000,
+  );
   expect(done.body.sources).toEqual([expect.objectContaining({ url: `${web.url}/slow`, status: 'fetched' })]);
-  expect(done.body.report).toMatchObject({ markdown: 'Marmots wake in spring [1].', citations: [{ id: 1, source: 1, quote: 'marmots wake up in April when the snow melts' }] });
+  expect(done.body.report).toMatchObject({
+    markdown: 'Marmots wake in spring [1].',
+    citations: [{ id: 1, source: 1, quote: 'marmots wake up in April when the snow melts' }],
+  });
   // Planning was not repeated after the restart (quick depth plans without the model; the report is one call).
   expect(model.chats.length - plannedBefore).toBe(1);
 });

@@ -35,15 +35,25 @@ afterAll(async () => {
   await h?.close();
 });
 
-const fetchUrl = (body: Record<string, unknown>, k = key) => h.req('POST', '/v1/capabilities/web-fetch', { key: k, body });
+const fetchUrl = (body: Record<string, unknown>, k = key) =>
+  h.req('POST', '/v1/capabilities/web-fetch', { key: k, body });
 
 test('an article becomes clean Markdown (headings, lists, tables, code kept; navigation, ads, scripts dropped) with its metadata', async () => {
   const r = await fetchUrl({ url: `${pages.url}/article`, include_links: true });
   expect(r.status).toBe(200);
   expect(r.body).toMatchObject({
-    url: `${pages.url}/article`, final_url: `${pages.url}/article`, status: 200, content_type: 'text/html', charset: 'utf-8',
-    title: 'Marmots of the Alps | Field Notes', site_name: 'Field Notes', byline: 'Ada Lovelace', published_at: '2024-05-01T10:00:00.000Z', lang: 'en',
-    truncated: false, cached: false,
+    url: `${pages.url}/article`,
+    final_url: `${pages.url}/article`,
+    status: 200,
+    content_type: 'text/html',
+    charset: 'utf-8',
+    title: 'Marmots of the Alps | Field Notes',
+    site_name: 'Field Notes',
+    byline: 'Ada Lovelace',
+    published_at: '2024-05-01T10:00:00.000Z',
+    lang: 'en',
+    truncated: false,
+    cached: false,
   });
   const md: string = r.body.markdown;
   expect(md).toMatch(/^## Colony life$/m);
@@ -82,13 +92,35 @@ test('PDF, JSON, plain text and legacy charsets (header and meta) are read', asy
   pdf.setTitle('Marmot census 2024');
   pdf.addPage().drawText('The marmot census counted 412 animals in 38 burrows.', { x: 50, y: 700, size: 12, font });
   const pdfBytes = Buffer.from(await pdf.save());
-  pages.route('/census.pdf', (_q, res) => res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(pdfBytes));
-  pages.route('/data', (_q, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"colony":"Gemsstock","count":41}'));
-  pages.route('/notes.txt', (_q, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('Plain notes about marmots.\n\nSecond paragraph.'));
-  pages.route('/latin1', (_q, res) => res.writeHead(200, { 'content-type': 'text/html; charset=iso-8859-1' })
-    .end(iconv.encode('<html><body><p>Caf\u00e9 cr\u00e8me near the marmot burrows, served na\u00efvely all summer long by the hut keeper.</p></body></html>', 'latin1')));
-  pages.route('/cyrillic', (_q, res) => res.writeHead(200, { 'content-type': 'text/html' })
-    .end(iconv.encode('<html><head><meta charset="windows-1251"></head><body><p>\u0421\u0443\u0440\u043a\u0438 \u0436\u0438\u0432\u0443\u0442 \u0432 \u0433\u043e\u0440\u0430\u0445 \u0438 \u0441\u043f\u044f\u0442 \u0432\u0441\u044e \u0437\u0438\u043c\u0443.</p></body></html>', 'win1251')));
+  pages.route('/census.pdf', (_q, res) =>
+    res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(pdfBytes),
+  );
+  pages.route('/data', (_q, res) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"colony":"Gemsstock","count":41}'),
+  );
+  pages.route('/notes.txt', (_q, res) =>
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('Plain notes about marmots.\n\nSecond paragraph.'),
+  );
+  pages.route('/latin1', (_q, res) =>
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=iso-8859-1' })
+      .end(
+        iconv.encode(
+          '<html><body><p>Caf\u00e9 cr\u00e8me near the marmot burrows, served na\u00efvely all summer long by the hut keeper.</p></body></html>',
+          'latin1',
+        ),
+      ),
+  );
+  pages.route('/cyrillic', (_q, res) =>
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(
+        iconv.encode(
+          '<html><head><meta charset="windows-1251"></head><body><p>\u0421\u0443\u0440\u043a\u0438 \u0436\u0438\u0432\u0443\u0442 \u0432 \u0433\u043e\u0440\u0430\u0445 \u0438 \u0441\u043f\u044f\u0442 \u0432\u0441\u044e \u0437\u0438\u043c\u0443.</p></body></html>',
+          'win1251',
+        ),
+      ),
+  );
 
   const p = await fetchUrl({ url: `${pages.url}/census.pdf` });
   expect(p.body).toMatchObject({ content_type: 'application/pdf', title: 'Marmot census 2024' });
@@ -108,7 +140,9 @@ test('PDF, JSON, plain text and legacy charsets (header and meta) are read', asy
 
 test('the per-URL cache: fresh hits skip the network, stale entries revalidate with ETag / Last-Modified (304), cache:false downloads', async () => {
   let version = 'one';
-  pages.route('/cached', (_q, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end(`Cached page version ${version}.`));
+  pages.route('/cached', (_q, res) =>
+    res.writeHead(200, { 'content-type': 'text/plain' }).end(`Cached page version ${version}.`),
+  );
   const a = await fetchUrl({ url: `${pages.url}/cached` });
   const b = await fetchUrl({ url: `${pages.url}/cached` });
   expect([a.body.cached, b.body.cached, pages.hits.get('/cached')]).toEqual([false, true, 1]);
@@ -121,32 +155,67 @@ test('the per-URL cache: fresh hits skip the network, stale entries revalidate w
 
   const seen: Array<Record<string, string | undefined>> = [];
   pages.route('/etag', (q, res) => {
-    seen.push({ inm: q.headers['if-none-match'] as string | undefined, ims: q.headers['if-modified-since'] as string | undefined });
+    seen.push({
+      inm: q.headers['if-none-match'] as string | undefined,
+      ims: q.headers['if-modified-since'] as string | undefined,
+    });
     if (q.headers['if-none-match'] === '"v1"') return res.writeHead(304).end();
-    res.writeHead(200, { 'content-type': 'text/plain', etag: '"v1"', 'last-modified': 'Wed, 01 May 2024 10:00:00 GMT', 'cache-control': 'max-age=0' }).end('Revalidated page.');
+    res
+      .writeHead(200, {
+        'content-type': 'text/plain',
+        etag: '"v1"',
+        'last-modified': 'Wed, 01 May 2024 10:00:00 GMT',
+        'cache-control': 'max-age=0',
+      })
+      .end('Revalidated page.');
   });
   const e1 = await fetchUrl({ url: `${pages.url}/etag` });
   const e2 = await fetchUrl({ url: `${pages.url}/etag` });
   expect([e1.body.cached, e1.body.status]).toEqual([false, 200]);
   expect([e2.body.cached, e2.body.status, e2.body.text]).toEqual([true, 304, 'Revalidated page.']);
-  expect(seen).toEqual([{ inm: undefined, ims: undefined }, { inm: '"v1"', ims: 'Wed, 01 May 2024 10:00:00 GMT' }]);
+  expect(seen).toEqual([
+    { inm: undefined, ims: undefined },
+    { inm: '"v1"', ims: 'Wed, 01 May 2024 10:00:00 GMT' },
+  ]);
 });
 
 test('bad input is 400 naming the field; upstream errors 502; binary 415; refused schemes and credentials on a redirect hop are 400', async () => {
   pages.route('/boom', (_q, res) => res.writeHead(500).end('oops'));
-  pages.route('/png', (_q, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from('89504e470d0a1a0a0000000d4948445200', 'hex')));
+  pages.route('/png', (_q, res) =>
+    res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from('89504e470d0a1a0a0000000d4948445200', 'hex')),
+  );
   pages.route('/to-file', (_q, res) => res.writeHead(302, { location: 'file:///etc/passwd' }).end());
-  pages.route('/to-creds', (_q, res) => res.writeHead(302, { location: `http://user:pw@127.0.0.1:${pages.port}/article` }).end());
+  pages.route('/to-creds', (_q, res) =>
+    res.writeHead(302, { location: `http://user:pw@127.0.0.1:${pages.port}/article` }).end(),
+  );
   const missing = await fetchUrl({});
   expect(missing.status).toBe(400);
   expect(missing.body.details[0].path).toBe('body.url');
   expect((await fetchUrl({ url: `${pages.url}/article`, max_tokens: 0 })).body.details[0].path).toBe('body.max_tokens');
   expect((await fetchUrl({ url: `${pages.url}/article`, format: 'pdf' })).status).toBe(400);
-  expect(await fetchUrl({ url: `${pages.url}/boom` })).toMatchObject({ status: 502, body: { error: expect.stringMatching(/HTTP 500/) } });
+  expect(await fetchUrl({ url: `${pages.url}/boom` })).toMatchObject({
+    status: 502,
+    body: { error: expect.stringMatching(/HTTP 500/) },
+  });
   expect((await fetchUrl({ url: `${pages.url}/png` })).status).toBe(415);
-  expect(await fetchUrl({ url: `${pages.url}/to-file` })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/http and https only/) } });
-  expect(await fetchUrl({ url: `${pages.url}/to-creds` })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/credentials/) } });
+  expect(await fetchUrl({ url: `${pages.url}/to-file` })).toMatchObject({
+    status: 400,
+    body: { error: expect.stringMatching(/http and https only/) },
+  });
+  expect(await fetchUrl({ url: `${pages.url}/to-creds` })).toMatchObject({
+    status: 400,
+    body: { error: expect.stringMatching(/credentials/) },
+  });
   expect((await fetchUrl({ url: 'ftp://example.com/x' })).status).toBe(400);
-  expect((await h.req('POST', '/v1/capabilities/web-fetch', { key: (await h.key(['runtime:records'])).apiKey, body: { url: `${pages.url}/article` } })).status).toBe(403);
-  expect((await h.req('POST', '/v1/capabilities/web-fetch', { body: { url: `${pages.url}/article` } })).status).toBe(401);
+  expect(
+    (
+      await h.req('POST', '/v1/capabilities/web-fetch', {
+        key: (await h.key(['runtime:records'])).apiKey,
+        body: { url: `${pages.url}/article` },
+      })
+    ).status,
+  ).toBe(403);
+  expect((await h.req('POST', '/v1/capabilities/web-fetch', { body: { url: `${pages.url}/article` } })).status).toBe(
+    401,
+  );
 });

@@ -55,22 +55,45 @@ async function runDag(plan: Array<{ id: string; depends_on: string[] }>, fail: s
     },
   });
   const result = await worker.runUntil(
-    client.workflow.execute('taskDagWorkflow', { taskQueue, workflowId: `task-wf-${randomToken(8)}`, args: [{ tenantId: 't', taskId: 'x' }] }),
+    client.workflow.execute('taskDagWorkflow', {
+      taskQueue,
+      workflowId: `task-wf-${randomToken(8)}`,
+      args: [{ tenantId: 't', taskId: 'x' }],
+    }),
   );
   return { result, peak, settled, ran };
 }
 
 test('independent steps run in parallel; the join waits for all of them', async () => {
-  const r = await runDag([{ id: 'a', depends_on: [] }, { id: 'b', depends_on: [] }, { id: 'c', depends_on: [] }, { id: 'join', depends_on: ['a', 'b', 'c'] }], [], 3);
+  const r = await runDag(
+    [
+      { id: 'a', depends_on: [] },
+      { id: 'b', depends_on: [] },
+      { id: 'c', depends_on: [] },
+      { id: 'join', depends_on: ['a', 'b', 'c'] },
+    ],
+    [],
+    3,
+  );
   expect(r.result).toEqual({ status: 'completed' });
   expect(r.peak).toBe(3);
   expect(r.ran.at(-1)).toBe('join');
 });
 
 test('a failed step skips its dependants, the others still run, and the task ends failed', async () => {
-  const r = await runDag([{ id: 'a', depends_on: [] }, { id: 'b', depends_on: [] }, { id: 'after-a', depends_on: ['a'] }, { id: 'after-b', depends_on: ['b'] }], ['a']);
+  const r = await runDag(
+    [
+      { id: 'a', depends_on: [] },
+      { id: 'b', depends_on: [] },
+      { id: 'after-a', depends_on: ['a'] },
+      { id: 'after-b', depends_on: ['b'] },
+    ],
+    ['a'],
+  );
   expect(r.result).toEqual({ status: 'failed' });
   expect(r.ran.sort()).toEqual(['a', 'after-b', 'b']);
-  expect(r.settled).toEqual([{ stepIds: ['a'], status: 'failed' }, { stepIds: ['after-a'], status: 'skipped' }]);
+  expect(r.settled).toEqual([
+    { stepIds: ['a'], status: 'failed' },
+    { stepIds: ['after-a'], status: 'skipped' },
+  ]);
 });
-
