@@ -9,6 +9,7 @@ import type { Activities } from '../activities';
 
 const { agentModelTurn, agentDelegate } = proxyActivities<Activities>({
   startToCloseTimeout: '3 minutes',
+  heartbeatTimeout: '10 seconds',
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
@@ -20,7 +21,7 @@ const { agentModelTurn, agentDelegate } = proxyActivities<Activities>({
 // Tool calls run once more at most: a tool's own failure is a step result, not an activity failure.
 const { agentToolCall } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
   retry: {
     initialInterval: '1 second',
     maximumInterval: '10 seconds',

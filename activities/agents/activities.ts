@@ -15,6 +15,17 @@ import { agentOutputs, getAgentRun, updateAgentRun, type AgentRunRow } from './s
 import { createWorkerToolContexts } from './tool-context';
 import { workspaceTools } from './workspace-tools';
 
+/** Heartbeats while `fn` runs, so a cancelled run's activity hears of it (and aborts its model call or shell). */
+async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const timer = setInterval(() => ctx.heartbeat(), 1000);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 export interface AgentRef {
   tenantId: string;
   runId: string;
@@ -81,25 +92,27 @@ export function createAgentActivities(deps: ActivityDeps) {
       const defs = toolsOf(row);
       const messages = conversation(row, outputs);
       const started = Date.now();
-      const res = await deps.models!.complete({
-        lane: row.tier.lane,
-        messages,
-        max_tokens: Math.max(256, Math.min(4096, o.maxTokens)),
-        ...(o.final || !defs.length
-          ? {}
-          : {
-              tools: defs.map((t) => ({
-                type: 'function',
-                function: {
-                  name: t.name,
-                  description: t.description.slice(0, 1000),
-                  parameters: toolJsonSchemas(t).input,
-                },
-              })),
-            }),
-        signal: Context.current().cancellationSignal,
-        timeoutMs: 120_000,
-      });
+      const res = await heartbeating(() =>
+        deps.models!.complete({
+          lane: row.tier.lane,
+          messages,
+          max_tokens: Math.max(256, Math.min(4096, o.maxTokens)),
+          ...(o.final || !defs.length
+            ? {}
+            : {
+                tools: defs.map((t) => ({
+                  type: 'function',
+                  function: {
+                    name: t.name,
+                    description: t.description.slice(0, 1000),
+                    parameters: toolJsonSchemas(t).input,
+                  },
+                })),
+              }),
+          signal: Context.current().cancellationSignal,
+          timeoutMs: 120_000,
+        }),
+      );
       // Only calls to the run's own tools are kept; an invented name becomes a failed tool step.
       const out: ModelTurnOut = {
         content: res.content || null,
@@ -149,7 +162,7 @@ export function createAgentActivities(deps: ActivityDeps) {
         const r =
           args === undefined
             ? ({ ok: false, error: 'Invalid arguments: not JSON' } as const)
-            : await runTool(tool, args, tools.contextFor(row.principal));
+            : await heartbeating(() => runTool(tool, args, tools.contextFor(row.principal)));
         out = r.ok
           ? { name: call.name, call_id: call.id, ok: true, result: r.result }
           : { name: call.name, call_id: call.id, ok: false, error: r.error };
@@ -176,20 +189,22 @@ export function createAgentActivities(deps: ActivityDeps) {
       if (!d) throw ApplicationFailure.nonRetryable('No delegate is configured.', 'DelegateFailed');
       let res;
       try {
-        res = await guardedRequest(d.url, {
-          allowPrivate: deps.config.allowPrivateFetch,
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'idempotency-key': row.id,
-            ...(d.token ? { authorization: `Bearer ${d.token}` } : {}),
-          },
-          body: JSON.stringify({ run_id: row.id, task: row.query, context: row.context ?? null }),
-          maxBytes: 256 * 1024,
-          overflow: 'fail',
-          timeoutMs: d.timeoutMs,
-          signal: Context.current().cancellationSignal,
-        });
+        res = await heartbeating(() =>
+          guardedRequest(d.url, {
+            allowPrivate: deps.config.allowPrivateFetch,
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'idempotency-key': row.id,
+              ...(d.token ? { authorization: `Bearer ${d.token}` } : {}),
+            },
+            body: JSON.stringify({ run_id: row.id, task: row.query, context: row.context ?? null }),
+            maxBytes: 256 * 1024,
+            overflow: 'fail',
+            timeoutMs: d.timeoutMs,
+            signal: Context.current().cancellationSignal,
+          }),
+        );
       } catch (err) {
         if (err instanceof FetchFailure && (err.kind === 'refused' || err.kind === 'invalid'))
           throw ApplicationFailure.nonRetryable(`The delegate URL is refused: ${err.message}`, 'DelegateFailed');
