@@ -53,6 +53,11 @@ export async function resolveForWrite(root: string, rel: string): Promise<string
   checkName(rel);
   const target = path.resolve(root, rel);
   const parent = path.dirname(target);
+  // The deepest existing ancestor is checked before any folder is made: a planted symlinked folder
+  // must not get new folders created under it, outside the workspace.
+  let existing = parent;
+  while (!(await lstat(existing).catch(() => undefined))) existing = path.dirname(existing);
+  if (!(await inside(root, await realpath(existing)))) throw refuse(`path: "${rel}" resolves outside the workspace.`);
   await mkdir(parent, { recursive: true });
   const realParent = await realpath(parent);
   if (!(await inside(root, realParent))) throw refuse(`path: "${rel}" resolves outside the workspace.`);
