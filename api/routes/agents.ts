@@ -23,10 +23,21 @@ import { streams } from '../../schema/workflow-ids';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { lastEventIdOf, pipeEventStream } from '../sse';
+import { withIdempotency } from '../idempotency';
 import { modelsFor } from './chat-shared';
 import { FINAL, cancelRun, createRun, runState, waitForRun, workspaceToolNames } from './agents-run-core';
 
 const access = { scope: 'runtime:chat' } as const;
+
+async function createVibe(ctx: AppContext, description: string) {
+  const p = principalOf(ctx);
+  const { draft, dropped } = await draftAgent(modelsFor(ctx), {
+    description,
+    tools: toolsFor(p.scopes),
+    extraTools: p.scopes.includes('runtime:workspaces') ? workspaceToolNames() : [],
+  });
+  return agentDefView(await createAgentDef(ctx.deps.db, { tenantId: p.tenantId, description, draft, dropped }));
+}
 
 /** Agent runs (POST /v1/capabilities/agent, workflow agent-<id>) and stored agent definitions (vibe). */
 export function agentsRoutes(): RouteSpec[] {
@@ -109,27 +120,21 @@ export function agentsRoutes(): RouteSpec[] {
       summary:
         'Create an agent definition from a description: written by the model under a JSON schema, validated (only real tools the key may use; others are dropped and listed), stored for the tenant.',
       body: VibeBody,
+      // Idempotency-Key honoured inside, like the other capability creates (not the route flag).
+      headers: IdempotencyHeaders,
       status: 201,
-      idempotent: true,
       metered: true,
       response: AgentDefinition,
       responses: { 502: 'The model gave no valid definition after one repair round.' },
       example: { description: 'An agent that checks arithmetic in invoices and reports the wrong lines.' },
-      handler: async (ctx: AppContext, { body }) => {
-        const p = principalOf(ctx);
-        const { draft, dropped } = await draftAgent(modelsFor(ctx), {
-          description: body.description,
-          tools: toolsFor(p.scopes),
-          extraTools: p.scopes.includes('runtime:workspaces') ? workspaceToolNames() : [],
-        });
-        const row = await createAgentDef(ctx.deps.db, {
-          tenantId: p.tenantId,
-          description: body.description,
-          draft,
-          dropped,
-        });
-        return agentDefView(row);
-      },
+      handler: async (ctx: AppContext, { body, headers }) =>
+        withIdempotency(
+          ctx,
+          'POST /v1/agents/vibe',
+          body,
+          () => createVibe(ctx, body.description),
+          headers['idempotency-key'],
+        ),
     }),
     defineRoute({
       method: 'get',

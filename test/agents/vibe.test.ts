@@ -108,3 +108,16 @@ test('bad input names the field', async () => {
   expect(JSON.stringify(r.body.details)).toContain('body.description');
   expect((await h.req('GET', '/v1/agents/not-an-id', { key })).status).toBe(400);
 });
+
+test('Idempotency-Key: a retry gets the same definition without a second model call', async () => {
+  model.script({ reply: draft({ name: 'Once' }) });
+  const headers = { 'idempotency-key': 'vibe-once-1' };
+  const body = { description: 'An agent written exactly once.' };
+  const a = await h.req('POST', '/v1/agents/vibe', { key, body, headers });
+  const calls = model.chats.length;
+  const b = await h.req('POST', '/v1/agents/vibe', { key, body, headers });
+  expect(a.status).toBe(201);
+  expect(b.body.id).toBe(a.body.id);
+  expect(b.headers.get('idempotent-replayed')).toBe('true');
+  expect(model.chats.length).toBe(calls);
+});
