@@ -17,6 +17,7 @@ let key: string;
 let model: FakeOpenAI;
 let worker: QueueWorker | undefined;
 let delegate: http.Server;
+let durableGate: Promise<void> | undefined;
 const delegated: Array<{ headers: http.IncomingHttpHeaders; body: any }> = [];
 
 const userText = (r: RecordedRequest) => String(r.body?.messages?.[1]?.content ?? '');
@@ -58,6 +59,10 @@ beforeAll(async () => {
       return { reply: `Tool said: ${toolMsgs(req)[0].content}` };
     }
     if (q.includes('HANG')) return { hang: true };
+    if (q.includes('DURABLE')) {
+      if (!toolMsgs(req).length) return { toolCalls: [{ name: 'calculator', arguments: { expression: '2 * 21' } }] };
+      return durableGate ? { gate: durableGate, reply: 'late' } : { reply: `Durable: ${toolMsgs(req)[0].content}` };
+    }
     return { reply: 'Plain answer.' };
   });
   const dir = mkdtempSync(path.join(tmpdir(), 'svc-agents-'));
@@ -226,4 +231,27 @@ test('bad input is a 400 naming the field; missing scope 403; another tenant 404
     60_000,
   );
   expect((await h.req('DELETE', `/v1/capabilities/agent/${hung.body.id}`, { key })).status).toBe(409);
+});
+
+test('survives a worker restart mid-run: stored turns and tool calls are not repeated', async () => {
+  let release!: () => void;
+  durableGate = new Promise<void>((r) => (release = r));
+  const r = await start({ query: 'DURABLE run across a restart' });
+  const turns = () => model.chats.filter((c) => userText(c).includes('DURABLE'));
+  // Turn 2 is in flight (turn 1 and its tool call are stored): stop the worker now.
+  await model.waitFor(() => turns().some((c) => toolMsgs(c).length > 0), 60_000);
+  await worker!.stop();
+  worker = undefined;
+  durableGate = undefined;
+  release();
+  expect((await h.req('GET', `/v1/capabilities/agent/${r.body.id}`, { key })).body.status).toBe('running');
+  worker = await startQueueWorker(h);
+  const done = await pollUntil(
+    () => h.req('GET', `/v1/capabilities/agent/${r.body.id}`, { key }),
+    (x) => ['completed', 'failed'].includes(x.body.status),
+    90_000,
+  );
+  expect(done.body).toMatchObject({ status: 'completed', answer: expect.stringContaining('42') });
+  expect(turns().filter((c) => toolMsgs(c).length === 0)).toHaveLength(1); // turn 1 asked once
+  expect(done.body.usage).toMatchObject({ model_turns: 2, tool_calls: 1 });
 });
