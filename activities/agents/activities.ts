@@ -82,10 +82,10 @@ export function createAgentActivities(deps: ActivityDeps) {
           tokens: (u?.prompt_tokens ?? 0) + (u?.completion_tokens ?? 0),
         };
       };
-      const prior = await findJobOutput(db, o.tenantId, o.runId, key);
-      const row = await run(o);
-      const outputs = await agentOutputs(db, o.tenantId, o.runId);
-      if (prior) return summarise(prior.content, outputs.find((x) => x.step_key === key)?.usage ?? null);
+      // Independent reads at once: each round trip is on the turn's critical path.
+      const [row, outputs] = await Promise.all([run(o), agentOutputs(db, o.tenantId, o.runId)]);
+      const prior = outputs.find((x) => x.step_key === key);
+      if (prior) return summarise(prior.content, prior.usage);
       const defs = toolsOf(row);
       const messages = conversation(row, outputs);
       const started = Date.now();
@@ -138,10 +138,12 @@ export function createAgentActivities(deps: ActivityDeps) {
     /** One tool call of a turn, stored under `s<n>-tool-<call id>`; a failing tool is a step with ok false, not a failed run. */
     async agentToolCall(o: AgentRef & { step: number; callId: string }): Promise<{ ok: boolean }> {
       const key = toolKey(o.step, o.callId);
-      const prior = await findJobOutput(db, o.tenantId, o.runId, key);
+      const [prior, row, turn] = await Promise.all([
+        findJobOutput(db, o.tenantId, o.runId, key),
+        run(o),
+        findJobOutput(db, o.tenantId, o.runId, modelKey(o.step)),
+      ]);
       if (prior) return { ok: parseOut(ToolCallOut, prior.content)?.ok ?? false };
-      const row = await run(o);
-      const turn = await findJobOutput(db, o.tenantId, o.runId, modelKey(o.step));
       const call = turn && parseOut(ModelTurnOut, turn.content)?.tool_calls.find((c) => c.id === o.callId);
       if (!call) throw ApplicationFailure.nonRetryable(`No tool call ${o.callId} in step ${o.step}.`, 'NotFound');
       const started = Date.now();
