@@ -53,6 +53,11 @@ beforeAll(async () => {
           .join(' | ')}`,
       };
     }
+    if (q.includes('TOKENS'))
+      return {
+        toolCalls: [{ name: 'calculator', arguments: { expression: '1 + 1' } }],
+        usage: { prompt_tokens: 9000, completion_tokens: 10 },
+      };
     if (q.includes('LOOP')) return { toolCalls: [{ name: 'calculator', arguments: { expression: '1 + 1' } }] };
     if (q.includes('INVENT')) {
       if (!toolMsgs(req).length) return { toolCalls: [{ name: 'launch_rockets', arguments: {} }] };
@@ -129,6 +134,16 @@ test('the loop is bounded by max_steps: the last turn is offered no tools and th
   expect(chats[0].body.tools?.length).toBeGreaterThan(0);
   expect(chats[2].body.tools).toBeUndefined();
   expect(r.body.usage).toMatchObject({ model_turns: 3, tool_calls: 2 });
+});
+
+test('the loop is bounded by tokens: past the tier budget the run stops with max_tokens', async () => {
+  const r = await start({ query: 'TOKENS heavy', wait_s: 60 });
+  expect(r.body).toMatchObject({
+    status: 'completed',
+    stop_reason: 'max_tokens',
+    tier: { name: 'quick', max_tokens: 8000 },
+  });
+  expect(r.body.usage).toMatchObject({ model_turns: 1, tool_calls: 1, total_tokens: 9010 });
 });
 
 test('a tool the model invents is a failed step fed back to the model, not a crash', async () => {

@@ -183,6 +183,10 @@ test('scope, isolation and input: runtime:workspaces required; other tenants 404
   const bad = await h.req('POST', '/v1/workspaces/run', { key, body: { query: 'x', keep_folder: 'yes' } });
   expect(bad.status).toBe(400);
   expect(JSON.stringify(bad.body.details)).toContain('body.keep_folder');
+  // calculator needs runtime:chat, which this key lacks.
+  const forbidden = await h.req('POST', '/v1/workspaces/run', { key, body: { query: 'x', tools: ['calculator'] } });
+  expect(forbidden.status).toBe(403);
+  expect(forbidden.body.scope).toBe('runtime:chat');
   const unknown = await h.req('POST', '/v1/workspaces/run', {
     key,
     body: { query: 'x', tools: ['file_read', 'rm_rf'] },
