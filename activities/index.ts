@@ -1,3 +1,4 @@
+import { createAgentActivities } from './agents/activities';
 import { createBrowserStoreActivities } from './browser/store-activities';
 import type { ActivityDeps } from './deps';
 import { createEmailActivities } from './email';
@@ -27,6 +28,7 @@ export function createActivities(given: ActivityDeps) {
     ...createEmailActivities(deps),
     ...createResearchActivities(deps),
     ...createBrowserStoreActivities(deps),
+    ...createAgentActivities(deps),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { RouteSpec } from '../route';
+import { agentsRoutes } from './agents';
 import { capabilitiesRoutes } from './capabilities';
 import { browserRoutes } from './browser';
 import { chatRoutes } from './chat';
@@ -17,6 +18,7 @@ import { keyInfoRoute, registerRoutes } from './register';
 import { systemRoutes } from './system';
 import { tasksRoutes } from './tasks';
 import { visionRoutes } from './vision';
+import { workspacesRoutes } from './workspaces';
 import { usageRoutes } from './usage';
 
 let cached: RouteSpec[] | undefined;
@@ -47,6 +49,8 @@ export function allRoutes(): RouteSpec[] {
     ...imagesRoutes(),
     ...capabilitiesRoutes(),
     ...browserRoutes(),
+    ...agentsRoutes(),
+    ...workspacesRoutes(),
   ];
   return cached;
 }
