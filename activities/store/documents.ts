@@ -50,20 +50,37 @@ export interface InsertedDocument {
   created: boolean;
 }
 
+const CHUNK_BATCH = 500;
+
+/** Up to CHUNK_BATCH chunk rows from `start`, as an unnest() for INSERT ... SELECT. */
+function chunkRows(doc: NewDocument, documentId: string, ids: string[], start: number) {
+  const title = doc.title.slice(0, 300);
+  const rows = doc.chunks
+    .slice(start, start + CHUNK_BATCH)
+    .map((text, i) => [ids[start + i], doc.tenantId, documentId, start + i, title, text]);
+  return sql.unnest(rows, ['text', 'text', 'text', 'int4', 'text', 'text']);
+}
+
+function documentInsert(doc: NewDocument, id: string) {
+  const hash = createHash('sha256').update(doc.text).digest('hex');
+  return sql.fragment`
+    INSERT INTO documents (id, tenant_id, space_id, source_kind, title, media_type, size_bytes, text, content_hash, provenance, chunk_count)
+    VALUES (${id}, ${doc.tenantId}, ${doc.spaceId ?? null}, ${doc.sourceKind}, ${doc.title.slice(0, 300)}, ${doc.mediaType},
+            ${doc.sizeBytes}, ${doc.text}, ${hash}, ${sql.jsonb(JSON.parse(JSON.stringify(doc.provenance ?? {})))}, ${doc.chunks.length})
+    ON CONFLICT DO NOTHING
+    RETURNING ${COLUMNS}`;
+}
+
 async function insertChunks(
   tx: DatabaseTransactionConnection,
   doc: NewDocument,
   documentId: string,
 ): Promise<string[]> {
   const ids = doc.chunks.map(() => newId('chk'));
-  const title = doc.title.slice(0, 300);
-  for (let start = 0; start < doc.chunks.length; start += 500) {
-    const rows = doc.chunks
-      .slice(start, start + 500)
-      .map((text, i) => [ids[start + i], doc.tenantId, documentId, start + i, title, text]);
+  for (let start = 0; start < doc.chunks.length; start += CHUNK_BATCH) {
     await tx.query(sql.unsafe`
       INSERT INTO chunks (id, tenant_id, document_id, ord, title, text)
-      SELECT * FROM ${sql.unnest(rows, ['text', 'text', 'text', 'int4', 'text', 'text'])}`);
+      SELECT * FROM ${chunkRows(doc, documentId, ids, start)}`);
   }
   if (doc.embeddings?.length === ids.length) {
     const rows = ids.map((id, i) => [id, doc.tenantId, `[${doc.embeddings![i].join(',')}]`]);
@@ -81,15 +98,21 @@ async function insertChunks(
  * @throws when the space does not exist (foreign key): check the space first
  */
 export async function insertDocument(db: Db, doc: NewDocument): Promise<InsertedDocument> {
+  const id = doc.id ?? newId('doc');
+  if (!doc.memory && !doc.embeddings?.length && doc.chunks.length <= CHUNK_BATCH) {
+    // The common case in ONE statement (one implicit transaction): no BEGIN/COMMIT round trips.
+    // A task's save step spent four round trips here. A conflict falls through to the path below.
+    const ids = doc.chunks.map(() => newId('chk'));
+    const inserted = await db.maybeOne(sql.type(DocumentRow)`
+      WITH d AS (${documentInsert(doc, id)}),
+      c AS (
+        INSERT INTO chunks (id, tenant_id, document_id, ord, title, text)
+        SELECT * FROM ${chunkRows(doc, id, ids, 0)} WHERE EXISTS (SELECT 1 FROM d))
+      SELECT * FROM d`);
+    if (inserted) return { document: inserted, chunks: ids.length, memories: 0, created: true };
+  }
   return db.transaction(async (tx) => {
-    const id = doc.id ?? newId('doc');
-    const hash = createHash('sha256').update(doc.text).digest('hex');
-    const inserted = await tx.maybeOne(sql.type(DocumentRow)`
-      INSERT INTO documents (id, tenant_id, space_id, source_kind, title, media_type, size_bytes, text, content_hash, provenance, chunk_count)
-      VALUES (${id}, ${doc.tenantId}, ${doc.spaceId ?? null}, ${doc.sourceKind}, ${doc.title.slice(0, 300)}, ${doc.mediaType},
-              ${doc.sizeBytes}, ${doc.text}, ${hash}, ${sql.jsonb(JSON.parse(JSON.stringify(doc.provenance ?? {})))}, ${doc.chunks.length})
-      ON CONFLICT DO NOTHING
-      RETURNING ${COLUMNS}`);
+    const inserted = await tx.maybeOne(sql.type(DocumentRow)`${documentInsert(doc, id)}`);
     if (!inserted) {
       const p = doc.provenance ?? {};
       const existing = doc.id

@@ -1,10 +1,10 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { notFound } from '../../schema/errors';
-import { taskStream, type StepStatus, type Task, type TaskStatus } from '../../schema/tasks';
+import { STEP_STATUSES, taskStream, type StepStatus, type Task, type TaskStatus } from '../../schema/tasks';
 import type { Db } from './db';
 import { appendEvent, eventInsertFrom, lastEventId } from './events';
-import { appendDone, getTask, STEP_COLS, StepRow, stepsOf, taskRow } from './tasks';
+import { appendDone, getTask, STEP_COLS, StepRow, taskRow } from './tasks';
 
 /** A step run's outcome text shortened for events. */
 export function snippetOf(text: string | null | undefined, max = 200): string {
@@ -71,6 +71,13 @@ export async function releaseTaskRun(
     WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status = 'running' AND run_id IS NULL`);
 }
 
+const BeganRun = z.object({
+  owned: z.boolean(),
+  steps: z.array(
+    z.object({ id: z.string(), action: z.string(), depends_on: z.array(z.string()), status: z.enum(STEP_STATUSES) }),
+  ),
+});
+
 /**
  * The workflow run takes ownership of a claimed task (idempotent for the same run).
  * @returns the steps to schedule, or null when the task is gone or no longer claimed for this run
@@ -79,19 +86,24 @@ export async function beginTaskRun(
   db: Db,
   opts: { tenantId: string; taskId: string; runId: string },
 ): Promise<Array<{ id: string; action: string; depends_on: string[]; status: StepStatus }> | null> {
-  const owned = await db.maybeOne(sql.unsafe`
-    UPDATE tasks SET run_id = ${opts.runId}, updated_at = now()
-    WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status = 'running'
-      AND (run_id IS NULL OR run_id = ${opts.runId})
-    RETURNING id`);
-  if (!owned) return null;
-  // The run id on each open step is what the step path checks instead of locking the task row.
-  await db.query(sql.unsafe`
-    UPDATE task_steps SET run_id = ${opts.runId}
-    WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status <> 'completed'
-      AND (run_id IS NULL OR run_id = ${opts.runId})`);
-  const steps = await stepsOf(db, opts.tenantId, [opts.taskId]);
-  return steps.map((s) => ({ id: s.id, action: s.action, depends_on: s.depends_on, status: s.status }));
+  // One statement (was three round trips). The run id on each open step is what the step path
+  // checks instead of locking the task row. The SELECT sees the steps as before the statement,
+  // which is right: only run_id changes here.
+  const r = await db.one(sql.type(BeganRun)`
+    WITH owned AS (
+      UPDATE tasks SET run_id = ${opts.runId}, updated_at = now()
+      WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status = 'running'
+        AND (run_id IS NULL OR run_id = ${opts.runId})
+      RETURNING id),
+    claimed AS (
+      UPDATE task_steps SET run_id = ${opts.runId}
+      WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status <> 'completed'
+        AND (run_id IS NULL OR run_id = ${opts.runId}) AND EXISTS (SELECT 1 FROM owned))
+    SELECT EXISTS (SELECT 1 FROM owned) AS owned, coalesce((
+      SELECT json_agg(json_build_object('id', id, 'action', action, 'depends_on', depends_on, 'status', status)
+        ORDER BY order_num, created_at, id)
+      FROM task_steps WHERE tenant_id = ${opts.tenantId} AND task_id = ${opts.taskId}), '[]') AS steps`);
+  return r.owned ? r.steps : null;
 }
 
 /** A step row with its dependencies' results (id -> result). */

@@ -4,6 +4,7 @@ import type { AppDeps } from '../deps';
 import { FeedbackCache } from './feedback-cache';
 import { KeyCache } from './key-cache';
 import { Limiter } from './limiter';
+import { IdentityCache } from './identity-cache';
 import { UsageRecorder } from './usage-recorder';
 
 /** The gateway's per-process state: caches kept fresh by NOTIFY, limits, usage batching. */
@@ -11,6 +12,8 @@ export interface Gateway {
   listener: GatewayListener;
   keys: KeyCache;
   feedback: FeedbackCache;
+  /** The tenant's saved profile (PUT /v1/sovereign/identity), read by every chat. */
+  identity: IdentityCache;
   limiter: Limiter;
   usage: UsageRecorder;
   /** Writes pending counters and usage now (also runs every `syncMs`). */
@@ -33,7 +36,7 @@ export function createGateway(
 ): Gateway {
   const { config, db, log } = deps;
   // Filled right after the listener exists (the caches need it; its callbacks need them).
-  const c: { keys?: KeyCache; feedback?: FeedbackCache; limiter?: Limiter } = {};
+  const c: { keys?: KeyCache; feedback?: FeedbackCache; identity?: IdentityCache; limiter?: Limiter } = {};
   const cancelJobsOf = async (keyId: string) => {
     const ids = await claimJobsOfRevokedKey(db, keyId);
     for (const id of ids) {
@@ -55,6 +58,7 @@ export function createGateway(
         c.keys?.invalidateKey(n.id);
         cancelJobsOf(n.id).catch((err: Error) => log.warn({ err: err.message }, 'revoked-key job sweep failed'));
       } else if (n.kind === 'feedback') c.feedback?.invalidateTenant(n.id);
+      else if (n.kind === 'identity') c.identity?.invalidateTenant(n.id);
       else if (n.kind === 'limits') c.limiter?.invalidateTenant(n.id);
     },
     onReset: () => {
@@ -66,11 +70,13 @@ export function createGateway(
       }
       c.keys?.reset();
       c.feedback?.reset();
+      c.identity?.reset();
       c.limiter?.reset();
     },
   });
   const keys = (c.keys = new KeyCache(db, listener));
   const feedback = (c.feedback = new FeedbackCache(db, listener));
+  const identity = (c.identity = new IdentityCache(db, listener));
   const limiter = (c.limiter = new Limiter(
     db,
     listener,
@@ -95,6 +101,7 @@ export function createGateway(
     listener,
     keys,
     feedback,
+    identity,
     limiter,
     usage,
     flush,

@@ -36,8 +36,9 @@ export function bodyTimeout(ms: number): AppMiddleware {
     }, ms);
     timer.unref();
     const stop = () => clearTimeout(timer);
+    // On the request, not the response: Koa and pipeline already hang ten listeners on a streamed response.
     req.once('end', stop);
-    ctx.res.once('close', stop);
+    req.once('close', stop);
     try {
       await next();
     } finally {

@@ -1,4 +1,4 @@
-import { getIdentity } from '../../activities/store/identity';
+import type { getIdentity } from '../../activities/store/identity';
 import { loadHistory } from '../../activities/store/sessions';
 import { assemblePrompt, validZone, type PromptMessage } from '../../reasoning/persona';
 import {
@@ -80,7 +80,7 @@ export async function planChat(
 ): Promise<ChatPlan> {
   const surface = ctx.state.surface as Surface | undefined;
   // The tenant's saved profile (PUT /v1/sovereign/identity) gives the default working style and tone.
-  const identity = await getIdentity(ctx.deps.db, tenantId);
+  const identity = await gatewayOf(ctx.deps).identity.of(tenantId);
   const override = surface ? identity.profile.surface_overrides[surface] : undefined;
   const profile = profileFor(surface, body.profile) ?? profileFor(surface, override?.working_style);
   const skills = resolveSkills(headers['x-svc-skill'], body.svc_skills?.enabled, surface);

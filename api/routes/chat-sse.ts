@@ -40,12 +40,8 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
   const write = (data: unknown) => {
     if (!closed) body.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
   };
-  ctx.res.once('close', () => {
-    if (!ctx.res.writableFinished) {
-      closed = true;
-      o.abort.abort(new Error('client disconnected'));
-    }
-  });
+  // The caller's abort fires when the client goes away (one 'close' listener on the response for both).
+  o.abort.signal.addEventListener('abort', () => (closed = true), { once: true });
 
   const run = async () => {
     let content = '';

@@ -2,6 +2,7 @@ import { getIdentity, putIdentity } from '../../activities/store/identity';
 import { PERSONA_NAME } from '../../reasoning/persona';
 import { IdentityProfile, IdentityResponse } from '../../schema/identity';
 import { principalOf, type AppContext } from '../context';
+import { gatewayOf } from '../gateway';
 import { defineRoute, type RouteSpec } from '../route';
 
 /** GET/PUT /v1/sovereign/identity: the tenant's active profile; chat applies it (see api/routes/chat-plan.ts). */
@@ -34,7 +35,10 @@ export function identityRoutes(): RouteSpec[] {
         surface_overrides: { studio: { working_style: 'muse' }, dev: { tone: 'direct' } },
       },
       handler: async (ctx: AppContext, { body }) => {
-        const r = await putIdentity(ctx.deps.db, principalOf(ctx).tenantId, body);
+        const tenantId = principalOf(ctx).tenantId;
+        const r = await putIdentity(ctx.deps.db, tenantId, body);
+        // This replica's chats see the new profile at once; the others drop it on the NOTIFY.
+        gatewayOf(ctx.deps).identity.invalidateTenant(tenantId);
         return { persona: PERSONA_NAME, profile: body, updated_at: r.updatedAt };
       },
     }),

@@ -167,3 +167,32 @@ test('new feedback on one replica moves the cached persona signal on the other',
     10_000,
   );
 });
+
+test("a profile saved on one replica reaches the other's cached chat prompt", async () => {
+  const k = await h.key(['runtime:chat']);
+  const promptOn = async (r: Replica) => {
+    const res = await fetch(`${r.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${k.apiKey}`, 'content-type': 'application/json', 'X-Svc-Context': 'dev' },
+      body: JSON.stringify({ model: 'svc-oracle', messages: [{ role: 'user', content: 'identity probe' }] }),
+    });
+    expect(res.status).toBe(200);
+    const sent = fake.requests.filter((q) => JSON.stringify(q.body?.messages ?? []).includes('identity probe'));
+    return JSON.stringify(sent[sent.length - 1].body.messages);
+  };
+  // The default profile, now cached on both replicas.
+  expect(await promptOn(A)).not.toContain('Replica profile');
+  expect(await promptOn(B)).not.toContain('Replica profile');
+  const put = await fetch(`${A.url}/v1/sovereign/identity`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${k.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Replica profile', tone: 'warm' }),
+  });
+  expect(put.status).toBe(200);
+  expect(await promptOn(A)).toContain('Replica profile'); // at once on the replica that saved it
+  await pollUntil(
+    () => promptOn(B),
+    (p) => p.includes('Replica profile'),
+    10_000,
+  );
+});
