@@ -11,7 +11,7 @@ let fake: FakeOpenAI;
 let h: Harness;
 let key: string;
 let tenantId: string;
-withFakeUpstream({ worker: true, scopes: ['runtime:chat'] }, (up) => ({ fake, h, key } = up));
+withFakeUpstream({ worker: true, scopes: ['runtime:chat', 'runtime:records'] }, (up) => ({ fake, h, key } = up));
 beforeAll(async () => {
   tenantId = (await h.req('GET', '/v1/key', { key })).body.tenant_id;
 });
@@ -159,24 +159,30 @@ test('the crash window: a retry after the API died between workflow start and st
       table: 'swarm_runs',
       wf: 'swarm',
     },
+    {
+      path: '/v1/enterprise/learn',
+      body: { sources: [{ text: 'Crash window.', title: 'cw' }] },
+      table: 'learn_jobs',
+      wf: 'learn',
+    },
   ];
   for (const c of cases) {
     const route = `POST ${c.path}`;
     const first = await post(c.path, `crash-${c.wf}`, c.body);
-    expect(first.status).toBe(200);
-    const id = first.body.id as string;
+    expect(first.status).toBe(c.wf === 'learn' ? 202 : 200);
+    const id = (first.body.id ?? first.body.job_id) as string;
     // As a dead process leaves it: the record and the running workflow exist, the claim has no answer, lease over.
     await abandon(route, `crash-${c.wf}`, IDEMPOTENCY_LEASE_SECONDS + 1);
     const retried = await post(c.path, `crash-${c.wf}`, c.body);
-    expect(retried.status).toBe(200);
-    expect(retried.body.id).toBe(id);
+    expect(retried.status).toBe(first.status);
+    expect(retried.body.id ?? retried.body.job_id).toBe(id);
     // A request that failed after the start frees its key: a fresh claim derives the same id again.
     await h.db.query(
       sql.unsafe`DELETE FROM idempotency_keys WHERE tenant_id = ${tenantId} AND key = ${`crash-${c.wf}`}`,
     );
     const reclaimed = await post(c.path, `crash-${c.wf}`, c.body);
-    expect(reclaimed.status).toBe(200);
-    expect(reclaimed.body.id).toBe(id);
+    expect(reclaimed.status).toBe(first.status);
+    expect(reclaimed.body.id ?? reclaimed.body.job_id).toBe(id);
     expect(reclaimed.headers.get('idempotent-replayed')).toBeNull();
     const rows = await h.db.oneFirst(
       sql.unsafe`SELECT count(*)::int FROM ${sql.identifier([c.table])} WHERE tenant_id = ${tenantId} AND id = ${id}`,
