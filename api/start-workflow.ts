@@ -5,6 +5,7 @@ import { AppError } from '../schema/errors';
 import { SvcKind, SvcSurface, SvcTenant } from '../workflows/search-attributes';
 import { publishDispatch } from '../activities/live/publish';
 import type { AppContext } from './context';
+import { hasDerivedJobId } from './idempotency';
 
 const START_DEADLINE_MS = 10_000;
 /** Deadline of the short calls the API makes to a running workflow (query, signal, cancel). */
@@ -72,7 +73,11 @@ export interface StartJobOptions<W extends Workflow = Workflow> {
   /** Default FAIL + REJECT_DUPLICATE: a duplicate start is refused, never a silent second run. */
   idConflictPolicy?: 'FAIL' | 'USE_EXISTING' | 'TERMINATE_EXISTING';
   idReusePolicy?: 'ALLOW_DUPLICATE' | 'ALLOW_DUPLICATE_FAILED_ONLY' | 'REJECT_DUPLICATE';
-  /** Undo what the caller stored for the job when the workflow could not be started. */
+  /**
+   * Undo what the caller stored for the job when the workflow could not be started. Not called when the
+   * id is derived from an Idempotency-Key: an earlier attempt of the request may have started the
+   * workflow that uses the record; the client's retry with the key starts or attaches to it.
+   */
   onStartFailed?: () => Promise<unknown>;
 }
 
@@ -116,9 +121,10 @@ export async function startJobWorkflow<W extends Workflow = Workflow>(
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return { started: false };
     ctx.deps.log.error({ err: (err as Error).message, workflow_id: o.workflowId }, 'workflow start failed');
-    await o
-      .onStartFailed?.()
-      .catch((e: Error) => ctx.deps.log.warn({ err: e.message }, 'cleanup after failed start failed'));
+    if (!hasDerivedJobId(ctx))
+      await o
+        .onStartFailed?.()
+        .catch((e: Error) => ctx.deps.log.warn({ err: e.message }, 'cleanup after failed start failed'));
     throw new AppError(
       'service_unavailable',
       `The ${o.kind} could not be started: the workflow service is unavailable. Try again shortly.`,

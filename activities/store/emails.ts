@@ -46,6 +46,11 @@ export async function insertEmailWithinRate(
 ): Promise<{ row: EmailRow } | { retryAfter: number }> {
   return db.transaction(async (tx) => {
     await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtext('email-rate'), hashtext(${e.tenantId}))`);
+    // An id derived from an Idempotency-Key may already exist (a retry after a crash): that email, not a second one.
+    const existing = await tx.maybeOne(
+      sql.type(EmailRow)`SELECT ${COLS} FROM emails WHERE id = ${e.id} AND tenant_id = ${e.tenantId}`,
+    );
+    if (existing) return { row: existing };
     const window = await tx.one(sql.type(z.object({ n: z.number(), oldest: z.number().nullable() }))`
       SELECT count(*)::int AS n, extract(epoch FROM min(created_at))::float8 AS oldest
       FROM emails WHERE tenant_id = ${e.tenantId} AND created_at > now() - interval '60 seconds'`);

@@ -35,10 +35,20 @@ export async function insertGoal(
     plan: PlanStepState[];
   },
 ): Promise<GoalRow> {
-  return db.one(sql.type(GoalRow)`
+  // An id derived from an Idempotency-Key may already exist (a retry after a crash): keep that row.
+  const row = await db.maybeOne(sql.type(GoalRow)`
     INSERT INTO goals (id, tenant_id, kind, title, description, lane, status, plan)
     VALUES (${g.id}, ${g.tenantId}, ${g.kind}, ${g.title}, ${g.description}, ${g.lane}, ${g.status}, ${sql.jsonb(g.plan as never)})
+    ON CONFLICT (id) DO NOTHING
     RETURNING ${COLS}`);
+  return (
+    row ??
+    db.one(
+      sql.type(
+        GoalRow,
+      )`SELECT ${COLS} FROM goals WHERE id = ${g.id} AND tenant_id = ${g.tenantId} AND kind = ${g.kind}`,
+    )
+  );
 }
 
 /**

@@ -7,10 +7,12 @@ const Row = z.object({ request_hash: z.string(), status: z.number().nullable(), 
  * How long a claim without a stored answer protects its key. A request that claimed a key and
  * then died (API crash between claim and answer) leaves the row with `response IS NULL`; after
  * the lease a retry with the same body takes the claim over instead of getting 409 forever.
- * Longer than any request that claims a key runs (a create: ≤ 10 s start + ≤ 20 s plan wait;
- * a tick re-sends the same Temporal update id, so a takeover of a live tick attaches to it).
+ * A takeover of a request that is still alive is harmless, so the lease can be short: a create's
+ * job id is derived from the key (api/idempotency.ts), so both make the same record and workflow;
+ * a tick re-sends the same Temporal update id, so it attaches to the running update. The first
+ * stored answer wins. It only has to outlast a normal request, so that retries see 409 meanwhile.
  */
-export const IDEMPOTENCY_LEASE_SECONDS = 60;
+export const IDEMPOTENCY_LEASE_SECONDS = 15;
 /** How long keys (and their stored answers) are kept; older rows are deleted on the next claim. Stripe keeps 24 h. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 

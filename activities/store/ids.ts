@@ -1,16 +1,27 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-/** Random base32 text of `n` characters (5 bits each, from the CSPRNG). */
-export function randomToken(n: number): string {
-  const bytes = randomBytes(n);
+function base32(bytes: Uint8Array, n: number): string {
   let out = '';
   for (let i = 0; i < n; i++) out += ALPHABET[bytes[i] & 31];
   return out;
 }
 
+/** Random base32 text of `n` characters (5 bits each, from the CSPRNG). */
+export function randomToken(n: number): string {
+  return base32(randomBytes(n), n);
+}
+
 /** Prefixed opaque id, e.g. `ten_4f9k2m...`. */
 export function newId(prefix: string): string {
   return `${prefix}_${randomToken(20)}`;
+}
+
+/**
+ * The id `newId(prefix)` would have drawn, derived instead from `seed` (sha256): same shape, and the
+ * same seed always gives the same id. Used for jobs created under an Idempotency-Key (api/idempotency.ts).
+ */
+export function derivedId(prefix: string, seed: string): string {
+  return `${prefix}_${base32(createHash('sha256').update(`${prefix}\0${seed}`).digest(), 20)}`;
 }

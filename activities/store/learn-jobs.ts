@@ -41,13 +41,15 @@ export type SourceSpec = z.infer<typeof SourceSpec>;
 /** Creates a queued job with its sources (inline texts stay here, out of workflow history). */
 export async function createLearnJob(
   db: Db,
-  opts: { tenantId: string; body: LearnBody },
+  opts: { id?: string; tenantId: string; body: LearnBody },
 ): Promise<{ id: string; total: number }> {
-  const id = newId('lrn');
+  // An id derived from an Idempotency-Key may already exist (a retry after a crash): keep that job and its sources.
+  const id = opts.id ?? newId('lrn');
   const { sources, space_id } = opts.body;
   await db.transaction(async (tx) => {
     await tx.query(sql.unsafe`
-      INSERT INTO learn_jobs (id, tenant_id, space_id, status, total) VALUES (${id}, ${opts.tenantId}, ${space_id ?? null}, 'queued', ${sources.length})`);
+      INSERT INTO learn_jobs (id, tenant_id, space_id, status, total) VALUES (${id}, ${opts.tenantId}, ${space_id ?? null}, 'queued', ${sources.length})
+      ON CONFLICT (id) DO NOTHING`);
     const rows = sources.map((s, idx) => {
       if ('url' in s) return [id, idx, opts.tenantId, 'url', s.url, null, null, null];
       if ('text' in s) return [id, idx, opts.tenantId, 'text', null, s.title ?? null, s.text, null];
@@ -55,7 +57,8 @@ export async function createLearnJob(
     });
     await tx.query(sql.unsafe`
       INSERT INTO learn_sources (job_id, idx, tenant_id, kind, url, title, text, source_document_id)
-      SELECT * FROM ${sql.unnest(rows, ['text', 'int4', 'text', 'text', 'text', 'text', 'text', 'text'])}`);
+      SELECT * FROM ${sql.unnest(rows, ['text', 'int4', 'text', 'text', 'text', 'text', 'text', 'text'])}
+      ON CONFLICT DO NOTHING`);
   });
   return { id, total: sources.length };
 }

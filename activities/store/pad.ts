@@ -22,14 +22,16 @@ export async function insertPadSession(
   await db.transaction(async (tx) => {
     await tx.query(sql.unsafe`
       INSERT INTO pad_sessions (id, tenant_id, status, max_concurrency, agent_count)
-      VALUES (${s.id}, ${s.tenantId}, 'running', ${s.maxConcurrency}, ${s.agents.length})`);
+      VALUES (${s.id}, ${s.tenantId}, 'running', ${s.maxConcurrency}, ${s.agents.length})
+      ON CONFLICT (id) DO NOTHING`);
     await tx.query(sql.unsafe`
       INSERT INTO pad_agents (session_id, idx, tenant_id, name, prompt, lane, surface, status)
       SELECT ${s.id}, a.idx, ${s.tenantId}, a.name, a.prompt, a.lane, a.surface, 'queued'
       FROM ${sql.unnest(
         s.agents.map((a) => [a.index, a.name, a.prompt, a.lane, a.surface]),
         ['int4', 'text', 'text', 'text', 'text'],
-      )} AS a(idx, name, prompt, lane, surface)`);
+      )} AS a(idx, name, prompt, lane, surface)
+      ON CONFLICT DO NOTHING`);
   });
 }
 

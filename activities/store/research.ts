@@ -28,12 +28,16 @@ export function researchView(r: ResearchRow): ResearchState {
 
 export async function createResearch(
   db: CommonQueryMethods,
-  o: { tenantId: string; query: string; depth: string; maxSources: number },
+  o: { id?: string; tenantId: string; query: string; depth: string; maxSources: number },
 ): Promise<ResearchRow> {
-  return db.one(sql.type(Row)`
+  const id = o.id ?? newId('res');
+  // An id derived from an Idempotency-Key may already exist (a retry after a crash): keep that row.
+  const row = await db.maybeOne(sql.type(Row)`
     INSERT INTO research_jobs (id, tenant_id, query, depth, max_sources, status)
-    VALUES (${newId('res')}, ${o.tenantId}, ${o.query}, ${o.depth}, ${o.maxSources}, 'queued')
+    VALUES (${id}, ${o.tenantId}, ${o.query}, ${o.depth}, ${o.maxSources}, 'queued')
+    ON CONFLICT (id) DO NOTHING
     RETURNING *`);
+  return row ?? db.one(sql.type(Row)`SELECT * FROM research_jobs WHERE id = ${id} AND tenant_id = ${o.tenantId}`);
 }
 
 export async function getResearch(db: CommonQueryMethods, tenantId: string, id: string): Promise<ResearchRow | null> {

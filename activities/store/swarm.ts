@@ -10,10 +10,15 @@ export async function insertSwarmRun(
   db: CommonQueryMethods,
   r: { id: string; tenantId: string; operation: string; params: unknown; total: number },
 ) {
-  return db.one(sql.type(SwarmRow)`
+  // An id derived from an Idempotency-Key may already exist (a retry after a crash): keep that row.
+  const row = await db.maybeOne(sql.type(SwarmRow)`
     INSERT INTO swarm_runs (id, tenant_id, operation, params, status, progress)
     VALUES (${r.id}, ${r.tenantId}, ${r.operation}, ${sql.jsonb(r.params as never)}, 'queued', ${sql.jsonb({ done: 0, total: r.total })})
+    ON CONFLICT (id) DO NOTHING
     RETURNING ${COLS}`);
+  return (
+    row ?? db.one(sql.type(SwarmRow)`SELECT ${COLS} FROM swarm_runs WHERE id = ${r.id} AND tenant_id = ${r.tenantId}`)
+  );
 }
 
 export async function saveSwarmRun(

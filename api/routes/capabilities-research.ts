@@ -4,7 +4,7 @@ import { AppError, notFound } from '../../schema/errors';
 import { IdempotencyHeaders, ResumeHeaders } from '../../schema/headers';
 import { RESEARCH_DEPTHS, ResearchBody, ResearchParams, ResearchState } from '../../schema/research';
 import { principalOf, type AppContext } from '../context';
-import { withIdempotency } from '../idempotency';
+import { jobIdFor, withIdempotency } from '../idempotency';
 import { defineRoute, type RouteSpec } from '../route';
 import { shortTemporalCall, startJobWorkflow } from '../start-workflow';
 import { lastEventIdOf, pipeEventStream } from '../sse';
@@ -47,6 +47,7 @@ export function researchRoutes(): RouteSpec[] {
           body,
           async () => {
             const row = await createResearch(db, {
+              id: jobIdFor(ctx, 'res'),
               tenantId,
               query: body.query,
               depth: body.depth,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { deleteEmailRow, getEmailRow, insertEmailWithinRate, type EmailRow } from '../../activities/store/emails';
-import { newId } from '../../activities/store/ids';
+import { jobIdFor } from '../idempotency';
 import { messageIdFor } from '../../activities/email/transport';
 import { EmailSendBody, EmailView } from '../../schema/email';
 import { AppError, notFound } from '../../schema/errors';
@@ -36,7 +36,7 @@ async function queueEmail(ctx: AppContext, body: z.infer<typeof EmailSendBody>) 
     );
   }
   const tenantId = principalOf(ctx).tenantId;
-  const id = newId('email');
+  const id = jobIdFor(ctx, 'email');
   const queued = await insertEmailWithinRate(
     ctx.deps.db,
     {

@@ -8,6 +8,7 @@ import { AppError, notFound } from '../../schema/errors';
 import { KnowledgeDeleteQuery, KnowledgeDeleteResponse, SearchQuery, SearchResponse } from '../../schema/knowledge';
 import { LearnBody, LearnJobState, LearnStarted } from '../../schema/learn';
 import { principalOf, type AppContext } from '../context';
+import { jobIdFor } from '../idempotency';
 import { defineRoute, type RouteSpec } from '../route';
 import { shortTemporalCall, startJobWorkflow } from '../start-workflow';
 import { workflowIds } from '../../schema/workflow-ids';
@@ -37,6 +38,7 @@ export function enterpriseRoutes(): RouteSpec[] {
       body: LearnBody,
       status: 202,
       response: LearnStarted,
+      idempotent: true,
       responses: {
         404: 'space_id is not one of your spaces.',
         503: 'The job could not be started (Temporal unavailable).',
@@ -48,7 +50,9 @@ export function enterpriseRoutes(): RouteSpec[] {
         const { tenantId } = principalOf(ctx);
         const { db } = ctx.deps;
         await requireSpace(db, tenantId, body.space_id);
-        const job = await withSpace(body.space_id, () => createLearnJob(db, { tenantId, body }));
+        const job = await withSpace(body.space_id, () =>
+          createLearnJob(db, { id: jobIdFor(ctx, 'lrn'), tenantId, body }),
+        );
         await startJobWorkflow(ctx, {
           workflow: 'learnWorkflow',
           workflowId: workflowIds.learn(job.id),

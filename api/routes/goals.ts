@@ -1,6 +1,6 @@
 import { WorkflowFailedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { z } from 'zod';
-import { newId } from '../../activities/store/ids';
+import { jobIdFor } from '../idempotency';
 import {
   deleteGoalRow,
   getGoalRow,
@@ -69,7 +69,7 @@ export async function liveState(
 export async function createGoal(ctx: AppContext, kind: 'goal' | 'sovereign', body: z.infer<typeof GoalCreateBody>) {
   const began = Date.now();
   const tenantId = principalOf(ctx).tenantId;
-  const id = newId(kind === 'goal' ? 'goal' : 'sov');
+  const id = jobIdFor(ctx, kind === 'goal' ? 'goal' : 'sov');
   const lane = body.lane ?? 'svc-oracle';
   const plan = body.steps ? planFrom(body.steps, lane) : [];
   const status = kind === 'goal' ? 'pending' : plan.length ? 'ready' : 'planning';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { newId } from '../../activities/store/ids';
+import { jobIdFor } from '../idempotency';
 import {
   deletePadSession,
   getPadSession,
@@ -72,7 +72,7 @@ export function padRoutes(): RouteSpec[] {
       },
       handler: async (ctx: AppContext, { body }) => {
         const tenantId = principalOf(ctx).tenantId;
-        const id = newId('pad');
+        const id = jobIdFor(ctx, 'pad');
         const maxConcurrency = body.max_concurrency ?? 4;
         const agents: PadAgentInput[] = body.agents.map((a, index) => ({
           index,

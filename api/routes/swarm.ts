@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { newId } from '../../activities/store/ids';
+import { jobIdFor } from '../idempotency';
 import { outputsById } from '../../activities/store/job-outputs';
 import { deleteSwarmRun, getSwarmRun, insertSwarmRun } from '../../activities/store/swarm';
 import { AppError, invalid, notFound, zodDetails } from '../../schema/errors';
@@ -60,7 +60,7 @@ export function swarmRoutes(): RouteSpec[] {
         const parsed = SWARM_OPERATIONS[op].safeParse(body.params);
         if (!parsed.success) throw invalid(zodDetails(parsed.error.issues, 'body.params'), `params for ${op}`);
         const tenantId = principalOf(ctx).tenantId;
-        const id = newId('swarm');
+        const id = jobIdFor(ctx, 'swarm');
         const params = parsed.data as Record<string, unknown>;
         const row = await insertSwarmRun(ctx.deps.db, {
           id,

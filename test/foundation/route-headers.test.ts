@@ -56,6 +56,7 @@ test('idempotency is a route flag: exactly the retry-safe creates and the tick d
     .sort();
   expect(flagged).toEqual([
     'post /v1/email/send',
+    'post /v1/enterprise/learn',
     'post /v1/goals',
     'post /v1/pad/dispatch',
     'post /v1/sovereign/goals',

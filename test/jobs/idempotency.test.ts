@@ -5,12 +5,13 @@ import { tickUpdate } from '../../workflows/job-defs';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
+import { pollUntil } from '../helpers/poll';
 
 let fake: FakeOpenAI;
 let h: Harness;
 let key: string;
 let tenantId: string;
-withFakeUpstream({ worker: true, scopes: ['runtime:chat'] }, (up) => ({ fake, h, key } = up));
+withFakeUpstream({ worker: true, scopes: ['runtime:chat', 'runtime:records'] }, (up) => ({ fake, h, key } = up));
 beforeAll(async () => {
   tenantId = (await h.req('GET', '/v1/key', { key })).body.tenant_id;
 });
@@ -134,4 +135,80 @@ test('idempotent creates: sovereign goals and swarm runs (same key and body → 
   expect(w3.body.code).toBe('idempotency_conflict');
   const runs = await h.db.oneFirst(sql.unsafe`SELECT count(*)::int FROM swarm_runs WHERE tenant_id = ${tenantId}`);
   expect(runs).toBe(1);
+});
+
+/** Workflow runs Temporal holds under one workflow id (a second job would be a second id, counted by the caller). */
+async function runsOf(workflowId: string): Promise<number> {
+  let n = 0;
+  for await (const _ of h.client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) n++;
+  return n;
+}
+
+test('the crash window: a retry after the API died between workflow start and stored answer attaches to the same job', async () => {
+  const cases = [
+    { path: '/v1/goals', body: { title: 'Crash window goal', steps: steps(2) }, table: 'goals', wf: 'goal' },
+    {
+      path: '/v1/pad/dispatch',
+      body: { agents: [{ name: 'crash-window', prompt: 'Do step 1.' }] },
+      table: 'pad_sessions',
+      wf: 'pad',
+    },
+    {
+      path: '/v1/swarm/run',
+      body: { operation: 'map', params: { prompt: 'Crash {{item}}', items: ['x'] } },
+      table: 'swarm_runs',
+      wf: 'swarm',
+    },
+    {
+      path: '/v1/enterprise/learn',
+      body: { sources: [{ text: 'Crash window.', title: 'cw' }] },
+      table: 'learn_jobs',
+      wf: 'learn',
+    },
+  ];
+  for (const c of cases) {
+    const route = `POST ${c.path}`;
+    const first = await post(c.path, `crash-${c.wf}`, c.body);
+    expect(first.status).toBe(c.wf === 'learn' ? 202 : 200);
+    const id = (first.body.id ?? first.body.job_id) as string;
+    // As a dead process leaves it: the record and the running workflow exist, the claim has no answer, lease over.
+    await abandon(route, `crash-${c.wf}`, IDEMPOTENCY_LEASE_SECONDS + 1);
+    const retried = await post(c.path, `crash-${c.wf}`, c.body);
+    expect(retried.status).toBe(first.status);
+    expect(retried.body.id ?? retried.body.job_id).toBe(id);
+    // A request that failed after the start frees its key: a fresh claim derives the same id again.
+    await h.db.query(
+      sql.unsafe`DELETE FROM idempotency_keys WHERE tenant_id = ${tenantId} AND key = ${`crash-${c.wf}`}`,
+    );
+    const reclaimed = await post(c.path, `crash-${c.wf}`, c.body);
+    expect(reclaimed.status).toBe(first.status);
+    expect(reclaimed.body.id ?? reclaimed.body.job_id).toBe(id);
+    expect(reclaimed.headers.get('idempotent-replayed')).toBeNull();
+    const rows = await h.db.oneFirst(
+      sql.unsafe`SELECT count(*)::int FROM ${sql.identifier([c.table])} WHERE tenant_id = ${tenantId} AND id = ${id}`,
+    );
+    expect(rows).toBe(1);
+    expect(await runsOf(`${c.wf}-${id}`)).toBe(1);
+  }
+  // Exactly one job per case: one goal with the title, and its steps called the model once each.
+  const goals = (await h.req('GET', '/v1/goals', { key })).body.data.filter(
+    (g: any) => g.title === 'Crash window goal',
+  );
+  expect(goals).toHaveLength(1);
+  await pollUntil(
+    async () => (await h.req('GET', `/v1/goals/${goals[0].id}`, { key })).body.status,
+    (s) => s === 'completed',
+    120_000,
+  );
+  expect(chatsOf('Crash window goal')).toBe(2);
+});
+
+test('another tenant with the same Idempotency-Key and body gets its own job', async () => {
+  const other = (await h.key(['runtime:chat'])).apiKey;
+  const body = { title: 'Same key, two tenants', steps: steps(1) };
+  const mine = await post('/v1/goals', 'shared-key', body);
+  const theirs = await h.req('POST', '/v1/goals', { key: other, body, headers: { 'Idempotency-Key': 'shared-key' } });
+  expect([mine.status, theirs.status]).toEqual([200, 200]);
+  expect(theirs.body.id).not.toBe(mine.body.id);
+  expect((await h.req('GET', `/v1/goals/${theirs.body.id}`, { key })).status).toBe(404);
 });

@@ -26,10 +26,14 @@ test('when Temporal is unreachable, creates answer 503 and leave nothing behind;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const key = (await h.key(['runtime:chat', 'runtime:records'])).apiKey;
-  const post = async (path: string, body: unknown) => {
+  const post = async (path: string, body: unknown, idem?: string) => {
     const res = await fetch(url + path, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        ...(idem ? { 'idempotency-key': idem } : {}),
+      },
       body: JSON.stringify(body),
     });
     return { status: res.status, body: (await res.json()) as any };
@@ -54,6 +58,22 @@ test('when Temporal is unreachable, creates answer 503 and leave nothing behind;
     expect([await count('goals'), await count('pad_sessions'), await count('swarm_runs')]).toEqual([0, 0, 0]);
     const metrics = await (await fetch(`${url}/v1/metrics`)).text();
     expect(metrics).not.toMatch(/svc_workflow_starts_total\{kind="goal"\} [1-9]/);
+
+    // Under an Idempotency-Key the record stays (an earlier attempt may have started its workflow); the retry
+    // with the key, once Temporal answers, starts the workflow of that same record.
+    const keyed = await post('/v1/goals', { title: 'kept', steps }, 'start-fails');
+    expect(keyed.status).toBe(503);
+    const kept = await h.db.anyFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM goals WHERE title = 'kept'`);
+    expect(kept).toHaveLength(1);
+    const retried = await h.req('POST', '/v1/goals', {
+      key,
+      body: { title: 'kept', steps },
+      headers: { 'Idempotency-Key': 'start-fails' },
+    });
+    expect(retried.status).toBe(200);
+    expect(retried.body.id).toBe(kept[0]);
+    expect((await h.client.workflow.getHandle(`goal-${kept[0]}`).describe()).type).toBe('goalWorkflow');
+    await h.client.workflow.getHandle(`goal-${kept[0]}`).terminate('test done');
   } finally {
     server.closeAllConnections();
     server.close();
