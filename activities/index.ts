@@ -7,6 +7,7 @@ import { createKnowledgeActivities } from './knowledge';
 import { createLiveActivities } from './live';
 import { createTasksActivities } from './tasks';
 import { createResearchActivities } from './web/research-activities';
+import { createPlanActivities } from './tools/plan-activities';
 
 export type { ActivityDeps } from './deps';
 
@@ -27,6 +28,7 @@ export function createActivities(given: ActivityDeps) {
     ...createEmailActivities(deps),
     ...createResearchActivities(deps),
     ...createBrowserStoreActivities(deps),
+    ...createPlanActivities(deps),
   };
 }
 

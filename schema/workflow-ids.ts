@@ -10,6 +10,7 @@ export const workflowIds = {
   pad: (sessionId: string) => `pad-${sessionId}`,
   swarm: (runId: string) => `swarm-${runId}`,
   learn: (jobId: string) => `learn-${jobId}`,
+  plan: (runId: string) => `plan-${runId}`,
 } as const;
 
 export const streams = {
@@ -17,4 +18,5 @@ export const streams = {
   goal: (goalId: string) => `goal:${goalId}`,
   pad: (sessionId: string) => `pad:${sessionId}`,
   swarm: (runId: string) => `swarm:${runId}`,
+  plan: (runId: string) => `plan:${runId}`,
 } as const;

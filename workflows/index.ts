@@ -7,3 +7,4 @@ export * from './live';
 export { emailWorkflow } from './email';
 export { researchWorkflow } from './research';
 export * from './browser-session';
+export * from './plan';
