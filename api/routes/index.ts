@@ -16,6 +16,7 @@ import { reasoningRoutes } from './reasoning';
 import { keyInfoRoute, registerRoutes } from './register';
 import { systemRoutes } from './system';
 import { tasksRoutes } from './tasks';
+import { toolsPlanRoutes } from './tools-plans';
 import { visionRoutes } from './vision';
 import { usageRoutes } from './usage';
 
@@ -47,6 +48,7 @@ export function allRoutes(): RouteSpec[] {
     ...imagesRoutes(),
     ...capabilitiesRoutes(),
     ...browserRoutes(),
+    ...toolsPlanRoutes(),
   ];
   return cached;
 }
