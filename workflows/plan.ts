@@ -31,6 +31,7 @@ const book = proxyLocalActivities<Activities>({
 /** Tool calls: retried when the worker dies or the database blips; a tool's own failure is a stored result, not a retry. */
 const steps = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '10 seconds',
   retry: {
     initialInterval: '500 ms',
     backoffCoefficient: 2,
