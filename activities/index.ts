@@ -8,6 +8,7 @@ import { createKnowledgeActivities } from './knowledge';
 import { createLiveActivities } from './live';
 import { createTasksActivities } from './tasks';
 import { createResearchActivities } from './web/research-activities';
+import { createPlanActivities } from './tools/plan-activities';
 
 export type { ActivityDeps } from './deps';
 
@@ -29,6 +30,7 @@ export function createActivities(given: ActivityDeps) {
     ...createResearchActivities(deps),
     ...createBrowserStoreActivities(deps),
     ...createAgentActivities(deps),
+    ...createPlanActivities(deps),
   };
 }
 

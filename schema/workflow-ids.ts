@@ -11,6 +11,7 @@ export const workflowIds = {
   swarm: (runId: string) => `swarm-${runId}`,
   learn: (jobId: string) => `learn-${jobId}`,
   agent: (runId: string) => `agent-${runId}`,
+  plan: (runId: string) => `plan-${runId}`,
 } as const;
 
 export const streams = {
@@ -19,4 +20,5 @@ export const streams = {
   pad: (sessionId: string) => `pad:${sessionId}`,
   swarm: (runId: string) => `swarm:${runId}`,
   agent: (runId: string) => `agent:${runId}`,
+  plan: (runId: string) => `plan:${runId}`,
 } as const;

@@ -8,3 +8,4 @@ export { emailWorkflow } from './email';
 export { researchWorkflow } from './research';
 export * from './browser-session';
 export { agentWorkflow } from './agent';
+export * from './plan';

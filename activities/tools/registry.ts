@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { COMMONS_TOOLS } from '../commons';
 import { reasoningEndpoints } from '../../reasoning/registry';
 import { inlineJsonSchema } from '../../schema/json-schema';
+import { EFFECT_TOOLS } from './effect-tools';
 import { RUNTIME_TOOLS } from './runtime-tools';
+import { SERVICE_TOOLS } from './service-tools';
 import { defineToolDef, type ToolContext, type ToolDef } from './types';
 
 /** `/contextual-action/plan` → `contextual_action_plan`. */
@@ -58,7 +60,7 @@ let cached: ToolDef[] | undefined;
 
 /** Every tool of the service (built once: pure data). Later rooms append their families here. */
 export function toolRegistry(): ToolDef[] {
-  cached ??= [...RUNTIME_TOOLS, ...reasoningTools(), ...commonsTools()];
+  cached ??= [...RUNTIME_TOOLS, ...SERVICE_TOOLS, ...EFFECT_TOOLS, ...reasoningTools(), ...commonsTools()];
   return cached;
 }
 

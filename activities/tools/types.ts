@@ -2,12 +2,22 @@ import type { z } from 'zod';
 import type { KeyPrincipal } from '../store/keys';
 import type { AppDeps } from '../../api/deps';
 import type { RuntimeScope } from '../../schema/auth';
+import type { ModelRouter } from '../providers/types';
+
+/** The service dependencies a tool run may use: the API's deps, or a worker's (activities/tools/context.ts). */
+export type ToolDeps = Pick<AppDeps, 'config' | 'db' | 'log' | 'temporal'> & { models?: ModelRouter };
 
 /** What a tool run may use: the caller, its surface, the service's dependencies and its route table. */
 export interface ToolContext {
   principal: KeyPrincipal;
   surface?: string;
-  deps: Pick<AppDeps, 'config' | 'db' | 'log' | 'temporal'>;
+  deps: ToolDeps;
+  /**
+   * Set when the run belongs to a durable caller (a plan step: `plan-<id>:<step>`): tools that
+   * create records or talk to outside systems derive their ids / Idempotency-Key from it, so a
+   * retried step never creates a second record.
+   */
+  idempotencyKey?: string;
   /** The route table (method, path, access) for capability listings. */
   routes: () => ReadonlyArray<{ method: string; path: string; access: unknown; tags: string[] }>;
 }

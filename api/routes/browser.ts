@@ -55,7 +55,7 @@ export function sessionView(row: BrowserSessionRow): z.infer<typeof BrowserSessi
   };
 }
 
-async function createSession(ctx: AppContext, body: z.infer<typeof BrowserSessionCreateBody>) {
+export async function createSession(ctx: AppContext, body: z.infer<typeof BrowserSessionCreateBody>) {
   const { config, db } = ctx.deps;
   const tenantId = principalOf(ctx).tenantId;
   const idle = body.idle_timeout_s ?? config.browser.idleTimeoutS;
@@ -140,7 +140,7 @@ async function createSession(ctx: AppContext, body: z.infer<typeof BrowserSessio
   return sessionView((await getBrowserSession(db, tenantId, id)) ?? row);
 }
 
-async function closeSession(ctx: AppContext, id: string) {
+export async function closeSession(ctx: AppContext, id: string) {
   const row = await sessionOr404(ctx, id);
   if (row.status !== 'closed' && row.status !== 'expired' && row.status !== 'failed') {
     await browserCommand(ctx, row, { op: 'close' }).catch((err) => {

@@ -27,7 +27,7 @@ function emailView(r: EmailRow): z.infer<typeof EmailView> {
 }
 
 /** Stores the email (within the tenant's rate) and starts `email-<id>`; nothing stays stored when the start fails. */
-async function queueEmail(ctx: AppContext, body: z.infer<typeof EmailSendBody>) {
+export async function queueEmail(ctx: AppContext, body: z.infer<typeof EmailSendBody>) {
   const { smtpUrl, from, ratePerMinute } = ctx.deps.config.email;
   if (!smtpUrl || !from) {
     throw new AppError(

@@ -17,6 +17,7 @@ import { reasoningRoutes } from './reasoning';
 import { keyInfoRoute, registerRoutes } from './register';
 import { systemRoutes } from './system';
 import { tasksRoutes } from './tasks';
+import { toolsPlanRoutes } from './tools-plans';
 import { visionRoutes } from './vision';
 import { workspacesRoutes } from './workspaces';
 import { usageRoutes } from './usage';
@@ -51,6 +52,7 @@ export function allRoutes(): RouteSpec[] {
     ...browserRoutes(),
     ...agentsRoutes(),
     ...workspacesRoutes(),
+    ...toolsPlanRoutes(),
   ];
   return cached;
 }

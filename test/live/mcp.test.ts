@@ -14,6 +14,8 @@ const SIX = [
   'list_working_styles',
   'get_request_template',
 ];
+// Tools any runtime key may call (their routes need no scope): the six plus knowledge, memory and tasks.
+const ANY_KEY = [...SIX, 'knowledge_search', 'memory_write', 'task_create', 'task_execute'];
 
 beforeAll(async () => {
   h = await startHarness();
@@ -48,8 +50,10 @@ test('the SDK client initializes on 2025-11-25, lists tools with both schemas an
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name);
   expect(names).toEqual(expect.arrayContaining([...SIX, 'quest_scaffold', 'temporal_coordinate', 'calculator']));
-  expect(names.length).toBe(6 + 23 + 8);
-  for (const t of tools) {
+  // The six runtime tools, 23 compilers, 8 commons tools and the 7 web/knowledge/task tools of runtime:chat or any key.
+  expect(names.length).toBe(6 + 23 + 8 + 7);
+  const writes = ['memory_write', 'task_create', 'task_execute'];
+  for (const t of tools.filter((x) => !writes.includes(x.name))) {
     expect({
       name: t.name,
       in: t.inputSchema.type,
@@ -101,7 +105,7 @@ test('a reasoning tool gives the same result as its HTTP route; bad arguments ar
 test('tools/list shows only what the key may call; a forbidden tool looks exactly like an unknown one', async () => {
   const client = await sdkClient(modelsKey.apiKey);
   const { tools } = await client.listTools();
-  expect(tools.map((t) => t.name).sort()).toEqual([...SIX].sort());
+  expect(tools.map((t) => t.name).sort()).toEqual([...ANY_KEY].sort());
   const forbidden = await rpc(
     { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'quest_scaffold', arguments: { goal: 'x' } } },
     {},
@@ -119,7 +123,7 @@ test('tools/list shows only what the key may call; a forbidden tool looks exactl
     /Unknown tool/,
   );
   const listing = await h.req('GET', '/v1/tools', { key: modelsKey.apiKey });
-  expect(listing.body.data.map((t: { name: string }) => t.name).sort()).toEqual([...SIX].sort());
+  expect(listing.body.data.map((t: { name: string }) => t.name).sort()).toEqual([...ANY_KEY].sort());
   const full = await h.req('GET', '/v1/tools', { key: chatKey.apiKey });
   const calc = full.body.data.find((t: { name: string }) => t.name === 'calculator');
   expect(calc).toMatchObject({
