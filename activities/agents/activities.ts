@@ -1,18 +1,18 @@
 import { rm, mkdir } from 'node:fs/promises';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { z } from 'zod';
-import { streams } from '../../schema/workflow-ids';
+import { streams, workflowIds } from '../../schema/workflow-ids';
 import type { ActivityDeps } from '../deps';
 import { FetchFailure, guardedRequest } from '../net/guarded-http';
 import { appendEvent } from '../store/events';
 import { findJobOutput, saveJobOutput } from '../store/job-outputs';
-import { toolJsonSchemas, runTool } from '../tools/registry';
+import { buildWorkerToolContext } from '../tools/context';
+import { findTool, toolJsonSchemas, runTool } from '../tools/registry';
 import type { ToolDef } from '../tools/types';
 import { agentsSettings } from './config';
 import { conversation } from './conversation';
 import { ModelTurnOut, ToolCallOut, modelKey, parseOut, toolKey, usageOf } from './outputs';
 import { agentOutputs, getAgentRun, updateAgentRun, type AgentRunRow } from './store';
-import { createWorkerToolContexts } from './tool-context';
 import { workspaceTools } from './workspace-tools';
 
 /** Heartbeats while `fn` runs, so a cancelled run's activity hears of it (and aborts its model call or shell). */
@@ -34,7 +34,6 @@ export interface AgentRef {
 /** Activities of the agent workflow (`agent-<id>`): one per model turn, one per tool call; each is idempotent by step key. */
 export function createAgentActivities(deps: ActivityDeps) {
   const { db } = deps;
-  const tools = createWorkerToolContexts(deps);
   const event = (ref: AgentRef, type: string, data: unknown) =>
     appendEvent(db, { tenantId: ref.tenantId, stream: streams.agent(ref.runId), type, data });
   const run = async (ref: AgentRef) => {
@@ -51,7 +50,7 @@ export function createAgentActivities(deps: ActivityDeps) {
         })
       : [];
     return row.tier.tools.flatMap((name) => {
-      const t = ws.find((w) => w.name === name) ?? tools.toolFor(name, row.principal, row.tier.tools);
+      const t = ws.find((w) => w.name === name) ?? findTool(name, row.principal.scopes);
       return t ? [t] : [];
     });
   };
@@ -161,7 +160,16 @@ export function createAgentActivities(deps: ActivityDeps) {
         const r =
           args === undefined
             ? ({ ok: false, error: 'Invalid arguments: not JSON' } as const)
-            : await heartbeating(() => runTool(tool, args, tools.contextFor(row.principal)));
+            : await heartbeating(() =>
+                runTool(
+                  tool,
+                  args,
+                  // The step key makes a tool's write idempotent when a crash re-runs this activity.
+                  buildWorkerToolContext(deps, row.principal, {
+                    idempotencyKey: `${workflowIds.agent(o.runId)}:${key}`,
+                  }),
+                ),
+              );
         out = r.ok
           ? { name: call.name, call_id: call.id, ok: true, result: r.result }
           : { name: call.name, call_id: call.id, ok: false, error: r.error };
