@@ -10,6 +10,9 @@ export const workflowIds = {
   pad: (sessionId: string) => `pad-${sessionId}`,
   swarm: (runId: string) => `swarm-${runId}`,
   learn: (jobId: string) => `learn-${jobId}`,
+  research: (jobId: string) => `research-${jobId}`,
+  email: (emailId: string) => `email-${emailId}`,
+  browser: (sessionId: string) => `browser-${sessionId}`,
 } as const;
 
 export const streams = {
@@ -17,4 +20,5 @@ export const streams = {
   goal: (goalId: string) => `goal:${goalId}`,
   pad: (sessionId: string) => `pad:${sessionId}`,
   swarm: (runId: string) => `swarm:${runId}`,
+  research: (jobId: string) => `research:${jobId}`,
 } as const;
