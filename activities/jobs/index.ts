@@ -12,10 +12,11 @@ import { findJobOutput, saveJobOutput } from '../store/job-outputs';
 import { finishPadSession, updatePadAgent, type PadAgentRow } from '../store/pad';
 import { saveSwarmRun } from '../store/swarm';
 import { workerShutdownFailure } from '../tasks/errors';
+import { snippetOf } from '../../schema/snippet';
 import { streams } from '../../schema/workflow-ids';
 
-const SNIPPET = 300;
-const snippet = (s: string) => (s.length > SNIPPET ? `${s.slice(0, SNIPPET - 1)}…` : s);
+/** Goal step snippets keep their lines: planning falls back to one when the full output is gone. */
+const snippet = (s: string) => snippetOf(s, 300, { keepLines: true });
 
 /** Model faults that another attempt cannot fix. */
 const PERMANENT = new Set(['model_not_found', 'service_unavailable', 'invalid_request', 'forbidden', 'unauthorized']);
