@@ -138,3 +138,16 @@ export async function startJobWorkflow<N extends WorkflowName>(
     );
   }
 }
+
+/**
+ * `startJobWorkflow` for the common case of a workflow with one input naming its tenant: the input
+ * is checked against workflow `N`'s parameter.
+ */
+export function startWithInput<N extends WorkflowName>(
+  ctx: AppContext,
+  workflow: N,
+  input: Parameters<Workflows[N]>[0] & { tenantId: string },
+  o: Omit<StartJobOptions<N>, 'workflow' | 'tenantId' | 'args'>,
+): Promise<{ started: boolean }> {
+  return startJobWorkflow(ctx, { ...o, workflow, tenantId: input.tenantId, args: [input] as Parameters<Workflows[N]> });
+}

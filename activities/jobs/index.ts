@@ -9,7 +9,7 @@ import type { ChatMessageIn } from '../providers/types';
 import { appendEvent } from '../store/events';
 import { saveGoalState } from '../store/goals';
 import { findJobOutput, saveJobOutput } from '../store/job-outputs';
-import { finishPadSession, updatePadAgent, type PadAgentRow } from '../store/pad';
+import { finishPadSession, updatePadAgent, type PadAgentUpdate } from '../store/pad';
 import { saveSwarmRun } from '../store/swarm';
 import { workerShutdownFailure } from '../tasks/errors';
 import { snippetOf } from '../../schema/snippet';
@@ -162,15 +162,7 @@ export function createJobsActivities(deps: ActivityDeps) {
       });
     },
 
-    async recordPadAgent(i: {
-      tenantId: string;
-      sessionId: string;
-      index: number;
-      status: PadAgentRow['status'];
-      outputId?: string | null;
-      error?: string | null;
-      durationMs?: number | null;
-    }): Promise<void> {
+    async recordPadAgent(i: Omit<PadAgentUpdate, 'attempt'>): Promise<void> {
       const attempt = i.status === 'running' ? Context.current().info.attempt : undefined;
       await updatePadAgent(db, { ...i, attempt });
       await appendEvent(db, {

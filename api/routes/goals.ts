@@ -107,8 +107,7 @@ export function goalRoutes(): RouteSpec[] {
           if (!isTerminal(row.status))
             open = await renameGoal(ctx, row.id, { title: body.title, description: body.description });
         }
-        if (body.status && open)
-          open = await setGoalPaused(ctx, row.id, body.status === 'paused');
+        if (body.status && open) open = await setGoalPaused(ctx, row.id, body.status === 'paused');
         if (!open) {
           // The workflow closed after the row was read: the goal has finished (the text change is kept).
           const now = (await getGoalRow(ctx.deps.db, row.tenant_id, 'goal', row.id)) ?? row;

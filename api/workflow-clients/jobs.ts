@@ -1,7 +1,7 @@
 import { workflowIds } from '../../schema/workflow-ids';
 import type { PadInput, SwarmInput } from '../../workflows/job-types';
 import type { AppContext } from '../context';
-import { startJobWorkflow } from '../start-workflow';
+import { startWithInput } from '../start-workflow';
 
 /**
  * Parallel agent dispatch (`pad-<session id>`) and swarm runs (`swarm-<run id>`): their routes only
@@ -9,28 +9,21 @@ import { startJobWorkflow } from '../start-workflow';
  * `onStartFailed` undoes the stored record when the workflow could not be started.
  */
 export async function startPad(ctx: AppContext, input: PadInput, onStartFailed: () => Promise<unknown>) {
-  await startJobWorkflow(ctx, {
-    workflow: 'padWorkflow',
+  const names = input.agents.map((a) => a.name).join(', ');
+  await startWithInput(ctx, 'padWorkflow', input, {
     workflowId: workflowIds.pad(input.sessionId),
     kind: 'pad',
-    tenantId: input.tenantId,
-    title: `${input.agents.length} agents: ${input.agents
-      .map((a) => a.name)
-      .join(', ')
-      .slice(0, 120)}`,
-    args: [input],
+    title: `${input.agents.length} agents: ${names.slice(0, 120)}`,
     onStartFailed,
   });
 }
 
 export async function startSwarm(ctx: AppContext, input: SwarmInput, onStartFailed: () => Promise<unknown>) {
-  await startJobWorkflow(ctx, {
-    workflow: 'swarmWorkflow',
+  const title = `swarm ${input.operation}`;
+  await startWithInput(ctx, 'swarmWorkflow', input, {
     workflowId: workflowIds.swarm(input.runId),
     kind: 'swarm',
-    tenantId: input.tenantId,
-    title: `swarm ${input.operation}`,
-    args: [input],
+    title,
     onStartFailed,
   });
 }

@@ -4,7 +4,7 @@ import type { LearnWorkflowInput } from '../../schema/learn';
 import type { learnWorkflow } from '../../workflows/learn';
 import type { researchWorkflow, ResearchWorkflowInput } from '../../workflows/research';
 import type { AppContext } from '../context';
-import { shortTemporalCall, startJobWorkflow } from '../start-workflow';
+import { shortTemporalCall, startWithInput } from '../start-workflow';
 import { requestCancel } from './cancel';
 
 /**
@@ -13,13 +13,11 @@ import { requestCancel } from './cancel';
  * `onStartFailed` settles the stored job when the workflow could not be started.
  */
 export async function startLearn(ctx: AppContext, input: LearnWorkflowInput, onStartFailed: () => Promise<unknown>) {
-  await startJobWorkflow(ctx, {
-    workflow: 'learnWorkflow',
+  const title = `Learn ${input.total} source(s)`;
+  await startWithInput(ctx, 'learnWorkflow', input, {
     workflowId: workflowIds.learn(input.jobId),
     kind: 'learn',
-    tenantId: input.tenantId,
-    title: `Learn ${input.total} source(s)`,
-    args: [input],
+    title,
     onStartFailed,
   });
 }
@@ -47,13 +45,11 @@ export async function startResearch(
   onStartFailed: () => Promise<unknown>,
 ) {
   const { query, ...args } = input;
-  await startJobWorkflow(ctx, {
-    workflow: 'researchWorkflow',
-    workflowId: workflowIds.research(input.jobId),
+  const title = `Research: ${query.slice(0, 80)}`;
+  await startWithInput(ctx, 'researchWorkflow', args, {
+    workflowId: workflowIds.research(args.jobId),
     kind: 'research',
-    tenantId: input.tenantId,
-    title: `Research: ${query.slice(0, 80)}`,
-    args: [args],
+    title,
     onStartFailed,
   });
 }
