@@ -11,8 +11,9 @@ import {
 } from '../workflows/browser-defs';
 import { principalOf, type AppContext } from './context';
 import { isTemporalUnavailable } from './start-workflow';
+import { workflowIds } from '../schema/workflow-ids';
 
-export const browserWorkflowId = (id: string) => `browser-${id}`;
+export const browserWorkflowId = workflowIds.browser;
 
 /** The caller's session, or 404 (also for another tenant's id). */
 export async function sessionOr404(ctx: AppContext, id: string): Promise<BrowserSessionRow> {

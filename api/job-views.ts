@@ -39,31 +39,37 @@ function planView(s: GoalState, outputs: Map<string, string>) {
   }));
 }
 
-export async function goalView(db: Db, s: GoalState, times: { created_at: string; updated_at: string }) {
+type Times = { created_at: string; updated_at: string };
+
+/** The fields goals and sovereign goals share, in answer order: `head`, then the kind's own, then `tail`. */
+const head = (s: GoalState, outputs: Map<string, string>) => ({
+  id: s.goalId,
+  title: s.title,
+  description: s.description,
+  status: s.status,
+  plan: planView(s, outputs),
+});
+const tail = (s: GoalState, times: Times) => ({
+  error: s.error,
+  created_at: times.created_at,
+  updated_at: times.updated_at,
+});
+
+export async function goalView(db: Db, s: GoalState, times: Times) {
   const outputs = await outputsOf(db, s);
   const done = s.plan.filter((p) => p.status === 'completed').length;
   return {
-    id: s.goalId,
-    title: s.title,
-    description: s.description,
-    status: s.status,
-    plan: planView(s, outputs),
+    ...head(s, outputs),
     progress: { done, total: s.plan.length },
     result: s.resultOutputId ? (outputs.get(s.resultOutputId) ?? null) : null,
-    error: s.error,
-    created_at: times.created_at,
-    updated_at: times.updated_at,
+    ...tail(s, times),
   };
 }
 
-export async function sovereignView(db: Db, s: GoalState, times: { created_at: string; updated_at: string }) {
+export async function sovereignView(db: Db, s: GoalState, times: Times) {
   const outputs = await outputsOf(db, s);
   return {
-    id: s.goalId,
-    title: s.title,
-    description: s.description,
-    status: s.status,
-    plan: planView(s, outputs),
+    ...head(s, outputs),
     step_index: s.stepIndex,
     total_steps: s.plan.length,
     last_step: s.lastStep
@@ -74,8 +80,6 @@ export async function sovereignView(db: Db, s: GoalState, times: { created_at: s
           output: outputs.get(s.lastStep.outputId) ?? s.lastStep.snippet,
         }
       : null,
-    error: s.error,
-    created_at: times.created_at,
-    updated_at: times.updated_at,
+    ...tail(s, times),
   };
 }

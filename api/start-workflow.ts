@@ -1,5 +1,6 @@
 import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { TypedSearchAttributes, type Workflow } from '@temporalio/common';
+import type * as workflows from '../workflows';
 import { recordJobKey } from '../activities/store/job-keys';
 import { AppError } from '../schema/errors';
 import { SvcKind, SvcSurface, SvcTenant } from '../workflows/search-attributes';
@@ -59,16 +60,27 @@ export async function shortTemporalCall<T>(
   }
 }
 
-/** `W` (the workflow function's type) checks `args` against the workflow's parameters. */
-export interface StartJobOptions<W extends Workflow = Workflow> {
-  workflow: string;
+type Workflows = typeof workflows;
+/** The name of every workflow the worker registers (the bundle's exported workflow functions). */
+export type WorkflowName = {
+  [K in keyof Workflows]: Workflows[K] extends Workflow ? K : never;
+}[keyof Workflows] &
+  string;
+
+/**
+ * `N` names one of the bundle's workflow functions, so the name cannot drift from the registered
+ * workflow and `args` are checked against that function's parameters (without loading the
+ * workflow code into the API process).
+ */
+export interface StartJobOptions<N extends WorkflowName> {
+  workflow: N;
   workflowId: string;
   /** SvcKind: goal, sovereign, pad, swarm, task, learn, ... */
   kind: string;
   tenantId: string;
   /** Human title for the memo (shown in the Temporal UI). */
   title: string;
-  args: Parameters<W>;
+  args: Parameters<Workflows[N]>;
   surface?: string;
   /** Default FAIL + REJECT_DUPLICATE: a duplicate start is refused, never a silent second run. */
   idConflictPolicy?: 'FAIL' | 'USE_EXISTING' | 'TERMINATE_EXISTING';
@@ -88,9 +100,9 @@ export interface StartJobOptions<W extends Workflow = Workflow> {
  * @returns whether this call started it (false: a run with this id already exists)
  * @throws AppError service_unavailable when Temporal cannot be reached (after `onStartFailed`)
  */
-export async function startJobWorkflow<W extends Workflow = Workflow>(
+export async function startJobWorkflow<N extends WorkflowName>(
   ctx: AppContext,
-  o: StartJobOptions<W>,
+  o: StartJobOptions<N>,
 ): Promise<{ started: boolean }> {
   const { client, connection } = ctx.deps.temporal;
   // The starting key, so that revoking it cancels this job (api/gateway); stored before the start.
@@ -103,7 +115,7 @@ export async function startJobWorkflow<W extends Workflow = Workflow>(
       client.workflow.start(o.workflow, {
         taskQueue: ctx.deps.config.temporal.taskQueue,
         workflowId: o.workflowId,
-        args: o.args as unknown[], // checked against W by the caller's options type
+        args: o.args as unknown[], // checked against the named workflow by StartJobOptions<N>
         workflowIdConflictPolicy: o.idConflictPolicy ?? 'FAIL',
         workflowIdReusePolicy: o.idReusePolicy ?? 'REJECT_DUPLICATE',
         typedSearchAttributes: new TypedSearchAttributes([
@@ -131,4 +143,17 @@ export async function startJobWorkflow<W extends Workflow = Workflow>(
       { cause: err },
     );
   }
+}
+
+/**
+ * `startJobWorkflow` for the common case of a workflow with one input naming its tenant: the input
+ * is checked against workflow `N`'s parameter.
+ */
+export function startWithInput<N extends WorkflowName>(
+  ctx: AppContext,
+  workflow: N,
+  input: Parameters<Workflows[N]>[0] & { tenantId: string },
+  o: Omit<StartJobOptions<N>, 'workflow' | 'tenantId' | 'args'>,
+): Promise<{ started: boolean }> {
+  return startJobWorkflow(ctx, { ...o, workflow, tenantId: input.tenantId, args: [input] as Parameters<Workflows[N]> });
 }

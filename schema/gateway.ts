@@ -12,12 +12,10 @@ export const Limits = z
   })
   .meta({ id: 'Limits' });
 
-export const KeyLimits = z
-  .object({ key: Limits.nullable(), tenant: Limits.nullable() })
-  .meta({
-    id: 'KeyLimits',
-    description: "The calling key's limits and its tenant's (set with `npm run -s keys -- limits`).",
-  });
+export const KeyLimits = z.object({ key: Limits.nullable(), tenant: Limits.nullable() }).meta({
+  id: 'KeyLimits',
+  description: "The calling key's limits and its tenant's (set with `npm run -s keys -- limits`).",
+});
 
 const day = z
   .string()
@@ -30,23 +28,25 @@ export const UsageQuery = z.object({
   group_by: z.enum(['key', 'lane', 'day']).default('day'),
 });
 
+/** One group of a usage report; also the row shape the usage query reads. */
+export const UsageRow = z.object({
+  group: z.string(),
+  requests: z.number(),
+  errors: z.number(),
+  tokens_in: z.number(),
+  tokens_out: z.number(),
+  /** Requests whose token counts are our estimate (the upstream reported none). */
+  estimated_requests: z.number(),
+});
+export type UsageRow = z.infer<typeof UsageRow>;
+
 export const UsageReport = z
   .object({
     object: z.literal('usage'),
     from: z.string(),
     to: z.string(),
     group_by: z.enum(['key', 'lane', 'day']),
-    data: z.array(
-      z.object({
-        group: z.string(),
-        requests: z.number(),
-        errors: z.number(),
-        tokens_in: z.number(),
-        tokens_out: z.number(),
-        /** Requests whose token counts are our estimate (the upstream reported none). */
-        estimated_requests: z.number(),
-      }),
-    ),
+    data: z.array(UsageRow),
   })
   .meta({ id: 'UsageReport' });
 

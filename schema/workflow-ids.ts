@@ -12,6 +12,9 @@ export const workflowIds = {
   learn: (jobId: string) => `learn-${jobId}`,
   agent: (runId: string) => `agent-${runId}`,
   plan: (runId: string) => `plan-${runId}`,
+  research: (jobId: string) => `research-${jobId}`,
+  email: (emailId: string) => `email-${emailId}`,
+  browser: (sessionId: string) => `browser-${sessionId}`,
 } as const;
 
 export const streams = {
@@ -21,4 +24,5 @@ export const streams = {
   swarm: (runId: string) => `swarm:${runId}`,
   agent: (runId: string) => `agent:${runId}`,
   plan: (runId: string) => `plan:${runId}`,
+  research: (jobId: string) => `research:${jobId}`,
 } as const;

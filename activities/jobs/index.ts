@@ -9,13 +9,14 @@ import type { ChatMessageIn } from '../providers/types';
 import { appendEvent } from '../store/events';
 import { saveGoalState } from '../store/goals';
 import { findJobOutput, saveJobOutput } from '../store/job-outputs';
-import { finishPadSession, updatePadAgent, type PadAgentRow } from '../store/pad';
+import { finishPadSession, updatePadAgent, type PadAgentUpdate } from '../store/pad';
 import { saveSwarmRun } from '../store/swarm';
 import { workerShutdownFailure } from '../tasks/errors';
+import { snippetOf } from '../../schema/snippet';
 import { streams } from '../../schema/workflow-ids';
 
-const SNIPPET = 300;
-const snippet = (s: string) => (s.length > SNIPPET ? `${s.slice(0, SNIPPET - 1)}…` : s);
+/** Goal step snippets keep their lines: planning falls back to one when the full output is gone. */
+const snippet = (s: string) => snippetOf(s, 300, { keepLines: true });
 
 /** Model faults that another attempt cannot fix. */
 const PERMANENT = new Set(['model_not_found', 'service_unavailable', 'invalid_request', 'forbidden', 'unauthorized']);
@@ -161,15 +162,7 @@ export function createJobsActivities(deps: ActivityDeps) {
       });
     },
 
-    async recordPadAgent(i: {
-      tenantId: string;
-      sessionId: string;
-      index: number;
-      status: PadAgentRow['status'];
-      outputId?: string | null;
-      error?: string | null;
-      durationMs?: number | null;
-    }): Promise<void> {
+    async recordPadAgent(i: Omit<PadAgentUpdate, 'attempt'>): Promise<void> {
       const attempt = i.status === 'running' ? Context.current().info.attempt : undefined;
       await updatePadAgent(db, { ...i, attempt });
       await appendEvent(db, {

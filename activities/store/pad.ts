@@ -35,20 +35,20 @@ export async function insertPadSession(
   });
 }
 
+/** One agent transition (the activity passes it on, adding the attempt). */
+export interface PadAgentUpdate {
+  tenantId: string;
+  sessionId: string;
+  index: number;
+  status: PadAgentRow['status'];
+  outputId?: string | null;
+  error?: string | null;
+  attempt?: number;
+  durationMs?: number | null;
+}
+
 /** Records an agent transition; `attempts` only grows (a retried activity counts each attempt). */
-export async function updatePadAgent(
-  db: CommonQueryMethods,
-  a: {
-    tenantId: string;
-    sessionId: string;
-    index: number;
-    status: PadAgentRow['status'];
-    outputId?: string | null;
-    error?: string | null;
-    attempt?: number;
-    durationMs?: number | null;
-  },
-): Promise<void> {
+export async function updatePadAgent(db: CommonQueryMethods, a: PadAgentUpdate): Promise<void> {
   await db.query(sql.unsafe`
     UPDATE pad_agents SET status = ${a.status},
       output_id = coalesce(${a.outputId ?? null}, output_id),

@@ -1,6 +1,7 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Db } from './db';
+import { UsageRow } from '../../schema/gateway';
 
 /** Limits of a key or a tenant; undefined = no limit on that dimension. */
 export interface Limits {
@@ -121,16 +122,6 @@ export async function addUsage(db: Db, deltas: UsageDelta[]): Promise<void> {
       tokens_in = usage_daily.tokens_in + EXCLUDED.tokens_in, tokens_out = usage_daily.tokens_out + EXCLUDED.tokens_out,
       estimated = usage_daily.estimated + EXCLUDED.estimated`);
 }
-
-const UsageRow = z.object({
-  group: z.string(),
-  requests: z.number(),
-  errors: z.number(),
-  tokens_in: z.number(),
-  tokens_out: z.number(),
-  estimated_requests: z.number(),
-});
-export type UsageRow = z.infer<typeof UsageRow>;
 
 /** The tenant's usage between two UTC days (inclusive), grouped by key, lane or day. */
 export async function usageReport(

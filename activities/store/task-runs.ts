@@ -1,16 +1,14 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { notFound } from '../../schema/errors';
+import { snippetOf } from '../../schema/snippet';
 import { STEP_STATUSES, taskStream, type StepStatus, type Task, type TaskStatus } from '../../schema/tasks';
 import type { Db } from './db';
 import { appendEvent, eventInsertFrom, lastEventId } from './events';
 import { appendDone, getTask, STEP_COLS, StepRow, taskRow } from './tasks';
 
-/** A step run's outcome text shortened for events. */
-export function snippetOf(text: string | null | undefined, max = 200): string {
-  const t = (text ?? '').replace(/\s+/g, ' ').trim();
-  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
-}
+/** A step run's outcome text shortened for events (the one snippet helper, re-exported for the task activities). */
+export { snippetOf };
 
 async function stepEvent(
   tx: CommonQueryMethods,

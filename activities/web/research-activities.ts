@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { RESEARCH_DEPTHS, type ResearchSource } from '../../schema/research';
+import { streams } from '../../schema/workflow-ids';
 import type { ActivityDeps } from '../deps';
 import { createModelRouter } from '../providers';
 import { appendEvent } from '../store/events';
@@ -18,7 +19,7 @@ export interface ResearchRef {
   jobId: string;
 }
 
-const stream = (jobId: string) => `research:${jobId}`;
+const stream = streams.research;
 const MAX_SOURCE_CHARS = 60_000;
 
 /** The first JSON object in a model answer (models wrap JSON in prose or code fences). */

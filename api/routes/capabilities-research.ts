@@ -1,4 +1,3 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { createResearch, getResearch, researchView, updateResearch } from '../../activities/store/research';
 import { AppError, notFound } from '../../schema/errors';
 import { IdempotencyHeaders, ResumeHeaders } from '../../schema/headers';
@@ -6,7 +5,8 @@ import { RESEARCH_DEPTHS, ResearchBody, ResearchParams, ResearchState } from '..
 import { principalOf, type AppContext } from '../context';
 import { jobIdFor, withIdempotency } from '../idempotency';
 import { defineRoute, type RouteSpec } from '../route';
-import { shortTemporalCall, startJobWorkflow } from '../start-workflow';
+import { cancelResearch, startResearch } from '../workflow-clients/knowledge';
+import { streams } from '../../schema/workflow-ids';
 import { lastEventIdOf, pipeEventStream } from '../sse';
 
 const access = { scope: 'runtime:chat' } as const;
@@ -53,16 +53,9 @@ export function researchRoutes(): RouteSpec[] {
               depth: body.depth,
               maxSources: body.max_sources ?? RESEARCH_DEPTHS[body.depth].sources,
             });
-            await startJobWorkflow(ctx, {
-              workflow: 'researchWorkflow',
-              workflowId: `research-${row.id}`,
-              kind: 'research',
-              tenantId,
-              title: `Research: ${body.query.slice(0, 80)}`,
-              args: [{ tenantId, jobId: row.id }],
-              onStartFailed: () =>
-                updateResearch(db, tenantId, row.id, { status: 'failed', error: 'The job could not be started.' }),
-            });
+            await startResearch(ctx, { tenantId, jobId: row.id, query: body.query }, () =>
+              updateResearch(db, tenantId, row.id, { status: 'failed', error: 'The job could not be started.' }),
+            );
             return researchView(row);
           },
           headers['idempotency-key'],
@@ -103,7 +96,7 @@ export function researchRoutes(): RouteSpec[] {
         pipeEventStream(ctx, {
           db: ctx.deps.db,
           tenantId: principalOf(ctx).tenantId,
-          stream: `research:${params.id}`,
+          stream: streams.research(params.id),
           afterId: lastEventIdOf(ctx, headers['last-event-id']) ?? 0,
           toMessage: (row) => ({ event: row.type, data: row.data }),
           isFinal: (row) => row.type === 'done',
@@ -125,10 +118,7 @@ export function researchRoutes(): RouteSpec[] {
         const state = await stateOf(ctx, params.id);
         if (FINAL.has(state.status))
           throw new AppError('conflict', `Research job ${params.id} has already finished (${state.status}).`);
-        const handle = ctx.deps.temporal.client.workflow.getHandle(`research-${params.id}`);
-        await shortTemporalCall(ctx, 'cancel the research job', () => handle.cancel()).catch((err) => {
-          if (!(err instanceof WorkflowNotFoundError)) throw err;
-        });
+        await cancelResearch(ctx, params.id);
         return stateOf(ctx, params.id);
       },
     }),

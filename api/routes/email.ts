@@ -7,6 +7,7 @@ import { AppError, notFound } from '../../schema/errors';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { startJobWorkflow } from '../start-workflow';
+import { workflowIds } from '../../schema/workflow-ids';
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
@@ -62,7 +63,7 @@ export async function queueEmail(ctx: AppContext, body: z.infer<typeof EmailSend
   }
   await startJobWorkflow(ctx, {
     workflow: 'emailWorkflow',
-    workflowId: `email-${id}`,
+    workflowId: workflowIds.email(id),
     kind: 'email',
     tenantId,
     title: `Email: ${body.subject.slice(0, 80)}`,

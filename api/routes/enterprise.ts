@@ -1,4 +1,3 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import { requireSpace, withSpace } from '../../activities/knowledge/pipeline';
 import { searchKnowledge } from '../../activities/knowledge/search';
@@ -10,8 +9,7 @@ import { LearnBody, LearnJobState, LearnStarted } from '../../schema/learn';
 import { principalOf, type AppContext } from '../context';
 import { jobIdFor } from '../idempotency';
 import { defineRoute, type RouteSpec } from '../route';
-import { shortTemporalCall, startJobWorkflow } from '../start-workflow';
-import { workflowIds } from '../../schema/workflow-ids';
+import { cancelLearn, startLearn } from '../workflow-clients/knowledge';
 
 /** Any runtime key of the tenant; wiping learned knowledge is the bulk record operation that needs runtime:records. */
 const access = 'key' as const;
@@ -53,15 +51,9 @@ export function enterpriseRoutes(): RouteSpec[] {
         const job = await withSpace(body.space_id, () =>
           createLearnJob(db, { id: jobIdFor(ctx, 'lrn'), tenantId, body }),
         );
-        await startJobWorkflow(ctx, {
-          workflow: 'learnWorkflow',
-          workflowId: workflowIds.learn(job.id),
-          kind: 'learn',
-          tenantId,
-          title: `Learn ${job.total} source(s)`,
-          args: [{ jobId: job.id, tenantId, total: job.total }],
-          onStartFailed: () => finishLearnJob(db, tenantId, job.id),
-        });
+        await startLearn(ctx, { jobId: job.id, tenantId, total: job.total }, () =>
+          finishLearnJob(db, tenantId, job.id),
+        );
         return { job_id: job.id, status: 'queued' as const };
       },
     }),
@@ -95,19 +87,7 @@ export function enterpriseRoutes(): RouteSpec[] {
         if (!job) throw notFound(`Learning job ${params.job_id}`);
         if (job.finished_at)
           throw new AppError('conflict', `Learning job ${params.job_id} has already finished (${job.status}).`);
-        const handle = ctx.deps.temporal.client.workflow.getHandle(workflowIds.learn(params.job_id));
-        const closed = (err: unknown) => (err instanceof WorkflowNotFoundError ? null : Promise.reject(err));
-        // A cancel request to a workflow that closed after the check above either fails with
-        // WorkflowNotFoundError or is accepted as a no-op (depending on the server); either way
-        // the workflow's state says whether this cancel can still take effect.
-        const accepted = await shortTemporalCall(ctx, 'cancel the learning job', () => handle.cancel()).then(
-          () => true,
-          closed,
-        );
-        const run = accepted
-          ? await shortTemporalCall(ctx, 'check the learning job', () => handle.describe()).catch(closed)
-          : null;
-        const state = run?.status.name;
+        const state = await cancelLearn(ctx, params.job_id);
         if (state !== 'RUNNING' && state !== 'CANCELLED') {
           // Closed without our cancel (completed, failed, terminated, or gone): the job is over.
           // Settle the row in case the workflow could not (terminated), so polling sees a final state.

@@ -13,8 +13,7 @@ import { ListQuery, PadDispatchBody, PadSession, PadStats } from '../../schema/j
 import type { PadAgentInput } from '../../workflows/job-types';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import { startJobWorkflow } from '../start-workflow';
-import { workflowIds } from '../../schema/workflow-ids';
+import { startPad } from '../workflow-clients/jobs';
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
@@ -82,18 +81,9 @@ export function padRoutes(): RouteSpec[] {
           surface: a.surface ?? ctx.state.surface ?? null,
         }));
         await insertPadSession(ctx.deps.db, { id, tenantId, maxConcurrency, agents });
-        await startJobWorkflow(ctx, {
-          workflow: 'padWorkflow',
-          workflowId: workflowIds.pad(id),
-          kind: 'pad',
-          tenantId,
-          title: `${agents.length} agents: ${agents
-            .map((a) => a.name)
-            .join(', ')
-            .slice(0, 120)}`,
-          args: [{ sessionId: id, tenantId, maxConcurrency, agents }],
-          onStartFailed: () => deletePadSession(ctx.deps.db, tenantId, id),
-        });
+        await startPad(ctx, { sessionId: id, tenantId, maxConcurrency, agents }, () =>
+          deletePadSession(ctx.deps.db, tenantId, id),
+        );
         return sessionView(ctx, id);
       },
     }),

@@ -4,13 +4,12 @@ import { getGoalRow, listGoalRows } from '../../activities/store/goals';
 import { AppError } from '../../schema/errors';
 import { IdempotencyHeaders } from '../../schema/headers';
 import { ListQuery, SovereignCreateBody, SovereignGoal } from '../../schema/jobs';
-import { tickUpdate } from '../../workflows/job-defs';
 import { isTerminal } from '../../workflows/job-rules';
 import { principalOf, type AppContext } from '../context';
 import { sovereignView, stateFromRow } from '../job-views';
 import { defineRoute, type RouteSpec } from '../route';
 import { isTemporalUnavailable } from '../start-workflow';
-import { cancelAndConfirm, createGoal, goalHandle, goalRowOr404, liveState } from './goals';
+import { cancelAndConfirm, createGoal, goalRowOr404, liveState, tickSovereign } from '../workflow-clients/goals';
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
@@ -104,10 +103,7 @@ export function sovereignRoutes(): RouteSpec[] {
         try {
           // The tick answers compactly; the workflow saved the full state to the row before answering.
           // A concurrent later tick may already have moved the row on: this tick's own fields win.
-          const tick = await goalHandle(ctx, 'sovereign', row.id).executeUpdate(
-            tickUpdate,
-            key ? { updateId: `tick-${key}` } : {},
-          );
+          const tick = await tickSovereign(ctx, row.id, key);
           const fresh = (await getGoalRow(ctx.deps.db, row.tenant_id, 'sovereign', row.id)) ?? row;
           const state = {
             ...stateFromRow(fresh),

@@ -13,8 +13,7 @@ import {
 import { swarmStepCount } from '../../workflows/job-rules';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import { workflowIds } from '../../schema/workflow-ids';
-import { startJobWorkflow } from '../start-workflow';
+import { startSwarm } from '../workflow-clients/jobs';
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
@@ -69,15 +68,9 @@ export function swarmRoutes(): RouteSpec[] {
           params,
           total: swarmStepCount(op, params),
         });
-        await startJobWorkflow(ctx, {
-          workflow: 'swarmWorkflow',
-          workflowId: workflowIds.swarm(id),
-          kind: 'swarm',
-          tenantId,
-          title: `swarm ${op}`,
-          args: [{ runId: id, tenantId, operation: op, params }],
-          onStartFailed: () => deleteSwarmRun(ctx.deps.db, tenantId, id),
-        });
+        await startSwarm(ctx, { runId: id, tenantId, operation: op, params }, () =>
+          deleteSwarmRun(ctx.deps.db, tenantId, id),
+        );
         return { ...row, run_id: id, outputs: {} };
       },
     }),

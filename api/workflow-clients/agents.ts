@@ -9,7 +9,7 @@ export async function startAgentRun(
   ctx: AppContext,
   o: { input: AgentWorkflowInput; kind: 'agent' | 'workspace'; title: string; onStartFailed: () => Promise<unknown> },
 ): Promise<void> {
-  await startJobWorkflow<typeof agentWorkflow>(ctx, {
+  await startJobWorkflow(ctx, {
     workflow: 'agentWorkflow',
     workflowId: workflowIds.agent(o.input.runId),
     kind: o.kind,

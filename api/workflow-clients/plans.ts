@@ -16,7 +16,7 @@ export async function startPlanRun(
   ctx: AppContext,
   o: { input: PlanWorkflowInput; goal: string; onStartFailed: () => Promise<unknown> },
 ): Promise<void> {
-  await startJobWorkflow<typeof planWorkflow>(ctx, {
+  await startJobWorkflow(ctx, {
     workflow: 'planWorkflow',
     workflowId: workflowIds.plan(o.input.runId),
     kind: 'plan',

@@ -19,7 +19,7 @@ export async function startTaskRun(
   ctx: AppContext,
   o: { tenantId: string; taskId: string; title: string; surface?: string; onStartFailed: () => Promise<unknown> },
 ): Promise<void> {
-  await startJobWorkflow<typeof taskDagWorkflow>(ctx, {
+  await startJobWorkflow(ctx, {
     workflow: 'taskDagWorkflow',
     workflowId: workflowIds.task(o.taskId),
     kind: 'task',

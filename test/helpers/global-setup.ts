@@ -10,6 +10,7 @@ import {
   startSdkDevServer,
   TEMPORAL_CLI_VERSION,
 } from '../../workers/temporal-dev';
+import { createTemplateDatabase } from './template-db';
 
 export const TMP_DIR = path.resolve(__dirname, '../../.test-tmp');
 /** Per run, so concurrent Jest runs on one checkout never read each other's server address. */
@@ -24,6 +25,9 @@ export const CONTINUE_AS_NEW_AFTER_EVENTS = 150;
 export default async function globalSetup(): Promise<void> {
   mkdirSync(TMP_DIR, { recursive: true });
   await dropStaleDatabases();
+  // Migrated once; every test file's database is a copy (test/helpers/template-db.ts).
+  const templateBase = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
+  const templateDb = await createTemplateDatabase(templateBase);
   const log = pino({ level: 'warn' });
   let address = process.env.TEST_TEMPORAL_ADDRESS;
   if (!address) {
@@ -37,7 +41,7 @@ export default async function globalSetup(): Promise<void> {
   });
   const bundlePath = path.join(TMP_DIR, `workflow-bundle-${process.pid}.js`);
   writeFileSync(bundlePath, code);
-  writeFileSync(ENV_FILE, JSON.stringify({ temporalAddress: address, bundlePath }));
+  writeFileSync(ENV_FILE, JSON.stringify({ temporalAddress: address, bundlePath, templateDb, templateBase }));
   // Test workers are spawned after this and inherit the variable.
   process.env.SVC_TEST_ENV_FILE = ENV_FILE;
 }
@@ -87,7 +91,8 @@ function processAlive(pid: number): boolean {
 }
 
 /**
- * Databases left by killed runs. A name carries its creator's pid (`svc_test_<pid>_<token>`): dropped once
+ * Databases left by killed runs. A name carries its creator's pid (`svc_test_<pid>_<token>`, templates
+ * `svc_tmpl_<pid>_<token>`): dropped once
  * that process is gone and nobody is connected, so a concurrent run's databases are never touched.
  */
 async function dropStaleDatabases(): Promise<void> {
@@ -96,11 +101,12 @@ async function dropStaleDatabases(): Promise<void> {
   await c.connect();
   try {
     const { rows } = await c.query<{ datname: string }>(
-      `SELECT d.datname FROM pg_database d WHERE (d.datname LIKE 'svc\\_test\\_%' OR d.datname LIKE 'svc\\_bench\\_%')
+      `SELECT d.datname FROM pg_database d
+        WHERE (d.datname LIKE 'svc\\_test\\_%' OR d.datname LIKE 'svc\\_bench\\_%' OR d.datname LIKE 'svc\\_tmpl\\_%')
          AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)`,
     );
     for (const { datname } of rows) {
-      const pid = /^svc_(?:test|bench)_(\d+)_/.exec(datname)?.[1];
+      const pid = /^svc_(?:test|bench|tmpl)_(\d+)_/.exec(datname)?.[1];
       if (pid && processAlive(Number(pid))) continue;
       await c.query(`DROP DATABASE IF EXISTS "${datname}"`).catch(() => undefined);
     }

@@ -1,17 +1,20 @@
 import { readFileSync, rmSync } from 'node:fs';
+import { dropDatabase } from './template-db';
 
 export default async function globalTeardown(): Promise<void> {
   const server = (globalThis as { __temporalServer?: { stop(): Promise<void> } }).__temporalServer;
   if (server) await server.stop();
   const envFile = process.env.SVC_TEST_ENV_FILE;
   if (envFile) {
-    let bundlePath: string | undefined;
+    let env: { bundlePath?: string; templateDb?: string; templateBase?: string } = {};
     try {
-      ({ bundlePath } = JSON.parse(readFileSync(envFile, 'utf8')) as { bundlePath?: string });
+      env = JSON.parse(readFileSync(envFile, 'utf8'));
     } catch {
-      bundlePath = undefined; // already gone or unreadable: nothing to remove but the file itself
+      env = {}; // already gone or unreadable: nothing to remove but the file itself
     }
-    if (bundlePath) rmSync(bundlePath, { force: true });
+    if (env.bundlePath) rmSync(env.bundlePath, { force: true });
+    // A failed drop is left to the next run's stale-database sweep (the name carries this run's pid).
+    if (env.templateDb && env.templateBase) await dropDatabase(env.templateBase, env.templateDb).catch(() => undefined);
     rmSync(envFile, { force: true });
   }
 }

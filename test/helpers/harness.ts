@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pg from 'pg';
 import pino, { type Logger } from 'pino';
 import { Client, Connection } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { createDb, type Db } from '../../activities/store/db';
 import { createTenant, mintKey } from '../../activities/store/keys';
 import { ensureDatabase, runMigrations } from '../../activities/store/migrate';
+import { cloneDatabase, dropDatabase } from './template-db';
 import { randomToken } from '../../activities/store/ids';
 import { createApp } from '../../api/app';
 import { parseConfig, type Config } from '../../schema/config';
@@ -15,14 +15,30 @@ import { createRuntimeWorker, installTemporalLogging } from '../../workers/runti
 
 export const PG_BASE = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
 
-export function testEnv(): { temporalAddress: string; bundlePath: string } {
+export function testEnv(): {
+  temporalAddress: string;
+  bundlePath: string;
+  /** The run's migrated template database on `templateBase` (see template-db.ts). */
+  templateDb?: string;
+  templateBase?: string;
+} {
   const file = process.env.SVC_TEST_ENV_FILE;
   if (!file)
     throw new Error('SVC_TEST_ENV_FILE is unset: run the tests through Jest (its global setup starts Temporal)');
   return JSON.parse(readFileSync(file, 'utf8'));
 }
 
-/** A fresh database for one test file (or benchmark run, with its own server and name prefix), migrated. */
+/** The run's template database when `base` is the server it lives on (Jest runs; benches migrate instead). */
+function templateOn(base: string): string | null {
+  if (!process.env.SVC_TEST_ENV_FILE) return null;
+  const env = testEnv();
+  return env.templateDb && env.templateBase === base ? env.templateDb : null;
+}
+
+/**
+ * A fresh, migrated database for one test file (or benchmark run, with its own server and name prefix):
+ * a copy of the run's template database when there is one, else created and migrated here.
+ */
 export async function freshDatabase(
   opts: { base?: string; prefix?: string } = {},
 ): Promise<{ url: string; drop(): Promise<void> }> {
@@ -30,17 +46,13 @@ export async function freshDatabase(
   // The creating process's pid is in the name, so a later run drops it only once that process is gone.
   const name = `${opts.prefix ?? 'svc_test'}_${process.pid}_${randomToken(10)}`;
   const url = `${base}/${name}`;
-  await ensureDatabase(url);
-  await runMigrations(url);
-  return {
-    url,
-    drop: async () => {
-      const c = new pg.Client({ connectionString: `${base}/postgres` });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await c.end();
-    },
-  };
+  const template = templateOn(base);
+  if (template) await cloneDatabase(base, template, name);
+  else {
+    await ensureDatabase(url);
+    await runMigrations(url);
+  }
+  return { url, drop: () => dropDatabase(base, name) };
 }
 
 export interface Harness {
