@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { PrivateFetchPolicy } from '../net/ssrf';
 import type { RepoReport, RepoReportBody } from '../../schema/web';
 import { readManifests } from './repo-manifests';
 import { renderTree, scanTree, type ScanResult } from './repo-scan';
@@ -74,7 +75,7 @@ async function gitActivity(root: string, ref?: string): Promise<RepoReport['git'
  * http(s) git URL (removed afterwards). Read-only: nothing is written outside the temporary clone.
  */
 export async function repoReport(
-  opts: { roots: string[]; allowPrivate: boolean },
+  opts: { roots: string[]; allowPrivate: PrivateFetchPolicy },
   body: RepoReportBody,
 ): Promise<RepoReport> {
   const started = Date.now();
