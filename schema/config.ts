@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { allowEntry, type PrivateFetchPolicy } from '../activities/net/ssrf';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const url = z.url({ protocol: /^https?$/ });
@@ -50,10 +51,26 @@ export const EnvSchema = z.object({
     .int()
     .min(1024)
     .default(20 * 1024 * 1024),
+  // true/1 = every private address; false/0 = none; else a comma-separated allow list of addresses,
+  // CIDRs and host names (activities/net/ssrf.ts `PrivateFetchPolicy`).
   SVC_ALLOW_PRIVATE_FETCH: z
-    .enum(['true', 'false', '1', '0'])
+    .string()
     .default('false')
-    .transform((v) => v === 'true' || v === '1'),
+    .transform((v, ctx): boolean | string[] => {
+      const t = v.trim().toLowerCase();
+      if (t === 'true' || t === '1') return true;
+      if (t === 'false' || t === '0' || t === '') return false;
+      const list = t.split(/[\s,]+/).filter(Boolean);
+      const bad = list.find((e) => !allowEntry(e));
+      if (bad) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `"${bad}" is not true, false, an IP address, a CIDR or a host name`,
+        });
+        return z.NEVER;
+      }
+      return list;
+    }),
   SVC_PUBLIC_URL: optionalString.pipe(url.optional()),
   SVC_EMBEDDING_MODEL: z.string().min(1).max(200).default('text-embedding-3-small'),
   /** How long a stopping worker lets activities in flight finish (ms). */
@@ -117,7 +134,8 @@ export interface Config {
   devKey: boolean;
   bodyLimit: number;
   uploadLimit: number;
-  allowPrivateFetch: boolean;
+  /** true = all private addresses, a list = these addresses/CIDRs/hosts only, false = none. */
+  allowPrivateFetch: PrivateFetchPolicy;
   publicUrl?: string;
   workerShutdownGraceMs: number;
   /** Edge limits of the HTTP server (api/http-server.ts, api/middleware/body-timeout.ts). */

@@ -129,6 +129,12 @@ export const RepoReportBody = z
       .regex(/^[\w./-]+$/, 'must be a branch, tag or commit name')
       .refine((r) => !r.startsWith('-') && !r.includes('..'), 'must be a branch, tag or commit name')
       .optional(),
+    summary: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Add a model-written summary (lane `mid`, at most 600 tokens) built from this report only: README excerpt, layout, manifests, activity; secret values never reach the model.',
+      ),
   })
   .meta({ id: 'RepoReportRequest' });
 export type RepoReportBody = z.infer<typeof RepoReportBody>;
@@ -170,6 +176,15 @@ export const RepoReport = z
     token_estimate: z.number().int(),
     truncated: z.boolean().describe('True when the file cap stopped the walk.'),
     duration_ms: z.number().int(),
+    summary: z
+      .object({
+        text: z.string().nullable().describe('Null when the model could not be reached; `error` says why.'),
+        lane: z.string(),
+        provider: z.string().nullable(),
+        error: z.string().optional(),
+      })
+      .optional()
+      .describe('Only with `summary: true`.'),
   })
   .meta({ id: 'RepoReport' });
 export type RepoReport = z.infer<typeof RepoReport>;

@@ -1,7 +1,7 @@
 import dns from 'node:dns/promises';
 import http from 'node:http';
 import net, { isIP, type AddressInfo } from 'node:net';
-import { checkUrl, isPrivateAddress, type UrlRefusal } from '../net/ssrf';
+import { checkUrl, isPrivateAddress, privateAllowed, type PrivateFetchPolicy, type UrlRefusal } from '../net/ssrf';
 
 // Every request a session's page makes (navigations, sub-resources, redirects, WebSockets) leaves
 // Chromium through this per-session forward proxy, which applies the one fetch guard and connects
@@ -9,7 +9,7 @@ import { checkUrl, isPrivateAddress, type UrlRefusal } from '../net/ssrf';
 // API cannot do this: it does not see redirects.
 
 export interface GuardPolicy {
-  allowPrivate: boolean;
+  allowPrivate: PrivateFetchPolicy;
   /** `host` or `host:port` entries allowed even when private addresses are refused. */
   allowHosts: string[];
 }
@@ -44,9 +44,10 @@ export async function resolveGuarded(
   const url = checkUrl(raw, { allowPrivate: true, makeError: (r) => new Refusal(describe(r)) });
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-  const open = policy.allowPrivate || allowListed(policy, host, String(port));
+  // The same allow rule as every other fetch (SVC_ALLOW_PRIVATE_FETCH), plus the browser's host list.
+  const open = privateAllowed(policy.allowPrivate, host) || allowListed(policy, host, String(port));
   if (isIP(host)) {
-    if (!open && isPrivateAddress(host))
+    if (!open && isPrivateAddress(host) && !privateAllowed(policy.allowPrivate, host, host))
       throw new Refusal(`${host} is a private, loopback or otherwise non-public address`);
     return { url, address: host, port };
   }
@@ -54,7 +55,9 @@ export async function resolveGuarded(
     throw new Refusal(`${host} is a local name`);
   const list = await dns.lookup(host, { all: true }).catch(() => []);
   if (!list.length) throw new Refusal(`${host} does not resolve`);
-  const bad = open ? undefined : list.find((a) => isPrivateAddress(a.address));
+  const bad = open
+    ? undefined
+    : list.find((a) => isPrivateAddress(a.address) && !privateAllowed(policy.allowPrivate, host, a.address));
   if (bad) throw new Refusal(`${host} resolves to ${bad.address}, a private or otherwise non-public address`);
   return { url, address: list[0].address, port };
 }

@@ -1,5 +1,10 @@
 import { AppError } from '../../schema/errors';
-import { checkUrl as checkUrlWith, guardedLookup as guardedLookupWith, type UrlRefusal } from '../net/ssrf';
+import {
+  checkUrl as checkUrlWith,
+  guardedLookup as guardedLookupWith,
+  type PrivateFetchPolicy,
+  type UrlRefusal,
+} from '../net/ssrf';
 
 export { isPrivateAddress } from '../net/ssrf';
 
@@ -16,7 +21,7 @@ export function refused(host: string): AppError {
  * The shared guarded `lookup`. A refusal is a plain error with `code: 'ESSRF'` (the socket layer
  * reports it as a network error); the fetch maps it back to `invalid_request`.
  */
-export function guardedLookup(allowPrivate: boolean) {
+export function guardedLookup(allowPrivate: PrivateFetchPolicy) {
   return guardedLookupWith(allowPrivate, (hostname) =>
     Object.assign(new Error(refused(hostname).message), { code: 'ESSRF' }),
   );
@@ -39,6 +44,6 @@ function refusal(r: UrlRefusal): AppError {
  * Checks a URL before any connection: http(s) only, no credentials, and an IP literal host must be
  * public (literals skip `lookup`); local names are refused too. @throws AppError invalid_request
  */
-export function checkUrl(raw: string, allowPrivate: boolean): URL {
+export function checkUrl(raw: string, allowPrivate: PrivateFetchPolicy): URL {
   return checkUrlWith(raw, { allowPrivate, refuseLocalNames: true, makeError: refusal });
 }

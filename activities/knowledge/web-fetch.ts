@@ -2,7 +2,9 @@ import { AppError } from '../../schema/errors';
 import type { SupportedMediaType } from '../../schema/knowledge';
 import { extractDocument, type Extracted } from './extract';
 import { detectMediaType } from './sniff';
+import { extractBody } from '../web/fetch-page';
 import { FetchFailure, guardedRequest } from '../net/guarded-http';
+import type { PrivateFetchPolicy } from '../net/ssrf';
 
 /** An upstream answer that a retry cannot change (HTTP 4xx, over the size limit, too many redirects). */
 export class UpstreamRejected extends AppError {
@@ -13,7 +15,7 @@ export class UpstreamRejected extends AppError {
 }
 
 export interface FetchLimits {
-  allowPrivate: boolean;
+  allowPrivate: PrivateFetchPolicy;
   maxBytes: number;
   timeoutMs: number;
   maxRedirects?: number;
@@ -83,6 +85,14 @@ export async function fetchDocument(
   let mediaType = await detectMediaType(fetched.body);
   // A server-declared HTML page whose start does not look like HTML (fragments) is still HTML.
   if (mediaType === 'text/plain' && /^text\/html/i.test(fetched.contentType)) mediaType = 'text/html';
+  // Pages and text go through web-fetch's extraction (charset from headers/meta, main content,
+  // JSON); PDF and DOCX through the document parsers (web-fetch uses the same PDF parser).
+  if (mediaType.startsWith('text/')) {
+    const page = await extractBody({ body: fetched.body, contentType: fetched.contentType, url: fetched.finalUrl }, {});
+    const text = page.text.replaceAll('\u0000', '').trim();
+    if (!text) throw new AppError('invalid_request', 'No text could be extracted from the page.');
+    return { ...fetched, title: page.title?.replace(/\s+/g, ' ').slice(0, 300) ?? undefined, text, mediaType };
+  }
   const extracted = await extractDocument(fetched.body, mediaType, fetched.finalUrl);
   return { ...fetched, ...extracted, mediaType };
 }

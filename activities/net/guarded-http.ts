@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import zlib from 'node:zlib';
 import type { Readable } from 'node:stream';
-import { checkUrl, guardedLookup, type UrlRefusal } from './ssrf';
+import { checkUrl, guardedLookup, type PrivateFetchPolicy, type UrlRefusal } from './ssrf';
 
 // The one server-side HTTP path: web-fetch, web-search adapters, research, repo clones' host
 // check, knowledge web ingest and the task fetch/webhook steps all go through `guardedRequest`.
@@ -23,7 +23,7 @@ export class FetchFailure extends Error {
 }
 
 export interface GuardedRequestOptions {
-  allowPrivate: boolean;
+  allowPrivate: PrivateFetchPolicy;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;

@@ -58,12 +58,82 @@ export function isPrivateAddress(address: string): boolean {
 }
 
 /**
+ * `SVC_ALLOW_PRIVATE_FETCH`: `true` lets every fetch reach private addresses (local development);
+ * a list lets through only these addresses, CIDR ranges and host names (e.g. a test's first hop on
+ * 127.0.0.2/32, or an intranet host), everything else stays refused; `false` refuses all.
+ */
+export type PrivateFetchPolicy = boolean | readonly string[];
+
+interface AllowList {
+  v4: BlockList;
+  v6: BlockList;
+  hosts: Set<string>;
+}
+const compiled = new WeakMap<readonly string[], AllowList>();
+
+/** Parses one allow-list entry (address, CIDR or host name); undefined when it is none of these. */
+export function allowEntry(raw: string): { net: string; prefix: number; family: 4 | 6 } | { host: string } | undefined {
+  const entry = raw
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '');
+  const [addr, bits, extra] = entry.split('/');
+  const family = isIP(addr);
+  if (family) {
+    const max = family === 4 ? 32 : 128;
+    const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : NaN;
+    if (extra !== undefined || !(prefix >= 0 && prefix <= max)) return undefined;
+    return { net: addr, prefix, family: family === 4 ? 4 : 6 };
+  }
+  if (bits === undefined && /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?\.?$/.test(entry))
+    return { host: entry.replace(/\.$/, '') };
+  return undefined;
+}
+
+function compile(list: readonly string[]): AllowList {
+  let out = compiled.get(list);
+  if (out) return out;
+  out = { v4: new BlockList(), v6: new BlockList(), hosts: new Set() };
+  for (const raw of list) {
+    const e = allowEntry(raw);
+    if (!e) continue; // the config schema refused bad entries already
+    if ('host' in e) out.hosts.add(e.host);
+    else if (e.family === 4) out.v4.addSubnet(e.net, e.prefix, 'ipv4');
+    else out.v6.addSubnet(e.net, e.prefix, 'ipv6');
+  }
+  compiled.set(list, out);
+  return out;
+}
+
+/**
+ * True when the policy lets this private host (name or literal) or resolved address through:
+ * `true` always; a list when the host name or the address is on it. IPv4-mapped IPv6 addresses
+ * are matched as their IPv4 address.
+ */
+export function privateAllowed(policy: PrivateFetchPolicy, host: string, address?: string): boolean {
+  if (policy === true) return true;
+  if (!policy || !policy.length) return false;
+  const list = compile(policy);
+  const name = host
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
+  if (list.hosts.has(name)) return true;
+  if (address === undefined) return false;
+  const bare = address.replace(/^\[|\]$/g, '').split('%')[0];
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(bare)?.[1];
+  const v4 = mapped ?? (isIP(bare) === 4 ? bare : undefined);
+  if (v4) return list.v4.check(v4, 'ipv4');
+  return isIP(bare) === 6 && list.v6.check(bare, 'ipv6');
+}
+
+/**
  * A `lookup` for http(s).request that refuses non-public answers with `makeError(hostname, address)`
- * unless `allowPrivate`. The connection uses the address checked here, so DNS rebinding between
- * check and connect is not possible.
+ * unless the policy allows them. The connection uses the address checked here, so DNS rebinding
+ * between check and connect is not possible.
  */
 export function guardedLookup(
-  allowPrivate: boolean,
+  allowPrivate: PrivateFetchPolicy,
   makeError: (hostname: string, address: string) => Error,
 ): LookupFunction {
   return (hostname, options, callback) => {
@@ -72,7 +142,10 @@ export function guardedLookup(
       const list = addresses as LookupAddress[];
       if (!list.length)
         return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
-      const bad = allowPrivate ? undefined : list.find((a) => isPrivateAddress(a.address));
+      const bad =
+        allowPrivate === true
+          ? undefined
+          : list.find((a) => isPrivateAddress(a.address) && !privateAllowed(allowPrivate, hostname, a.address));
       if (bad) return callback(makeError(hostname, bad.address), '', 0);
       if (options.all) callback(null, list);
       else callback(null, list[0].address, list[0].family);
@@ -87,7 +160,7 @@ export type UrlRefusal =
   | { reason: 'private-address' | 'local-name'; url: URL; host: string };
 
 export interface UrlPolicy {
-  allowPrivate: boolean;
+  allowPrivate: PrivateFetchPolicy;
   /** Also refuse, without resolving them, names that are local by convention (localhost, *.localhost, *.local, *.internal). */
   refuseLocalNames?: boolean;
   /** The error to throw for a refused URL. */
@@ -111,11 +184,12 @@ export function checkUrl(raw: string | URL, policy: UrlPolicy): URL {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw policy.makeError({ reason: 'scheme', url });
   if (url.username || url.password) throw policy.makeError({ reason: 'credentials', url });
-  if (policy.allowPrivate) return url;
+  if (policy.allowPrivate === true) return url;
   const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, ''); // a trailing dot is the same name
   if (isIP(host)) {
-    if (isPrivateAddress(host)) throw policy.makeError({ reason: 'private-address', url, host });
-  } else if (policy.refuseLocalNames && LOCAL_NAME.test(host)) {
+    if (isPrivateAddress(host) && !privateAllowed(policy.allowPrivate, host, host))
+      throw policy.makeError({ reason: 'private-address', url, host });
+  } else if (policy.refuseLocalNames && LOCAL_NAME.test(host) && !privateAllowed(policy.allowPrivate, host)) {
     throw policy.makeError({ reason: 'local-name', url, host });
   }
   return url;

@@ -8,6 +8,7 @@ import { saveTaskOutput } from '../store/task-outputs';
 import { StepPermanentError } from './errors';
 import { safeFetch } from './safe-fetch';
 import { postWebhook } from './webhook';
+import { researchAction } from './research-action';
 
 /** Largest result a step stores (characters). */
 export const MAX_RESULT_CHARS = 200_000;
@@ -33,7 +34,7 @@ export function resolveArgs(args: Record<string, string>, depResults: Record<str
 }
 
 /** The dependencies' results as one context block (in depends_on order). */
-function context(input: ActionInput): string {
+export function context(input: ActionInput): string {
   return input.step.depends_on
     .filter((id) => input.depResults[id])
     .map((id) => `[${id}]\n${input.depResults[id]}`)
@@ -188,6 +189,8 @@ export function runAction(action: StepAction, input: ActionInput): Promise<strin
       return saveAction(input);
     case 'webhook':
       return webhookAction(input);
+    case 'research':
+      return researchAction(input, (note) => modelAction('research', input).then((r) => `${note}\n\n${r}`));
     default:
       return modelAction(action, input);
   }

@@ -1,4 +1,5 @@
 import { FetchFailure, guardedRequest } from '../net/guarded-http';
+import type { PrivateFetchPolicy } from '../net/ssrf';
 import { StepPermanentError } from './errors';
 
 export { isPrivateAddress } from '../net/ssrf';
@@ -6,7 +7,7 @@ export { isPrivateAddress } from '../net/ssrf';
 export class FetchRefusedError extends StepPermanentError {}
 
 export interface SafeFetchOptions {
-  allowPrivate: boolean;
+  allowPrivate: PrivateFetchPolicy;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { StepPermanentError } from './errors';
 import { safeFetch } from './safe-fetch';
+import type { PrivateFetchPolicy } from '../net/ssrf';
 
 export const SIGNATURE_HEADER = 'x-svc-signature';
 export const TIMESTAMP_HEADER = 'x-svc-timestamp';
@@ -21,7 +22,7 @@ export async function postWebhook(opts: {
   secret: string;
   payload: unknown;
   idempotencyKey: string;
-  allowPrivate: boolean;
+  allowPrivate: PrivateFetchPolicy;
   timeoutMs?: number;
   signal?: AbortSignal;
 }): Promise<{ status: number; body: string }> {

@@ -20,6 +20,7 @@ export interface HtmlExtract extends PageMeta {
 }
 
 type Doc = ReturnType<typeof parseHTML>['document'];
+type El = NonNullable<ReturnType<Doc['querySelector']>>;
 
 function meta(doc: Doc, ...names: string[]): string | undefined {
   for (const n of names) {
@@ -80,6 +81,32 @@ function collectLinks(
   return out;
 }
 
+// Turndown's GFM table rule reads `table.rows[0]`, which linkedom does not implement; Turndown is
+// given linkedom elements directly (no second parse), so the table prototype gets a spec-ordered
+// `rows` (thead rows, then body rows and direct rows in order, then tfoot rows).
+{
+  const table = parseHTML('<table></table>').document.querySelector('table');
+  const proto = table && (Object.getPrototypeOf(table) as object);
+  if (proto && !('rows' in proto)) {
+    Object.defineProperty(proto, 'rows', {
+      get(this: El) {
+        const head: El[] = [];
+        const body: El[] = [];
+        const foot: El[] = [];
+        for (const child of Array.from(this.children as ArrayLike<El>)) {
+          const tag = child.tagName;
+          if (tag === 'TR') body.push(child);
+          else if (tag === 'THEAD' || tag === 'TBODY' || tag === 'TFOOT') {
+            const rows = Array.from(child.children as ArrayLike<El>).filter((r) => r.tagName === 'TR');
+            (tag === 'THEAD' ? head : tag === 'TFOOT' ? foot : body).push(...rows);
+          }
+        }
+        return [...head, ...body, ...foot];
+      },
+    });
+  }
+}
+
 /**
  * The page without scripts, styles, inline SVG, comments and templates: never text, often most of
  * the bytes, and every element removed here is one the DOM parser and Readability do not walk.
@@ -99,32 +126,36 @@ function withoutInert(html: string): string {
 export function extractHtmlPage(html: string, opts: { url?: string; selector?: string } = {}): HtmlExtract {
   const { document } = parseHTML(withoutInert(html));
   const info = pageMeta(document, html);
-  let contentHtml: string | undefined;
+  // One parse: Readability hands back its article element (serializer: el => el), and the cleanup
+  // rules, the link list and Turndown all work on that element; no serialise-and-reparse between stages.
+  let content: El | null | undefined;
+  // The selector's match is kept whole; Readability's article (its default serializer) and the body by their inner HTML.
+  const outer = !!opts.selector;
   if (opts.selector) {
-    contentHtml = document.querySelector(opts.selector)?.outerHTML ?? '';
+    content = document.querySelector(opts.selector);
   } else {
     // Readability changes the document it reads: the metadata above was taken first.
     try {
-      const article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], {
+      const article = new Readability<El>(document as unknown as ConstructorParameters<typeof Readability>[0], {
         keepClasses: true,
         charThreshold: 200,
+        serializer: (el) => el as unknown as El,
       }).parse();
       if (article?.content && (article.textContent ?? '').trim().length >= 80) {
-        contentHtml = article.content;
+        content = article.content;
         info.byline ??= article.byline?.trim() || undefined;
         info.siteName ??= article.siteName?.trim() || undefined;
         if (!info.title && article.title) info.title = article.title.trim();
       }
     } catch {
-      contentHtml = undefined;
+      content = undefined;
     }
-    contentHtml ??= document.querySelector('body')?.innerHTML ?? html;
+    content ??= document.querySelector('body');
   }
-  const { document: content } = parseHTML(`<!doctype html><html><body>${contentHtml}</body></html>`);
-  const body = content.querySelector('body')!;
-  const links = collectLinks(body, opts.url);
-  stripBoilerplate(body as never, info.title);
-  const clean = body.innerHTML;
-  const markdown = htmlToMarkdown(clean, opts.url);
+  if (!content) return { ...info, html: '', markdown: '', text: '', links: [] };
+  const links = collectLinks(content, opts.url);
+  stripBoilerplate(content as never, info.title);
+  const clean = outer ? content.outerHTML : content.innerHTML;
+  const markdown = htmlToMarkdown(content, opts.url);
   return { ...info, html: clean, markdown, text: markdownToText(markdown), links };
 }

@@ -5,6 +5,7 @@ import type { WebFetchBody, WebPage } from '../../schema/web';
 import { extractDocument } from '../knowledge/extract';
 import { looksLikeHtml } from '../knowledge/sniff';
 import { FetchFailure, guardedRequest, type GuardedResponse } from '../net/guarded-http';
+import type { PrivateFetchPolicy } from '../net/ssrf';
 import { getCachedPage, putCachedPage, refreshCachedPage } from '../store/web-cache';
 import { decodeBody } from './charset';
 import { extractHtmlPage } from './extract-html';
@@ -32,7 +33,7 @@ export interface ExtractedPage {
 
 export interface FetchPageDeps {
   db: CommonQueryMethods;
-  allowPrivate: boolean;
+  allowPrivate: PrivateFetchPolicy;
   cacheTtlSeconds: number;
 }
 

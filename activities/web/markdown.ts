@@ -22,8 +22,8 @@ function turndown(): TurndownService {
  * HTML (a string, or an element of an already parsed document, which saves a second parse) to
  * Markdown; relative links and images are made absolute against `base`.
  */
-export function htmlToMarkdown(html: string, base?: string): string {
-  let md = turndown().turndown(html);
+export function htmlToMarkdown(html: string | { nodeType: number }, base?: string): string {
+  let md = turndown().turndown(html as string | TurndownService.Node);
   if (base) {
     md = md.replace(/(!?\[[^\]]*\]\()([^)\s]+)/g, (m, head: string, href: string) => {
       try {

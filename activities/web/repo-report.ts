@@ -1,8 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { PrivateFetchPolicy } from '../net/ssrf';
 import type { RepoReport, RepoReportBody } from '../../schema/web';
 import { readManifests } from './repo-manifests';
-import { renderTree, scanTree, type ScanResult } from './repo-scan';
+import { redactSecrets, renderTree, scanTree, type ScanResult } from './repo-scan';
 import { cloneRepo, confinedPath, runGit } from './repo-source';
 
 const TEST_DIR = /(^|\/)(test|tests|__tests__|spec|specs|e2e|integration[-_]tests?)$/i;
@@ -27,7 +28,12 @@ function readme(root: string, scan: ScanResult): RepoReport['readme'] {
     if (summary.length + p.length > 600) break;
     summary += (summary ? '\n\n' : '') + p.replace(/\s+/g, ' ');
   }
-  return { path: file.path, title, summary: summary || (paras[0] ?? '').slice(0, 600) };
+  // A README may hold a planted key too: the excerpt never carries a secret's value.
+  return {
+    path: file.path,
+    title: title && redactSecrets(title),
+    summary: redactSecrets(summary || (paras[0] ?? '').slice(0, 600)),
+  };
 }
 
 async function gitActivity(root: string, ref?: string): Promise<RepoReport['git']> {
@@ -42,7 +48,8 @@ async function gitActivity(root: string, ref?: string): Promise<RepoReport['git'
       .filter(Boolean)
       .map((l) => {
         const [sha, author, date, ...subject] = l.split('\t');
-        return { sha, author, date, subject: subject.join('\t') };
+        // A commit message can carry a pasted key: the report never echoes its value.
+        return { sha, author, date, subject: redactSecrets(subject.join('\t')) };
       });
     const count = Number((await runGit(['rev-list', '--count', rev, '--'], { cwd: root })).trim()) || rows.length;
     const authors = new Map<string, number>();
@@ -74,8 +81,8 @@ async function gitActivity(root: string, ref?: string): Promise<RepoReport['git'
  * http(s) git URL (removed afterwards). Read-only: nothing is written outside the temporary clone.
  */
 export async function repoReport(
-  opts: { roots: string[]; allowPrivate: boolean },
-  body: RepoReportBody,
+  opts: { roots: string[]; allowPrivate: PrivateFetchPolicy },
+  body: Pick<RepoReportBody, 'repo' | 'ref'>,
 ): Promise<RepoReport> {
   const started = Date.now();
   const remote = /^https?:\/\//i.test(body.repo) || /^(git@|ssh:|git:|file:)/i.test(body.repo);

@@ -94,6 +94,19 @@ const SECRETS: Array<[string, RegExp]> = [
   ],
 ];
 
+/**
+ * The text with every secret-looking value replaced by `[redacted <type>]` (whole PEM private-key
+ * blocks included): what leaves the scanner towards a model or a report never carries the value.
+ */
+export function redactSecrets(text: string): string {
+  let out = text.replace(
+    /-----BEGIN [A-Z ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY( BLOCK)?-----|$)/g,
+    '[redacted private-key]',
+  );
+  for (const [type, re] of SECRETS) out = out.replace(new RegExp(re.source, re.flags + 'g'), `[redacted ${type}]`);
+  return out;
+}
+
 export interface ScanFile {
   path: string;
   size: number;

@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AppError } from '../../schema/errors';
-import { checkUrl, isPrivateAddress } from '../net/ssrf';
+import { checkUrl, isPrivateAddress, privateAllowed, type PrivateFetchPolicy } from '../net/ssrf';
 
 const bad = (message: string) =>
   new AppError('invalid_request', `repo: ${message}`, { details: [{ path: 'body.repo', message }] });
@@ -69,7 +69,7 @@ export interface ClonedRepo {
 export async function cloneRepo(
   raw: string,
   ref: string | undefined,
-  opts: { allowPrivate: boolean; timeoutMs?: number; maxBytes?: number },
+  opts: { allowPrivate: PrivateFetchPolicy; timeoutMs?: number; maxBytes?: number },
 ): Promise<ClonedRepo> {
   const url = checkUrl(raw, {
     allowPrivate: opts.allowPrivate,
@@ -85,14 +85,16 @@ export async function cloneRepo(
               : `refused to clone from ${r.url.host}: private or loopback address.`,
       ),
   });
-  if (!opts.allowPrivate && !isIP(url.hostname.replace(/^\[|\]$/g, ''))) {
+  if (opts.allowPrivate !== true && !isIP(url.hostname.replace(/^\[|\]$/g, ''))) {
     let addresses: Array<{ address: string }>;
     try {
       addresses = await dns.lookup(url.hostname, { all: true });
     } catch {
       throw new AppError('upstream_error', `Host ${url.hostname} could not be resolved.`);
     }
-    if (addresses.some((a) => isPrivateAddress(a.address)))
+    if (
+      addresses.some((a) => isPrivateAddress(a.address) && !privateAllowed(opts.allowPrivate, url.hostname, a.address))
+    )
       throw bad(`refused to clone from ${url.host}: it resolves to a private address.`);
   }
   const dir = mkdtempSync(path.join(tmpdir(), 'svc-repo-'));

@@ -8,11 +8,9 @@ import { createModelRouter } from '../providers';
 import { appendEvent } from '../store/events';
 import { findJobOutput, saveJobOutput } from '../store/job-outputs';
 import { getResearch, updateResearch } from '../store/research';
-import { verifyCitations, type DraftCitation } from './citations';
-import { extractBody } from './fetch-page';
-import { guardedRequest } from '../net/guarded-http';
+import { draftReport, fetchSourceText, finishReport, pickSources, planQueries } from './research-pipeline';
 import { searchEngines } from './search-config';
-import { normaliseUrl, webSearch } from './web-search';
+import { webSearch } from './web-search';
 
 export interface ResearchRef {
   tenantId: string;
@@ -20,35 +18,6 @@ export interface ResearchRef {
 }
 
 const stream = streams.research;
-const MAX_SOURCE_CHARS = 60_000;
-
-/** The first JSON object in a model answer (models wrap JSON in prose or code fences). */
-function jsonIn(text: string): unknown {
-  const start = text.indexOf('{');
-  const end = text.lastIndexOf('}');
-  if (start < 0 || end <= start) return undefined;
-  try {
-    return JSON.parse(text.slice(start, end + 1));
-  } catch {
-    return undefined;
-  }
-}
-
-const words = (s: string) => new Set(s.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []);
-
-/** The paragraphs of a source that share the most words with the question (at most `n`). */
-export function passages(text: string, question: string, n = 3): string[] {
-  const q = words(question);
-  return text
-    .split(/\n\s*\n/)
-    .map((p) => p.replace(/\s+/g, ' ').trim())
-    .filter((p) => p.length >= 40)
-    .map((p, i) => ({ p: p.slice(0, 700), i, score: [...words(p)].filter((w) => q.has(w)).length }))
-    .sort((a, b) => b.score - a.score || a.i - b.i)
-    .slice(0, n)
-    .sort((a, b) => a.i - b.i)
-    .map((x) => x.p);
-}
 
 /** Activities of the research workflow (`research-<id>`); each one is idempotent. */
 export function createResearchActivities(deps: ActivityDeps) {
@@ -69,33 +38,9 @@ export function createResearchActivities(deps: ActivityDeps) {
       if (row.plan) return row.plan;
       await updateResearch(db, ref.tenantId, ref.jobId, { status: 'running', stage: 'planning' });
       const count = RESEARCH_DEPTHS[row.depth as keyof typeof RESEARCH_DEPTHS]?.queries ?? 3;
-      let queries = [row.query];
-      if (count > 1) {
-        try {
-          const res = await models.complete({
-            lane: 'svc-oracle',
-            messages: [
-              {
-                role: 'system',
-                content: `Plan web research. Break the question into at most ${count} focused web search queries. Answer only JSON: {"queries": ["..."]}`,
-              },
-              { role: 'user', content: row.query },
-            ],
-            signal: Context.current().cancellationSignal,
-            timeoutMs: 60_000,
-          });
-          const parsed = z
-            .object({ queries: z.array(z.string().min(2).max(300)).min(1) })
-            .safeParse(jsonIn(res.content));
-          if (parsed.success)
-            queries = [row.query, ...parsed.data.queries.filter((q) => q.trim() !== row.query)].slice(0, count);
-        } catch (err) {
-          deps.log.info(
-            { err: (err as Error).message, job: ref.jobId },
-            'research planning fell back to the question itself',
-          );
-        }
-      }
+      const queries = await planQueries(models, row.query, count, Context.current().cancellationSignal, (err) =>
+        deps.log.info({ err: err.message, job: ref.jobId }, 'research planning fell back to the question itself'),
+      );
       await updateResearch(db, ref.tenantId, ref.jobId, { plan: queries, stage: 'searching' });
       await event(ref, 'plan', { queries });
       return queries;
@@ -114,17 +59,7 @@ export function createResearchActivities(deps: ActivityDeps) {
           await event(ref, 'search.failed', { query, error: (err as Error).message });
         }
       }
-      const sources: ResearchSource[] = [];
-      const seen = new Set<string>();
-      for (let rank = 0; sources.length < row.max_sources && lists.some((l) => l.length > rank); rank++) {
-        for (const list of lists) {
-          const hit = list[rank];
-          const key = hit && normaliseUrl(hit.url);
-          if (!hit || !key || seen.has(key) || sources.length >= row.max_sources) continue;
-          seen.add(key);
-          sources.push({ n: sources.length + 1, url: hit.url, title: hit.title, status: 'pending' });
-        }
-      }
+      const sources = pickSources(lists, row.max_sources);
       await updateResearch(db, ref.tenantId, ref.jobId, { sources, stage: 'fetching' });
       await event(ref, 'sources', { sources: sources.map((s) => ({ n: s.n, url: s.url, title: s.title })) });
       return sources;
@@ -138,23 +73,14 @@ export function createResearchActivities(deps: ActivityDeps) {
       if (await findJobOutput(db, ref.tenantId, ref.jobId, key)) return { n: ref.n, ok: true };
       const started = Date.now();
       try {
-        const res = await guardedRequest(ref.url, {
-          allowPrivate: deps.config.allowPrivateFetch,
-          refuseLocalNames: true,
-          maxBytes: 5 * 1024 * 1024,
-          timeoutMs: 20_000,
-          signal: Context.current().cancellationSignal,
-        });
-        if (res.status >= 400) throw new Error(`HTTP ${res.status}`);
-        const page = await extractBody(res, {});
-        if (!page.text.trim()) throw new Error('no text in the page');
+        const text = await fetchSourceText(deps.config, ref.url, Context.current().cancellationSignal);
         await saveJobOutput(db, {
           tenantId: ref.tenantId,
           jobId: ref.jobId,
           stepKey: key,
           lane: 'web',
           provider: null,
-          content: page.text.slice(0, MAX_SOURCE_CHARS),
+          content: text,
           usage: null,
           durationMs: Date.now() - started,
         });
@@ -192,38 +118,19 @@ export function createResearchActivities(deps: ActivityDeps) {
           if (s) texts.set(n, { url: s.url, text: r.content });
         }
       }
-      let report;
-      if (!texts.size) {
-        report = {
-          markdown: `No sources could be found or fetched for "${row.query}", so there is nothing to report. Configure a search engine (SVC_CONFIG search.engines) or try another question.`,
-          citations: [],
-          unverified: [],
-        };
-      } else {
-        const material = [...texts]
-          .map(
-            ([n, s]) =>
-              `[S${n}] ${s.url}\n${passages(s.text, `${row.query} ${(row.plan ?? []).join(' ')}`).join('\n')}`,
-          )
-          .join('\n\n');
-        let draft: { report: string; citations: DraftCitation[] } | undefined;
-        const saved = await findJobOutput(db, ref.tenantId, ref.jobId, 'report');
-        let content = saved?.content;
+      let content: string | undefined;
+      if (texts.size) {
+        // The model's answer is stored before it is verified, so a retried activity verifies the same draft.
+        content = (await findJobOutput(db, ref.tenantId, ref.jobId, 'report'))?.content;
         if (!content) {
           try {
-            const res = await models.complete({
-              lane: 'svc-oracle',
-              messages: [
-                {
-                  role: 'system',
-                  content:
-                    'Write a concise research report in Markdown answering the question from the sources only. Mark claims with numbered citations like [1]. For each citation give the source number and a quote copied verbatim from that source. Answer only JSON: {"report": "...", "citations": [{"id": 1, "source": 2, "quote": "..."}]}',
-                },
-                { role: 'user', content: `Question: ${row.query}\n\nSources:\n${material}` },
-              ],
-              signal: Context.current().cancellationSignal,
-              timeoutMs: 120_000,
-            });
+            const res = await draftReport(
+              models,
+              row.query,
+              row.plan ?? [],
+              texts,
+              Context.current().cancellationSignal,
+            );
             content = (
               await saveJobOutput(db, {
                 tenantId: ref.tenantId,
@@ -243,28 +150,8 @@ export function createResearchActivities(deps: ActivityDeps) {
             );
           }
         }
-        const parsed = z
-          .object({
-            report: z.string(),
-            citations: z.array(
-              z.object({ id: z.number().int(), source: z.number().int().nullable(), quote: z.string() }),
-            ),
-          })
-          .safeParse(content ? jsonIn(content) : undefined);
-        if (parsed.success) draft = parsed.data;
-        else {
-          // No usable model answer: an extractive report, one cited passage per source.
-          const lines: string[] = [];
-          const citations: DraftCitation[] = [];
-          for (const [n, s] of texts) {
-            const p = passages(s.text, row.query, 1)[0] ?? s.text.slice(0, 300);
-            citations.push({ id: citations.length + 1, source: n, quote: p });
-            lines.push(`- ${p} [${citations.length}]`);
-          }
-          draft = { report: `Key passages for "${row.query}":\n\n${lines.join('\n')}`, citations };
-        }
-        report = verifyCitations(draft.report, draft.citations, texts);
       }
+      const report = finishReport(row.query, content, texts);
       await updateResearch(db, ref.tenantId, ref.jobId, { report, stage: 'done' });
     },
 

@@ -1,9 +1,11 @@
 import { fetchPage } from '../../activities/web/fetch-page';
 import { repoReport } from '../../activities/web/repo-report';
+import { summariseRepo } from '../../activities/web/repo-summary';
 import { searchEngines } from '../../activities/web/search-config';
 import { webSearch } from '../../activities/web/web-search';
 import { RepoReport, RepoReportBody, WebFetchBody, WebPage, WebSearchBody, WebSearchResponse } from '../../schema/web';
 import { principalOf, type AppContext } from '../context';
+import { modelsOf } from './chat-shared';
 import { researchRoutes } from './capabilities-research';
 import { defineRoute, type RouteSpec } from '../route';
 
@@ -62,7 +64,7 @@ export function capabilitiesRoutes(): RouteSpec[] {
       access,
       tags,
       summary:
-        'Report on a repository (a folder inside SVC_REPO_ROOTS or a shallow-cloned http(s) git URL): languages, tree, manifests, tests/CI, README, git activity, secret locations, token estimate.',
+        'Report on a repository (a folder inside SVC_REPO_ROOTS or a shallow-cloned http(s) git URL): languages, tree, manifests, tests/CI, README, git activity, secret locations, token estimate; with `summary: true` a model-written summary of the report.',
       body: RepoReportBody,
       response: RepoReport,
       responses: {
@@ -75,7 +77,9 @@ export function capabilitiesRoutes(): RouteSpec[] {
       handler: async (ctx: AppContext, { body }) => {
         principalOf(ctx);
         const { config } = ctx.deps;
-        return repoReport({ roots: config.web.repoRoots, allowPrivate: config.allowPrivateFetch }, body);
+        const report = await repoReport({ roots: config.web.repoRoots, allowPrivate: config.allowPrivateFetch }, body);
+        if (body.summary) report.summary = await summariseRepo(modelsOf(ctx.deps), report);
+        return report;
       },
     }),
     ...researchRoutes(),

@@ -1,6 +1,7 @@
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
+import { NO_SEARCH_NOTE } from '../../activities/tasks/research-action';
 import { runTask } from './run-task';
 
 jest.setTimeout(120_000);
@@ -37,7 +38,8 @@ test('model actions call the lanes through the provider layer and chain their re
   });
   expect(done.status).toBe('completed');
   const s = Object.fromEntries(done.steps.map((x: any) => [x.id, x]));
-  expect(s.r.result).toBe('Findings: tides follow the moon.');
+  // No search provider configured: today's model-only research, with a note saying so.
+  expect(s.r.result).toBe(`${NO_SEARCH_NOTE}\n\nFindings: tides follow the moon.`);
   expect(s.s.result).toBe('Short: moon drives tides.');
   expect(s.c.result).toBe('Both mention the moon.');
   expect(s.d.result).toBe('Dear reader, the moon...');
@@ -49,7 +51,7 @@ test('model actions call the lanes through the provider layer and chain their re
   // The summary got the research result through {{steps.r.result}} (and as material).
   expect(userOf('Summarize')).toContain('Findings: tides follow the moon.');
   // compare has no args: its material is both dependencies' results.
-  expect(userOf('Compare')).toContain('[r]\nFindings: tides follow the moon.');
+  expect(userOf('Compare')).toContain(`[r]\n${NO_SEARCH_NOTE}\n\nFindings: tides follow the moon.`);
   expect(userOf('Compare')).toContain('[s]\nShort: moon drives tides.');
   const gen = fake.chats.find((c) => c.body.messages[0].content === 'Do what the prompt asks.')!;
   expect(gen.body.max_tokens).toBe(20);

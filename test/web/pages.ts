@@ -12,7 +12,8 @@ export interface PageServer {
   close(): Promise<void>;
 }
 
-export async function startPages(): Promise<PageServer> {
+/** `host`: the loopback address to listen on (127.0.0.2 serves a first hop an allow list lets through). */
+export async function startPages(host = '127.0.0.1'): Promise<PageServer> {
   const routes = new Map<string, Handler>();
   const hits = new Map<string, number>();
   const server = http.createServer((req, res) => {
@@ -22,10 +23,10 @@ export async function startPages(): Promise<PageServer> {
     if (h) h(req, res);
     else res.writeHead(404).end('not found');
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  await new Promise<void>((r) => server.listen(0, host, () => r()));
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     port,
     hits,
     route: (p, h) => void routes.set(p, h),
