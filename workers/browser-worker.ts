@@ -64,7 +64,11 @@ export async function startBrowserWorkers(o: {
     connection,
     namespace,
     taskQueue: ownQueue,
-    activities: { browserCommand: activities.browserCommand, browserRelease: activities.browserRelease },
+    activities: {
+      browserCommand: activities.browserCommand,
+      browserRelease: activities.browserRelease,
+      browserPing: activities.browserPing,
+    },
     maxConcurrentActivityTaskExecutions: Math.max(4, o.config.browser.maxSessionsPerWorker * 2),
   });
   const running = Promise.all([shared.run(), own.run()]).then(() => undefined);
