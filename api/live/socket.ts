@@ -76,16 +76,18 @@ export function attachLiveSocket(
   const clients = new Set<LiveClient>();
 
   /** `data` is the frame already serialised (a broadcast serialises once for every client). */
-  const sendRaw = (c: LiveClient, data: string) => {
+  // One UTF-8 buffer per frame for every client: a string would be re-encoded by ws for each send.
+  const encode = (frame: ServerFrame) => Buffer.from(JSON.stringify(frame));
+  const sendRaw = (c: LiveClient, data: Buffer) => {
     if (c.ws.readyState !== WebSocket.OPEN) return;
     if (c.ws.bufferedAmount > maxBuffered) {
       closedCounter.inc({ reason: 'slow_consumer' });
       c.ws.terminate();
       return;
     }
-    c.ws.send(data);
+    c.ws.send(data, { binary: false, compress: false });
   };
-  const send = (c: LiveClient, frame: ServerFrame) => sendRaw(c, JSON.stringify(frame));
+  const send = (c: LiveClient, frame: ServerFrame) => sendRaw(c, encode(frame));
   const valid = (frame: ServerFrame): boolean => {
     const ok = ServerFrame.safeParse(frame).success;
     if (!ok) deps.log.error({ type: frame.type }, 'live frame does not match its schema: not sent');
@@ -93,7 +95,7 @@ export function attachLiveSocket(
   };
   const broadcast = (frame: ServerFrame) => {
     if (!valid(frame)) return;
-    const data = JSON.stringify(frame);
+    const data = encode(frame);
     for (const c of clients) sendRaw(c, data);
   };
 
@@ -125,7 +127,7 @@ export function attachLiveSocket(
           ? { type: 'token', session: n.id, content: n.content ?? '' }
           : { type: 'done', session: n.id };
       if (!valid(frame)) return;
-      const data = JSON.stringify(frame);
+      const data = encode(frame);
       for (const c of clients) if (c.tenantId === n.tenant && c.sessions.has(n.id)) sendRaw(c, data);
     } else announcer.onNotice(n);
   };
