@@ -103,6 +103,7 @@ export const EnvSchema = z.object({
   SVC_BROWSER_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).max(86_400).default(600),
   SVC_BROWSER_MAX_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).max(86_400).default(3600),
   SVC_BROWSER_ALLOW_HOSTS: optionalString,
+  SVC_BROWSER_HEARTBEAT_S: z.coerce.number().int().min(0).max(3600).default(15),
   SVC_STATE_KEY: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   SVC_LIMIT_SYNC_MS: z.coerce.number().int().min(10).max(60_000).default(200),
   SVC_LIMIT_MINUTE_MS: z.coerce.number().int().min(100).default(60_000),
@@ -156,6 +157,8 @@ export interface Config {
     maxIdleTimeoutS: number;
     /** `host` or `host:port` entries the browser may reach even when private fetches are refused. */
     allowHosts: string[];
+    /** Seconds between a session's owner liveness checks while idle (0: only commands notice a dead worker). */
+    heartbeatS: number;
   };
   /** Key material for AES-GCM encryption of saved browser states and checkpoints. */
   stateKey?: string;
@@ -234,6 +237,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
         .split(',')
         .map((h) => h.trim().toLowerCase())
         .filter(Boolean),
+      heartbeatS: e.SVC_BROWSER_HEARTBEAT_S,
     },
     stateKey: e.SVC_STATE_KEY,
     gateway: {

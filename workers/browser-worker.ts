@@ -7,6 +7,7 @@ import { BrowserHost } from '../activities/browser/host';
 import type { Db } from '../activities/store/db';
 import { randomToken } from '../activities/store/ids';
 import type { Config } from '../schema/config';
+import { startBrowserReport } from './browser-report';
 
 export interface BrowserWorkers {
   workerId: string;
@@ -64,16 +65,29 @@ export async function startBrowserWorkers(o: {
     connection,
     namespace,
     taskQueue: ownQueue,
-    activities: { browserCommand: activities.browserCommand, browserRelease: activities.browserRelease },
+    activities: {
+      browserCommand: activities.browserCommand,
+      browserRelease: activities.browserRelease,
+      browserPing: activities.browserPing,
+    },
     maxConcurrentActivityTaskExecutions: Math.max(4, o.config.browser.maxSessionsPerWorker * 2),
   });
   const running = Promise.all([shared.run(), own.run()]).then(() => undefined);
+  const report = await startBrowserReport({
+    db: o.db,
+    log: o.log,
+    host,
+    workerId,
+    chromiumPath: o.config.browser.chromiumPath,
+    everyMs: (o.config.browser.heartbeatS || 15) * 1000,
+  });
   o.log.info({ worker_id: workerId, queue: ownQueue }, 'browser worker polling');
   return {
     workerId,
     host,
     running,
     async stop() {
+      await report.stop();
       for (const w of [shared, own]) if (w.getState() === 'RUNNING') w.shutdown();
       await running.catch(() => undefined);
       await host.shutdown();

@@ -66,6 +66,8 @@ export interface BrowserSessionInput {
   browserQueue: string;
   /** A saved state to open the session with. */
   initialStateId?: string;
+  /** Seconds between owner liveness checks while no command runs (0 or absent: none). */
+  heartbeatS?: number;
 }
 
 /** What the owning worker answers for a command; `refs` is consumed by the workflow. */

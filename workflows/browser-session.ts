@@ -170,6 +170,7 @@ export async function browserSessionWorkflow(input: BrowserSessionInput): Promis
         return await run(cmd);
       } finally {
         busy = false;
+        if (!isEndedStatus(s.status)) s.expiresAt = Date.now() + s.idleTimeoutS * 1000;
       }
     },
     {
@@ -195,18 +196,45 @@ export async function browserSessionWorkflow(input: BrowserSessionInput): Promis
     }
   }
 
+  // Heartbeat: between commands the owner is pinged on its own queue; a worker that no longer
+  // polls (schedule-to-start timeout) or lost the page moves the session to recovering at once.
+  const beatMs = (input.heartbeatS ?? 0) * 1000;
+  const checkOwner = async () => {
+    busy = true;
+    try {
+      if (s.status === 'open') {
+        const alive = await owner(5_000, `${Math.max(2, Math.min(10, input.heartbeatS ?? 5))} seconds`)
+          .browserPing({ sessionId: s.sessionId, tenantId: s.tenantId })
+          .then(() => true)
+          .catch((err: unknown) => !workerLost(err));
+        if (alive) return;
+      }
+      // Another attempt at every beat while no worker takes it; a command also retries it.
+      await recover().catch(() => undefined);
+    } finally {
+      busy = false;
+    }
+  };
+
   for (;;) {
     const seen = touches;
-    // The idle timer restarts after every command; a command in progress is never expired under.
-    const woke = await condition(() => isEndedStatus(s.status) || touches !== seen || busy, s.idleTimeoutS * 1000);
+    // The idle deadline moves with every command; a command in progress is never expired under.
+    s.expiresAt ??= Date.now() + s.idleTimeoutS * 1000;
+    const idleLeft = Math.max(1, s.expiresAt - Date.now());
+    const wait = beatMs > 0 ? Math.min(beatMs, idleLeft) : idleLeft;
+    const woke = await condition(() => isEndedStatus(s.status) || touches !== seen || busy, wait);
     if (isEndedStatus(s.status)) break;
     if (busy) {
       await condition(() => !busy);
       continue;
     }
     if (!woke) {
-      await end('expired');
-      break;
+      if (Date.now() >= s.expiresAt) {
+        await end('expired');
+        break;
+      }
+      await checkOwner();
+      continue;
     }
     if (workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);

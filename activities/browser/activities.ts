@@ -194,6 +194,14 @@ export function createBrowserWorkerActivities(o: {
       return result;
     },
 
+    /** The session's heartbeat: answered only by the worker that holds the page. */
+    async browserPing(input: { sessionId: string; tenantId: string }): Promise<boolean> {
+      const found = host.sessions.get(input.sessionId);
+      if (!found || found.tenantId !== input.tenantId || found.page.isClosed())
+        throw fail('SessionLost', 'The session is not open on this worker.');
+      return true;
+    },
+
     async browserRelease(input: { sessionId: string }): Promise<boolean> {
       return host.close(input.sessionId);
     },

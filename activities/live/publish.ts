@@ -1,5 +1,5 @@
 import type { Db } from '../store/db';
-import { notifyLive } from '../store/live';
+import { notifyLive, notifyLiveMany, type LiveNotice } from '../store/live';
 
 /** NOTIFY payloads are capped at 8000 bytes: token content is sent in pieces of at most this many characters. */
 const PIECE = 1500;
@@ -11,14 +11,23 @@ export async function publishDispatch(db: Db, kind: string): Promise<void> {
 
 /**
  * Streams generated text to the WebSocket clients that authenticated as `tenantId` and subscribed
- * to `session` (on any replica), then `done` when `done` is true.
+ * to `session` (on any replica), then `done` when `done` is true: one round trip, in order.
+ * `seq` numbers the pieces of one generation (PostgreSQL folds identical payloads of a transaction).
  */
 export async function publishTokens(
   db: Db,
-  m: { tenantId: string; session: string; content: string; done?: boolean },
+  m: { tenantId: string; session: string; content: string; done?: boolean; seq?: number },
 ): Promise<void> {
-  for (let i = 0; i < m.content.length; i += PIECE) {
-    await notifyLive(db, { kind: 'token', id: m.session, tenant: m.tenantId, content: m.content.slice(i, i + PIECE) });
-  }
-  if (m.done) await notifyLive(db, { kind: 'done', id: m.session, tenant: m.tenantId });
+  const notices: LiveNotice[] = [];
+  let seq = m.seq ?? 0;
+  for (let i = 0; i < m.content.length; i += PIECE)
+    notices.push({
+      kind: 'token',
+      id: m.session,
+      tenant: m.tenantId,
+      seq: seq++,
+      content: m.content.slice(i, i + PIECE),
+    });
+  if (m.done) notices.push({ kind: 'done', id: m.session, tenant: m.tenantId, seq });
+  await notifyLiveMany(db, notices);
 }

@@ -160,10 +160,23 @@ export async function dayEri(db: Db, dayStart: Date, dayEnd: Date): Promise<{ su
   return r;
 }
 
-/** Tells every replica's WebSocket hub that a sample exists (payload: its id only). */
-export async function notifyLive(
-  db: Db,
-  payload: { kind: string; id: number | string; tenant?: string; content?: string },
-): Promise<void> {
-  await db.query(sql.unsafe`SELECT pg_notify('svc_live', ${JSON.stringify(payload)})`);
+/** The channel of the live plane: every replica's WebSocket hub LISTENs on it. */
+export const LIVE_CHANNEL = 'svc_live';
+
+export type LiveNotice = { kind: string; id?: number | string; tenant?: string; [k: string]: unknown };
+
+/** NOTIFYs every replica's WebSocket hub (e.g. that a sample exists: its id only). */
+export async function notifyLive(db: Db, payload: LiveNotice): Promise<void> {
+  await notifyLiveMany(db, [payload]);
+}
+
+/**
+ * Several notices in one round trip, delivered in this order (one statement, one transaction).
+ * PostgreSQL folds identical payloads of one transaction into one: callers number theirs.
+ */
+export async function notifyLiveMany(db: Db, payloads: LiveNotice[]): Promise<void> {
+  if (payloads.length === 0) return;
+  const texts = payloads.map((p) => JSON.stringify(p));
+  await db.query(sql.unsafe`
+    SELECT pg_notify(${LIVE_CHANNEL}, p) FROM unnest(${sql.array(texts, 'text')}::text[]) WITH ORDINALITY AS t(p, n) ORDER BY n`);
 }

@@ -4,11 +4,12 @@ import { Counter, Gauge } from 'prom-client';
 import type Koa from 'koa';
 import { WebSocket, WebSocketServer } from 'ws';
 import { authenticateKey } from '../../activities/store/keys';
-import { latestSample, sampleById } from '../../activities/store/live';
+import { LIVE_CHANNEL, latestSample, sampleById } from '../../activities/store/live';
 import { ClientMessage, ServerFrame } from '../../schema/live-frames';
 import type { AppExtras, AppState } from '../context';
 import { sampleFrames } from './frames';
-import { listenLive, type LiveListener } from './listener';
+import { eventListenerOf } from '../sse';
+import { createAnnouncer, liveInterestOf } from './interest';
 
 export interface LiveSocketOptions {
   /** Ping interval; a peer that misses one pong is closed at the next tick (within 2 intervals). */
@@ -16,6 +17,8 @@ export interface LiveSocketOptions {
   maxConnections?: number;
   /** A client whose unsent data exceeds this is closed (slow consumer). */
   maxBufferedBytes?: number;
+  /** How often this replica re-announces its clients' subscriptions to every replica (they expire after 3). */
+  announceMs?: number;
 }
 
 interface LiveClient {
@@ -36,7 +39,8 @@ export function liveSocketOf(deps: object): LiveSocket | undefined {
 
 export interface LiveSocket {
   readonly clients: number;
-  readonly listener: LiveListener;
+  /** The process's LISTEN connection (shared with event streams). */
+  readonly listener: { readonly connected: boolean };
   /** Sends a frame to every client (validated first). */
   broadcast(frame: ServerFrame): void;
   close(): Promise<void>;
@@ -72,16 +76,18 @@ export function attachLiveSocket(
   const clients = new Set<LiveClient>();
 
   /** `data` is the frame already serialised (a broadcast serialises once for every client). */
-  const sendRaw = (c: LiveClient, data: string) => {
+  // One UTF-8 buffer per frame for every client: a string would be re-encoded by ws for each send.
+  const encode = (frame: ServerFrame) => Buffer.from(JSON.stringify(frame));
+  const sendRaw = (c: LiveClient, data: Buffer) => {
     if (c.ws.readyState !== WebSocket.OPEN) return;
     if (c.ws.bufferedAmount > maxBuffered) {
       closedCounter.inc({ reason: 'slow_consumer' });
       c.ws.terminate();
       return;
     }
-    c.ws.send(data);
+    c.ws.send(data, { binary: false, compress: false });
   };
-  const send = (c: LiveClient, frame: ServerFrame) => sendRaw(c, JSON.stringify(frame));
+  const send = (c: LiveClient, frame: ServerFrame) => sendRaw(c, encode(frame));
   const valid = (frame: ServerFrame): boolean => {
     const ok = ServerFrame.safeParse(frame).success;
     if (!ok) deps.log.error({ type: frame.type }, 'live frame does not match its schema: not sent');
@@ -89,9 +95,19 @@ export function attachLiveSocket(
   };
   const broadcast = (frame: ServerFrame) => {
     if (!valid(frame)) return;
-    const data = JSON.stringify(frame);
+    const data = encode(frame);
     for (const c of clients) sendRaw(c, data);
   };
+
+  const announcer = createAnnouncer({
+    db: deps.db,
+    log: deps.log,
+    interest: liveInterestOf(deps, true)!,
+    announceMs: opts.announceMs ?? 20_000,
+    pairs: function* () {
+      for (const c of clients) if (c.tenantId) for (const s of c.sessions) yield [c.tenantId, s] as const;
+    },
+  });
 
   const onPayload = async (payload: string) => {
     let n: { kind?: string; id?: number | string; tenant?: string; content?: string };
@@ -111,15 +127,16 @@ export function attachLiveSocket(
           ? { type: 'token', session: n.id, content: n.content ?? '' }
           : { type: 'done', session: n.id };
       if (!valid(frame)) return;
-      for (const c of clients) if (c.tenantId === n.tenant && c.sessions.has(n.id)) send(c, frame);
-    }
+      const data = encode(frame);
+      for (const c of clients) if (c.tenantId === n.tenant && c.sessions.has(n.id)) sendRaw(c, data);
+    } else announcer.onNotice(n);
   };
-  const listener = listenLive({
-    url: deps.config.databaseUrl,
-    log: deps.log,
+  const unlisten = eventListenerOf(deps).listen(LIVE_CHANNEL, {
     onPayload: (p) =>
       void onPayload(p).catch((err: Error) => deps.log.warn({ err: err.message }, 'live frame fan-out failed')),
+    onReconnect: () => announcer.resync(),
   });
+  const listener = eventListenerOf(deps);
 
   const onMessage = async (c: LiveClient, data: string) => {
     let raw: unknown;
@@ -149,6 +166,8 @@ export function attachLiveSocket(
     if (c.sessions.size >= MAX_SESSIONS && !c.sessions.has(m.data.session))
       return send(c, { type: 'error', message: `At most ${MAX_SESSIONS} subscriptions per connection.` });
     c.sessions.add(m.data.session);
+    // Answered once the notice to every replica is committed (they apply it as it arrives).
+    await announcer.subscribed(c.tenantId, m.data.session);
     return send(c, { type: 'subscribed', message: m.data.session });
   };
 
@@ -220,7 +239,8 @@ export function attachLiveSocket(
           await new Promise((r) => setTimeout(r, 20));
         for (const c of clients) c.ws.terminate();
         await new Promise<void>((r) => wss.close(() => r()));
-        await listener.close();
+        announcer.close();
+        unlisten();
       })();
       return closing;
     },

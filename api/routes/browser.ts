@@ -107,6 +107,7 @@ export async function createSession(ctx: AppContext, body: z.infer<typeof Browse
     options,
     browserQueue: browserQueue(config.temporal.taskQueue),
     initialStateId,
+    heartbeatS: config.browser.heartbeatS,
   };
   await startJobWorkflow(ctx, {
     workflow: 'browserSessionWorkflow',

@@ -2,6 +2,7 @@ import { PassThrough } from 'node:stream';
 import type { ModelStreamChunk, ModelUsage } from '../../activities/providers/types';
 import { AppError } from '../../schema/errors';
 import type { AppContext } from '../context';
+import type { TokenTap } from '../live/tokens';
 
 export interface StreamOptions {
   stream: AsyncIterable<ModelStreamChunk> & { provider: Promise<string> };
@@ -12,6 +13,8 @@ export interface StreamOptions {
   meta: (provider: string) => Record<string, unknown>;
   /** Runs after the last delta, before the final chunk (e.g. storing the session). */
   onComplete?: (content: string, provider: string) => Promise<void>;
+  /** Copies deltas to the owner's WebSocket (only when one is subscribed; publishing is off this path). */
+  tap?: TokenTap;
 }
 
 /**
@@ -53,6 +56,7 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
         const c = next.value;
         if (c.delta) {
           content += c.delta;
+          o.tap?.push(c.delta);
           write({ ...base, choices: [{ index: 0, delta: { content: c.delta }, finish_reason: null }] });
         }
         if (c.finish_reason) finish = c.finish_reason;
@@ -70,6 +74,7 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
         ctx.deps.log.error({ err, request_id: ctx.state.requestId }, 'chat stream failed');
       write({ error: { message: e.message, type: e.code, code: e.code, status: e.status }, meta: o.meta(provider) });
     } finally {
+      o.tap?.end();
       if (closed) await it.return?.(undefined).catch(() => undefined);
       write('[DONE]');
       closed = true;

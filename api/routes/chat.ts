@@ -30,6 +30,7 @@ import {
   unlessClientGone,
 } from './chat-shared';
 import { sendChunkStream } from './chat-sse';
+import { openTokenTap } from '../live/tokens';
 
 const CHAT = { scope: 'runtime:chat' } as const;
 const UPSTREAM = {
@@ -92,6 +93,8 @@ async function completions(ctx: AppContext, body: ChatCompletionRequest, headers
     });
   };
   const id = completionId();
+  // Token frames for a WebSocket subscriber of this session (or request id); undefined when none.
+  const tap = openTokenTap(ctx.deps, p.tenantId, [plan.sessionKey, ctx.state.requestId]);
   if (body.stream) {
     const stream = models.stream(req);
     await unlessClientGone(abort, () =>
@@ -103,11 +106,17 @@ async function completions(ctx: AppContext, body: ChatCompletionRequest, headers
         includeUsage: body.stream_options?.include_usage === true,
         meta,
         onComplete: store,
+        tap,
       }),
     );
     return undefined;
   }
-  const result = await unlessClientGone(abort, () => models.complete(req));
+  const result = await unlessClientGone(abort, () => models.complete(req)).catch((err: unknown) => {
+    tap?.end();
+    throw err;
+  });
+  tap?.push(result.content);
+  tap?.end();
   await store(result.content, result.provider);
   return completionBody({ id, lane, result, meta: meta(result.provider) });
 }

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { liveScheduleId } from '../../workers/live-schedule';
 import type { AppContext } from '../context';
+import { browserQueue } from '../../activities/browser/availability';
+import { listBrowserWorkers } from '../../activities/store/browser-workers';
+import { browserWorkerCount } from '../browser-client';
 import { liveSocketOf } from '../live/socket';
 import { defineRoute, type RouteSpec } from '../route';
 
@@ -23,12 +26,37 @@ const Queue = z.object({
     z.object({ identity: z.string(), last_access: z.string().nullable(), age_s: z.number().nullable() }),
   ),
 });
+const BrowserPool = z
+  .object({
+    status: z
+      .enum(['up', 'down', 'absent'])
+      .describe(
+        'up: a fresh worker report and pollers; down: workers reported lately but none is alive; absent: none.',
+      ),
+    task_queue: z.string(),
+    pollers: z.number().int().describe("Pollers of the shared browser queue (Temporal's view)."),
+    capacity: z.number().int().describe('Sessions the live workers can hold together.'),
+    sessions_open: z.number().int(),
+    workers: z.array(
+      z.object({
+        worker_id: z.string(),
+        status: z.enum(['up', 'stale']),
+        chromium_version: z.string().nullable(),
+        sessions_open: z.number().int(),
+        capacity: z.number().int(),
+        started_at: z.string(),
+        last_seen: z.string(),
+      }),
+    ),
+  })
+  .meta({ id: 'BrowserPool' });
 const DaemonsResponse = z
   .object({
     status: z.enum(['ok', 'degraded']),
     schedules: z.array(Schedule),
     workers: z.array(Queue),
     listeners: z.array(z.object({ name: z.string(), status: z.enum(['up', 'down', 'not_attached']) })),
+    browser_pool: BrowserPool,
   })
   .meta({ id: 'DaemonsResponse' });
 
@@ -99,6 +127,33 @@ async function queueHealth(
   }
 }
 
+/** A worker reports every heartbeat interval (default 15 s): three missed reports make it stale. */
+const WORKER_FRESH_S = 45;
+
+async function browserPool(ctx: AppContext): Promise<z.infer<typeof BrowserPool>> {
+  const queue = browserQueue(ctx.deps.config.temporal.taskQueue);
+  const fresh = Math.max(WORKER_FRESH_S, 3 * ctx.deps.config.browser.heartbeatS);
+  const [pollers, rows] = await Promise.all([browserWorkerCount(ctx, queue), listBrowserWorkers(ctx.deps.db, 600)]);
+  const workers = rows.map((r) => ({
+    worker_id: r.worker_id,
+    status: r.age_s <= fresh ? ('up' as const) : ('stale' as const),
+    chromium_version: r.chromium_version,
+    sessions_open: r.sessions_open,
+    capacity: r.capacity,
+    started_at: r.started_at,
+    last_seen: r.seen_at,
+  }));
+  const up = workers.filter((w) => w.status === 'up');
+  return {
+    status: up.length > 0 && pollers > 0 ? 'up' : workers.length > 0 || pollers > 0 ? 'down' : 'absent',
+    task_queue: queue,
+    pollers,
+    capacity: up.reduce((n, w) => n + w.capacity, 0),
+    sessions_open: up.reduce((n, w) => n + w.sessions_open, 0),
+    workers,
+  };
+}
+
 /** GET /v1/daemons: the health of every background process this deployment relies on. */
 export function daemonsRoutes(): RouteSpec[] {
   return [
@@ -107,15 +162,16 @@ export function daemonsRoutes(): RouteSpec[] {
       path: '/v1/daemons',
       access: 'key',
       summary:
-        'Background daemon health: Temporal schedules (last/next run, failures), worker pollers per task queue, LISTEN connections.',
+        'Background daemon health: Temporal schedules (last/next run, failures), worker pollers per task queue, LISTEN connections, the browser pool.',
       tags: ['system'],
       response: DaemonsResponse,
       handler: async (ctx: AppContext) => {
         const queue = ctx.deps.config.temporal.taskQueue;
-        const [schedule, wf, act] = await Promise.all([
+        const [schedule, wf, act, pool] = await Promise.all([
           scheduleHealth(ctx, liveScheduleId(queue)),
           queueHealth(ctx, queue, 'workflow'),
           queueHealth(ctx, queue, 'activity'),
+          browserPool(ctx),
         ]);
         const live = liveSocketOf(ctx.deps);
         const listeners = [
@@ -128,8 +184,15 @@ export function daemonsRoutes(): RouteSpec[] {
           schedule.status === 'ok' &&
           wf.status === 'up' &&
           act.status === 'up' &&
-          listeners.every((l) => l.status !== 'down');
-        return { status: ok ? 'ok' : 'degraded', schedules: [schedule], workers: [wf, act], listeners };
+          listeners.every((l) => l.status !== 'down') &&
+          pool.status !== 'down';
+        return {
+          status: ok ? 'ok' : 'degraded',
+          schedules: [schedule],
+          workers: [wf, act],
+          listeners,
+          browser_pool: pool,
+        };
       },
     }),
   ];

@@ -1,11 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import pino from 'pino';
 import { sql } from 'slonik';
 import { startBrowserWorkers, type BrowserWorkers } from '../../workers/browser-worker';
 import { testEnv } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
 import { refOf, withBrowser, type BrowserFixture } from './browser-harness';
+import { startChild } from './spawn-worker';
 
 jest.setTimeout(180_000);
 
@@ -13,52 +12,11 @@ let f: BrowserFixture;
 // No in-process browser worker: the first one is a child process this file kills with SIGKILL.
 withBrowser({ browserWorker: false }, (x) => (f = x));
 
-const ROOT = path.resolve(__dirname, '../..');
-
-async function startChild(): Promise<{ child: ChildProcess; workerId: string }> {
-  const child = spawn(
-    process.execPath,
-    ['-r', path.join(ROOT, 'test/helpers/ts-register.js'), path.join(ROOT, 'test/browser/browser-worker-child.ts')],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: f.h.dbUrl,
-        TEMPORAL_ADDRESS: testEnv().temporalAddress,
-        TEMPORAL_TASK_QUEUE: f.h.taskQueue,
-        SVC_BROWSER_ALLOW_HOSTS: f.pages.host,
-        SVC_LOG_LEVEL: 'silent',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const workerId = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`browser worker child not ready within 60 s: ${stderr.slice(-2000)}`)),
-      60_000,
-    );
-    child.stdout!.on('data', (d: Buffer) => {
-      const m = /BROWSER_WORKER_READY (\S+)/.exec(d.toString());
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`browser worker child exited with ${code}: ${stderr.slice(-2000)}`));
-    });
-  });
-  return { child, workerId };
-}
-
 let replacement: BrowserWorkers | undefined;
 afterAll(() => replacement?.stop());
 
 test('SIGKILL of the browser worker mid-session: the session recovers on a new worker from its checkpoint and the next command succeeds', async () => {
-  const { child, workerId } = await startChild();
+  const { child, workerId } = await startChild(f);
   const exited = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_c, signal) => r(signal)));
   const id = await f.session();
   expect((await f.h.req('GET', `/v1/browser/sessions/${id}`, { key: f.key })).body.worker_id).toBe(workerId);

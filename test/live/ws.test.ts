@@ -1,75 +1,24 @@
-import http from 'node:http';
 import net from 'node:net';
-import type { AddressInfo } from 'node:net';
-import pino from 'pino';
 import Ajv2020 from 'ajv/dist/2020';
 import { WebSocket } from 'ws';
 import { publishDispatch, publishTokens } from '../../activities/live/publish';
 import { sampleLive } from '../../activities/live/sample';
-import { createApp } from '../../api/app';
-import { attachLiveSocket, type LiveSocket, type LiveSocketOptions } from '../../api/live/socket';
 import { ServerFrame } from '../../schema/live-frames';
 import { startHarness, type Harness } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
+import { client, replicas, until } from './ws-helpers';
 
 let h: Harness;
-const servers: Array<{ server: http.Server; live: LiveSocket }> = [];
+const reps = replicas(() => h);
+const apiReplica = reps.start;
 
 beforeAll(async () => {
   h = await startHarness();
 }, 120_000);
 afterAll(async () => {
-  for (const s of servers) {
-    await s.live.close();
-    s.server.closeAllConnections();
-    await new Promise<void>((r) => s.server.close(() => r()));
-  }
+  await reps.closeAll();
   await h?.close();
 });
-
-/** Another API process on the same database: its own app, HTTP server, live socket and LISTEN connection. */
-async function apiReplica(opts: LiveSocketOptions = {}): Promise<{ url: string; ws: string; live: LiveSocket }> {
-  const app = createApp({
-    config: h.config,
-    db: h.db,
-    log: pino({ level: 'silent' }),
-    temporal: { connection: h.connection, client: h.client },
-  });
-  const server = http.createServer(app.callback());
-  const live = attachLiveSocket(server, app, opts);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  servers.push({ server, live });
-  await pollUntil(
-    async () => live.listener.connected,
-    (c) => c,
-    30_000,
-  );
-  const port = (server.address() as AddressInfo).port;
-  return { url: `http://127.0.0.1:${port}`, ws: `ws://127.0.0.1:${port}/v1/ws`, live };
-}
-
-/** A client that records every frame it receives. */
-async function client(
-  url: string,
-  opts: { autoPong?: boolean } = {},
-): Promise<{ ws: WebSocket; frames: any[]; closed: Promise<number> }> {
-  const ws = new WebSocket(url, { autoPong: opts.autoPong ?? true });
-  const frames: any[] = [];
-  ws.on('message', (d) => frames.push(JSON.parse(d.toString())));
-  const closed = new Promise<number>((r) => ws.on('close', (code) => r(code)));
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
-  return { ws, frames, closed };
-}
-
-const until = (frames: any[], pred: (f: any) => boolean) =>
-  pollUntil(
-    async () => frames.find(pred),
-    (f) => f !== undefined,
-    30_000,
-  );
 
 test('two API processes on one database send the same frames, each valid against the AsyncAPI document', async () => {
   const [a, b] = [await apiReplica(), await apiReplica()];
