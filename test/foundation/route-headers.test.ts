@@ -62,6 +62,8 @@ test('idempotency is a route flag: exactly the retry-safe creates and the tick d
     'post /v1/sovereign/goals',
     'post /v1/sovereign/goals/:id/tick',
     'post /v1/swarm/run',
+    'post /v1/tools/execute-plan',
+    'post /v1/tools/plan',
   ]);
 });
 
