@@ -52,12 +52,10 @@ export const AgentDispatch = z
   .object({ type: z.literal('agent_dispatch'), action: z.string().max(50) })
   .meta({ id: 'AgentDispatch', description: 'A capability or agent job started: its kind only (no tenant data).' });
 
-export const TokenFrame = z
-  .object({ type: z.literal('token'), session: z.string(), content: z.string() })
-  .meta({
-    id: 'TokenFrame',
-    description: 'A streamed token of a generation; only to the authenticated owner subscribed to the session.',
-  });
+export const TokenFrame = z.object({ type: z.literal('token'), session: z.string(), content: z.string() }).meta({
+  id: 'TokenFrame',
+  description: 'A streamed token of a generation; only to the authenticated owner subscribed to the session.',
+});
 
 export const DoneFrame = z
   .object({ type: z.literal('done'), session: z.string() })

@@ -261,13 +261,11 @@ export async function startFakeOpenAI(
               ? (input as string[])
               : null;
         if (!texts || !texts.length) {
-          res
-            .writeHead(400, { 'content-type': 'application/json' })
-            .end(
-              JSON.stringify({
-                error: { message: "'input' must be a string or an array of strings", type: 'invalid_request_error' },
-              }),
-            );
+          res.writeHead(400, { 'content-type': 'application/json' }).end(
+            JSON.stringify({
+              error: { message: "'input' must be a string or an array of strings", type: 'invalid_request_error' },
+            }),
+          );
           return;
         }
         const data = texts.map((t, index) => ({

@@ -63,20 +63,18 @@ beforeAll(async () => {
     q.on('data', (c) => (body += c));
     q.on('end', () => {
       seen.tavily.push({ auth: q.headers.authorization, body: JSON.parse(body) });
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            results: [
-              {
-                url: 'http://wiki.example.com/Marmot/',
-                title: 'Marmot',
-                content: 'Ground squirrel of the genus Marmota.',
-                score: 0.9,
-              },
-            ],
-          }),
-        );
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          results: [
+            {
+              url: 'http://wiki.example.com/Marmot/',
+              title: 'Marmot',
+              content: 'Ground squirrel of the genus Marmota.',
+              score: 0.9,
+            },
+          ],
+        }),
+      );
     });
   });
   engines.route('/hang/search', () => undefined);
