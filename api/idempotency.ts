@@ -41,6 +41,15 @@ export function jobIdFor(ctx: AppContext, prefix: string): string {
   return derivedId(prefix, seed);
 }
 
+/**
+ * Seeds job ids for a context that is not an HTTP request: a tool run inside a plan step or an agent
+ * turn passes its step key, so a crash that re-runs the step makes the same job (email, ...) again,
+ * which the store keeps once and Temporal refuses to start twice.
+ */
+export function seedJobIds(ctx: object, seed: string): void {
+  seeds.set(ctx, seed);
+}
+
 /** True when this request's job id is derived from its Idempotency-Key (a retry may find its job already there). */
 export function hasDerivedJobId(ctx: AppContext): boolean {
   return derived.has(ctx);

@@ -97,12 +97,12 @@ export async function insertSteps(
  * Creates a task with its inline steps in one transaction.
  * @throws AppError invalid_request for unknown dependencies, duplicate step ids, bad references or a cycle
  */
-export async function createTask(db: Db, opts: { tenantId: string; body: TaskCreateBody }): Promise<Task> {
+export async function createTask(db: Db, opts: { tenantId: string; body: TaskCreateBody; id?: string }): Promise<Task> {
   const b = opts.body;
   const steps = (b.steps ?? []).map((s) => ({ ...s, id: s.id ?? newId('stp') }));
   const problems = checkGraph(steps.map((s) => ({ id: s.id, depends_on: s.depends_on ?? [], args: s.args })));
   if (problems.length) throw graphError(problems, (i) => `body.steps.${i}`);
-  const id = newId('tsk');
+  const id = opts.id ?? newId('tsk');
   await db.transaction(async (tx) => {
     await tx.query(sql.unsafe`
       INSERT INTO tasks (id, tenant_id, title, description, surface, session_id, priority, metadata)

@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import type { AppContext } from '../../api/context';
+import { seedJobIds } from '../../api/idempotency';
 import type { ActivityDeps } from '../deps';
 import type { KeyPrincipal } from '../store/keys';
 import type { ToolContext, ToolDeps } from './types';
@@ -48,9 +49,12 @@ const noMetrics = { workflowStarts: { inc: () => undefined } };
  * (startJobWorkflow, queueEmail, browserCommand...) without an HTTP round trip.
  */
 export function toolAppContext(ctx: ToolContext): AppContext {
-  return {
+  const app = {
     deps: { ...ctx.deps },
     state: { requestId: ctx.idempotencyKey ?? 'tool', principal: ctx.principal, surface: ctx.surface },
     metrics: noMetrics,
   } as unknown as AppContext;
+  // A step key makes the jobs this tool creates (jobIdFor) the same on a re-run after a crash.
+  if (ctx.idempotencyKey) seedJobIds(app, JSON.stringify([ctx.principal.tenantId, 'tool', ctx.idempotencyKey]));
+  return app;
 }

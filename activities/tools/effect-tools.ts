@@ -14,6 +14,7 @@ import { EmailSendBody, EmailView } from '../../schema/email';
 import { notFound } from '../../schema/errors';
 import { Task, TaskCreateBody } from '../../schema/tasks';
 import { claimTaskRun, releaseTaskRun } from '../store/task-runs';
+import { derivedId } from '../store/ids';
 import { createTask, getTask, taskRow } from '../store/tasks';
 import { toolAppContext } from './context';
 import { defineToolDef, type ToolContext, type ToolDef } from './types';
@@ -41,7 +42,14 @@ export const EFFECT_TOOLS: ToolDef[] = [
     external: false,
     scope: 'key',
     group: 'tasks',
-    run: (args, ctx) => createTask(ctx.deps.db, { tenantId: ctx.principal.tenantId, body: args }),
+    run: async (args, ctx) => {
+      const tenantId = ctx.principal.tenantId;
+      if (!ctx.idempotencyKey) return createTask(ctx.deps.db, { tenantId, body: args });
+      // Inside a plan step or an agent turn: the step key names the task, so a re-run after a crash
+      // finds the task its first run created instead of creating a second one.
+      const id = derivedId('tsk', JSON.stringify([tenantId, 'task_create', ctx.idempotencyKey]));
+      return (await getTask(ctx.deps.db, tenantId, id)) ?? createTask(ctx.deps.db, { tenantId, body: args, id });
+    },
   }),
   defineToolDef({
     name: 'task_execute',

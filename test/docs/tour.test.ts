@@ -116,6 +116,7 @@ test('the tour covers the capability families, each with a runnable block', () =
       'Web',
       'Browser',
       'Tools and MCP',
+      'Agents and tool plans',
       'Live events',
     ]),
   );
@@ -141,5 +142,7 @@ describe.each(sections.map((s) => [s.title, s] as const))('tour: %s', (_title, s
     }
     // Chat snippets really reached the model through the gateway.
     if (section.title === 'Chat') expect(fake.chats.length - before).toBeGreaterThanOrEqual(4);
+    // The agent run's answer came from the model (one turn at least), not from a stub.
+    if (section.title === 'Agents and tool plans') expect(fake.chats.length - before).toBeGreaterThanOrEqual(1);
   });
 });
