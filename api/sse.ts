@@ -198,3 +198,16 @@ export function pipeEventStream(
     });
   return sse;
 }
+
+/**
+ * A job's event stream as SSE, the common way: each event under its own type and id, closed after
+ * `done`; resumes after `afterId` (Last-Event-ID). Research, agent, workspace and plan runs use it.
+ */
+export function pipeJobEvents(ctx: AppContext, o: { tenantId: string; stream: string; afterId: number }): SseWriter {
+  return pipeEventStream(ctx, {
+    db: ctx.deps.db,
+    ...o,
+    toMessage: (row) => ({ event: row.type, data: row.data }),
+    isFinal: (row) => row.type === 'done',
+  });
+}

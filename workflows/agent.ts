@@ -1,11 +1,6 @@
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  CancellationScope,
-  isCancellation,
-  proxyActivities,
-} from '@temporalio/workflow';
+import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { activityFailureMessage } from './failure';
 
 const { agentModelTurn, agentDelegate } = proxyActivities<Activities>({
   startToCloseTimeout: '3 minutes',
@@ -42,11 +37,7 @@ export interface AgentWorkflowInput {
   delegate: boolean;
 }
 
-function failureMessage(err: unknown): string {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure || cause instanceof Error) return cause.message;
-  return 'the agent run failed';
-}
+const failureMessage = (err: unknown) => activityFailureMessage(err, 'the agent run failed');
 
 /**
  * Agent run `agent-<runId>`: an OpenAI function-calling loop. Each model turn is an activity; the

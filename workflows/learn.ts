@@ -1,15 +1,8 @@
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  CancellationScope,
-  defineQuery,
-  isCancellation,
-  proxyActivities,
-  setHandler,
-} from '@temporalio/workflow';
+import { CancellationScope, defineQuery, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
 import { PERMANENT_FAILURE_TYPES } from '../schema/failure-types';
 import type { Activities } from '../activities';
 import type { LearnStatus, LearnWorkflowInput } from '../schema/learn';
+import { activityFailureMessage } from './failure';
 
 const { learnSource } = proxyActivities<Activities>({
   startToCloseTimeout: '3 minutes',
@@ -36,11 +29,7 @@ export interface LearnProgress {
 /** Live progress for operators and tests (the poll endpoint reads the same facts from PostgreSQL). */
 export const learnProgressQuery = defineQuery<LearnProgress>('learnProgress');
 
-function failureMessage(err: unknown): string {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure || cause instanceof Error) return cause.message;
-  return 'the source could not be learned';
-}
+const failureMessage = (err: unknown) => activityFailureMessage(err, 'the source could not be learned');
 
 /**
  * Enterprise learning job `learn-<jobId>`: learns each source (a few at a time); one bad source

@@ -1,11 +1,6 @@
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  CancellationScope,
-  isCancellation,
-  proxyActivities,
-} from '@temporalio/workflow';
+import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { activityFailureMessage } from './failure';
 
 const { researchPlan, researchSearch, researchReport } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
@@ -28,11 +23,7 @@ export interface ResearchWorkflowInput {
   concurrency?: number;
 }
 
-function failureMessage(err: unknown): string {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure || cause instanceof Error) return cause.message;
-  return 'research failed';
-}
+const failureMessage = (err: unknown) => activityFailureMessage(err, 'research failed');
 
 /**
  * Research job `research-<jobId>`: plan → search → fetch the sources (a bounded number at a time)

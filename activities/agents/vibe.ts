@@ -3,23 +3,13 @@ import { AgentDraft } from '../../schema/agents';
 import { AppError } from '../../schema/errors';
 import type { ChatMessageIn, ModelRouter } from '../providers/types';
 import type { ToolDef } from '../tools/types';
+import { jsonIn } from '../providers/json-answer';
 
 const draftJsonSchema = (() => {
   const s = z.toJSONSchema(AgentDraft, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   delete s.$schema;
   return s;
 })();
-
-function jsonIn(text: string): unknown {
-  const start = text.indexOf('{');
-  const end = text.lastIndexOf('}');
-  if (start < 0 || end <= start) return undefined;
-  try {
-    return JSON.parse(text.slice(start, end + 1));
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * An agent definition written by the model under a JSON schema (structured output), then checked:

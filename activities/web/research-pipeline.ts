@@ -6,23 +6,12 @@ import type { ModelRouter } from '../providers/types';
 import { verifyCitations, type DraftCitation } from './citations';
 import { extractBody } from './fetch-page';
 import { normaliseUrl } from './web-search';
+import { jsonIn } from '../providers/json-answer';
 
 // The research steps as plain functions: the research workflow's activities (research-activities.ts)
 // and the task `research` action (tasks/actions.ts) run the same plan → search → fetch → report code.
 
 export const MAX_SOURCE_CHARS = 60_000;
-
-/** The first JSON object in a model answer (models wrap JSON in prose or code fences). */
-export function jsonIn(text: string): unknown {
-  const start = text.indexOf('{');
-  const end = text.lastIndexOf('}');
-  if (start < 0 || end <= start) return undefined;
-  try {
-    return JSON.parse(text.slice(start, end + 1));
-  } catch {
-    return undefined;
-  }
-}
 
 const words = (s: string) => new Set(s.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []);
 

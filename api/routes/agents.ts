@@ -22,7 +22,7 @@ import { IdempotencyHeaders, ResumeHeaders } from '../../schema/headers';
 import { streams } from '../../schema/workflow-ids';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import { lastEventIdOf, pipeEventStream } from '../sse';
+import { lastEventIdOf, pipeJobEvents } from '../sse';
 import { withIdempotency } from '../idempotency';
 import { modelsFor } from './chat-shared';
 import { FINAL, cancelRun, createRun, runState, waitForRun, workspaceToolNames } from './agents-run-core';
@@ -89,13 +89,10 @@ export function agentsRoutes(): RouteSpec[] {
       produces: ['text/event-stream'],
       handler: async (ctx: AppContext, { params, headers }) => {
         await runState(ctx, params.id, 'agent');
-        pipeEventStream(ctx, {
-          db: ctx.deps.db,
+        pipeJobEvents(ctx, {
           tenantId: principalOf(ctx).tenantId,
           stream: streams.agent(params.id),
           afterId: lastEventIdOf(ctx, headers['last-event-id']) ?? 0,
-          toMessage: (row) => ({ event: row.type, data: row.data }),
-          isFinal: (row) => row.type === 'done',
         });
         return undefined;
       },

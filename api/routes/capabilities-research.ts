@@ -7,7 +7,7 @@ import { jobIdFor, withIdempotency } from '../idempotency';
 import { defineRoute, type RouteSpec } from '../route';
 import { cancelResearch, startResearch } from '../workflow-clients/knowledge';
 import { streams } from '../../schema/workflow-ids';
-import { lastEventIdOf, pipeEventStream } from '../sse';
+import { lastEventIdOf, pipeJobEvents } from '../sse';
 
 const access = { scope: 'runtime:chat' } as const;
 const tags = ['capabilities'];
@@ -93,13 +93,10 @@ export function researchRoutes(): RouteSpec[] {
       produces: ['text/event-stream'],
       handler: async (ctx: AppContext, { params, headers }) => {
         await stateOf(ctx, params.id);
-        pipeEventStream(ctx, {
-          db: ctx.deps.db,
+        pipeJobEvents(ctx, {
           tenantId: principalOf(ctx).tenantId,
           stream: streams.research(params.id),
           afterId: lastEventIdOf(ctx, headers['last-event-id']) ?? 0,
-          toMessage: (row) => ({ event: row.type, data: row.data }),
-          isFinal: (row) => row.type === 'done',
         });
         return undefined;
       },

@@ -15,7 +15,7 @@ import { ApproveBody, ExecutePlanBody, PlanRun, RunIdParams, type ToolPlan } fro
 import { streams, workflowIds } from '../../schema/workflow-ids';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import { lastEventIdOf, pipeEventStream, wantsEventStream } from '../sse';
+import { lastEventIdOf, pipeJobEvents, wantsEventStream } from '../sse';
 import { approvePlanRun, cancelPlanRun, queryPlanRun, startPlanRun } from '../workflow-clients/plans';
 import { createPlan } from '../plan-service';
 
@@ -63,14 +63,7 @@ async function runOr404(ctx: AppContext, id: string): Promise<{ row: RunRow; pla
 }
 
 function streamRun(ctx: AppContext, row: RunRow, afterId: number): void {
-  pipeEventStream(ctx, {
-    db: ctx.deps.db,
-    tenantId: row.tenant_id,
-    stream: streams.plan(row.id),
-    afterId,
-    toMessage: (e) => ({ event: e.type, data: e.data }),
-    isFinal: (e) => e.type === 'done',
-  });
+  pipeJobEvents(ctx, { tenantId: row.tenant_id, stream: streams.plan(row.id), afterId });
 }
 
 /** Plan runs (workflow plan-<run id>): execute, poll or stream, approve gated steps, cancel. */

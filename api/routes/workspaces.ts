@@ -6,7 +6,7 @@ import { IdempotencyHeaders, ResumeHeaders } from '../../schema/headers';
 import { streams } from '../../schema/workflow-ids';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import { lastEventIdOf, pipeEventStream } from '../sse';
+import { lastEventIdOf, pipeJobEvents } from '../sse';
 import { cancelRun, createRun, runState, workspaceToolNames } from './agents-run-core';
 
 const access = { scope: 'runtime:workspaces' } as const;
@@ -19,14 +19,7 @@ const WorkspaceHealth = z.object({
 });
 
 function streamRun(ctx: AppContext, id: string, afterId: number) {
-  return pipeEventStream(ctx, {
-    db: ctx.deps.db,
-    tenantId: principalOf(ctx).tenantId,
-    stream: streams.agent(id),
-    afterId,
-    toMessage: (row) => ({ event: row.type, data: row.data }),
-    isFinal: (row) => row.type === 'done',
-  });
+  return pipeJobEvents(ctx, { tenantId: principalOf(ctx).tenantId, stream: streams.agent(id), afterId });
 }
 
 /** Workspace runs: an agent run with its own scratch folder, file tools confined to it and (where bwrap works) a sandboxed shell. */
