@@ -19,6 +19,9 @@ interface Counter {
   /** Ours, not yet flushed. */
   pendingRequests: number;
   pendingTokens: number;
+  /** Ours, being written by a sync now: counted until its answer (which includes them) is in. */
+  flushingRequests: number;
+  flushingTokens: number;
   loaded: boolean;
   lastUse: number;
 }
@@ -121,6 +124,8 @@ export class Limiter {
           tokens: 0,
           pendingRequests: 0,
           pendingTokens: 0,
+          flushingRequests: 0,
+          flushingTokens: 0,
           loaded: false,
           lastUse: now,
         }),
@@ -172,7 +177,10 @@ export class Limiter {
       tokens: undefined,
     };
     for (const x of checks) {
-      const used = x.what === 'requests' ? x.c.requests + x.c.pendingRequests : x.c.tokens + x.c.pendingTokens;
+      const used =
+        x.what === 'requests'
+          ? x.c.requests + x.c.pendingRequests + x.c.flushingRequests
+          : x.c.tokens + x.c.pendingTokens + x.c.flushingTokens;
       if (used >= x.limit && (!refused || x.c.end > refused.c.end)) refused = x;
       if (x.field === 'requests_per_minute' || x.field === 'tokens_per_minute') {
         const remaining = Math.max(0, x.limit - used - (x.what === 'requests' ? 1 : 0));
@@ -219,7 +227,17 @@ export class Limiter {
       );
     if (!list.length) return;
     const taken = list.map((c) => [c.pendingRequests, c.pendingTokens] as const);
-    list.forEach((c) => ((c.pendingRequests = 0), (c.pendingTokens = 0)));
+    list.forEach((c, i) => {
+      c.pendingRequests = 0;
+      c.pendingTokens = 0;
+      c.flushingRequests += taken[i][0];
+      c.flushingTokens += taken[i][1];
+    });
+    const settle = () =>
+      list.forEach((c, i) => {
+        c.flushingRequests -= taken[i][0];
+        c.flushingTokens -= taken[i][1];
+      });
     try {
       const rows = await addCounters(
         this.db,
@@ -235,9 +253,17 @@ export class Limiter {
       const byId = new Map(rows.map((r) => [`${r.tenant_id}\u0000${r.scope}\u0000${r.win}\u0000${r.window_start}`, r]));
       for (const c of list) {
         const r = byId.get(`${c.tenantId}\u0000${c.scope}\u0000${c.win}\u0000${c.start}`);
-        if (r) Object.assign(c, { requests: r.requests, tokens: r.tokens, loaded: true });
+        // Totals only grow within a window: an answer of an earlier, slower sync must not lower them.
+        if (r)
+          Object.assign(c, {
+            requests: Math.max(c.requests, r.requests),
+            tokens: Math.max(c.tokens, r.tokens),
+            loaded: true,
+          });
       }
+      settle();
     } catch (err) {
+      settle();
       // Keep the counts for the next sync; admission goes on against what we know.
       list.forEach((c, i) => ((c.pendingRequests += taken[i][0]), (c.pendingTokens += taken[i][1])));
       this.log.warn({ err: (err as Error).message }, 'rate counter sync failed');

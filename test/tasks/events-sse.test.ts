@@ -60,7 +60,7 @@ test('the listener wakes subscribers on NOTIFY and again after reconnecting a ki
   const admin = new pg.Client({ connectionString: h.dbUrl });
   await admin.connect();
   await admin.query(
-    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN svc_events' AND datname = current_database() AND pid <> pg_backend_pid()",
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN svc_events%' AND datname = current_database() AND pid <> pg_backend_pid()",
   );
   await admin.end();
   await until(async () => !listener.connected || wakes > before, 5000);
