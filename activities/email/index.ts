@@ -72,12 +72,21 @@ export function createEmailActivities(deps: ActivityDeps) {
     const ctx = Context.current();
     const beat = setInterval(() => ctx.heartbeat(), 1000);
     let handedOver: Promise<void> | undefined;
-    // From the end of DATA on, a drop is ambiguous: recorded so that a retry after a crash knows it too.
-    dataWatch.set(row.message_id, () => (handedOver ??= markEmailDataSent(db, ref.tenantId, ref.emailId)));
+    // From the end of DATA on, a drop is ambiguous: recorded so that a retry after a crash knows it too. A failed
+    // record (database down) is only logged here: this attempt knows, and records the outcome itself below.
+    dataWatch.set(
+      row.message_id,
+      () =>
+        (handedOver ??= markEmailDataSent(db, ref.tenantId, ref.emailId).catch((err: Error) =>
+          log.warn({ email: ref.emailId, err: err.message }, 'could not record the end of DATA; recording the outcome'),
+        )),
+    );
     try {
       const info = await smtp().sendMail({ envelope: { from: row.from_addr, to: [row.to_addr] }, raw });
       await handedOver;
-      await finishEmail(db, ref.tenantId, ref.emailId, { status: 'sent', smtpResponse: info.response });
+      // Delivered: from here on a failure must never become a retry (a retry would send it again), so the
+      // outcome is written until the database takes it.
+      await durably(() => finishEmail(db, ref.tenantId, ref.emailId, { status: 'sent', smtpResponse: info.response }));
       log.info({ email: ref.emailId, attempt: row.attempts }, 'email sent');
       return { status: 'sent', smtpResponse: info.response };
     } catch (e) {
@@ -93,10 +102,9 @@ export function createEmailActivities(deps: ActivityDeps) {
         return { status: 'failed', smtpResponse: err.response, error: err.response ?? err.message };
       }
       if (!code && handedOver) {
-        await finishEmail(db, ref.tenantId, ref.emailId, {
-          status: 'uncertain',
-          error: `${AMBIGUOUS} (${err.message})`,
-        });
+        await durably(() =>
+          finishEmail(db, ref.tenantId, ref.emailId, { status: 'uncertain', error: `${AMBIGUOUS} (${err.message})` }),
+        );
         log.warn({ email: ref.emailId, code: err.code }, 'connection lost after DATA: delivery uncertain, not retried');
         return { status: 'uncertain', error: AMBIGUOUS };
       }
@@ -112,6 +120,24 @@ export function createEmailActivities(deps: ActivityDeps) {
     } finally {
       dataWatch.delete(row.message_id);
       clearInterval(beat);
+    }
+  }
+
+  /**
+   * Runs a database write until it succeeds (every 500 ms, heartbeating, for up to 2 minutes): the outcome of a
+   * message the server already has must be recorded, not turned into a retry that would send it again.
+   */
+  async function durably(write: () => Promise<unknown>): Promise<void> {
+    for (let tries = 0; ; tries++) {
+      try {
+        await write();
+        return;
+      } catch (err) {
+        if (tries >= 240) throw err;
+        if (tries === 0)
+          log.warn({ err: (err as Error).message }, 'email outcome not recorded yet; retrying the write');
+        await new Promise((r) => setTimeout(r, 500));
+      }
     }
   }
 

@@ -114,6 +114,31 @@ test('connection dropped after DATA: status uncertain, not resent (no duplicate,
   expect(next.body.status).toBe('sent');
 });
 
+test('database down when the server has the message: the outcome is recorded, never turned into a resend', async () => {
+  // The first write of "end of DATA" for this subject fails, as it did during the fault test's PostgreSQL restart;
+  // a sequence is not rolled back with the failed statement, so only the first try fails.
+  await h.db.query(sql.unsafe`CREATE SEQUENCE IF NOT EXISTS mark_fails_once`);
+  await h.db.query(sql.unsafe`
+    CREATE OR REPLACE FUNCTION fail_first_mark() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.subject = 'Mark fails once' AND NEW.data_sent_at IS NOT NULL AND OLD.data_sent_at IS NULL
+         AND nextval('mark_fails_once') = 1 THEN
+        RAISE EXCEPTION 'simulated database outage';
+      END IF;
+      RETURN NEW;
+    END $$`);
+  await h.db.query(sql.unsafe`
+    CREATE TRIGGER fail_first_mark BEFORE UPDATE ON emails FOR EACH ROW EXECUTE FUNCTION fail_first_mark()`);
+  try {
+    const res = await send({ to: 'dan@example.com', subject: 'Mark fails once', body: 'hello' });
+    const done = await settled(res.body.id);
+    expect(done.body).toMatchObject({ status: 'sent', attempts: 1 });
+    expect(delivered('Mark fails once')).toHaveLength(1);
+  } finally {
+    await h.db.query(sql.unsafe`DROP TRIGGER fail_first_mark ON emails`);
+  }
+});
+
 test('exactly once per Idempotency-Key; same key with another body is 409', async () => {
   const body = { to: 'dan@example.com', subject: 'Idempotent', body: 'once' };
   const headers = { 'Idempotency-Key': 'email-key-1' };
