@@ -48,7 +48,10 @@ const run = async (name: string, args: unknown, key?: string) => {
 };
 
 test('task_create under one step key makes one task, whatever the number of runs', async () => {
-  const body = { title: 'Step-made task', steps: [{ id: 'a', title: 'Sum up', action: 'summarize', args: { text: 'x' } }] };
+  const body = {
+    title: 'Step-made task',
+    steps: [{ id: 'a', title: 'Sum up', action: 'summarize', args: { text: 'x' } }],
+  };
   const first = await run('task_create', body, 'plan-r1:make');
   const again = await run('task_create', body, 'plan-r1:make');
   expect(again.id).toBe(first.id);
