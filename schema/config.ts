@@ -105,6 +105,7 @@ export const EnvSchema = z.object({
   SVC_BROWSER_ALLOW_HOSTS: optionalString,
   SVC_BROWSER_HEARTBEAT_S: z.coerce.number().int().min(0).max(3600).default(15),
   SVC_STATE_KEY: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  SVC_DAEMON_POLLER_FRESH_S: z.coerce.number().int().min(5).max(3600).default(90),
   SVC_LIMIT_SYNC_MS: z.coerce.number().int().min(10).max(60_000).default(200),
   SVC_LIMIT_MINUTE_MS: z.coerce.number().int().min(100).default(60_000),
   SVC_LIMIT_DAY_MS: z.coerce.number().int().min(100).default(86_400_000),
@@ -164,6 +165,8 @@ export interface Config {
   stateKey?: string;
   /** Gateway: rate-counter sync interval, window lengths (shortened in tests), LISTEN idle close. */
   gateway: { syncMs: number; minuteMs: number; dayMs: number; listenerIdleMs: number };
+  /** `GET /v1/daemons`: a Temporal poller seen within this many seconds counts as up. */
+  daemons: { pollerFreshS: number };
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/svc';
@@ -246,5 +249,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       dayMs: e.SVC_LIMIT_DAY_MS,
       listenerIdleMs: e.SVC_GATEWAY_LISTEN_IDLE_MS,
     },
+    daemons: { pollerFreshS: e.SVC_DAEMON_POLLER_FRESH_S },
   };
 }

@@ -7,8 +7,6 @@ import { browserWorkerCount } from '../browser-client';
 import { liveSocketOf } from '../live/socket';
 import { defineRoute, type RouteSpec } from '../route';
 
-/** A poller seen this recently is alive: Temporal long polls last up to ~70 s, so less would flap. */
-const POLLER_FRESH_MS = 90_000;
 const DEADLINE_MS = 3000;
 
 const Schedule = z.object({
@@ -120,7 +118,7 @@ async function queueHealth(
         age_s: ms ? Math.max(0, Math.round((now - ms) / 1000)) : null,
       };
     });
-    const up = pollers.some((p) => p.age_s !== null && p.age_s * 1000 < POLLER_FRESH_MS);
+    const up = pollers.some((p) => p.age_s !== null && p.age_s < ctx.deps.config.daemons.pollerFreshS);
     return { task_queue: name, kind, status: up ? 'up' : 'down', pollers };
   } catch {
     return { task_queue: name, kind, status: 'unreachable', pollers: [] };

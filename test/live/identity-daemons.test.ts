@@ -3,11 +3,13 @@ import { startHarness, startQueueWorker, type Harness } from '../helpers/harness
 import { ensureLiveSchedule } from '../../workers/live-schedule';
 import { pollUntil } from '../helpers/poll';
 
+const FRESH_S = 15;
 let h: Harness;
 let fake: FakeOpenAI;
 beforeAll(async () => {
   fake = await startFakeOpenAI({ defaults: { reply: 'Sure.' } });
-  h = await startHarness({ env: { OPENAI_BASE_URL: fake.url } });
+  // A short poller window (the default, 90 s, outlasts Temporal's ~70 s long polls): a stopped worker turns down sooner.
+  h = await startHarness({ env: { OPENAI_BASE_URL: fake.url, SVC_DAEMON_POLLER_FRESH_S: String(FRESH_S) } });
 }, 120_000);
 afterAll(async () => {
   await h?.close();
@@ -98,7 +100,7 @@ test('daemons: schedule, worker pollers and the LISTEN connection; a queue witho
     await worker.stop();
   }
   expect((await h.req('GET', '/v1/daemons')).status).toBe(401);
-  // The stopped worker's pollers stay listed by Temporal; they turn stale once no poll has come for 90 s.
+  // The stopped worker's pollers stay listed by Temporal; they turn stale once no poll has come for FRESH_S.
   // Polled every 2 s (each call describes the queue on Temporal): a condition, not a fixed sleep.
   let stopped = await h.req('GET', '/v1/daemons', { key });
   for (
@@ -111,6 +113,6 @@ test('daemons: schedule, worker pollers and the LISTEN connection; a queue witho
     stopped = await h.req('GET', '/v1/daemons', { key });
   }
   expect(stopped.body.schedules[0].status).toBe('missing');
-  expect(stopped.body.workers[0].pollers[0].age_s).toBeGreaterThanOrEqual(90);
+  expect(stopped.body.workers[0].pollers[0].age_s).toBeGreaterThanOrEqual(FRESH_S);
   expect(stopped.body.status).toBe('degraded');
 }, 300_000);
