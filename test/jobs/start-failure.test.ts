@@ -1,12 +1,7 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import pino from 'pino';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { Client, Connection } from '@temporalio/client';
-import { createApp } from '../../api/app';
-import { freePort } from '../../workers/temporal-dev';
 import { startHarness, type Harness } from '../helpers/harness';
+import { startExtraApp } from '../helpers/extra-app';
 
 let h: Harness;
 beforeAll(async () => {
@@ -15,16 +10,8 @@ beforeAll(async () => {
 afterAll(async () => h?.close());
 
 test('when Temporal is unreachable, creates answer 503 and leave nothing behind; the metric counts only real starts', async () => {
-  const connection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, connectTimeout: '1 second' });
-  const app = createApp({
-    config: h.config,
-    db: h.db,
-    log: pino({ level: 'silent' }),
-    temporal: { connection, client: new Client({ connection }) },
-  });
-  const server = http.createServer(app.callback());
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const api = await startExtraApp(h, { temporal: 'unreachable' });
+  const url = api.url;
   const key = (await h.key(['runtime:chat', 'runtime:records'])).apiKey;
   const post = async (path: string, body: unknown, idem?: string) => {
     const res = await fetch(url + path, {
@@ -75,8 +62,6 @@ test('when Temporal is unreachable, creates answer 503 and leave nothing behind;
     expect((await h.client.workflow.getHandle(`goal-${kept[0]}`).describe()).type).toBe('goalWorkflow');
     await h.client.workflow.getHandle(`goal-${kept[0]}`).terminate('test done');
   } finally {
-    server.closeAllConnections();
-    server.close();
-    await connection.close().catch(() => undefined);
+    await api.close();
   }
 });

@@ -1,12 +1,9 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import pino from 'pino';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { createApp } from '../../api/app';
 import { startHarness, type Harness } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
 import { startSmtpPeer, type SmtpPeer } from '../helpers/smtp-peer';
+import { startExtraApp } from '../helpers/extra-app';
 
 jest.setTimeout(120_000);
 
@@ -37,20 +34,8 @@ const settled = (id: string, k = key) =>
 const delivered = (subject: string) => smtp.messages.filter((m) => m.subject === subject);
 
 /** The same app (same database and Temporal) with other email settings: for the 503 and rate-limit cases. */
-async function appWith(email: Partial<Harness['config']['email']>): Promise<{ url: string; close(): Promise<void> }> {
-  const app = createApp({
-    config: { ...h.config, email: { ...h.config.email, ...email } },
-    db: h.db,
-    log: pino({ level: 'silent' }),
-    temporal: { connection: h.connection, client: h.client },
-  });
-  const server = http.createServer(app.callback());
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
+const appWith = (email: Partial<Harness['config']['email']>) =>
+  startExtraApp(h, { config: { email: { ...h.config.email, ...email } } });
 
 test('delivers headers and both parts; stable Message-ID; GET shows sent with the server reply', async () => {
   const res = await send({

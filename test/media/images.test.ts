@@ -1,15 +1,12 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import pino from 'pino';
 import sharp from 'sharp';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { createApp } from '../../api/app';
 import type { Config } from '../../schema/config';
 import { FAKE_PNG_B64, type FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
 import { openaiSchema } from '../helpers/openai-contract';
+import { startExtraApp } from '../helpers/extra-app';
 
 let fake: FakeOpenAI;
 let h: Harness;
@@ -21,20 +18,7 @@ const pathOf = (url: string) => new URL(url).pathname;
 const validRequest = openaiSchema('CreateImageRequest');
 const validResponse = openaiSchema('ImagesResponse');
 
-async function appWith(patch: Partial<Config>): Promise<{ url: string; close(): Promise<void> }> {
-  const app = createApp({
-    config: { ...h.config, ...patch },
-    db: h.db,
-    log: pino({ level: 'silent' }),
-    temporal: { connection: h.connection, client: h.client },
-  });
-  const server = http.createServer(app.callback());
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
+const appWith = (config: Partial<Config>) => startExtraApp(h, { config });
 
 test('the contract validator is real: it refuses a response without created and a request without prompt', () => {
   expect(validResponse({ data: [] })).toBe(false);

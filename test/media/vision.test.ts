@@ -4,15 +4,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import pino from 'pino';
 import sharp from 'sharp';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { createApp } from '../../api/app';
 import type { Config } from '../../schema/config';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
+import { startExtraApp } from '../helpers/extra-app';
 
 const TMP = mkdtempSync(path.join(os.tmpdir(), 'svc-vision-'));
 const ROOT = path.join(TMP, 'root');
@@ -68,20 +67,7 @@ const sentImage = () => {
 };
 const fields = (res: { body: { details?: Array<{ path: string }> } }) => (res.body.details ?? []).map((d) => d.path);
 
-async function appWith(patch: Partial<Config>): Promise<{ url: string; close(): Promise<void> }> {
-  const app = createApp({
-    config: { ...h.config, ...patch },
-    db: h.db,
-    log: pino({ level: 'silent' }),
-    temporal: { connection: h.connection, client: h.client },
-  });
-  const server = http.createServer(app.callback());
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
+const appWith = (config: Partial<Config>) => startExtraApp(h, { config });
 const postTo = async (url: string, body: unknown) => {
   const res = await fetch(`${url}/v1/vision/analyze`, {
     method: 'POST',

@@ -1,10 +1,7 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import pino from 'pino';
-import { createApp } from '../../api/app';
 import { startHarness, startQueueWorker, type Harness } from '../helpers/harness';
 import { startReceiver, type Receiver } from './receiver';
 import { openStream, until, type SseEvent } from './sse-client';
+import { startExtraApp } from '../helpers/extra-app';
 
 jest.setTimeout(180_000);
 
@@ -24,24 +21,7 @@ afterAll(async () => {
 });
 
 /** A second API instance on the same database: what "the API restarted" looks like. */
-async function startApi(): Promise<{ url: string; close: () => Promise<void> }> {
-  const app = createApp({
-    config: h.config,
-    db: h.db,
-    log: pino({ level: 'silent' }),
-    temporal: { connection: h.connection, client: h.client },
-  });
-  const server = http.createServer(app.callback());
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((r) => {
-        server.close(() => r());
-        server.closeAllConnections();
-      }),
-  };
-}
+const startApi = () => startExtraApp(h);
 
 test('a run survives the worker dying mid-step and the API restarting; completed steps ran once; SSE resumes', async () => {
   // `first` answers at once; `slow` holds the step open until the worker is killed (then answers normally).

@@ -1,16 +1,14 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import pino from 'pino';
 import { createEventListener } from '../../activities/store/event-listener';
 import { appendEvent, lastEventId, readEventsAfter } from '../../activities/store/events';
 import { createTenant } from '../../activities/store/keys';
-import { createApp } from '../../api/app';
 import type { AppContext } from '../../api/context';
 import { defineRoute } from '../../api/route';
 import { openSse, pipeEventStream, type SseWriter } from '../../api/sse';
 import { startHarness, type Harness } from '../helpers/harness';
 import { openStream, sleep, until } from './sse-client';
+import { startExtraApp } from '../helpers/extra-app';
 
 let h: Harness;
 let tenant: string;
@@ -106,18 +104,8 @@ test('openSse sends heartbeats and cleans up when the client disconnects; pipeEv
       },
     }),
   ];
-  const app = createApp(
-    {
-      config: h.config,
-      db: h.db,
-      log: pino({ level: 'silent' }),
-      temporal: { connection: h.connection, client: h.client },
-    },
-    routes,
-  );
-  const server = http.createServer(app.callback());
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const api = await startExtraApp(h, { routes });
+  const url = api.url;
   try {
     const ac = new AbortController();
     const res = await fetch(`${url}/test/sse`, { signal: ac.signal });
@@ -148,9 +136,6 @@ test('openSse sends heartbeats and cleans up when the client disconnects; pipeEv
     });
     expect(resumed.events.map((e) => e.data.i)).toEqual([2, 3]);
   } finally {
-    await new Promise<void>((r) => {
-      server.close(() => r());
-      server.closeAllConnections();
-    });
+    await api.close();
   }
 });
