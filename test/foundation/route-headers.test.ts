@@ -1,16 +1,12 @@
 import { allRoutes } from '../../api/routes';
-import { startHarness, type Harness } from '../helpers/harness';
+import { withHarness, type Harness } from '../helpers/harness';
 
 // Issue 10 item 12: request headers are declared on the route spec and parsed by zod with body,
 // query and params: one 400 shape naming `headers.<name>`, and the OpenAPI document lists them.
 
 let h: Harness;
 let key: string;
-beforeAll(async () => {
-  h = await startHarness();
-  key = (await h.key(['runtime:chat'])).apiKey;
-});
-afterAll(async () => h?.close());
+withHarness({ scopes: ['runtime:chat'] }, (harness, k) => ((h = harness), (key = k)));
 
 test('a malformed declared header is 400 naming headers.<name>, before the handler runs', async () => {
   const task = await h.req('POST', '/v1/tasks', { key, body: { title: 'resumable' } });

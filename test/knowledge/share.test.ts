@@ -1,14 +1,13 @@
 import http from 'node:http';
-import { startHarness, type Harness } from '../helpers/harness';
+import { startHarness, withHarness, type Harness } from '../helpers/harness';
 import { openBrowser, type PageProbe } from './browser';
 
 let h: Harness;
 let key: string;
-beforeAll(async () => {
-  h = await startHarness({ env: { SVC_PUBLIC_URL: 'https://svc.example.com/v1' } });
-  key = (await h.key(['runtime:chat'])).apiKey;
-});
-afterAll(async () => h?.close());
+withHarness(
+  { scopes: ['runtime:chat'], env: { SVC_PUBLIC_URL: 'https://svc.example.com/v1' } },
+  (harness, k) => ((h = harness), (key = k)),
+);
 
 const HOSTILE = `# Release notes
 

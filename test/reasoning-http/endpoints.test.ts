@@ -1,15 +1,11 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { reasoningEndpoints } from '../../reasoning/registry';
-import { startHarness, type Harness } from '../helpers/harness';
+import { withHarness, type Harness } from '../helpers/harness';
 
 let h: Harness;
 let key: string;
-beforeAll(async () => {
-  h = await startHarness();
-  key = (await h.key(['runtime:chat'])).apiKey;
-});
-afterAll(async () => h?.close());
+withHarness({ scopes: ['runtime:chat'] }, (harness, k) => ((h = harness), (key = k)));
 
 const SPEC_PATHS = [
   '/learning/mastery/compile',

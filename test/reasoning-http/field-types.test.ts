@@ -1,15 +1,11 @@
-import { startHarness, type Harness } from '../helpers/harness';
+import { withHarness, type Harness } from '../helpers/harness';
 
 // Issue 10 item 2: "Field types are string unless stated." reliability and cost are not stated, so
 // strings (numeric and qualitative) work beside numbers; unmarked fields with a sensible default are optional.
 
 let h: Harness;
 let key: string;
-beforeAll(async () => {
-  h = await startHarness();
-  key = (await h.key(['runtime:chat'])).apiKey;
-});
-afterAll(async () => h?.close());
+withHarness({ scopes: ['runtime:chat'] }, (harness, k) => ((h = harness), (key = k)));
 
 const plan = (providers: Array<Record<string, unknown>>) =>
   h.req('POST', '/v1/actions/plan', {
