@@ -42,6 +42,7 @@ module.exports = tseslint.config(
       'workers/worker.ts',
       'workers/keys-cli.ts',
       'workers/spaces-cli.ts',
+      'test/run-all.js',
     ],
     rules: { 'no-restricted-syntax': 'off' },
   },

@@ -23,7 +23,12 @@ module.exports = {
       testEnvironment: 'node',
       transform,
       testMatch: ['<rootDir>/test/**/*.test.ts'],
-      testPathIgnorePatterns: ['<rootDir>/test/reasoning/', '<rootDir>/test/unit/'],
+      testPathIgnorePatterns: [
+        '<rootDir>/test/reasoning/',
+        '<rootDir>/test/unit/',
+        // `npm test` runs the fault file on its own after the rest (test/run-all.js): it restarts PostgreSQL.
+        ...(process.env.SVC_TEST_PHASE === 'main' ? ['<rootDir>/test/faults/'] : []),
+      ],
       globalSetup: '<rootDir>/test/helpers/global-setup.ts',
       globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
     },

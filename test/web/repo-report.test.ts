@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startHarness, type Harness } from '../helpers/harness';
+import { testRepo } from './test-repo';
 
 jest.setTimeout(120_000);
 
@@ -15,21 +15,7 @@ const outside = path.join(base, 'outside');
 const AWS = 'AKIA' + 'QWERTYUIOPASDFGH';
 const TOKEN = 'ghp_' + 'a'.repeat(36);
 
-function write(rel: string, text: string): void {
-  mkdirSync(path.dirname(path.join(repo, rel)), { recursive: true });
-  writeFileSync(path.join(repo, rel), text);
-}
-const git = (...args: string[]) =>
-  execFileSync('git', args, {
-    cwd: repo,
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 'Ada',
-      GIT_AUTHOR_EMAIL: 'ada@example.com',
-      GIT_COMMITTER_NAME: 'Ada',
-      GIT_COMMITTER_EMAIL: 'ada@example.com',
-    },
-  });
+const { write, git } = testRepo(repo, { name: 'Ada', email: 'ada@example.com' });
 
 let h: Harness;
 let key: string;

@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai';
 import { startHarness, type Harness } from '../helpers/harness';
+import { testRepo } from './test-repo';
 
 jest.setTimeout(120_000);
 
@@ -16,21 +16,7 @@ const AWS = 'AKIA' + 'ZXCVBNMASDFGHJKL';
 const GH = 'ghp_' + 'b'.repeat(36);
 const PEM_BODY = 'MIIEowIBAAKCAQEA' + 'x'.repeat(40);
 
-function write(rel: string, text: string): void {
-  mkdirSync(path.dirname(path.join(repo, rel)), { recursive: true });
-  writeFileSync(path.join(repo, rel), text);
-}
-const git = (...args: string[]) =>
-  execFileSync('git', args, {
-    cwd: repo,
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 'Bo',
-      GIT_AUTHOR_EMAIL: 'b@x',
-      GIT_COMMITTER_NAME: 'Bo',
-      GIT_COMMITTER_EMAIL: 'b@x',
-    },
-  });
+const { write, git } = testRepo(repo, { name: 'Bo', email: 'b@x' });
 
 let h: Harness;
 let key: string;
