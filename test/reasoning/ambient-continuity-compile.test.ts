@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { ambientContinuityCompile as ep, compileAmbientContinuity } from '../../reasoning/ambient-continuity-compile';
 import { ambientIntentSuggest } from '../../reasoning/ambient-intent-suggest';
-import { expectCompilesCleanly, expectRejectsAt } from './properties';
+import { expectCompilesCleanly, itCompilesGeneratedBodies, expectRejectsAt } from './properties';
 
 const run = (body: unknown) => compileAmbientContinuity(ep.request.parse(body), {});
 
@@ -172,37 +172,28 @@ describe('ambient/continuity/compile properties', () => {
     { requiredKeys: ['recent_events'] },
   );
 
-  it('never throws, is deterministic, validates, honours caps and references', () => {
-    fc.assert(
-      fc.property(body, (b) => {
-        const input = ep.request.parse(b);
-        const out = expectCompilesCleanly(ep, input);
-        expect(ambientIntentSuggest.request.safeParse({ suggestion_context: out.suggestion_context }).success).toBe(
-          true,
-        );
-        const p = input.preferences;
-        if (p?.max_entries) expect(out.ledger.entries.length).toBeLessThanOrEqual(p.max_entries);
-        if (p?.max_events) expect(out.recent_events.length).toBeLessThanOrEqual(p.max_events);
-        if (p?.max_candidates) expect(out.suggestion_context.candidates.length).toBeLessThanOrEqual(p.max_candidates);
-        const inputIds = new Set([
-          ...input.recent_events.flatMap((e) => [e.id, e.item_id ?? e.id]),
-          ...(input.work_items ?? []).map((w) => w.id),
-          ...(input.temporal_commitments ?? []).flatMap((c) => [c.id, c.task_id ?? c.id]),
-          ...(input.previous_ledger?.entries ?? []).map((e) => e.id),
-          ...(input.previous_ledger?.cooldowns ?? []).map((c) => c.key),
-        ]);
-        const refs = [
-          ...out.ledger.entries.flatMap((e) => [e.id, ...e.event_ids]),
-          ...out.paused_work.map((x) => x.id),
-          ...out.open_loops.flatMap((x) => [x.id, ...x.event_ids]),
-          ...out.commitments.flatMap((c) => [c.id, c.task_id ?? c.id]),
-          ...out.recent_events.flatMap((r) => [r.id, r.entry_id]),
-          ...out.cooldown_hints.map((c) => c.key),
-          ...out.suggestion_context.candidates.map((c) => c.id),
-        ];
-        for (const r of refs) expect(inputIds.has(r)).toBe(true);
-      }),
-      { numRuns: 100 },
-    );
+  itCompilesGeneratedBodies(ep, body, (input, out) => {
+    expect(ambientIntentSuggest.request.safeParse({ suggestion_context: out.suggestion_context }).success).toBe(true);
+    const p = input.preferences;
+    if (p?.max_entries) expect(out.ledger.entries.length).toBeLessThanOrEqual(p.max_entries);
+    if (p?.max_events) expect(out.recent_events.length).toBeLessThanOrEqual(p.max_events);
+    if (p?.max_candidates) expect(out.suggestion_context.candidates.length).toBeLessThanOrEqual(p.max_candidates);
+    const inputIds = new Set([
+      ...input.recent_events.flatMap((e) => [e.id, e.item_id ?? e.id]),
+      ...(input.work_items ?? []).map((w) => w.id),
+      ...(input.temporal_commitments ?? []).flatMap((c) => [c.id, c.task_id ?? c.id]),
+      ...(input.previous_ledger?.entries ?? []).map((e) => e.id),
+      ...(input.previous_ledger?.cooldowns ?? []).map((c) => c.key),
+    ]);
+    const refs = [
+      ...out.ledger.entries.flatMap((e) => [e.id, ...e.event_ids]),
+      ...out.paused_work.map((x) => x.id),
+      ...out.open_loops.flatMap((x) => [x.id, ...x.event_ids]),
+      ...out.commitments.flatMap((c) => [c.id, c.task_id ?? c.id]),
+      ...out.recent_events.flatMap((r) => [r.id, r.entry_id]),
+      ...out.cooldown_hints.map((c) => c.key),
+      ...out.suggestion_context.candidates.map((c) => c.id),
+    ];
+    for (const r of refs) expect(inputIds.has(r)).toBe(true);
   });
 });

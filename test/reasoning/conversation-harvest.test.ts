@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { conversationHarvest as ep, compileConversationHarvest } from '../../reasoning/conversation-harvest';
-import { expectCompilesCleanly, expectRejectsAt } from './properties';
+import { itCompilesGeneratedBodies, expectRejectsAt } from './properties';
 
 const run = (body: unknown) => compileConversationHarvest(ep.request.parse(body), {});
 
@@ -143,41 +143,39 @@ describe('conversation/harvest properties', () => {
     { requiredKeys: ['messages'] },
   );
 
-  it('never throws, is deterministic, validates, honours caps and references', () => {
-    fc.assert(
-      fc.property(body, (b) => {
-        const input = ep.request.parse(b);
-        const out = expectCompilesCleanly(ep, input);
-        const p = input.preferences;
-        if (p?.max_items)
-          for (const l of [out.decisions, out.commitments, out.unresolved_threads])
-            expect(l.length).toBeLessThanOrEqual(p.max_items);
-        if (p?.max_packets) expect(out.follow_up_packets.length).toBeLessThanOrEqual(p.max_packets);
-        if (p?.max_seeds) expect(out.memory_seeds.length).toBeLessThanOrEqual(p.max_seeds);
-        const n = out.summary.message_count;
-        const ids = new Set(input.messages!.map((m, i) => m.id ?? `m${i}`));
-        const lines = (input.transcript ?? '').split(/\r?\n/).length;
-        const validId = (id: string, idx: number) =>
-          idx < input.messages!.length ? ids.has(id) : /^t(\d+)$/.test(id) && Number(id.slice(1)) <= lines;
-        for (const it of [...out.decisions, ...out.commitments, ...out.unresolved_threads]) {
-          expect(it.source.message_index).toBeLessThan(n);
-          expect(validId(it.source.message_id, it.source.message_index)).toBe(true);
-        }
-        for (const d of out.decisions)
-          if (d.confirms_index !== null) expect(d.confirms_index).toBeLessThan(d.source.message_index);
-        for (const c of out.commitments)
-          if (c.accepted_from_index !== null) expect(c.accepted_from_index).toBeLessThan(c.source.message_index);
-        const cIds = new Set(out.commitments.map((c) => c.id));
-        const tIds = new Set(out.unresolved_threads.map((t) => t.id));
-        for (const pk of out.follow_up_packets) {
-          pk.commitment_ids.forEach((id) => expect(cIds.has(id)).toBe(true));
-          pk.thread_ids.forEach((id) => expect(tIds.has(id)).toBe(true));
-        }
-        const allMsgIds = new Set([...ids, ...out.decisions.map((d) => d.source.message_id)]);
-        for (const s of out.memory_seeds)
-          for (const id of s.source_message_ids) expect(allMsgIds.has(id) || /^t\d+$/.test(id)).toBe(true);
-      }),
-      { numRuns: 80 },
-    );
-  });
+  itCompilesGeneratedBodies(
+    ep,
+    body,
+    (input, out) => {
+      const p = input.preferences;
+      if (p?.max_items)
+        for (const l of [out.decisions, out.commitments, out.unresolved_threads])
+          expect(l.length).toBeLessThanOrEqual(p.max_items);
+      if (p?.max_packets) expect(out.follow_up_packets.length).toBeLessThanOrEqual(p.max_packets);
+      if (p?.max_seeds) expect(out.memory_seeds.length).toBeLessThanOrEqual(p.max_seeds);
+      const n = out.summary.message_count;
+      const ids = new Set(input.messages!.map((m, i) => m.id ?? `m${i}`));
+      const lines = (input.transcript ?? '').split(/\r?\n/).length;
+      const validId = (id: string, idx: number) =>
+        idx < input.messages!.length ? ids.has(id) : /^t(\d+)$/.test(id) && Number(id.slice(1)) <= lines;
+      for (const it of [...out.decisions, ...out.commitments, ...out.unresolved_threads]) {
+        expect(it.source.message_index).toBeLessThan(n);
+        expect(validId(it.source.message_id, it.source.message_index)).toBe(true);
+      }
+      for (const d of out.decisions)
+        if (d.confirms_index !== null) expect(d.confirms_index).toBeLessThan(d.source.message_index);
+      for (const c of out.commitments)
+        if (c.accepted_from_index !== null) expect(c.accepted_from_index).toBeLessThan(c.source.message_index);
+      const cIds = new Set(out.commitments.map((c) => c.id));
+      const tIds = new Set(out.unresolved_threads.map((t) => t.id));
+      for (const pk of out.follow_up_packets) {
+        pk.commitment_ids.forEach((id) => expect(cIds.has(id)).toBe(true));
+        pk.thread_ids.forEach((id) => expect(tIds.has(id)).toBe(true));
+      }
+      const allMsgIds = new Set([...ids, ...out.decisions.map((d) => d.source.message_id)]);
+      for (const s of out.memory_seeds)
+        for (const id of s.source_message_ids) expect(allMsgIds.has(id) || /^t\d+$/.test(id)).toBe(true);
+    },
+    80,
+  );
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { intentTimeline as ep, compileIntentTimeline } from '../../reasoning/intent-timeline';
-import { expectCompilesCleanly, expectRejectsAt } from './properties';
+import { itCompilesGeneratedBodies, expectRejectsAt } from './properties';
 
 const run = (body: unknown) => compileIntentTimeline(ep.request.parse(body), {});
 
@@ -82,26 +82,19 @@ describe('intent/timeline properties', () => {
     },
     { requiredKeys: ['events'] },
   );
-  it('never throws, is deterministic, validates, honours caps and references', () => {
-    fc.assert(
-      fc.property(body, (b) => {
-        const input = ep.request.parse(b);
-        const out = expectCompilesCleanly(ep, input);
-        expect(out.phases.length).toBeLessThanOrEqual(input.preferences?.max_phases ?? 20);
-        const ids = new Set(input.events.map((e) => e.id));
-        const phaseIds = new Set(out.phases.map((p) => p.id));
-        out.phases.forEach((p) => p.event_ids.forEach((id) => expect(ids.has(id)).toBe(true)));
-        out.unplaced_event_ids.forEach((id) => expect(ids.has(id)).toBe(true));
-        for (const t of out.transitions) {
-          expect(phaseIds.has(t.from_phase) && phaseIds.has(t.to_phase)).toBe(true);
-          expect(t.gap_minutes).toBeGreaterThanOrEqual(0);
-        }
-        out.drift.off_goal_phase_ids.forEach((id) => expect(phaseIds.has(id)).toBe(true));
-        const share = out.dwell_by_intent.reduce((a, d) => a + d.share, 0);
-        if (out.dwell_by_intent.some((d) => d.minutes > 0))
-          expect(Math.abs(share - 1)).toBeLessThan(0.05 * out.dwell_by_intent.length);
-      }),
-      { numRuns: 100 },
-    );
+  itCompilesGeneratedBodies(ep, body, (input, out) => {
+    expect(out.phases.length).toBeLessThanOrEqual(input.preferences?.max_phases ?? 20);
+    const ids = new Set(input.events.map((e) => e.id));
+    const phaseIds = new Set(out.phases.map((p) => p.id));
+    out.phases.forEach((p) => p.event_ids.forEach((id) => expect(ids.has(id)).toBe(true)));
+    out.unplaced_event_ids.forEach((id) => expect(ids.has(id)).toBe(true));
+    for (const t of out.transitions) {
+      expect(phaseIds.has(t.from_phase) && phaseIds.has(t.to_phase)).toBe(true);
+      expect(t.gap_minutes).toBeGreaterThanOrEqual(0);
+    }
+    out.drift.off_goal_phase_ids.forEach((id) => expect(phaseIds.has(id)).toBe(true));
+    const share = out.dwell_by_intent.reduce((a, d) => a + d.share, 0);
+    if (out.dwell_by_intent.some((d) => d.minutes > 0))
+      expect(Math.abs(share - 1)).toBeLessThan(0.05 * out.dwell_by_intent.length);
   });
 });

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import type { z } from 'zod';
 import type { ReasoningEndpoint } from '../../reasoning/types';
 
@@ -52,4 +53,26 @@ export function issuePaths(schema: z.ZodType, body: unknown): string[] {
 /** Expects `schema` to reject `body` with an issue at the dotted `path`. */
 export function expectRejectsAt(schema: z.ZodType, body: unknown, path: string): void {
   expect(issuePaths(schema, body)).toContain(path);
+}
+
+/**
+ * The property test every compiler has: for each generated `body`, parsing and compiling never throws,
+ * is deterministic and validates (`expectCompilesCleanly`); `check` adds the compiler's own facts
+ * (caps honoured, references to input ids only).
+ */
+export function itCompilesGeneratedBodies<Req extends z.ZodType, Res extends z.ZodType>(
+  endpoint: ReasoningEndpoint<Req, Res>,
+  body: fc.Arbitrary<unknown>,
+  check: (input: z.output<Req>, out: z.input<Res>) => void,
+  numRuns = 100,
+): void {
+  it('never throws, is deterministic, validates, honours caps and references', () => {
+    fc.assert(
+      fc.property(body, (b) => {
+        const input = endpoint.request.parse(b);
+        check(input, expectCompilesCleanly(endpoint, input));
+      }),
+      { numRuns },
+    );
+  });
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import { temporalCoordinate as ep, compileTemporalCoordinate } from '../../reasoning/temporal-coordinate';
-import { expectCompilesCleanly, expectRejectsAt } from './properties';
+import { itCompilesGeneratedBodies, expectRejectsAt } from './properties';
 
 const run = (body: unknown) => compileTemporalCoordinate(ep.request.parse(body), {});
 const ms = (s: string) => DateTime.fromISO(s, { setZone: true }).toMillis();
@@ -174,38 +174,31 @@ describe('temporal/coordinate properties', () => {
     { requiredKeys: ['tasks'] },
   );
 
-  it('never throws, is deterministic, validates, honours caps and references', () => {
-    fc.assert(
-      fc.property(body, (b) => {
-        const input = ep.request.parse(b);
-        const out = expectCompilesCleanly(ep, input);
-        const p = input.preferences;
-        if (p?.max_blocks) expect(out.schedule_proposals.length).toBeLessThanOrEqual(p.max_blocks);
-        if (p?.max_conflicts) expect(out.conflicts.length).toBeLessThanOrEqual(p.max_conflicts);
-        const taskIds = new Set(input.tasks.map((t) => t.id));
-        const blocks = new Map(out.schedule_proposals.map((x) => [x.block_id, x]));
-        for (const x of out.schedule_proposals) {
-          expect(taskIds.has(x.task_id)).toBe(true);
-          if (x.window_index !== null) expect(x.window_index).toBeLessThan(input.available?.length ?? 0);
-          for (const d of x.depends_on_blocks) {
-            const dep = blocks.get(d)!;
-            expect(dep).toBeDefined();
-            if (dep.end && x.start) expect(ms(x.start)).toBeGreaterThanOrEqual(ms(dep.end));
-          }
-        }
-        const timed = out.schedule_proposals
-          .filter((x) => x.start)
-          .map((x) => [ms(x.start!), ms(x.end!)])
-          .sort((a, c) => a[0] - c[0]);
-        for (let k = 1; k < timed.length; k++) expect(timed[k][0]).toBeGreaterThanOrEqual(timed[k - 1][1]);
-        for (const c of out.conflicts) {
-          c.task_ids.forEach((id) => expect(taskIds.has(id)).toBe(true));
-          c.event_indexes.forEach((i) => expect(i).toBeLessThan(input.fixed_events?.length ?? 0));
-          c.window_indexes.forEach((i) => expect(i).toBeLessThan(input.available?.length ?? 0));
-        }
-        for (const id of [...out.order, ...out.unscheduled.map((u) => u.task_id)]) expect(taskIds.has(id)).toBe(true);
-      }),
-      { numRuns: 100 },
-    );
+  itCompilesGeneratedBodies(ep, body, (input, out) => {
+    const p = input.preferences;
+    if (p?.max_blocks) expect(out.schedule_proposals.length).toBeLessThanOrEqual(p.max_blocks);
+    if (p?.max_conflicts) expect(out.conflicts.length).toBeLessThanOrEqual(p.max_conflicts);
+    const taskIds = new Set(input.tasks.map((t) => t.id));
+    const blocks = new Map(out.schedule_proposals.map((x) => [x.block_id, x]));
+    for (const x of out.schedule_proposals) {
+      expect(taskIds.has(x.task_id)).toBe(true);
+      if (x.window_index !== null) expect(x.window_index).toBeLessThan(input.available?.length ?? 0);
+      for (const d of x.depends_on_blocks) {
+        const dep = blocks.get(d)!;
+        expect(dep).toBeDefined();
+        if (dep.end && x.start) expect(ms(x.start)).toBeGreaterThanOrEqual(ms(dep.end));
+      }
+    }
+    const timed = out.schedule_proposals
+      .filter((x) => x.start)
+      .map((x) => [ms(x.start!), ms(x.end!)])
+      .sort((a, c) => a[0] - c[0]);
+    for (let k = 1; k < timed.length; k++) expect(timed[k][0]).toBeGreaterThanOrEqual(timed[k - 1][1]);
+    for (const c of out.conflicts) {
+      c.task_ids.forEach((id) => expect(taskIds.has(id)).toBe(true));
+      c.event_indexes.forEach((i) => expect(i).toBeLessThan(input.fixed_events?.length ?? 0));
+      c.window_indexes.forEach((i) => expect(i).toBeLessThan(input.available?.length ?? 0));
+    }
+    for (const id of [...out.order, ...out.unscheduled.map((u) => u.task_id)]) expect(taskIds.has(id)).toBe(true);
   });
 });
