@@ -1,18 +1,9 @@
 import { z } from 'zod';
 import { blankAsAbsent } from './common';
+import { PUBLIC_LANES } from './model-config';
 
-/** Public lanes a job step may use (the chat gateway's lane ids). */
-export const JOB_LANES = [
-  'svc-oracle',
-  'mid',
-  'mid-strong',
-  'micro',
-  'nano',
-  'slm-fast',
-  'slm-code',
-  'slm-reason',
-] as const;
-export const jobLane = z.enum(JOB_LANES);
+/** Public lanes a job step may use: the chat gateway's lane ids. */
+export const jobLane = z.enum(PUBLIC_LANES);
 
 export const PlanStepInput = z.object({
   title: z.string().min(1).max(200),

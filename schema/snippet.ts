@@ -7,3 +7,13 @@ export function snippetOf(text: string | null | undefined, max = 200, o: { keepL
   const t = o.keepLines ? (text ?? '') : (text ?? '').replace(/\s+/g, ' ').trim();
   return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 }
+
+/** Text made safe inside HTML text and attribute values (search highlights, share pages). */
+export function escapeHtml(s: string): string {
+  return s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}

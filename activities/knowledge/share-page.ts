@@ -1,6 +1,7 @@
 import { convert } from 'html-to-text';
 import { marked } from 'marked';
 import sanitizeHtml from 'sanitize-html';
+import { escapeHtml } from '../../schema/snippet';
 
 /** What the share page allows: readable document markup; no scripts, handlers, forms, frames or styles. */
 const SANITIZE: sanitizeHtml.IOptions = {
@@ -80,15 +81,6 @@ const SANITIZE: sanitizeHtml.IOptions = {
 export function renderShareContent(content: string, format: 'markdown' | 'html'): string {
   const raw = format === 'markdown' ? (marked.parse(content, { async: false, gfm: true }) as string) : content;
   return sanitizeHtml(raw, SANITIZE);
-}
-
-export function escapeHtml(s: string): string {
-  return s
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
 }
 
 /** First ~200 characters of the page's text, for description and social cards. */

@@ -2,6 +2,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { SourceKind } from '../../schema/knowledge';
 import type { Db } from './db';
+import { escapeHtml } from '../../schema/snippet';
 
 // Highlight delimiters that cannot occur in extracted text; replaced after HTML-escaping.
 const START = '\u0001';
@@ -84,15 +85,6 @@ const HitRow = z.object({
   headline: z.string(),
   url: z.string().nullable(),
 });
-
-function escapeHtml(s: string): string {
-  return s
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
 
 /** Plain snippet and HTML highlight from a ts_headline result carrying our delimiters. */
 export function renderHeadline(headline: string): { snippet: string; highlight: string } {

@@ -1,6 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import type { GoalSnapshot, PlanStepState } from '../../workflows/job-types';
+import type { GoalSnapshot, GoalState } from '../../workflows/job-types';
 
 export const GoalRow = z.object({
   id: z.string(),
@@ -24,16 +24,7 @@ const COLS = sql.fragment`id, tenant_id, kind, title, description, lane, status,
 
 export async function insertGoal(
   db: CommonQueryMethods,
-  g: {
-    id: string;
-    tenantId: string;
-    kind: 'goal' | 'sovereign';
-    title: string;
-    description: string | null;
-    lane: string;
-    status: string;
-    plan: PlanStepState[];
-  },
+  g: Pick<GoalState, 'tenantId' | 'kind' | 'title' | 'description' | 'lane' | 'status' | 'plan'> & { id: string },
 ): Promise<GoalRow> {
   // An id derived from an Idempotency-Key may already exist (a retry after a crash): keep that row.
   const row = await db.maybeOne(sql.type(GoalRow)`

@@ -1,4 +1,5 @@
 import type { DateTime } from 'luxon';
+import { NUMBER_WORDS } from './text-segments';
 
 /**
  * Text rules for recurrence phrases ("every weekday at 7am", "3x a week", "every 2 days",
@@ -27,18 +28,7 @@ const DAY_NAMES: [RegExp, number][] = [
   [/\bsun(day)?s?\b/i, 7],
 ];
 export const WEEKDAY_CODES = ['', 'MO', 'TU', 'WE', 'TH', 'FR', 'SA', 'SU'];
-const COUNT: Record<string, number> = {
-  once: 1,
-  twice: 2,
-  thrice: 3,
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-};
+const COUNT: Record<string, number> = { ...NUMBER_WORDS, once: 1, twice: 2, thrice: 3 };
 /** Weekdays used when only a count per week is given: spread through the week. */
 const SPREAD: Record<number, number[]> = {
   1: [1],

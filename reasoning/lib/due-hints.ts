@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon';
 import { isoOut, parseInstant } from './luxon-time';
+import { NUMBER_WORDS } from './text-segments';
 
 /**
  * Due-date hints in free text ("by Friday", "tomorrow", "by 2026-05-01", "end of week",
@@ -38,18 +39,7 @@ const MONTHS: Record<string, number> = {
   nov: 11,
   dec: 12,
 };
-const NUM: Record<string, number> = {
-  a: 1,
-  an: 1,
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  ten: 10,
-};
+const NUM: Record<string, number> = { ...NUMBER_WORDS, a: 1, an: 1 };
 
 type Parsed =
   | { kind: 'iso'; value: string }

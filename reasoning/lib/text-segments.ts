@@ -136,3 +136,17 @@ export function slug(text: string): string {
     .replace(/-+$/g, '');
   return s || 'x';
 }
+
+/** Small counts written as words ("three times a week", "in two days"). */
+export const NUMBER_WORDS: Readonly<Record<string, number>> = {
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+};

@@ -19,22 +19,22 @@ export interface Received {
  * A real local HTTP server standing in for the outside world: webhook receivers and web pages.
  * `route(path, { status, delayMs, gate, hang, body, contentType })` sets how a path answers.
  */
+/** How the receiver answers one path: status, delay, a gate to wait for, hang, body, failures first. */
+export interface RouteHow {
+  status?: number;
+  delayMs?: number;
+  gate?: Promise<unknown>;
+  hang?: boolean;
+  body?: string;
+  contentType?: string;
+  failFirst?: number;
+}
+
 export interface Receiver {
   url: string;
   got: Received[];
   on(path: string): Received[];
-  route(
-    path: string,
-    how: {
-      status?: number;
-      delayMs?: number;
-      gate?: Promise<unknown>;
-      hang?: boolean;
-      body?: string;
-      contentType?: string;
-      failFirst?: number;
-    },
-  ): void;
+  route(path: string, how: RouteHow): void;
   readonly inFlight: number;
   readonly maxInFlight: number;
   waitFor(pred: () => boolean, timeoutMs?: number): Promise<void>;
@@ -51,18 +51,7 @@ export function verifySignature(r: Received, secret: string): boolean {
 
 export async function startReceiver(): Promise<Receiver> {
   const got: Received[] = [];
-  const routes = new Map<
-    string,
-    {
-      status?: number;
-      delayMs?: number;
-      gate?: Promise<unknown>;
-      hang?: boolean;
-      body?: string;
-      contentType?: string;
-      failFirst?: number;
-    }
-  >();
+  const routes = new Map<string, RouteHow>();
   let inFlight = 0;
   let maxInFlight = 0;
   const sockets = new Set<import('node:net').Socket>();
