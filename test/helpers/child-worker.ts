@@ -4,6 +4,7 @@ import type { Harness } from './harness';
 import { testEnv } from './harness';
 
 const ROOT = path.resolve(__dirname, '../..');
+const READY_S = 120;
 
 /**
  * Starts a worker in a child process on the harness's database and task queue (TypeScript compiled on the fly
@@ -33,9 +34,10 @@ export async function startChildWorker(
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   await new Promise<void>((resolve, reject) => {
+    // Generous: compiling the worker on the fly takes tens of seconds when both cores are busy (two Jest workers).
     const timer = setTimeout(
-      () => reject(new Error(`child worker not ready within 60 s: ${stderr.slice(-2000)}`)),
-      60_000,
+      () => reject(new Error(`child worker not ready within ${READY_S} s: ${stderr.slice(-2000)}`)),
+      READY_S * 1000,
     );
     child.stdout!.on('data', (d: Buffer) => {
       if (d.toString().includes('WORKER_READY')) {
