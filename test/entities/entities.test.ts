@@ -1,14 +1,9 @@
-import { startHarness, type Harness } from '../helpers/harness';
+import { withHarness, type Harness } from '../helpers/harness';
 
 let h: Harness;
 let key: string;
 let other: string;
-beforeAll(async () => {
-  h = await startHarness();
-  key = (await h.key(['runtime:records'])).apiKey;
-  other = (await h.key(['runtime:records'])).apiKey;
-});
-afterAll(async () => h?.close());
+withHarness({ scopes: ['runtime:records'], other: true }, (harness, k, o) => ((h = harness), (key = k), (other = o)));
 
 const upsert = (body: unknown, k = key) => h.req('POST', '/v1/entities', { key: k, body });
 
