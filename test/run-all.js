@@ -25,7 +25,7 @@ if (args.length) process.exit(run(args));
 const dir = mkdtempSync(path.join(tmpdir(), 'svc-test-'));
 const phases = [
   { name: 'main', args: [`--maxWorkers=${process.env.SVC_TEST_WORKERS ?? 2}`], env: { SVC_TEST_PHASE: 'main' } },
-  { name: 'faults', args: ['--maxWorkers=1', '--selectProjects', 'integration', 'test/faults/'], env: {} },
+  { name: 'faults', args: ['test/faults/', '--maxWorkers=1', '--selectProjects', 'integration'], env: {} },
 ];
 const started = Date.now();
 let status = 0;
