@@ -35,10 +35,10 @@ export async function startChildWorker(
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   await new Promise<void>((resolve, reject) => {
     // Generous: compiling the worker on the fly takes tens of seconds when both cores are busy (two Jest workers).
-    const timer = setTimeout(
-      () => reject(new Error(`child worker not ready within ${READY_S} s: ${stderr.slice(-2000)}`)),
-      READY_S * 1000,
-    );
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // never left running behind a failed test
+      reject(new Error(`child worker not ready within ${READY_S} s: ${stderr.slice(-2000)}`));
+    }, READY_S * 1000);
     child.stdout!.on('data', (d: Buffer) => {
       if (d.toString().includes('WORKER_READY')) {
         clearTimeout(timer);
