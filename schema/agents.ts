@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PUBLIC_LANES } from './model-config';
+import { waitSeconds } from './common';
 
 /** Tiers the complexity classifier picks from (activities/agents/classify.ts documents the features). */
 export const AGENT_TIERS = ['quick', 'standard', 'deep', 'code'] as const;
@@ -25,13 +26,7 @@ export const AgentRunBody = z
       .max(64)
       .optional()
       .describe('Limit the agent to these tools (each must exist and be allowed for the key).'),
-    wait_s: z
-      .number()
-      .int()
-      .min(0)
-      .max(60)
-      .default(0)
-      .describe('Wait up to this long; 200 with the answer when the run ends in time, else 202.'),
+    wait_s: waitSeconds('Wait up to this long; 200 with the answer when the run ends in time, else 202.'),
   })
   .meta({ id: 'AgentRunRequest' });
 export type AgentRunBody = z.infer<typeof AgentRunBody>;

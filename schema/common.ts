@@ -6,3 +6,6 @@ import { z } from 'zod';
  */
 export const blankAsAbsent = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (v === '' ? undefined : v), schema);
+
+/** `wait_s` of the routes that start a job and may answer with its result: up to 60 s, default 0 (202 at once). */
+export const waitSeconds = (description: string) => z.number().int().min(0).max(60).default(0).describe(description);

@@ -75,16 +75,7 @@ export const SERVER_FRAMES = [
   DoneFrame,
   ReplyFrame,
 ] as const;
-export const ServerFrame = z.discriminatedUnion('type', [
-  ResonanceSync,
-  SensorySync,
-  HealthSync,
-  CuriositySync,
-  AgentDispatch,
-  TokenFrame,
-  DoneFrame,
-  ReplyFrame,
-]);
+export const ServerFrame = z.discriminatedUnion('type', SERVER_FRAMES);
 export type ServerFrame = z.infer<typeof ServerFrame>;
 
 export const AuthMessage = z

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { waitSeconds } from './common';
 
 export const RESEARCH_DEPTHS = {
   quick: { queries: 1, sources: 3 },
@@ -14,13 +15,7 @@ export const ResearchBody = z
       .default('standard')
       .describe('quick: 1 search query, 3 sources; standard: 3 and 6; deep: 5 and 10.'),
     max_sources: z.number().int().min(1).max(20).optional().describe('Sources to fetch (default by depth).'),
-    wait_s: z
-      .number()
-      .int()
-      .min(0)
-      .max(60)
-      .default(0)
-      .describe('Wait up to this long for the report; 200 with the report when it finishes in time, else 202.'),
+    wait_s: waitSeconds('Wait up to this long for the report; 200 with the report when it finishes in time, else 202.'),
   })
   .meta({ id: 'ResearchRequest' });
 export type ResearchBody = z.infer<typeof ResearchBody>;

@@ -12,6 +12,7 @@ import { searchEngines } from '../web/search-config';
 import { webSearch } from '../web/web-search';
 import { toolAppContext } from './context';
 import { defineToolDef, type ToolDef } from './types';
+import { waitSeconds } from '../../schema/common';
 
 const FINAL = new Set(['completed', 'failed', 'cancelled']);
 
@@ -24,13 +25,9 @@ const ResearchToolIn = z.object({
   query: z.string().trim().min(3).max(2000),
   depth: z.enum(['quick', 'standard', 'deep']).default('quick'),
   max_sources: z.number().int().min(1).max(20).optional(),
-  wait_s: z
-    .number()
-    .int()
-    .min(0)
-    .max(60)
-    .default(0)
-    .describe('Wait this long for the report; 0 returns the job id at once (poll GET /v1/capabilities/research/{id}).'),
+  wait_s: waitSeconds(
+    'Wait this long for the report; 0 returns the job id at once (poll GET /v1/capabilities/research/{id}).',
+  ),
 });
 
 /** Web, research, knowledge and memory tools: the same service functions their routes call. */

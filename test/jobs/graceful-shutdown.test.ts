@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { closeServer, serveApi } from '../../workers/runtime';
-import { startHarness, startQueueWorker, type Harness } from '../helpers/harness';
-import { startReceiver, type Receiver } from '../tasks/receiver';
+import { startQueueWorker, type Harness } from '../helpers/harness';
+import { withReceiver, type Receiver } from '../tasks/receiver';
 import { openStream, type SseEvent } from '../tasks/sse-client';
 import { pollUntil } from '../helpers/poll';
 
@@ -11,16 +11,11 @@ jest.setTimeout(120_000);
 let h: Harness;
 let rx: Receiver;
 let key: string;
-beforeAll(async () => {
-  // No harness worker: each test starts the workers it needs on the harness task queue.
-  h = await startHarness({ env: { SVC_ALLOW_PRIVATE_FETCH: 'true' } });
-  rx = await startReceiver();
-  key = (await h.key(['runtime:records'])).apiKey;
-});
-afterAll(async () => {
-  await rx?.close();
-  await h?.close();
-});
+// No harness worker: each test starts the workers it needs on the harness task queue.
+withReceiver(
+  { env: { SVC_ALLOW_PRIVATE_FETCH: 'true' } },
+  (harness, receiver, k) => ((h = harness), (rx = receiver), (key = k)),
+);
 
 const hook = (id: string, path: string, deps: string[] = []) => ({
   id,

@@ -1,5 +1,5 @@
-import { startHarness, startQueueWorker, type Harness } from '../helpers/harness';
-import { startReceiver, type Receiver } from './receiver';
+import { startQueueWorker, type Harness } from '../helpers/harness';
+import { withReceiver, type Receiver } from './receiver';
 import { openStream, until, type SseEvent } from './sse-client';
 import { startExtraApp } from '../helpers/extra-app';
 
@@ -9,16 +9,11 @@ let h: Harness;
 let rx: Receiver;
 let key: string;
 
-beforeAll(async () => {
-  // No harness worker: this file starts and kills its own workers on the harness task queue.
-  h = await startHarness({ env: { SVC_ALLOW_PRIVATE_FETCH: 'true' } });
-  rx = await startReceiver();
-  key = (await h.key(['runtime:records'])).apiKey;
-});
-afterAll(async () => {
-  await rx?.close();
-  await h?.close();
-});
+// No harness worker: this file starts and kills its own workers on the harness task queue.
+withReceiver(
+  { env: { SVC_ALLOW_PRIVATE_FETCH: 'true' } },
+  (harness, receiver, k) => ((h = harness), (rx = receiver), (key = k)),
+);
 
 /** A second API instance on the same database: what "the API restarted" looks like. */
 const startApi = () => startExtraApp(h);

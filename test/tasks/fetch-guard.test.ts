@@ -1,6 +1,6 @@
 import { isPrivateAddress, safeFetch } from '../../activities/tasks/safe-fetch';
-import { startHarness, type Harness } from '../helpers/harness';
-import { startReceiver, type Receiver } from './receiver';
+import { type Harness } from '../helpers/harness';
+import { withReceiver, type Receiver } from './receiver';
 import { runTask } from './run-task';
 
 jest.setTimeout(120_000);
@@ -8,16 +8,8 @@ jest.setTimeout(120_000);
 let h: Harness;
 let rx: Receiver;
 let key: string;
-beforeAll(async () => {
-  // Default configuration: private fetches refused, no model provider configured.
-  h = await startHarness({ worker: true });
-  rx = await startReceiver();
-  key = (await h.key(['runtime:records'])).apiKey;
-});
-afterAll(async () => {
-  await rx?.close();
-  await h?.close();
-});
+// Default configuration: private fetches refused, no model provider configured.
+withReceiver({ worker: true }, (harness, receiver, k) => ((h = harness), (rx = receiver), (key = k)));
 
 const run = (body: unknown) => runTask(h, key, body);
 

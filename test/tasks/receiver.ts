@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { startHarness, type Harness } from '../helpers/harness';
 
 /** One request a local receiver got. */
 export interface Received {
@@ -125,4 +126,25 @@ export async function startReceiver(): Promise<Receiver> {
         server.close(() => r());
       }),
   };
+}
+
+/**
+ * Test-file setup for webhook steps: a harness (`worker`, and `env`; without a worker the file starts its
+ * own), a receiver, and a `runtime:records` key, handed to `ready`; afterAll closes both.
+ */
+export function withReceiver(
+  opts: { worker?: boolean; env?: Record<string, string> },
+  ready: (h: Harness, rx: Receiver, key: string) => void,
+): void {
+  let h: Harness | undefined;
+  let rx: Receiver | undefined;
+  beforeAll(async () => {
+    h = await startHarness(opts);
+    rx = await startReceiver();
+    ready(h, rx, (await h.key(['runtime:records'])).apiKey);
+  });
+  afterAll(async () => {
+    await rx?.close();
+    await h?.close();
+  });
 }
