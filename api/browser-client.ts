@@ -1,11 +1,16 @@
 import { execFile } from 'node:child_process';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { LRUCache } from 'lru-cache';
+import { Agent, request } from 'undici';
 import { getBrowserSession, type BrowserSessionRow } from '../activities/store/browser-sessions';
+import { browserWorkerEndpoint } from '../activities/store/browser-workers';
 import { AppError, notFound, type ErrorCode } from '../schema/errors';
 import {
+  BROWSER_DIRECT_PATH,
   browserCommandUpdate,
   isEndedStatus,
+  type BrowserDirectAnswer,
   type BrowserCommand,
   type BrowserCommandResult,
 } from '../workflows/browser-defs';
@@ -59,7 +64,66 @@ export function mapBrowserFailure(err: unknown): AppError {
   });
 }
 
-/** Runs one command as an update of the session's workflow (serialised there, run on the owning worker). */
+// Command endpoints of browser workers by worker id. A worker id is new at every start, so an entry
+// never goes out of date; a worker that is gone simply refuses the connection.
+const endpoints = new LRUCache<string, { endpoint: string; token: string }>({ max: 1000 });
+// Kept-alive connections to the workers; a worker that does not accept within 2 s counts as gone.
+const toWorkers = new Agent({ connect: { timeout: 2000 }, keepAliveTimeout: 30_000 });
+
+/**
+ * Sends a command straight to the session's owning worker (its command endpoint), serialised
+ * there per session like the workflow's commands. undefined: not answered there (no endpoint, the
+ * worker is gone or does not hold the session any more): the caller runs it through the workflow,
+ * which notices a lost worker and recovers the session.
+ */
+async function directCommand(
+  ctx: AppContext,
+  row: BrowserSessionRow,
+  cmd: BrowserCommand,
+  timeoutMs: number,
+): Promise<BrowserCommandResult | undefined> {
+  if (!ctx.deps.config.browser.direct || row.status !== 'open' || !row.worker_id || cmd.op === 'close') return;
+  const workerId = row.worker_id;
+  let ep = endpoints.get(workerId);
+  if (!ep) {
+    ep = (await browserWorkerEndpoint(ctx.deps.db, workerId)) ?? undefined;
+    if (!ep) return;
+    endpoints.set(workerId, ep);
+  }
+  let answer: BrowserDirectAnswer;
+  try {
+    const res = await request(ep.endpoint + BROWSER_DIRECT_PATH, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ep.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        sessionId: row.id,
+        tenantId: row.tenant_id,
+        cmd,
+        expiresAt: Date.now() + row.idle_timeout_s * 1000,
+      }),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      dispatcher: toWorkers,
+    });
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      if (res.statusCode === 401) endpoints.delete(workerId);
+      return;
+    }
+    answer = (await res.body.json()) as BrowserDirectAnswer;
+  } catch {
+    return; // the worker is gone (or the connection broke): the workflow recovers the session
+  }
+  if (answer.ok) return answer.result;
+  if (answer.type === 'SessionLost') return;
+  throw mapBrowserFailure(ApplicationFailure.nonRetryable(answer.message, answer.type));
+}
+
+/**
+ * Runs one command on the owning worker: straight to its command endpoint when it has one, else
+ * (and whenever that fails to reach the session) as an update of the session's workflow, which
+ * serialises it, runs it on the owner's queue and recovers a session whose worker is gone.
+ */
 export async function browserCommand(
   ctx: AppContext,
   row: BrowserSessionRow,
@@ -68,6 +132,8 @@ export async function browserCommand(
   if (isEndedStatus(row.status) && cmd.op !== 'close')
     throw new AppError('conflict', `The session is ${row.status}; open a new one.`);
   if (row.status === 'opening') throw new AppError('conflict', 'The session is still opening; retry shortly.');
+  const direct = await directCommand(ctx, row, cmd, ('timeoutMs' in cmd ? cmd.timeoutMs : 30_000) + 30_000);
+  if (direct) return direct;
   const { client, connection } = ctx.deps.temporal;
   const timeout = ('timeoutMs' in cmd ? cmd.timeoutMs : 30_000) + 90_000;
   try {

@@ -104,6 +104,10 @@ export const EnvSchema = z.object({
   SVC_BROWSER_MAX_IDLE_TIMEOUT_S: z.coerce.number().int().min(1).max(86_400).default(3600),
   SVC_BROWSER_ALLOW_HOSTS: optionalString,
   SVC_BROWSER_HEARTBEAT_S: z.coerce.number().int().min(0).max(3600).default(15),
+  SVC_BROWSER_DIRECT: z.enum(['true', 'false', '1', '0']).default('true'),
+  SVC_BROWSER_WORKER_HOST: z.string().min(1).default('127.0.0.1'),
+  SVC_BROWSER_WORKER_PORT: port.default(0),
+  SVC_BROWSER_WORKER_ADVERTISE: optionalString,
   SVC_STATE_KEY: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   SVC_DAEMON_POLLER_FRESH_S: z.coerce.number().int().min(5).max(3600).default(90),
   SVC_LIMIT_SYNC_MS: z.coerce.number().int().min(10).max(60_000).default(200),
@@ -160,6 +164,15 @@ export interface Config {
     allowHosts: string[];
     /** Seconds between a session's owner liveness checks while idle (0: only commands notice a dead worker). */
     heartbeatS: number;
+    /**
+     * The API sends commands straight to the owning worker's command endpoint (authenticated by a
+     * per-worker token kept in `browser_workers`); false: every command is a workflow update.
+     */
+    direct: boolean;
+    /** Where a browser worker's command endpoint listens, and the host it advertises (default: the listen host). */
+    workerHost: string;
+    workerPort: number;
+    workerAdvertise?: string;
   };
   /** Key material for AES-GCM encryption of saved browser states and checkpoints. */
   stateKey?: string;
@@ -241,6 +254,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
         .map((h) => h.trim().toLowerCase())
         .filter(Boolean),
       heartbeatS: e.SVC_BROWSER_HEARTBEAT_S,
+      direct: e.SVC_BROWSER_DIRECT === 'true' || e.SVC_BROWSER_DIRECT === '1',
+      workerHost: e.SVC_BROWSER_WORKER_HOST,
+      workerPort: e.SVC_BROWSER_WORKER_PORT,
+      workerAdvertise: e.SVC_BROWSER_WORKER_ADVERTISE,
     },
     stateKey: e.SVC_STATE_KEY,
     gateway: {

@@ -22,6 +22,9 @@ export async function startBrowserReport(o: {
   workerId: string;
   chromiumPath: string;
   everyMs: number;
+  /** The command endpoint and its token (direct commands), when this worker has one. */
+  endpoint?: string;
+  token?: string;
 }): Promise<{ stop(): Promise<void> }> {
   const version = await chromiumVersion(o.chromiumPath);
   const report = () =>
@@ -30,6 +33,8 @@ export async function startBrowserReport(o: {
       chromiumVersion: version,
       capacity: o.host.capacity,
       sessionsOpen: o.host.sessions.size,
+      endpoint: o.endpoint,
+      token: o.token,
     }).catch((err: Error) => o.log.warn({ err: err.message }, 'browser worker report failed'));
   await report();
   const timer = setInterval(() => void report(), o.everyMs);

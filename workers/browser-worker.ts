@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createBrowserWorkerActivities } from '../activities/browser/activities';
@@ -7,6 +8,9 @@ import { BrowserHost } from '../activities/browser/host';
 import type { Db } from '../activities/store/db';
 import { randomToken } from '../activities/store/ids';
 import type { Config } from '../schema/config';
+import { workflowIds } from '../schema/workflow-ids';
+import { browserTouchedSignal } from '../workflows/browser-defs';
+import { startDirectServer } from './browser-direct';
 import { startBrowserReport } from './browser-report';
 
 export interface BrowserWorkers {
@@ -45,15 +49,18 @@ export async function startBrowserWorkers(o: {
     maxSessions: o.config.browser.maxSessionsPerWorker,
     log: o.log,
   });
+  const connection = await NativeConnection.connect({ address: o.address });
+  const namespace = o.config.temporal.namespace;
+  const client = new Client({ connection, namespace });
   const activities = createBrowserWorkerActivities({
     host,
     deps: { config: o.config, db: o.db, log: o.log },
     workerId,
     queue: ownQueue,
     policy,
+    touch: (sessionId, touch) =>
+      client.workflow.getHandle(workflowIds.browser(sessionId)).signal(browserTouchedSignal, touch),
   });
-  const connection = await NativeConnection.connect({ address: o.address });
-  const namespace = o.config.temporal.namespace;
   const shared = await Worker.create({
     connection,
     namespace,
@@ -72,7 +79,16 @@ export async function startBrowserWorkers(o: {
     },
     maxConcurrentActivityTaskExecutions: Math.max(4, o.config.browser.maxSessionsPerWorker * 2),
   });
-  const running = Promise.all([shared.run(), own.run()]).then(() => undefined);
+  // The command endpoint is reported before the workers poll, so the first session it opens already has it.
+  const direct = o.config.browser.direct
+    ? await startDirectServer({
+        host: o.config.browser.workerHost,
+        port: o.config.browser.workerPort,
+        advertise: o.config.browser.workerAdvertise,
+        log: o.log,
+        run: activities.direct,
+      })
+    : undefined;
   const report = await startBrowserReport({
     db: o.db,
     log: o.log,
@@ -80,14 +96,18 @@ export async function startBrowserWorkers(o: {
     workerId,
     chromiumPath: o.config.browser.chromiumPath,
     everyMs: (o.config.browser.heartbeatS || 15) * 1000,
+    endpoint: direct?.endpoint,
+    token: direct?.token,
   });
-  o.log.info({ worker_id: workerId, queue: ownQueue }, 'browser worker polling');
+  const running = Promise.all([shared.run(), own.run()]).then(() => undefined);
+  o.log.info({ worker_id: workerId, queue: ownQueue, endpoint: direct?.endpoint }, 'browser worker polling');
   return {
     workerId,
     host,
     running,
     async stop() {
       await report.stop();
+      await direct?.close();
       for (const w of [shared, own]) if (w.getState() === 'RUNNING') w.shutdown();
       await running.catch(() => undefined);
       await host.shutdown();

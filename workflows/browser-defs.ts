@@ -1,4 +1,4 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
 // Shared by the session workflow, the browser activities and the API (types and definitions only).
 
@@ -78,9 +78,30 @@ export interface BrowserCommandResult {
   [k: string]: unknown;
 }
 
+/** What the owner tells the session workflow after commands that reached it directly (not through the workflow). */
+export interface BrowserTouch {
+  url: string;
+  title: string;
+  refs: string[];
+  /** Milliseconds since the last command ended (the idle deadline counts from then). */
+  idleMs: number;
+}
+
+/** The owner's answer to a liveness check: whether a command runs now and how long the session has been idle. */
+export interface PingResult {
+  busy: boolean;
+  idleMs: number;
+}
+
+/** The path of a browser worker's command endpoint (workers/browser-direct.ts) and its answer. */
+export const BROWSER_DIRECT_PATH = '/browser/command';
+export type BrowserDirectAnswer =
+  { ok: true; result: BrowserCommandResult } | { ok: false; type: string; message: string };
+
 export const browserStateQuery = defineQuery<BrowserSessionState>('browserState');
 export const browserAwaitOpenUpdate = defineUpdate<BrowserSessionState>('browserAwaitOpen');
 export const browserCommandUpdate = defineUpdate<BrowserCommandResult, [BrowserCommand]>('browserCommand');
+export const browserTouchedSignal = defineSignal<[BrowserTouch]>('browserTouched');
 
 export function isEndedStatus(s: BrowserSessionStatus): boolean {
   return s === 'closed' || s === 'expired' || s === 'failed';

@@ -4,6 +4,7 @@ import {
   ApplicationFailure,
   condition,
   continueAsNew,
+  patched,
   proxyActivities,
   setHandler,
   TimeoutFailure,
@@ -15,6 +16,7 @@ import {
   browserAwaitOpenUpdate,
   browserCommandUpdate,
   browserStateQuery,
+  browserTouchedSignal,
   isEndedStatus,
   type BrowserCommand,
   type BrowserCommandResult,
@@ -50,9 +52,13 @@ function asFailure(err: unknown): ApplicationFailure {
 
 /**
  * A browser session `browser-<id>`: owns its state (status, URL, owning worker, last refs,
- * expiry). Commands are updates, serialised, each run by an activity on the owning worker's own
- * task queue. When that worker is gone the session goes `recovering` and is re-opened on another
- * worker from its last checkpoint, and the command runs there. An idle timer expires it.
+ * expiry). Commands normally go from the API straight to the owning worker (its command endpoint,
+ * serialised there per session), which tells this workflow about them by the `browserTouched`
+ * signal once the session is quiet. A command the owner could not take (gone, or it lost the page)
+ * comes here as an update, serialised, run by an activity on the owning worker's own task queue.
+ * When that worker is gone the session goes `recovering` and is re-opened on another worker from
+ * its last checkpoint, and the command runs there. An idle timer expires it, after asking the owner
+ * whether a direct command ran meanwhile.
  *
  * States: opening → open ⇄ recovering; open|recovering → closed | expired; opening → failed.
  */
@@ -150,6 +156,15 @@ export async function browserSessionWorkflow(input: BrowserSessionInput): Promis
   };
 
   setHandler(browserStateQuery, () => s);
+  // Direct commands (not run by this workflow) move the idle deadline and the state operators see.
+  setHandler(browserTouchedSignal, (t) => {
+    if (isEndedStatus(s.status)) return;
+    s.url = t.url;
+    s.title = t.title;
+    s.refs = t.refs.slice(0, MAX_REFS);
+    s.expiresAt = Math.max(s.expiresAt ?? 0, Date.now() + s.idleTimeoutS * 1000 - Math.max(0, t.idleMs));
+    touches++;
+  });
   setHandler(browserAwaitOpenUpdate, async () => {
     await condition(() => settled);
     return s;
@@ -230,6 +245,19 @@ export async function browserSessionWorkflow(input: BrowserSessionInput): Promis
     }
     if (!woke) {
       if (Date.now() >= s.expiresAt) {
+        // A direct command may have run since the last signal: the owner knows how long it has been idle.
+        if (patched('browser-direct-expiry') && s.status === 'open' && s.queue) {
+          busy = true;
+          const seen = await owner(5_000, '3 seconds')
+            .browserPing({ sessionId: s.sessionId, tenantId: s.tenantId })
+            .catch(() => undefined);
+          busy = false;
+          const idleMs = seen && typeof seen === 'object' ? (seen.busy ? 0 : seen.idleMs) : Infinity;
+          if (idleMs < s.idleTimeoutS * 1000) {
+            s.expiresAt = Date.now() + s.idleTimeoutS * 1000 - idleMs;
+            continue;
+          }
+        }
         await end('expired');
         break;
       }

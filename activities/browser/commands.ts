@@ -145,11 +145,15 @@ export async function runCommand(
       return { ...(await base()), ...extra };
     }
     case 'snapshot': {
-      const view = await snapshotView(live, cmd).catch((err) => Promise.reject(mapError(err, 'The snapshot')));
+      // The title is read while the snapshot is taken: two requests to the page in flight, one wait.
+      const [view, head] = await Promise.all([
+        snapshotView(live, cmd).catch((err) => Promise.reject(mapError(err, 'The snapshot'))),
+        base(),
+      ]);
       if ('missingRef' in view)
         throw fail('StaleRef', `The ref ${view.missingRef} is not in the current snapshot. ${STALE_HINT}`);
       const { refs, ...rest } = view;
-      return { ...(await base()), ...rest, refs };
+      return { ...head, ...rest, refs };
     }
     case 'action': {
       const before = live.lastSnapshot;
@@ -159,10 +163,13 @@ export async function runCommand(
       } catch (err) {
         throw mapError(err, `The ${cmd.action} action`);
       }
-      const out: BrowserCommandResult = { ...(await base()), ok: true, blocked: live.proxy.takeRefused() };
-      if (cmd.snapshotDiff) {
-        const { full } = await takeSnapshot(live).catch((err) => Promise.reject(mapError(err, 'The snapshot')));
-        out.snapshot_diff = lineDiff(before, full);
+      const [head, snap] = await Promise.all([
+        base(),
+        cmd.snapshotDiff ? takeSnapshot(live).catch((err) => Promise.reject(mapError(err, 'The snapshot'))) : undefined,
+      ]);
+      const out: BrowserCommandResult = { ...head, ok: true, blocked: live.proxy.takeRefused() };
+      if (snap) {
+        out.snapshot_diff = lineDiff(before, snap.full);
         out.refs = [...live.refs];
       }
       return out;

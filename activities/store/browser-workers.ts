@@ -19,13 +19,31 @@ export type BrowserWorkerRow = z.infer<typeof BrowserWorkerRow>;
 
 export async function reportBrowserWorker(
   db: CommonQueryMethods,
-  w: { workerId: string; chromiumVersion: string | null; capacity: number; sessionsOpen: number },
+  w: {
+    workerId: string;
+    chromiumVersion: string | null;
+    capacity: number;
+    sessionsOpen: number;
+    endpoint?: string | null;
+    token?: string | null;
+  },
 ): Promise<void> {
   await db.query(sql.unsafe`
-    INSERT INTO browser_workers (worker_id, chromium_version, capacity, sessions_open)
-    VALUES (${w.workerId}, ${w.chromiumVersion}, ${w.capacity}, ${w.sessionsOpen})
+    INSERT INTO browser_workers (worker_id, chromium_version, capacity, sessions_open, endpoint, token)
+    VALUES (${w.workerId}, ${w.chromiumVersion}, ${w.capacity}, ${w.sessionsOpen}, ${w.endpoint ?? null}, ${w.token ?? null})
     ON CONFLICT (worker_id) DO UPDATE SET chromium_version = EXCLUDED.chromium_version,
-      capacity = EXCLUDED.capacity, sessions_open = EXCLUDED.sessions_open, seen_at = now()`);
+      capacity = EXCLUDED.capacity, sessions_open = EXCLUDED.sessions_open, endpoint = EXCLUDED.endpoint,
+      token = EXCLUDED.token, seen_at = now()`);
+}
+
+/** The command endpoint of a worker (direct commands), or null when it has none or never reported. */
+export async function browserWorkerEndpoint(
+  db: CommonQueryMethods,
+  workerId: string,
+): Promise<{ endpoint: string; token: string } | null> {
+  const row = await db.maybeOne(sql.type(z.object({ endpoint: z.string().nullable(), token: z.string().nullable() }))`
+    SELECT endpoint, token FROM browser_workers WHERE worker_id = ${workerId}`);
+  return row?.endpoint && row.token ? { endpoint: row.endpoint, token: row.token } : null;
 }
 
 export async function removeBrowserWorker(db: CommonQueryMethods, workerId: string): Promise<void> {
