@@ -2,11 +2,18 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { notFound } from '../../schema/errors';
 import { snippetOf } from '../../schema/snippet';
-import { STEP_STATUSES, taskStream, type StepStatus, type Task, type TaskStatus } from '../../schema/tasks';
+import {
+  STEP_STATUSES,
+  TASK_STATUSES,
+  taskStream,
+  type StepStatus,
+  type Task,
+  type TaskStatus,
+} from '../../schema/tasks';
 import type { Db } from './db';
-import { appendEvent, EVENTS_CHANNEL, lastEventId } from './events';
+import { appendEvent, EVENTS_CHANNEL } from './events';
 import { GroupWriter } from './group-writer';
-import { appendDone, getTask, STEP_COLS, StepRow, taskRow } from './tasks';
+import { appendDone, getTask, STEP_COLS, StepRow, stepsOf, TASK_COLS, TaskRow, taskRow, toTask } from './tasks';
 
 /** A step run's outcome text shortened for events (the one snippet helper, re-exported for the task activities). */
 export { snippetOf };
@@ -35,29 +42,44 @@ export class StaleRunError extends Error {
   }
 }
 
+const Claim = TaskRow.extend({ previous: z.enum(TASK_STATUSES), attached: z.boolean(), floor: z.number().int() });
+
 /**
  * Marks the task running for a new run, unless it already runs (then the caller attaches).
- * Steps not yet completed go back to pending; completed steps keep their results.
- * @returns `attached` when a run was already going; `floor` = where the run's events start
+ * Steps not yet completed go back to pending; completed steps keep their results. ONE statement:
+ * the row lock (`FOR UPDATE`) makes concurrent claims of one task take turns, and the one that
+ * waited sees the winner's `running` and attaches.
+ *
+ * The floor is the events sequence's current value, not the stream's newest id: a sequence is
+ * read outside the statement's snapshot, so a claim that waited for the row lock behind a
+ * finishing run still counts that run's `done` event (committed before the row changed) below
+ * its floor. Every later event of this run draws a larger id.
+ * @returns the task row (as claimed), `attached` when a run was already going, `floor` = where the run's events start
  * @throws AppError not_found
  */
 export async function claimTaskRun(
   db: Db,
   opts: { tenantId: string; taskId: string },
-): Promise<{ attached: boolean; floor: number; previous: TaskStatus }> {
-  return db.transaction(async (tx) => {
-    const row = await taskRow(tx, opts.tenantId, opts.taskId, true);
-    if (!row) throw notFound('Task');
-    if (row.status === 'running') return { attached: true, floor: row.run_event_floor, previous: row.status };
-    const floor = await lastEventId(tx, { tenantId: opts.tenantId, stream: taskStream(opts.taskId) });
-    await tx.query(sql.unsafe`
-      UPDATE tasks SET status = 'running', run_id = NULL, run_event_floor = ${floor}, updated_at = now()
-      WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId}`);
-    await tx.query(sql.unsafe`
+): Promise<{ attached: boolean; floor: number; previous: TaskStatus; task: TaskRow }> {
+  const r = await db.maybeOne(sql.type(Claim)`
+    WITH t AS (
+      SELECT ${TASK_COLS} FROM tasks WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} FOR UPDATE),
+    seq AS (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS floor FROM events_id_seq),
+    claimed AS (
+      UPDATE tasks SET status = 'running', run_id = NULL, run_event_floor = (SELECT floor FROM seq), updated_at = now()
+      WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND EXISTS (SELECT 1 FROM t WHERE t.status <> 'running')
+      RETURNING ${TASK_COLS}),
+    reset AS (
       UPDATE task_steps SET status = 'pending', error = NULL, result = NULL, run_id = NULL, started_at = NULL, finished_at = NULL
-      WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status <> 'completed'`);
-    return { attached: false, floor, previous: row.status };
-  });
+      WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status <> 'completed'
+        AND EXISTS (SELECT 1 FROM claimed))
+    SELECT c.*, t.status AS previous, false AS attached, c.run_event_floor AS floor FROM claimed c, t
+    UNION ALL
+    -- t is the row as locked: after waiting behind another claim, that claim's version.
+    SELECT t.*, t.status AS previous, true AS attached, t.run_event_floor AS floor FROM t WHERE t.status = 'running'`);
+  if (!r) throw notFound('Task');
+  const { previous, attached, floor, ...task } = r;
+  return { attached, floor, previous, task };
 }
 
 /** Undoes a claim whose workflow could not be started. */
@@ -269,14 +291,49 @@ export async function settleSteps(
   });
 }
 
+/** A timestamptz as the row parser renders it (`Date#toISOString`: UTC, milliseconds). */
+const isoOf = (col: ReturnType<typeof sql.fragment>) =>
+  sql.fragment`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
 /**
  * Ends a run: sets the task's final status and appends the `done` event with the task.
  * A run that no longer owns the task (cancelled, deleted) changes nothing.
+ *
+ * Completed and failed runs (every step settled, nothing left to change them) take two round
+ * trips instead of a seven-statement transaction: the task and its steps are read (in parallel),
+ * then ONE statement sets the status and appends `done` with that task, on condition that the
+ * run still owns the task and nobody changed it since the read (`updated_at`). If the condition
+ * fails, the locked transaction below decides. Cancellation always takes that path (steps may
+ * still be moving).
  */
 export async function finishTaskRun(
   db: Db,
   opts: { tenantId: string; taskId: string; runId: string; status: 'completed' | 'failed' | 'cancelled' },
 ): Promise<Task | null> {
+  if (opts.status !== 'cancelled') {
+    const [row, steps] = await Promise.all([
+      taskRow(db, opts.tenantId, opts.taskId),
+      stepsOf(db, opts.tenantId, [opts.taskId]),
+    ]);
+    if (!row || row.status !== 'running' || row.run_id !== opts.runId) return null;
+    const full = toTask({ ...row, status: opts.status }, steps);
+    const stream = taskStream(opts.taskId);
+    const updated = await db.maybeOneFirst(sql.type(z.object({ updated_at: z.string() }))`
+      WITH t AS (
+        UPDATE tasks SET status = ${opts.status}, updated_at = now()
+        WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status = 'running' AND run_id = ${opts.runId}
+          AND date_trunc('milliseconds', updated_at) = ${row.updated_at}::timestamptz
+        RETURNING ${isoOf(sql.fragment`updated_at`)} AS updated_at),
+      ev AS (
+        INSERT INTO events (tenant_id, stream, type, data)
+        SELECT ${opts.tenantId}, ${stream}, 'done',
+          jsonb_set(${sql.jsonb({ done: true, task_id: opts.taskId, status: opts.status, task: full } as never)},
+                    '{task,updated_at}', to_jsonb(t.updated_at))
+        FROM t, LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${stream}, 7426)) WHERE t.updated_at IS NOT NULL) AS stream_lock
+        RETURNING id, pg_notify(${EVENTS_CHANNEL}, json_build_object('stream', stream, 'id', id)::text) IS NULL AS notified)
+      SELECT t.updated_at FROM t, ev`);
+    if (updated) return { ...full, updated_at: updated };
+  }
   return db.transaction(async (tx) => {
     const task = await taskRow(tx, opts.tenantId, opts.taskId, true);
     if (!task || task.status !== 'running' || task.run_id !== opts.runId) return null;
