@@ -67,7 +67,11 @@ export async function goalView(db: Db, s: GoalState, times: Times) {
 }
 
 export async function sovereignView(db: Db, s: GoalState, times: Times) {
-  const outputs = await outputsOf(db, s);
+  return sovereignViewWith(await outputsOf(db, s), s, times);
+}
+
+/** `sovereignView` with the outputs already read (e.g. by getGoalWithOutputs). */
+export function sovereignViewWith(outputs: Map<string, string>, s: GoalState, times: Times) {
   return {
     ...head(s, outputs),
     step_index: s.stepIndex,

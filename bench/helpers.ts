@@ -53,7 +53,8 @@ export async function startBenchApp(env: Record<string, string> = {}): Promise<B
   });
   const dbUrl = database.url;
   const config = parseConfig({ DATABASE_URL: dbUrl, SVC_LOG_LEVEL: 'silent', ...env });
-  const db = await createDb({ url: dbUrl, maxConnections: 10 });
+  // BENCH_DB_POOL: the pool size to measure with (default 10, what workers/database.ts gives the service).
+  const db = await createDb({ url: dbUrl, maxConnections: Number(process.env.BENCH_DB_POOL ?? 10) });
   const connection = Connection.lazy({ address: config.temporal.address ?? '127.0.0.1:7233' });
   const deps = {
     config,

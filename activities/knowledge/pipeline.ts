@@ -43,13 +43,14 @@ function isSpaceForeignKeyViolation(err: unknown): boolean {
 }
 
 /**
- * The one write path of the knowledge store: chunk, embed (hybrid mode), then write the document,
- * its chunks and memory fragments in one transaction.
+ * What the knowledge store writes for a document: the space checked, the text chunked and (in
+ * hybrid mode) embedded. `indexDocument` writes it; a caller that writes the document together
+ * with its own row (the task `save` step) takes it from here.
  */
-export async function indexDocument(
+export async function prepareDocument(
   deps: KnowledgeDeps,
   doc: Omit<NewDocument, 'chunks' | 'embeddings'>,
-): Promise<InsertedDocument> {
+): Promise<NewDocument> {
   await requireSpace(deps.db, doc.tenantId, doc.spaceId);
   const chunks = chunkText(doc.text);
   let embeddings: number[][] | undefined;
@@ -62,5 +63,17 @@ export async function indexDocument(
       deps.log.warn({ err: (err as Error).message }, 'embedding failed; document indexed for full-text search only');
     }
   }
-  return withSpace(doc.spaceId, () => insertDocument(deps.db, { ...doc, chunks, embeddings }));
+  return { ...doc, chunks, embeddings };
+}
+
+/**
+ * The one write path of the knowledge store: chunk, embed (hybrid mode), then write the document,
+ * its chunks and memory fragments in one transaction.
+ */
+export async function indexDocument(
+  deps: KnowledgeDeps,
+  doc: Omit<NewDocument, 'chunks' | 'embeddings'>,
+): Promise<InsertedDocument> {
+  const full = await prepareDocument(deps, doc);
+  return withSpace(doc.spaceId, () => insertDocument(deps.db, full));
 }

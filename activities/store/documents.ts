@@ -91,6 +91,42 @@ async function insertChunks(
   return ids;
 }
 
+/** True when `insertDocument` writes `doc` in one statement (no vectors, no memory fragments, one chunk batch). */
+export function fitsOneStatement(doc: NewDocument): boolean {
+  return !doc.memory && !doc.embeddings?.length && doc.chunks.length <= CHUNK_BATCH;
+}
+
+/**
+ * CTEs `d` (the document) and `c` (its chunks) for a statement that also writes the row the
+ * document belongs to: the document's id and provenance are SQL expressions over `from` (that
+ * row's CTE), so they follow the row the statement actually wrote or found. A document that
+ * already exists (a retry) is kept, chunks and all. Only for documents that `fitsOneStatement`.
+ */
+export function documentAlong(
+  doc: NewDocument,
+  along: {
+    from: ReturnType<typeof sql.fragment>;
+    id: ReturnType<typeof sql.fragment>;
+    provenance: ReturnType<typeof sql.fragment>;
+  },
+): ReturnType<typeof sql.fragment> {
+  const hash = createHash('sha256').update(doc.text).digest('hex');
+  const title = doc.title.slice(0, 300);
+  const rows = doc.chunks.map((text, i) => [newId('chk'), i, text]);
+  return sql.fragment`
+    d AS (
+      INSERT INTO documents (id, tenant_id, space_id, source_kind, title, media_type, size_bytes, text, content_hash, provenance, chunk_count)
+      SELECT ${along.id}, ${doc.tenantId}, ${doc.spaceId ?? null}, ${doc.sourceKind}, ${title}, ${doc.mediaType},
+             ${doc.sizeBytes}, ${doc.text}, ${hash}, ${along.provenance}, ${doc.chunks.length}
+      FROM ${along.from}
+      ON CONFLICT DO NOTHING
+      RETURNING id),
+    c AS (
+      INSERT INTO chunks (id, tenant_id, document_id, ord, title, text)
+      SELECT x.id, ${doc.tenantId}, d.id, x.ord, ${title}, x.text
+      FROM ${sql.unnest(rows, ['text', 'int4', 'text'])} AS x(id, ord, text), d)`;
+}
+
 /**
  * Writes a document with its chunks (and vectors and memory fragments) in one transaction.
  * Written once per caller-chosen `id`, and once per learning source (provenance job_id +
@@ -99,7 +135,7 @@ async function insertChunks(
  */
 export async function insertDocument(db: Db, doc: NewDocument): Promise<InsertedDocument> {
   const id = doc.id ?? newId('doc');
-  if (!doc.memory && !doc.embeddings?.length && doc.chunks.length <= CHUNK_BATCH) {
+  if (fitsOneStatement(doc)) {
     // The common case in ONE statement (one implicit transaction): no BEGIN/COMMIT round trips.
     // A task's save step spent four round trips here. A conflict falls through to the path below.
     const ids = doc.chunks.map(() => newId('chk'));

@@ -74,6 +74,42 @@ export async function getGoalRow(
   );
 }
 
+/** A goal's status only (no plan): the cheap tenant and state check before a tick. Null when not the tenant's. */
+export async function goalStatus(
+  db: CommonQueryMethods,
+  tenantId: string,
+  kind: 'goal' | 'sovereign',
+  id: string,
+): Promise<string | null> {
+  return db.maybeOneFirst(sql.type(z.object({ status: z.string() }))`
+    SELECT status FROM goals WHERE id = ${id} AND tenant_id = ${tenantId} AND kind = ${kind}`);
+}
+
+const GoalWithOutputs = GoalRow.extend({ outputs: z.record(z.string(), z.string()).nullable() });
+
+/**
+ * The goal row with the full texts of its plan's outputs (and of `alsoOutput`), in one statement
+ * instead of two: what a goal's answer shows. Tenant-filtered, outputs too.
+ */
+export async function getGoalWithOutputs(
+  db: CommonQueryMethods,
+  tenantId: string,
+  kind: 'goal' | 'sovereign',
+  id: string,
+  alsoOutput?: string | null,
+): Promise<{ row: GoalRow; outputs: Map<string, string> } | null> {
+  const r = await db.maybeOne(sql.type(GoalWithOutputs)`
+    SELECT ${COLS}, (
+      SELECT jsonb_object_agg(o.id, o.content) FROM job_outputs o
+      WHERE o.tenant_id = g.tenant_id
+        AND (o.id IN (SELECT p->>'outputId' FROM jsonb_array_elements(g.plan) p) OR o.id = ${alsoOutput ?? null})
+    ) AS outputs
+    FROM goals g WHERE id = ${id} AND tenant_id = ${tenantId} AND kind = ${kind}`);
+  if (!r) return null;
+  const { outputs, ...row } = r;
+  return { row, outputs: new Map(Object.entries(outputs ?? {})) };
+}
+
 export async function listGoalRows(
   db: CommonQueryMethods,
   o: { tenantId: string; kind: 'goal' | 'sovereign'; limit: number; offset: number },

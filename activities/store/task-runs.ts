@@ -2,10 +2,18 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { notFound } from '../../schema/errors';
 import { snippetOf } from '../../schema/snippet';
-import { STEP_STATUSES, taskStream, type StepStatus, type Task, type TaskStatus } from '../../schema/tasks';
+import {
+  STEP_STATUSES,
+  TASK_STATUSES,
+  taskStream,
+  type StepStatus,
+  type Task,
+  type TaskStatus,
+} from '../../schema/tasks';
 import type { Db } from './db';
-import { appendEvent, eventInsertFrom, lastEventId } from './events';
-import { appendDone, getTask, STEP_COLS, StepRow, taskRow } from './tasks';
+import { appendEvent, EVENTS_CHANNEL } from './events';
+import { GroupWriter } from './group-writer';
+import { appendDone, getTask, STEP_COLS, StepRow, stepsOf, TASK_COLS, TaskRow, taskRow, toTask } from './tasks';
 
 /** A step run's outcome text shortened for events (the one snippet helper, re-exported for the task activities). */
 export { snippetOf };
@@ -34,29 +42,44 @@ export class StaleRunError extends Error {
   }
 }
 
+const Claim = TaskRow.extend({ previous: z.enum(TASK_STATUSES), attached: z.boolean(), floor: z.number().int() });
+
 /**
  * Marks the task running for a new run, unless it already runs (then the caller attaches).
- * Steps not yet completed go back to pending; completed steps keep their results.
- * @returns `attached` when a run was already going; `floor` = where the run's events start
+ * Steps not yet completed go back to pending; completed steps keep their results. ONE statement:
+ * the row lock (`FOR UPDATE`) makes concurrent claims of one task take turns, and the one that
+ * waited sees the winner's `running` and attaches.
+ *
+ * The floor is the events sequence's current value, not the stream's newest id: a sequence is
+ * read outside the statement's snapshot, so a claim that waited for the row lock behind a
+ * finishing run still counts that run's `done` event (committed before the row changed) below
+ * its floor. Every later event of this run draws a larger id.
+ * @returns the task row (as claimed), `attached` when a run was already going, `floor` = where the run's events start
  * @throws AppError not_found
  */
 export async function claimTaskRun(
   db: Db,
   opts: { tenantId: string; taskId: string },
-): Promise<{ attached: boolean; floor: number; previous: TaskStatus }> {
-  return db.transaction(async (tx) => {
-    const row = await taskRow(tx, opts.tenantId, opts.taskId, true);
-    if (!row) throw notFound('Task');
-    if (row.status === 'running') return { attached: true, floor: row.run_event_floor, previous: row.status };
-    const floor = await lastEventId(tx, { tenantId: opts.tenantId, stream: taskStream(opts.taskId) });
-    await tx.query(sql.unsafe`
-      UPDATE tasks SET status = 'running', run_id = NULL, run_event_floor = ${floor}, updated_at = now()
-      WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId}`);
-    await tx.query(sql.unsafe`
+): Promise<{ attached: boolean; floor: number; previous: TaskStatus; task: TaskRow }> {
+  const r = await db.maybeOne(sql.type(Claim)`
+    WITH t AS (
+      SELECT ${TASK_COLS} FROM tasks WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} FOR UPDATE),
+    seq AS (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS floor FROM events_id_seq),
+    claimed AS (
+      UPDATE tasks SET status = 'running', run_id = NULL, run_event_floor = (SELECT floor FROM seq), updated_at = now()
+      WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND EXISTS (SELECT 1 FROM t WHERE t.status <> 'running')
+      RETURNING ${TASK_COLS}),
+    reset AS (
       UPDATE task_steps SET status = 'pending', error = NULL, result = NULL, run_id = NULL, started_at = NULL, finished_at = NULL
-      WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status <> 'completed'`);
-    return { attached: false, floor, previous: row.status };
-  });
+      WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status <> 'completed'
+        AND EXISTS (SELECT 1 FROM claimed))
+    SELECT c.*, t.status AS previous, false AS attached, c.run_event_floor AS floor FROM claimed c, t
+    UNION ALL
+    -- t is the row as locked: after waiting behind another claim, that claim's version.
+    SELECT t.*, t.status AS previous, true AS attached, t.run_event_floor AS floor FROM t WHERE t.status = 'running'`);
+  if (!r) throw notFound('Task');
+  const { previous, attached, floor, ...task } = r;
+  return { attached, floor, previous, task };
 }
 
 /** Undoes a claim whose workflow could not be started. */
@@ -108,37 +131,98 @@ export async function beginTaskRun(
 const StepWithDeps = StepRow.extend({ dep_results: z.record(z.string(), z.string()).nullable() });
 type StepWithDeps = z.infer<typeof StepWithDeps>;
 
-/**
- * Updates one step of this run and appends its event in ONE statement (one implicit
- * transaction, one round trip). Ownership is an optimistic condition on the step row
- * (`run_id` = this run, status in `from`): no task-row lock, so parallel steps of a run never
- * wait on each other; a cancel, reset or newer claim changes the row and the write matches
- * nothing. Only the event append holds the stream's lock, from the id allocation to the commit.
- * @returns the updated row with its dependencies' results, or null when the condition did not match
- */
-async function transition(
-  db: CommonQueryMethods,
-  opts: { tenantId: string; taskId: string; stepId: string; runId: string },
-  from: readonly StepStatus[],
-  set: ReturnType<typeof sql.fragment>,
-  event: { status: StepStatus; snippet: string } | null,
-): Promise<StepWithDeps | null> {
-  const update = sql.fragment`
-    UPDATE task_steps s SET ${set}
-    WHERE task_id = ${opts.taskId} AND id = ${opts.stepId} AND tenant_id = ${opts.tenantId}
-      AND run_id = ${opts.runId} AND status = ANY(${sql.array([...from], 'text')})
-    RETURNING ${STEP_COLS}, (
-      SELECT jsonb_object_agg(d.id, coalesce(d.result, '')) FROM task_steps d
-      WHERE d.task_id = s.task_id AND d.tenant_id = s.tenant_id AND d.id = ANY(s.depends_on)) AS dep_results`;
-  if (!event) return db.maybeOne(sql.type(StepWithDeps)`${update}`);
-  const data = { task_id: opts.taskId, step_id: opts.stepId, status: event.status, snippet: event.snippet };
-  return db.maybeOne(sql.type(StepWithDeps)`
-    WITH up AS (${update}),
-    ev AS (${eventInsertFrom(sql.fragment`up`, { tenantId: opts.tenantId, stream: taskStream(opts.taskId), type: 'step', data })})
-    SELECT up.* FROM up LEFT JOIN ev ON true`);
+type StepRef = { tenantId: string; taskId: string; stepId: string; runId: string };
+
+/** The dependencies' results of the updated row `s` (a RETURNING expression). */
+const DEP_RESULTS = sql.fragment`(
+  SELECT jsonb_object_agg(d.id, coalesce(d.result, '')) FROM task_steps d
+  WHERE d.task_id = s.task_id AND d.tenant_id = s.tenant_id AND d.id = ANY(s.depends_on)) AS dep_results`;
+
+/** One step transition with its event: pending -> running (start) or running -> completed (with the result). */
+interface StepWrite {
+  ref: StepRef;
+  to: 'running' | 'completed';
+  result: string | null;
 }
 
-function lostRun(opts: { taskId: string; stepId: string; runId: string }): StaleRunError {
+const BatchRow = StepWithDeps.extend({ ord: z.number().int() });
+
+/**
+ * The step transitions of one task stream, N at once, as ONE statement (one implicit
+ * transaction, one commit): each row is updated only if this run still owns it (`run_id`) and it
+ * is in the expected state; one `step` event per updated row, ids drawn in the order the writes
+ * were queued, under the stream's lock (taken after every row is updated, as everywhere else, so
+ * the order of locks is the same as in settleSteps and finishTaskRun); one NOTIFY for the batch
+ * (readers only need the wake; they read by id).
+ * @returns per write, its updated row with the dependencies' results, or null when the condition did not match
+ */
+async function writeStepBatch(db: CommonQueryMethods, writes: StepWrite[]): Promise<Array<StepWithDeps | null>> {
+  const { tenantId, taskId } = writes[0].ref;
+  const stream = taskStream(taskId);
+  const input = writes.map((w, i) => [
+    i,
+    w.ref.stepId,
+    w.ref.runId,
+    w.to,
+    w.result,
+    w.to === 'completed' ? snippetOf(w.result) : '',
+  ]);
+  const rows = await db.any(sql.type(BatchRow)`
+    WITH input AS (
+      SELECT * FROM ${sql.unnest(input, ['int4', 'text', 'text', 'text', 'text', 'text'])}
+        AS i(ord, step_id, run_key, to_status, new_result, snippet)),
+    up AS (
+      UPDATE task_steps s SET
+        status = i.to_status,
+        attempts = s.attempts + CASE WHEN i.to_status = 'running' THEN 1 ELSE 0 END,
+        started_at = CASE WHEN i.to_status = 'running' THEN coalesce(s.started_at, now()) ELSE s.started_at END,
+        result = CASE WHEN i.to_status = 'completed' THEN i.new_result ELSE s.result END,
+        finished_at = CASE WHEN i.to_status = 'completed' THEN now() ELSE s.finished_at END,
+        error = NULL
+      FROM input i
+      WHERE s.tenant_id = ${tenantId} AND s.task_id = ${taskId} AND s.id = i.step_id AND s.run_id = i.run_key
+        AND s.status = CASE WHEN i.to_status = 'running' THEN 'pending' ELSE 'running' END
+      RETURNING i.ord, i.snippet, ${STEP_COLS}, ${DEP_RESULTS}),
+    ev AS (
+      INSERT INTO events (tenant_id, stream, type, data)
+      SELECT ${tenantId}, ${stream}, 'step',
+        jsonb_build_object('task_id', ${taskId}::text, 'step_id', u.id, 'status', u.status, 'snippet', u.snippet)
+      FROM (SELECT ord, id, status, snippet FROM up ORDER BY ord) u,
+        -- Correlated with u, so it runs after the sort, i.e. after every row of up is updated.
+        LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${stream}, 7426)) WHERE u.ord >= 0) AS stream_lock
+      ORDER BY u.ord
+      RETURNING id)
+    SELECT up.*, (
+      SELECT pg_notify(${EVENTS_CHANNEL}, json_build_object('stream', ${stream}::text, 'id', max(id))::text) FROM ev
+    ) IS NULL AS notified
+    FROM up`);
+  const byOrd = new Map(rows.map(({ ord, ...row }) => [ord, row]));
+  return writes.map((_, i) => byOrd.get(i) ?? null);
+}
+
+const stepWriters = new WeakMap<CommonQueryMethods, GroupWriter<StepWrite, StepWithDeps | null>>();
+
+/**
+ * The transition with its event, through the database's group writer for the task's stream:
+ * concurrent steps of a run (a fan-out) share statements instead of queueing one by one on the
+ * stream's lock, and a stream holds at most one pool connection for them at a time.
+ */
+function writeStep(db: CommonQueryMethods, write: StepWrite): Promise<StepWithDeps | null> {
+  let writer = stepWriters.get(db);
+  if (!writer) {
+    writer = new GroupWriter((_key, writes) => writeStepBatch(db, writes), {
+      max: STEP_BATCH_MAX,
+      apart: (a, b) => a.ref.stepId === b.ref.stepId,
+    });
+    stepWriters.set(db, writer);
+  }
+  return writer.add(`${write.ref.tenantId}/${write.ref.taskId}`, write);
+}
+
+/** Most step transitions in one statement. */
+const STEP_BATCH_MAX = 200;
+
+function lostRun(opts: StepRef): StaleRunError {
   return new StaleRunError(`Run ${opts.runId} no longer owns step ${opts.stepId} of task ${opts.taskId}.`);
 }
 
@@ -149,14 +233,17 @@ function lostRun(opts: { taskId: string; stepId: string; runId: string }): Stale
  */
 export async function startStep(
   db: Db,
-  opts: { tenantId: string; taskId: string; stepId: string; runId: string },
+  opts: StepRef,
 ): Promise<{ done: true; result: string | null } | { done: false; step: StepRow; depResults: Record<string, string> }> {
-  const set = sql.fragment`status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()), error = NULL`;
-  // The common case in one round trip: pending -> running, the transition clients see.
-  let row = await transition(db, opts, ['pending'], set, { status: 'running', snippet: '' });
+  // The common case: pending -> running with its event (the transition clients see), batched.
+  let row = await writeStep(db, { ref: opts, to: 'running', result: null });
   if (!row) {
     // A retry: a running step only counts the attempt; a completed one answers with its result.
-    row = await transition(db, opts, ['running'], set, null);
+    row = await db.maybeOne(sql.type(StepWithDeps)`
+      UPDATE task_steps s SET attempts = attempts + 1, started_at = coalesce(started_at, now()), error = NULL
+      WHERE task_id = ${opts.taskId} AND id = ${opts.stepId} AND tenant_id = ${opts.tenantId}
+        AND run_id = ${opts.runId} AND status = 'running'
+      RETURNING ${STEP_COLS}, ${DEP_RESULTS}`);
     if (!row) {
       const now = await db.maybeOne(sql.type(StepRow)`
         SELECT ${STEP_COLS} FROM task_steps WHERE task_id = ${opts.taskId} AND id = ${opts.stepId} AND tenant_id = ${opts.tenantId}`);
@@ -169,12 +256,9 @@ export async function startStep(
 }
 
 /** Stores a step's result and marks it completed (once per run). @throws StaleRunError */
-export async function completeStep(
-  db: Db,
-  opts: { tenantId: string; taskId: string; stepId: string; runId: string; result: string },
-): Promise<void> {
-  const set = sql.fragment`status = 'completed', result = ${opts.result}, error = NULL, finished_at = now()`;
-  if (await transition(db, opts, ['running'], set, { status: 'completed', snippet: snippetOf(opts.result) })) return;
+export async function completeStep(db: Db, opts: StepRef & { result: string }): Promise<void> {
+  const { result, ...ref } = opts;
+  if (await writeStep(db, { ref, to: 'completed', result })) return;
   // A retry of an activity whose completion already committed is fine; anything else is a lost run.
   const now = await db.maybeOne(sql.type(StepRow)`
     SELECT ${STEP_COLS} FROM task_steps WHERE task_id = ${opts.taskId} AND id = ${opts.stepId} AND tenant_id = ${opts.tenantId}`);
@@ -207,14 +291,49 @@ export async function settleSteps(
   });
 }
 
+/** A timestamptz as the row parser renders it (`Date#toISOString`: UTC, milliseconds). */
+const isoOf = (col: ReturnType<typeof sql.fragment>) =>
+  sql.fragment`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
 /**
  * Ends a run: sets the task's final status and appends the `done` event with the task.
  * A run that no longer owns the task (cancelled, deleted) changes nothing.
+ *
+ * Completed and failed runs (every step settled, nothing left to change them) take two round
+ * trips instead of a seven-statement transaction: the task and its steps are read (in parallel),
+ * then ONE statement sets the status and appends `done` with that task, on condition that the
+ * run still owns the task and nobody changed it since the read (`updated_at`). If the condition
+ * fails, the locked transaction below decides. Cancellation always takes that path (steps may
+ * still be moving).
  */
 export async function finishTaskRun(
   db: Db,
   opts: { tenantId: string; taskId: string; runId: string; status: 'completed' | 'failed' | 'cancelled' },
 ): Promise<Task | null> {
+  if (opts.status !== 'cancelled') {
+    const [row, steps] = await Promise.all([
+      taskRow(db, opts.tenantId, opts.taskId),
+      stepsOf(db, opts.tenantId, [opts.taskId]),
+    ]);
+    if (!row || row.status !== 'running' || row.run_id !== opts.runId) return null;
+    const full = toTask({ ...row, status: opts.status }, steps);
+    const stream = taskStream(opts.taskId);
+    const updated = await db.maybeOneFirst(sql.type(z.object({ updated_at: z.string() }))`
+      WITH t AS (
+        UPDATE tasks SET status = ${opts.status}, updated_at = now()
+        WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status = 'running' AND run_id = ${opts.runId}
+          AND date_trunc('milliseconds', updated_at) = ${row.updated_at}::timestamptz
+        RETURNING ${isoOf(sql.fragment`updated_at`)} AS updated_at),
+      ev AS (
+        INSERT INTO events (tenant_id, stream, type, data)
+        SELECT ${opts.tenantId}, ${stream}, 'done',
+          jsonb_set(${sql.jsonb({ done: true, task_id: opts.taskId, status: opts.status, task: full } as never)},
+                    '{task,updated_at}', to_jsonb(t.updated_at))
+        FROM t, LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${stream}, 7426)) WHERE t.updated_at IS NOT NULL) AS stream_lock
+        RETURNING id, pg_notify(${EVENTS_CHANNEL}, json_build_object('stream', stream, 'id', id)::text) IS NULL AS notified)
+      SELECT t.updated_at FROM t, ev`);
+    if (updated) return { ...full, updated_at: updated };
+  }
   return db.transaction(async (tx) => {
     const task = await taskRow(tx, opts.tenantId, opts.taskId, true);
     if (!task || task.status !== 'running' || task.run_id !== opts.runId) return null;

@@ -26,7 +26,7 @@ export type TaskRow = z.infer<typeof TaskRow>;
 export const StepRow = Step.extend({ run_id: z.string().nullable() });
 export type StepRow = z.infer<typeof StepRow>;
 
-const TASK_COLS = sql.fragment`id, title, description, surface, session_id, priority, metadata, status, run_id, run_event_floor, created_at, updated_at`;
+export const TASK_COLS = sql.fragment`id, title, description, surface, session_id, priority, metadata, status, run_id, run_event_floor, created_at, updated_at`;
 export const STEP_COLS = sql.fragment`id, task_id, title, action, args, depends_on, order_num, status, result, error, attempts, run_id, started_at, finished_at`;
 
 /** Arg keys whose values are secrets (webhook signing key): stored for the worker, never returned. */
@@ -37,7 +37,7 @@ export function toStep(r: StepRow): Step {
   const args = Object.fromEntries(Object.entries(r.args).map(([k, v]) => [k, SECRET_ARGS.has(k) ? '[redacted]' : v]));
   return { ...rest, args };
 }
-function toTask(r: TaskRow, steps: readonly StepRow[]): Task {
+export function toTask(r: TaskRow, steps: readonly StepRow[]): Task {
   const { run_id: _r, run_event_floor: _f, ...rest } = r;
   return { ...rest, steps: steps.map(toStep) };
 }
@@ -81,20 +81,37 @@ export function graphError(problems: ReturnType<typeof checkGraph>, pathOf: (ind
   return invalid(details, 'steps');
 }
 
+/** The INSERT of `steps` (one statement, any number of rows), written only when `onlyIf` (SQL) holds. */
+function stepsInsert(
+  opts: { tenantId: string; taskId: string; steps: ReadonlyArray<StepCreateBody & { id: string }>; firstOrder: number },
+  onlyIf = sql.fragment`true`,
+) {
+  const rows = opts.steps.map((s, i) => ({
+    id: s.id,
+    title: s.title,
+    action: s.action,
+    args: s.args ?? {},
+    deps: [...new Set(s.depends_on ?? [])],
+    ord: s.order_num ?? opts.firstOrder + i,
+  }));
+  return sql.fragment`
+    INSERT INTO task_steps (task_id, id, tenant_id, title, action, args, depends_on, order_num)
+    SELECT ${opts.taskId}, x.id, ${opts.tenantId}, x.title, x.action, x.args, ARRAY(SELECT jsonb_array_elements_text(x.deps)), x.ord
+    FROM jsonb_to_recordset(${sql.jsonb(rows)}) AS x(id text, title text, action text, args jsonb, deps jsonb, ord int)
+    WHERE ${onlyIf}`;
+}
+
 export async function insertSteps(
   tx: CommonQueryMethods,
   opts: { tenantId: string; taskId: string; steps: ReadonlyArray<StepCreateBody & { id: string }>; firstOrder: number },
 ): Promise<void> {
-  for (const [i, s] of opts.steps.entries()) {
-    await tx.query(sql.unsafe`
-      INSERT INTO task_steps (task_id, id, tenant_id, title, action, args, depends_on, order_num)
-      VALUES (${opts.taskId}, ${s.id}, ${opts.tenantId}, ${s.title}, ${s.action}, ${sql.jsonb(s.args ?? {})},
-              ${sql.array([...new Set(s.depends_on ?? [])], 'text')}, ${s.order_num ?? opts.firstOrder + i})`);
-  }
+  if (opts.steps.length) await tx.query(sql.unsafe`${stepsInsert(opts)}`);
 }
 
+const CreatedTask = TaskRow.extend({ steps: z.array(StepRow) });
+
 /**
- * Creates a task with its inline steps in one transaction.
+ * Creates a task with its inline steps in ONE statement (one implicit transaction).
  * @throws AppError invalid_request for unknown dependencies, duplicate step ids, bad references or a cycle
  */
 export async function createTask(db: Db, opts: { tenantId: string; body: TaskCreateBody; id?: string }): Promise<Task> {
@@ -103,14 +120,18 @@ export async function createTask(db: Db, opts: { tenantId: string; body: TaskCre
   const problems = checkGraph(steps.map((s) => ({ id: s.id, depends_on: s.depends_on ?? [], args: s.args })));
   if (problems.length) throw graphError(problems, (i) => `body.steps.${i}`);
   const id = opts.id ?? newId('tsk');
-  await db.transaction(async (tx) => {
-    await tx.query(sql.unsafe`
+  // Step timestamps come back as JSON text: the same ISO form the row parser gives.
+  const row = await db.one(sql.type(CreatedTask)`
+    WITH t AS (
       INSERT INTO tasks (id, tenant_id, title, description, surface, session_id, priority, metadata)
       VALUES (${id}, ${opts.tenantId}, ${b.title}, ${b.description ?? null}, ${b.surface ?? null},
-              ${b.session_id ?? null}, ${b.priority ?? 0}, ${sql.jsonb(b.metadata ?? {})})`);
-    await insertSteps(tx, { tenantId: opts.tenantId, taskId: id, steps, firstOrder: 0 });
-  });
-  return (await getTask(db, opts.tenantId, id)) as Task;
+              ${b.session_id ?? null}, ${b.priority ?? 0}, ${sql.jsonb(b.metadata ?? {})})
+      RETURNING ${TASK_COLS}),
+    s AS (${stepsInsert({ tenantId: opts.tenantId, taskId: id, steps, firstOrder: 0 }, sql.fragment`EXISTS (SELECT 1 FROM t)`)}
+      RETURNING ${STEP_COLS})
+    SELECT t.*, coalesce((SELECT json_agg(s ORDER BY s.order_num, s.id) FROM s), '[]') AS steps FROM t`);
+  const { steps: rows, ...task } = row;
+  return toTask(task, rows);
 }
 
 /** A page of tasks (newest first) with their steps and the total matching count. */

@@ -2,9 +2,10 @@ import { STEP_REF, type StepAction } from '../../schema/tasks';
 import type { ActivityDeps } from '../deps';
 import type { ModelRouter } from '../providers/types';
 import type { StepRow } from '../store/tasks';
-import { indexDocument } from '../knowledge/pipeline';
+import { prepareDocument } from '../knowledge/pipeline';
+import { insertDocument } from '../store/documents';
 import { extractBody } from '../web/fetch-page';
-import { saveTaskOutput } from '../store/task-outputs';
+import { saveTaskOutput, saveTaskOutputDocument } from '../store/task-outputs';
 import { StepPermanentError } from './errors';
 import { safeFetch } from './safe-fetch';
 import { postWebhook } from './webhook';
@@ -82,31 +83,39 @@ async function saveAction(input: ActionInput): Promise<string> {
   if (!content.trim())
     throw new StepPermanentError('The save step has nothing to save: give args.content or a dependency with a result.');
   const title = input.args.title ?? input.step.title;
-  const outputId = await saveTaskOutput(input.deps.db, {
+  const output = {
     tenantId: input.tenantId,
     taskId: input.taskId,
     stepId: input.step.id,
     runId: input.runId,
     title,
     content,
-  });
-  const doc = await indexDocument(input.deps, {
-    id: `doc_${outputId.slice('out_'.length)}`,
+  };
+  const provenance = {
+    source: `task:${input.taskId}/${input.step.id}`,
+    task_id: input.taskId,
+    step_id: input.step.id,
+    run_id: input.runId,
+  };
+  const doc = await prepareDocument(input.deps, {
     tenantId: input.tenantId,
     sourceKind: 'ingest',
     title,
     mediaType: 'text/plain',
     sizeBytes: Buffer.byteLength(content),
     text: content,
-    provenance: {
-      source: `task:${input.taskId}/${input.step.id}`,
-      task_id: input.taskId,
-      step_id: input.step.id,
-      run_id: input.runId,
-      task_output_id: outputId,
-    },
+    provenance,
   });
-  return doc.document.id;
+  // The common case: the output and its document in one statement.
+  const docId = await saveTaskOutputDocument(input.deps.db, output, doc);
+  if (docId) return docId;
+  const outputId = await saveTaskOutput(input.deps.db, output);
+  const inserted = await insertDocument(input.deps.db, {
+    ...doc,
+    id: `doc_${outputId.slice('out_'.length)}`,
+    provenance: { ...provenance, task_output_id: outputId },
+  });
+  return inserted.document.id;
 }
 
 async function webhookAction(input: ActionInput): Promise<string> {

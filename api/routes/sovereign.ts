@@ -1,12 +1,12 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { z } from 'zod';
-import { getGoalRow, listGoalRows } from '../../activities/store/goals';
-import { AppError } from '../../schema/errors';
+import { getGoalRow, getGoalWithOutputs, goalStatus, listGoalRows } from '../../activities/store/goals';
+import { AppError, notFound } from '../../schema/errors';
 import { IdempotencyHeaders } from '../../schema/headers';
 import { ListQuery, SovereignCreateBody, SovereignGoal } from '../../schema/jobs';
 import { isTerminal } from '../../workflows/job-rules';
 import { principalOf, type AppContext } from '../context';
-import { sovereignView, stateFromRow } from '../job-views';
+import { sovereignView, sovereignViewWith, stateFromRow } from '../job-views';
 import { defineRoute, type RouteSpec } from '../route';
 import { isTemporalUnavailable } from '../start-workflow';
 import { cancelAndConfirm, createGoal, goalRowOr404, liveState, tickSovereign } from '../workflow-clients/goals';
@@ -97,22 +97,32 @@ export function sovereignRoutes(): RouteSpec[] {
       summary:
         'Run exactly one step (a Temporal update) and answer with the new state. Concurrent ticks are serialised; an Idempotency-Key makes a retried tick return the same result without running a second step.',
       handler: async (ctx: AppContext, { params, headers }) => {
-        const row = await goalRowOr404(ctx, 'sovereign', params.id);
-        if (isTerminal(row.status)) throw new AppError('conflict', `The goal is ${row.status}; no step left to run.`);
+        // Two round trips around the update: the status (no plan) before, the row with its outputs after.
+        const tenantId = principalOf(ctx).tenantId;
+        const status = await goalStatus(ctx.deps.db, tenantId, 'sovereign', params.id);
+        if (status === null) throw notFound(`Sovereign goal ${params.id}`);
+        if (isTerminal(status)) throw new AppError('conflict', `The goal is ${status}; no step left to run.`);
         const key = headers['idempotency-key'];
         try {
           // The tick answers compactly; the workflow saved the full state to the row before answering.
           // A concurrent later tick may already have moved the row on: this tick's own fields win.
-          const tick = await tickSovereign(ctx, row.id, key);
-          const fresh = (await getGoalRow(ctx.deps.db, row.tenant_id, 'sovereign', row.id)) ?? row;
+          const tick = await tickSovereign(ctx, params.id, key);
+          const fresh = await getGoalWithOutputs(
+            ctx.deps.db,
+            tenantId,
+            'sovereign',
+            params.id,
+            tick.lastStep?.outputId,
+          );
+          if (!fresh) throw notFound(`Sovereign goal ${params.id}`); // deleted meanwhile
           const state = {
-            ...stateFromRow(fresh),
+            ...stateFromRow(fresh.row),
             status: tick.status,
             stepIndex: tick.stepIndex,
             lastStep: tick.lastStep,
             error: tick.error,
           };
-          return sovereignView(ctx.deps.db, state, fresh);
+          return sovereignViewWith(fresh.outputs, state, fresh.row);
         } catch (err) {
           if (err instanceof WorkflowUpdateFailedError) {
             const cause = (err.cause as Error | undefined)?.message ?? err.message;
@@ -126,8 +136,8 @@ export function sovereignRoutes(): RouteSpec[] {
             );
           }
           if (isClosedWorkflowError(err)) {
-            const now = (await getGoalRow(ctx.deps.db, row.tenant_id, 'sovereign', row.id)) ?? row;
-            throw new AppError('conflict', `The goal is ${now.status}; no step left to run.`);
+            const now = (await goalStatus(ctx.deps.db, tenantId, 'sovereign', params.id)) ?? status;
+            throw new AppError('conflict', `The goal is ${now}; no step left to run.`);
           }
           throw err;
         }

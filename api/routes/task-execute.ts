@@ -68,15 +68,17 @@ export function taskExecuteRoutes(): RouteSpec[] {
         const tenantId = principalOf(ctx).tenantId;
         const sse = wantsEventStream(ctx);
         const resumeFrom = lastEventIdOf(ctx, headers['last-event-id']);
-        const row = await taskRow(ctx.deps.db, tenantId, params.id);
-        if (!row) throw notFound('Task');
         if (resumeFrom !== undefined) {
           // A reconnect: continue the stream the client had; never start another run.
+          const row = await taskRow(ctx.deps.db, tenantId, params.id);
+          if (!row) throw notFound('Task');
           if (sse) return streamRun(ctx, row.id, resumeFrom);
           ctx.status = 202;
           return executionStatus(ctx, row, row.status === 'running');
         }
-        const claim = await claimTaskRun(ctx.deps.db, { tenantId, taskId: row.id });
+        // One statement: the claim reads the row too (404 when it is not the tenant's).
+        const claim = await claimTaskRun(ctx.deps.db, { tenantId, taskId: params.id });
+        const row = claim.task;
         if (!claim.attached) {
           await startTaskRun(ctx, {
             tenantId,

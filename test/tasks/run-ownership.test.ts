@@ -1,3 +1,5 @@
+import { sql } from 'slonik';
+import { z } from 'zod';
 import { rng } from '../../bench/helpers';
 import { createDb, type Db } from '../../activities/store/db';
 import { readEventsAfter, type EventRow } from '../../activities/store/events';
@@ -177,4 +179,38 @@ test('a retried step activity after its completion committed records the step on
   const events = await readEventsAfter(db, { tenantId, stream: taskStream(taskId), afterId: 0 });
   expect(events.map((e) => (e.data as { status: string }).status)).toEqual(['running', 'completed']);
   expect((await stepsOf(db, tenantId, [taskId]))[0].result).toBe('once');
+});
+
+test('concurrent steps of one run share statements: one transaction for a fan-out, events in call order, a bad write fails alone', async () => {
+  const specs = Array.from({ length: 20 }, (_, i) => ({ id: `f${i}`, depends_on: [] }));
+  const taskId = await newTask(specs);
+  await claimTaskRun(db, { tenantId, taskId });
+  const run = { tenantId, taskId, runId: 'run-fan' };
+  await beginTaskRun(db, run);
+  const stream = taskStream(taskId);
+
+  // Twenty starts issued together: one statement (one transaction: the events share their xmin), ids in call order.
+  await Promise.all(specs.map((s) => startStep(db, { ...run, stepId: s.id })));
+  const started = await db.any(sql.type(z.object({ step: z.string(), tx: z.string() }))`
+    SELECT data->>'step_id' AS step, xmin::text AS tx FROM events WHERE tenant_id = ${tenantId} AND stream = ${stream} ORDER BY id`);
+  expect(started.map((e) => e.step)).toEqual(specs.map((s) => s.id));
+  expect(new Set(started.map((e) => e.tx)).size).toBe(1);
+
+  // A result PostgreSQL refuses (NUL in text) fails its own completion only; the batch's others commit.
+  const outcomes = await Promise.allSettled(
+    specs.map((s, i) => completeStep(db, { ...run, stepId: s.id, result: i === 7 ? 'bad\u0000' : `ok ${s.id}` })),
+  );
+  expect(outcomes.filter((o) => o.status === 'rejected')).toHaveLength(1);
+  expect(outcomes[7].status).toBe('rejected');
+  const rows = await stepsOf(db, tenantId, [taskId]);
+  expect(rows.filter((r) => r.status === 'completed').map((r) => r.id)).toEqual(
+    specs.filter((_, i) => i !== 7).map((s) => s.id),
+  );
+  expect(rows.find((r) => r.id === 'f7')?.status).toBe('running');
+  const completed = (await readEventsAfter(db, { tenantId, stream, afterId: 0 })).filter(
+    (e) => (e.data as { status: string }).status === 'completed',
+  );
+  expect(completed.map((e) => (e.data as { step_id: string }).step_id)).toEqual(
+    specs.filter((_, i) => i !== 7).map((s) => s.id),
+  );
 });
