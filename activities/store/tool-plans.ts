@@ -7,17 +7,21 @@ import { newId } from './ids';
 
 const PlanRow = z.object({ plan: ToolPlan });
 
-/** Stores a compiled plan for the tenant. */
+/** Stores a compiled plan for the tenant; a plan whose (derived) id already exists is kept and returned. */
 export async function insertPlan(
   db: CommonQueryMethods,
-  o: { tenantId: string; keyId: string; plan: Omit<ToolPlan, 'id' | 'created_at' | 'object'> },
+  o: { id?: string; tenantId: string; keyId: string; plan: Omit<ToolPlan, 'id' | 'created_at' | 'object'> },
 ): Promise<ToolPlan> {
-  const id = newId('tpl');
+  const id = o.id ?? newId('tpl');
   const plan = { id, object: 'tool.plan' as const, ...o.plan, created_at: new Date().toISOString() };
-  await db.query(sql.unsafe`
+  const r = await db.query(sql.unsafe`
     INSERT INTO tool_plans (id, tenant_id, key_id, goal, source, plan)
-    VALUES (${id}, ${o.tenantId}, ${o.keyId}, ${plan.goal}, ${plan.source}, ${sql.jsonb(plan as never)})`);
-  return plan;
+    VALUES (${id}, ${o.tenantId}, ${o.keyId}, ${plan.goal}, ${plan.source}, ${sql.jsonb(plan as never)})
+    ON CONFLICT (id) DO NOTHING`);
+  if (r.rowCount > 0) return plan;
+  const stored = await getPlan(db, o.tenantId, id);
+  if (!stored) throw new Error(`Plan id ${id} is taken by another tenant.`);
+  return stored;
 }
 
 export async function getPlan(db: CommonQueryMethods, tenantId: string, id: string): Promise<ToolPlan | null> {
@@ -46,6 +50,8 @@ export type RunRow = z.infer<typeof RunRow>;
 export async function insertRun(
   db: CommonQueryMethods,
   o: {
+    /** Derived from an Idempotency-Key: a retry after a crash finds the run (and its workflow) again. */
+    id?: string;
     tenantId: string;
     planId: string;
     keyId: string;
@@ -55,11 +61,14 @@ export async function insertRun(
     approved: string[];
   },
 ): Promise<RunRow> {
-  return db.one(sql.type(RunRow)`
+  const id = o.id ?? newId('tpr');
+  const row = await db.maybeOne(sql.type(RunRow)`
     INSERT INTO tool_plan_runs (id, tenant_id, plan_id, key_id, scopes, surface, status, approved, finished_at)
-    VALUES (${newId('tpr')}, ${o.tenantId}, ${o.planId}, ${o.keyId}, ${sql.array(o.scopes, 'text')}, ${o.surface ?? null},
+    VALUES (${id}, ${o.tenantId}, ${o.planId}, ${o.keyId}, ${sql.array(o.scopes, 'text')}, ${o.surface ?? null},
             ${o.status}, ${sql.array(o.approved, 'text')}, ${o.status === 'dry_run' ? sql.fragment`now()` : null})
+    ON CONFLICT (id) DO NOTHING
     RETURNING *`);
+  return row ?? db.one(sql.type(RunRow)`SELECT * FROM tool_plan_runs WHERE tenant_id = ${o.tenantId} AND id = ${id}`);
 }
 
 export async function getRun(db: CommonQueryMethods, tenantId: string, id: string): Promise<RunRow | null> {

@@ -11,7 +11,7 @@ import type { AgentRunBody, AgentRunState, WorkspaceRunBody } from '../../schema
 import { ConfigError, type Config } from '../../schema/config';
 import { AppError, invalid, notFound } from '../../schema/errors';
 import { principalOf, type AppContext } from '../context';
-import { withIdempotency } from '../idempotency';
+import { jobIdFor, withIdempotency } from '../idempotency';
 import { cancelAgentRun, startAgentRun } from '../workflow-clients/agents';
 
 export const FINAL = new Set(['completed', 'failed', 'cancelled']);
@@ -103,6 +103,8 @@ export async function createRun(
       const ws = settingsOf(ctx).workspaces;
       const keep = 'keep_folder' in body && body.keep_folder !== undefined ? body.keep_folder : ws.keep === 'always';
       const row = await createAgentRun(db, {
+        // Derived from the Idempotency-Key when there is one: a retry after a crash finds this run and its workflow.
+        id: jobIdFor(ctx, 'arun'),
         kind,
         principal: p,
         query: body.query,

@@ -14,6 +14,7 @@ import { ResumeHeaders } from '../../schema/headers';
 import { ApproveBody, ExecutePlanBody, PlanRun, RunIdParams, type ToolPlan } from '../../schema/tools-plans';
 import { streams, workflowIds } from '../../schema/workflow-ids';
 import { principalOf, type AppContext } from '../context';
+import { jobIdFor } from '../idempotency';
 import { defineRoute, type RouteSpec } from '../route';
 import { lastEventIdOf, pipeJobEvents, wantsEventStream } from '../sse';
 import { approvePlanRun, cancelPlanRun, queryPlanRun, startPlanRun } from '../workflow-clients/plans';
@@ -113,6 +114,7 @@ export function planRunRoutes(): RouteSpec[] {
         );
         if (bad.length) throw invalid(bad);
         const row = await insertRun(db, {
+          id: jobIdFor(ctx, 'tpr'),
           tenantId: p.tenantId,
           planId: plan.id,
           keyId: p.keyId,
