@@ -1,5 +1,5 @@
 import { lastEventId } from '../../activities/store/events';
-import { mayUse, toolRegistry } from '../../activities/tools/registry';
+import { mayUse, runsLocally, toolRegistry } from '../../activities/tools/registry';
 import {
   addApprovals,
   deleteRun,
@@ -129,7 +129,12 @@ export function planRunRoutes(): RouteSpec[] {
             input: {
               tenantId: p.tenantId,
               runId: row.id,
-              steps: plan.steps.map((s) => ({ id: s.id, depends_on: s.depends_on, gate: s.gate })),
+              steps: plan.steps.map((s) => ({
+                id: s.id,
+                depends_on: s.depends_on,
+                gate: s.gate,
+                local: runsLocally(tools.get(s.tool)!),
+              })),
               approved: body.approve,
             },
             onStartFailed: () => deleteRun(db, p.tenantId, row.id),
