@@ -5,6 +5,7 @@ import { insertPlan } from '../activities/store/tool-plans';
 import { invalid } from '../schema/errors';
 import type { PlanCreateBody, ToolPlan } from '../schema/tools-plans';
 import { principalOf, type AppContext } from './context';
+import { jobIdFor } from './idempotency';
 import { modelsOf } from './routes/chat-shared';
 
 /**
@@ -38,6 +39,8 @@ export async function createPlan(ctx: AppContext, body: PlanCreateBody): Promise
   }
   const compiled = compilePlan({ steps, scopes: p.scopes, allowedTools: body.tools });
   return insertPlan(ctx.deps.db, {
+    // Derived under an Idempotency-Key (execute-plan with an inline plan): a retry stores no second plan.
+    id: jobIdFor(ctx, 'tpl'),
     tenantId: p.tenantId,
     keyId: p.keyId,
     plan: { goal: body.goal, source, ...compiled },

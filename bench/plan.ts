@@ -10,6 +10,7 @@
 import { buildWorkerToolContext } from '../activities/tools/context';
 import { resolveRefs } from '../activities/tools/plan-check';
 import { findTool, runTool } from '../activities/tools/registry';
+import type { Client } from '@temporalio/client';
 import pino from 'pino';
 import { fmt, percentile, startBenchStack } from './helpers';
 
@@ -34,6 +35,8 @@ const STEPS = [
 ];
 const LEVELS = [['a', 'b', 'c', 'd'], ['e', 'f'], ['g'], ['h']];
 
+let lastRunId = '';
+
 async function viaPlan(url: string, key: string, planId: string): Promise<number> {
   const started = performance.now();
   const res = await fetch(`${url}/v1/tools/execute-plan`, {
@@ -43,7 +46,9 @@ async function viaPlan(url: string, key: string, planId: string): Promise<number
   });
   const text = await res.text(); // the server ends the stream after the `done` event
   if (!text.includes('"status":"completed"')) throw new Error(`run did not complete: ${text.slice(-300)}`);
-  return performance.now() - started;
+  const elapsed = performance.now() - started;
+  lastRunId = /"run_id":"([^"]+)"/.exec(text)?.[1] ?? '';
+  return elapsed;
 }
 
 /** The same calls made directly: each level in parallel, references resolved from the level before. */
@@ -63,8 +68,25 @@ async function direct(ctx: ReturnType<typeof buildWorkerToolContext>): Promise<n
   return performance.now() - started;
 }
 
+/** PLAN_TRACE=1: the last run's workflow history, each event with its time since the first (where a level's time goes). */
+async function trace(client: Client, runId: string): Promise<void> {
+  const history = await client.workflow.getHandle(`plan-${runId}`).fetchHistory();
+  const events = history.events ?? [];
+  const t0 = tsMs(events[0]?.eventTime);
+  for (const e of events) {
+    const type = String(e.eventType ?? '').replace('EVENT_TYPE_', '');
+    const name =
+      e.activityTaskScheduledEventAttributes?.activityType?.name ?? e.markerRecordedEventAttributes?.markerName ?? '';
+    console.log(`  ${fmt(tsMs(e.eventTime) - t0).padStart(8)} ms  ${String(e.eventId).padStart(3)} ${type} ${name}`);
+  }
+}
+
+function tsMs(t: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+  return t ? Number(t.seconds ?? 0) * 1000 + (t.nanos ?? 0) / 1e6 : 0;
+}
+
 async function main(): Promise<void> {
-  const { app, close } = await startBenchStack({ workflowsPath: require.resolve('../workflows') });
+  const { app, client, close } = await startBenchStack({ workflowsPath: require.resolve('../workflows') });
   let failed = false;
   try {
     const key = await app.key(['runtime:chat']);
@@ -97,6 +119,7 @@ async function main(): Promise<void> {
         `execute-plan p50 ${fmt(p50)} ms p90 ${fmt(percentile(planMs, 90))} ms | ratio ${(p50 / d50).toFixed(1)}x | ` +
         `overhead ${fmt((p50 - d50) / plan.levels.length)} ms per level (goal <= ${PER_LEVEL_MS} ms per level, budget ${fmt(budget)} ms)`,
     );
+    if (process.env.PLAN_TRACE) await trace(client, lastRunId);
   } finally {
     await close();
   }

@@ -1,8 +1,11 @@
 /**
- * Load process of the WebSocket bench (run by bench/ws.ts as a child process): opens N clients to
- * the URL, records each agent_dispatch frame's delay (its action carries the send time), and prints
- * one JSON line with the samples when told to stop on stdin.
+ * Load process of the WebSocket bench (run by bench/ws.ts, one or more of them): opens N clients to
+ * the URL, records each agent_dispatch frame's delay (its action carries the publish time), and
+ * prints one JSON line with the samples and this process's event-loop delay when told to stop on stdin.
+ * The event-loop delay tells whether this process, not the server, held frames back: a frame that
+ * reached the socket waits for the loop to read it.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { WebSocket } from 'ws';
 
 const [url, nArg] = process.argv.slice(2);
@@ -12,10 +15,12 @@ const delays: number[] = [];
 let opened = 0;
 let closed = 0;
 const sockets: WebSocket[] = [];
+const loop = monitorEventLoopDelay({ resolution: 5 });
 
 function open(i: number): Promise<void> {
   return new Promise((resolve) => {
-    const ws = new WebSocket(url);
+    // The load generator's own work per frame kept small: no UTF-8 re-check of what our server sent.
+    const ws = new WebSocket(url, { perMessageDeflate: false, skipUTF8Validation: true });
     sockets[i] = ws;
     ws.on('open', () => {
       opened++;
@@ -32,13 +37,19 @@ function open(i: number): Promise<void> {
 
 async function main(): Promise<void> {
   for (let i = 0; i < n; i += 50) await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, k) => open(i + k)));
+  loop.enable();
   process.stdout.write(JSON.stringify({ ready: opened }) + '\n');
   process.stdin.once('data', () => {
+    loop.disable();
     for (const ws of sockets) ws?.terminate();
+    const line = JSON.stringify({
+      delays: delays.map((d) => Math.round(d * 100) / 100),
+      closed,
+      loop_p99_ms: loop.percentile(99) / 1e6,
+      loop_max_ms: loop.max / 1e6,
+    });
     // Pipes are asynchronous: the process ends by itself once the (large) line is flushed and stdin is closed.
-    process.stdout.write(JSON.stringify({ delays: delays.map((d) => Math.round(d * 100) / 100), closed }) + '\n', () =>
-      process.stdin.destroy(),
-    );
+    process.stdout.write(line + '\n', () => process.stdin.destroy());
   });
 }
 

@@ -81,42 +81,49 @@ export const BrowserSnapshotQuery = z.object({
   diff: bool.default(false).describe('Only the lines changed since the previous snapshot (`+ ` added, `- ` removed).'),
 });
 
+/** The fields of a browser action besides the session (shared with a workspace run's own-session tool). */
+export const BrowserActionFields = {
+  action: z.enum(BROWSER_ACTIONS),
+  ref: Ref.optional(),
+  selector: z
+    .string()
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe('A Playwright selector (CSS, text=, role=); refs are preferred.'),
+  text: z.string().max(100_000).optional(),
+  key: z.string().min(1).max(50).optional(),
+  values: z.array(z.string().max(1000)).min(1).max(100).optional(),
+  amount: z
+    .number()
+    .int()
+    .min(-100_000)
+    .max(100_000)
+    .optional()
+    .describe('Pixels to scroll (scroll without a target).'),
+  timeout_ms: z.number().int().min(100).max(60_000).default(10_000),
+  snapshot_diff: z.boolean().default(false).describe('Also return the snapshot lines the action changed.'),
+};
+
+type ActionFields = z.output<z.ZodObject<typeof BrowserActionFields>>;
+
+/** The cross-field rules of a browser action (target, text, key, values by action). */
+export function checkBrowserAction(b: ActionFields, ctx: z.RefinementCtx): void {
+  if (b.ref && b.selector)
+    ctx.addIssue({ code: 'custom', path: ['selector'], message: 'give ref or selector, not both' });
+  const needsTarget = ['click', 'fill', 'type', 'select', 'check', 'uncheck', 'hover'].includes(b.action);
+  if (needsTarget && !b.ref && !b.selector)
+    ctx.addIssue({ code: 'custom', path: ['ref'], message: `required for ${b.action} (or selector)` });
+  if ((b.action === 'fill' || b.action === 'type') && b.text === undefined)
+    ctx.addIssue({ code: 'custom', path: ['text'], message: `required for ${b.action}` });
+  if (b.action === 'press' && !b.key) ctx.addIssue({ code: 'custom', path: ['key'], message: 'required for press' });
+  if (b.action === 'select' && !b.values)
+    ctx.addIssue({ code: 'custom', path: ['values'], message: 'required for select' });
+}
+
 export const BrowserActionBody = z
-  .strictObject({
-    session_id: SessionId,
-    action: z.enum(BROWSER_ACTIONS),
-    ref: Ref.optional(),
-    selector: z
-      .string()
-      .min(1)
-      .max(1000)
-      .optional()
-      .describe('A Playwright selector (CSS, text=, role=); refs are preferred.'),
-    text: z.string().max(100_000).optional(),
-    key: z.string().min(1).max(50).optional(),
-    values: z.array(z.string().max(1000)).min(1).max(100).optional(),
-    amount: z
-      .number()
-      .int()
-      .min(-100_000)
-      .max(100_000)
-      .optional()
-      .describe('Pixels to scroll (scroll without a target).'),
-    timeout_ms: z.number().int().min(100).max(60_000).default(10_000),
-    snapshot_diff: z.boolean().default(false).describe('Also return the snapshot lines the action changed.'),
-  })
-  .superRefine((b, ctx) => {
-    if (b.ref && b.selector)
-      ctx.addIssue({ code: 'custom', path: ['selector'], message: 'give ref or selector, not both' });
-    const needsTarget = ['click', 'fill', 'type', 'select', 'check', 'uncheck', 'hover'].includes(b.action);
-    if (needsTarget && !b.ref && !b.selector)
-      ctx.addIssue({ code: 'custom', path: ['ref'], message: `required for ${b.action} (or selector)` });
-    if ((b.action === 'fill' || b.action === 'type') && b.text === undefined)
-      ctx.addIssue({ code: 'custom', path: ['text'], message: `required for ${b.action}` });
-    if (b.action === 'press' && !b.key) ctx.addIssue({ code: 'custom', path: ['key'], message: 'required for press' });
-    if (b.action === 'select' && !b.values)
-      ctx.addIssue({ code: 'custom', path: ['values'], message: 'required for select' });
-  });
+  .strictObject({ session_id: SessionId, ...BrowserActionFields })
+  .superRefine(checkBrowserAction);
 
 export const BrowserScreenshotBody = z.strictObject({
   session_id: SessionId,

@@ -149,6 +149,12 @@ export interface PlanWorkflowStep {
   id: string;
   depends_on: string[];
   gate: boolean;
+  /**
+   * Run as a local activity (in the worker that runs the workflow task, no task-queue round trip and no
+   * new workflow task per level): set for in-process tools that read nothing outside (commons,
+   * reasoning compilers). Absent in runs started before it existed: a regular activity.
+   */
+  local?: boolean;
 }
 export interface PlanWorkflowInput {
   tenantId: string;

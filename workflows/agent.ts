@@ -24,8 +24,13 @@ const { agentToolCall } = proxyActivities<Activities>({
     nonRetryableErrorTypes: ['NotFound'],
   },
 });
-const { agentStart, agentFinish } = proxyActivities<Activities>({
+const { agentStart } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
+});
+// Finishing a workspace run closes its browser session (waiting for one still opening): more time.
+const { agentFinish } = proxyActivities<Activities>({
+  startToCloseTimeout: '4 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
 });
 

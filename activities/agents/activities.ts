@@ -13,6 +13,7 @@ import { agentsSettings } from './config';
 import { conversation } from './conversation';
 import { ModelTurnOut, ToolCallOut, modelKey, parseOut, toolKey, usageOf } from './outputs';
 import { agentOutputs, getAgentRun, updateAgentRun, type AgentRunRow } from './store';
+import { closeRunBrowserSession, workspaceBrowserTools } from './workspace-browser';
 import { workspaceTools } from './workspace-tools';
 
 /** Heartbeats while `fn` runs, so a cancelled run's activity hears of it (and aborts its model call or shell). */
@@ -43,15 +44,19 @@ export function createAgentActivities(deps: ActivityDeps) {
   };
   const toolsOf = (row: AgentRunRow): ToolDef[] => {
     const ws = row.workspace
-      ? workspaceTools({
-          dir: row.workspace.dir,
-          shell: row.workspace.shell ? agentsSettings(deps.config).workspaces.shell : undefined,
-          signal: () => Context.current().cancellationSignal,
-        })
+      ? [
+          ...workspaceTools({
+            dir: row.workspace.dir,
+            shell: row.workspace.shell ? agentsSettings(deps.config).workspaces.shell : undefined,
+            signal: () => Context.current().cancellationSignal,
+          }),
+          ...workspaceBrowserTools(row.id),
+        ]
       : [];
     return row.tier.tools.flatMap((name) => {
       const t = ws.find((w) => w.name === name) ?? findTool(name, row.principal.scopes);
-      return t ? [t] : [];
+      // A workspace run reaches no browser session but its own (never the registry's session-id tools).
+      return t && !(row.workspace && t.group === 'browser' && !ws.includes(t)) ? [t] : [];
     });
   };
 
@@ -242,6 +247,8 @@ export function createAgentActivities(deps: ActivityDeps) {
       },
     ): Promise<void> {
       const row = await run(o);
+      // The run's own browser session is closed before the run reads as ended.
+      if (row.workspace) await closeRunBrowserSession(buildWorkerToolContext(deps, row.principal), row.id);
       const outputs = await agentOutputs(db, o.tenantId, o.runId);
       const last = [...outputs].reverse().find((x) => x.step_key.endsWith('-model'));
       const answer = row.is_delegated ? row.answer : (parseOut(ModelTurnOut, last?.content ?? '')?.content ?? null);

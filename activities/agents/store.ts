@@ -99,9 +99,11 @@ const RunRow = z.object({
 });
 export type AgentRunRow = z.infer<typeof RunRow>;
 
+/** Inserts a run; an id derived from an Idempotency-Key may already exist (a retry after a crash): that row is kept and returned. */
 export async function createAgentRun(
   db: CommonQueryMethods,
   o: {
+    id?: string;
     kind: 'agent' | 'workspace';
     principal: KeyPrincipal;
     query: string;
@@ -112,14 +114,18 @@ export async function createAgentRun(
     workspace?: { dir: string; keep: boolean; shell: boolean };
   },
 ): Promise<AgentRunRow> {
-  const id = newId('arun');
-  return db.one(sql.type(RunRow)`
+  const id = o.id ?? newId('arun');
+  const row = await db.maybeOne(sql.type(RunRow)`
     INSERT INTO agent_runs (id, tenant_id, kind, status, query, context, agent_id, instructions, tier, principal, workspace)
     VALUES (${id}, ${o.principal.tenantId}, ${o.kind}, 'queued', ${o.query}, ${sql.jsonb((o.context ?? null) as never)},
             ${o.agentId ?? null}, ${o.instructions ?? null}, ${sql.jsonb(o.tier as never)},
             ${sql.jsonb(o.principal as never)},
             ${o.workspace ? sql.jsonb({ ...o.workspace, dir: `${o.workspace.dir}/${id}` }) : null})
+    ON CONFLICT (id) DO NOTHING
     RETURNING *`);
+  return (
+    row ?? db.one(sql.type(RunRow)`SELECT * FROM agent_runs WHERE id = ${id} AND tenant_id = ${o.principal.tenantId}`)
+  );
 }
 
 export async function getAgentRun(db: CommonQueryMethods, tenantId: string, id: string): Promise<AgentRunRow | null> {

@@ -7,17 +7,21 @@ import { newId } from './ids';
 
 const PlanRow = z.object({ plan: ToolPlan });
 
-/** Stores a compiled plan for the tenant. */
+/** Stores a compiled plan for the tenant; a plan whose (derived) id already exists is kept and returned. */
 export async function insertPlan(
   db: CommonQueryMethods,
-  o: { tenantId: string; keyId: string; plan: Omit<ToolPlan, 'id' | 'created_at' | 'object'> },
+  o: { id?: string; tenantId: string; keyId: string; plan: Omit<ToolPlan, 'id' | 'created_at' | 'object'> },
 ): Promise<ToolPlan> {
-  const id = newId('tpl');
+  const id = o.id ?? newId('tpl');
   const plan = { id, object: 'tool.plan' as const, ...o.plan, created_at: new Date().toISOString() };
-  await db.query(sql.unsafe`
+  const r = await db.query(sql.unsafe`
     INSERT INTO tool_plans (id, tenant_id, key_id, goal, source, plan)
-    VALUES (${id}, ${o.tenantId}, ${o.keyId}, ${plan.goal}, ${plan.source}, ${sql.jsonb(plan as never)})`);
-  return plan;
+    VALUES (${id}, ${o.tenantId}, ${o.keyId}, ${plan.goal}, ${plan.source}, ${sql.jsonb(plan as never)})
+    ON CONFLICT (id) DO NOTHING`);
+  if (r.rowCount > 0) return plan;
+  const stored = await getPlan(db, o.tenantId, id);
+  if (!stored) throw new Error(`Plan id ${id} is taken by another tenant.`);
+  return stored;
 }
 
 export async function getPlan(db: CommonQueryMethods, tenantId: string, id: string): Promise<ToolPlan | null> {
@@ -46,6 +50,8 @@ export type RunRow = z.infer<typeof RunRow>;
 export async function insertRun(
   db: CommonQueryMethods,
   o: {
+    /** Derived from an Idempotency-Key: a retry after a crash finds the run (and its workflow) again. */
+    id?: string;
     tenantId: string;
     planId: string;
     keyId: string;
@@ -55,11 +61,14 @@ export async function insertRun(
     approved: string[];
   },
 ): Promise<RunRow> {
-  return db.one(sql.type(RunRow)`
+  const id = o.id ?? newId('tpr');
+  const row = await db.maybeOne(sql.type(RunRow)`
     INSERT INTO tool_plan_runs (id, tenant_id, plan_id, key_id, scopes, surface, status, approved, finished_at)
-    VALUES (${newId('tpr')}, ${o.tenantId}, ${o.planId}, ${o.keyId}, ${sql.array(o.scopes, 'text')}, ${o.surface ?? null},
+    VALUES (${id}, ${o.tenantId}, ${o.planId}, ${o.keyId}, ${sql.array(o.scopes, 'text')}, ${o.surface ?? null},
             ${o.status}, ${sql.array(o.approved, 'text')}, ${o.status === 'dry_run' ? sql.fragment`now()` : null})
+    ON CONFLICT (id) DO NOTHING
     RETURNING *`);
+  return row ?? db.one(sql.type(RunRow)`SELECT * FROM tool_plan_runs WHERE tenant_id = ${o.tenantId} AND id = ${id}`);
 }
 
 export async function getRun(db: CommonQueryMethods, tenantId: string, id: string): Promise<RunRow | null> {
@@ -124,6 +133,29 @@ export async function findResult(db: CommonQueryMethods, tenantId: string, runId
     WHERE tenant_id = ${tenantId} AND run_id = ${runId} AND step_id = ${stepId}`);
 }
 
+const StepRead = RunRow.extend({ plan: ToolPlan, results: z.array(ResultRow) });
+
+/**
+ * What a plan step needs, in one round: the run (key rights), its plan and every stored result (the
+ * step's own, if a retry finds it, and the completed ones its references read). Null when the run or
+ * its plan is gone.
+ */
+export async function stepInputs(
+  db: CommonQueryMethods,
+  tenantId: string,
+  runId: string,
+): Promise<{ run: RunRow; plan: ToolPlan; results: ResultRow[] } | null> {
+  const row = await db.maybeOne(sql.type(StepRead)`
+    SELECT r.*, p.plan,
+      coalesce((SELECT json_agg(json_build_object('step_id', x.step_id, 'status', x.status, 'result', x.result, 'error', x.error))
+                FROM tool_plan_results x WHERE x.tenant_id = r.tenant_id AND x.run_id = r.id), '[]'::json) AS results
+    FROM tool_plan_runs r JOIN tool_plans p ON p.tenant_id = r.tenant_id AND p.id = r.plan_id
+    WHERE r.tenant_id = ${tenantId} AND r.id = ${runId}`);
+  if (!row) return null;
+  const { plan, results, ...run } = row;
+  return { run, plan, results };
+}
+
 /**
  * Stores a step's outcome once, with its `step` event in the same statement; a duplicate (a retried
  * activity whose first attempt already stored it) keeps the first row, writes no second event and
@@ -133,7 +165,7 @@ export async function saveResult(
   db: CommonQueryMethods,
   o: { tenantId: string; runId: string; stepId: string; status: ResultRow['status']; result?: unknown; error?: string },
 ): Promise<ResultRow> {
-  await db.query(sql.unsafe`
+  const inserted = await db.oneFirst(sql.type(z.object({ inserted: z.number() }))`
     WITH ins AS (
       INSERT INTO tool_plan_results (tenant_id, run_id, step_id, status, result, error)
       VALUES (${o.tenantId}, ${o.runId}, ${o.stepId}, ${o.status}, ${o.result === undefined ? null : sql.jsonb(o.result as never)}, ${o.error ?? null})
@@ -145,6 +177,8 @@ export async function saveResult(
       type: 'step',
       data: { run_id: o.runId, step_id: o.stepId, status: o.status, ...(o.error ? { error: o.error } : {}) },
     })})
-    SELECT count(*) FROM ev`);
+    SELECT (SELECT count(*) FROM ins)::int AS inserted`); // ev runs too: a data-modifying CTE always runs once
+  // Inserted: the row is what was given (no second read). A duplicate reads the first one.
+  if (inserted) return { step_id: o.stepId, status: o.status, result: o.result ?? null, error: o.error ?? null };
   return (await findResult(db, o.tenantId, o.runId, o.stepId))!;
 }

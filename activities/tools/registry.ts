@@ -137,3 +137,11 @@ export async function runTool(tool: ToolDef, args: unknown, ctx: ToolContext): P
     return { ok: false, error: 'The tool failed.' };
   }
 }
+
+/**
+ * In-process tools that read and change nothing outside (commons, reasoning compilers): a plan runs
+ * such a step as a local activity (no task-queue round trip, no extra workflow task per level).
+ */
+export function runsLocally(t: ToolDef): boolean {
+  return t.readOnly && !t.external && (t.group === 'commons' || t.group === 'reasoning');
+}

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { Counter, Gauge } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import type Koa from 'koa';
 import { WebSocket, WebSocketServer } from 'ws';
 import { authenticateKey } from '../../activities/store/keys';
@@ -72,7 +72,14 @@ export function attachLiveSocket(
     labelNames: ['reason'] as const,
     registers: [registry],
   });
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
+  const fanout = new Histogram({
+    name: 'svc_ws_fanout_seconds',
+    help: 'Time to hand one broadcast frame to every client socket of this process.',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
+    registers: [registry],
+  });
+  // No per-message compression: frames are small, and deflate per client would cost a compression per send.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 4096, perMessageDeflate: false });
   const clients = new Set<LiveClient>();
 
   /** `data` is the frame already serialised (a broadcast serialises once for every client). */
@@ -95,8 +102,10 @@ export function attachLiveSocket(
   };
   const broadcast = (frame: ServerFrame) => {
     if (!valid(frame)) return;
+    const started = performance.now();
     const data = encode(frame);
     for (const c of clients) sendRaw(c, data);
+    fanout.observe((performance.now() - started) / 1000);
   };
 
   const announcer = createAnnouncer({

@@ -3,20 +3,28 @@ import { agentsSettings } from '../../activities/agents/config';
 import { agentRunView } from '../../activities/agents/outputs';
 import { sandboxStatus } from '../../activities/agents/sandbox';
 import { agentOutputs, createAgentRun, getAgentDef, getAgentRun, updateAgentRun } from '../../activities/agents/store';
+import { WORKSPACE_BROWSER_TOOL_NAMES } from '../../activities/agents/workspace-browser';
 import { WORKSPACE_TOOL_NAMES } from '../../activities/agents/workspace-tools';
+import { chromiumMissing } from '../../activities/browser/availability';
 import { mayUse, toolRegistry, toolsFor } from '../../activities/tools/registry';
 import type { AgentRunBody, AgentRunState, WorkspaceRunBody } from '../../schema/agents';
-import { ConfigError } from '../../schema/config';
+import { ConfigError, type Config } from '../../schema/config';
 import { AppError, invalid, notFound } from '../../schema/errors';
 import { principalOf, type AppContext } from '../context';
-import { withIdempotency } from '../idempotency';
+import { jobIdFor, withIdempotency } from '../idempotency';
 import { cancelAgentRun, startAgentRun } from '../workflow-clients/agents';
 
 export const FINAL = new Set(['completed', 'failed', 'cancelled']);
 
-/** Workspace tools a run may be offered: the files always, `shell` only where the sandbox works. */
-export function workspaceToolNames(): string[] {
-  return WORKSPACE_TOOL_NAMES.filter((n) => n !== 'shell' || sandboxStatus().available);
+/**
+ * Workspace tools a run may be offered: the files always, `shell` only where the sandbox works, the
+ * browser tools bound to the run's own session only where Chromium is configured.
+ */
+export function workspaceToolNames(config: Config): string[] {
+  return [
+    ...WORKSPACE_TOOL_NAMES.filter((n) => n !== 'shell' || sandboxStatus().available),
+    ...(chromiumMissing(config) ? [] : WORKSPACE_BROWSER_TOOL_NAMES),
+  ];
 }
 
 function settingsOf(ctx: AppContext) {
@@ -34,7 +42,7 @@ function settingsOf(ctx: AppContext) {
  */
 async function tierOf(ctx: AppContext, body: AgentRunBody, kind: 'agent' | 'workspace') {
   const p = principalOf(ctx);
-  const extra = kind === 'workspace' ? workspaceToolNames() : [];
+  const extra = kind === 'workspace' ? workspaceToolNames(ctx.deps.config) : [];
   const registry = toolRegistry();
   const unknown = (body.tools ?? []).flatMap((name, i) =>
     registry.some((t) => t.name === name) || extra.includes(name)
@@ -54,7 +62,9 @@ async function tierOf(ctx: AppContext, body: AgentRunBody, kind: 'agent' | 'work
   const classified = classifyQuery({ query: body.query, context: body.context, tools: body.tools });
   const tier = tierFor({
     classified,
-    keyTools: toolsFor(p.scopes),
+    // A workspace run's browser tools are its own (bound to its session, in `extra`): the registry's,
+    // which take any session id of the tenant, are not offered to it.
+    keyTools: toolsFor(p.scopes).filter((t) => kind !== 'workspace' || t.group !== 'browser'),
     requested: body.tools,
     agent: agent
       ? { tier: agent.tier as never, lane: agent.lane as never, tools: agent.tools, guardrails: agent.guardrails }
@@ -93,6 +103,8 @@ export async function createRun(
       const ws = settingsOf(ctx).workspaces;
       const keep = 'keep_folder' in body && body.keep_folder !== undefined ? body.keep_folder : ws.keep === 'always';
       const row = await createAgentRun(db, {
+        // Derived from the Idempotency-Key when there is one: a retry after a crash finds this run and its workflow.
+        id: jobIdFor(ctx, 'arun'),
         kind,
         principal: p,
         query: body.query,

@@ -34,7 +34,7 @@ async function createVibe(ctx: AppContext, description: string) {
   const { draft, dropped } = await draftAgent(modelsFor(ctx), {
     description,
     tools: toolsFor(p.scopes),
-    extraTools: p.scopes.includes('runtime:workspaces') ? workspaceToolNames() : [],
+    extraTools: p.scopes.includes('runtime:workspaces') ? workspaceToolNames(ctx.deps.config) : [],
   });
   return agentDefView(await createAgentDef(ctx.deps.db, { tenantId: p.tenantId, description, draft, dropped }));
 }

@@ -55,7 +55,12 @@ export function sessionView(row: BrowserSessionRow): z.infer<typeof BrowserSessi
   };
 }
 
-export async function createSession(ctx: AppContext, body: z.infer<typeof BrowserSessionCreateBody>) {
+/** Opens a session (id random, or given: a workspace run's own session has an id derived from the run). */
+export async function createSession(
+  ctx: AppContext,
+  body: z.infer<typeof BrowserSessionCreateBody>,
+  opts: { id?: string } = {},
+) {
   const { config, db } = ctx.deps;
   const tenantId = principalOf(ctx).tenantId;
   const idle = body.idle_timeout_s ?? config.browser.idleTimeoutS;
@@ -76,7 +81,7 @@ export async function createSession(ctx: AppContext, body: z.infer<typeof Browse
     timezone: body.timezone,
     user_agent: body.user_agent,
   };
-  const id = newId('bse');
+  const id = opts.id ?? newId('bse');
   const row = await insertBrowserSession(db, {
     id,
     tenantId,

@@ -1,5 +1,5 @@
 import { lastEventId } from '../../activities/store/events';
-import { mayUse, toolRegistry } from '../../activities/tools/registry';
+import { mayUse, runsLocally, toolRegistry } from '../../activities/tools/registry';
 import {
   addApprovals,
   deleteRun,
@@ -14,6 +14,7 @@ import { ResumeHeaders } from '../../schema/headers';
 import { ApproveBody, ExecutePlanBody, PlanRun, RunIdParams, type ToolPlan } from '../../schema/tools-plans';
 import { streams, workflowIds } from '../../schema/workflow-ids';
 import { principalOf, type AppContext } from '../context';
+import { jobIdFor } from '../idempotency';
 import { defineRoute, type RouteSpec } from '../route';
 import { lastEventIdOf, pipeJobEvents, wantsEventStream } from '../sse';
 import { approvePlanRun, cancelPlanRun, queryPlanRun, startPlanRun } from '../workflow-clients/plans';
@@ -113,6 +114,7 @@ export function planRunRoutes(): RouteSpec[] {
         );
         if (bad.length) throw invalid(bad);
         const row = await insertRun(db, {
+          id: jobIdFor(ctx, 'tpr'),
           tenantId: p.tenantId,
           planId: plan.id,
           keyId: p.keyId,
@@ -127,7 +129,12 @@ export function planRunRoutes(): RouteSpec[] {
             input: {
               tenantId: p.tenantId,
               runId: row.id,
-              steps: plan.steps.map((s) => ({ id: s.id, depends_on: s.depends_on, gate: s.gate })),
+              steps: plan.steps.map((s) => ({
+                id: s.id,
+                depends_on: s.depends_on,
+                gate: s.gate,
+                local: runsLocally(tools.get(s.tool)!),
+              })),
               approved: body.approve,
             },
             onStartFailed: () => deleteRun(db, p.tenantId, row.id),

@@ -65,7 +65,7 @@ export function workspacesRoutes(): RouteSpec[] {
       summary: 'Whether workspace runs get a sandboxed shell here, and why not when they do not.',
       response: WorkspaceHealth,
       handler: async (ctx: AppContext) => ({
-        tools: workspaceToolNames(),
+        tools: workspaceToolNames(ctx.deps.config),
         shell: sandboxStatus(),
         keep: agentsSettings(ctx.deps.config).workspaces.keep,
       }),

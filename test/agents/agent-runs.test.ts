@@ -1,3 +1,4 @@
+import { sql } from 'slonik';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -5,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from '../helpers/fake-openai';
 import { startHarness, startQueueWorker, type Harness, type QueueWorker } from '../helpers/harness';
+import { abandonKey, workflowRuns } from '../helpers/idempotency';
 import { pollUntil } from '../helpers/poll';
 import { openStream } from '../tasks/sse-client';
 
@@ -214,6 +216,28 @@ test('idempotent create: same key and body → the same run; same key, other bod
   expect(c.status).toBe(409);
 });
 
+test('the crash window: a retry under the same Idempotency-Key after the API died before storing its answer gets the same run, one workflow', async () => {
+  const body = { query: 'Crash window: say hello' };
+  const first = await start(body, { 'idempotency-key': 'agent-crash-1' });
+  expect(first.status).toBe(202);
+  const id = first.body.id as string;
+  // As a dead process leaves it: the run and its workflow exist, the claim has no answer, lease over.
+  const tenantId = (await h.req('GET', '/v1/key', { key })).body.tenant_id as string;
+  await abandonKey(h, tenantId, 'POST /v1/capabilities/agent', 'agent-crash-1');
+  const retried = await start(body, { 'idempotency-key': 'agent-crash-1' });
+  expect(retried.body.id).toBe(id);
+  expect(retried.headers.get('idempotent-replayed')).toBeNull();
+  // Same key, another body: the usual conflict.
+  const other = await start({ query: 'Crash window: say goodbye' }, { 'idempotency-key': 'agent-crash-1' });
+  expect(other.status).toBe(409);
+  expect(other.body.code).toBe('idempotency_conflict');
+  expect(await workflowRuns(h, `agent-${id}`)).toBe(1);
+  const rows = await h.db.oneFirst(
+    sql.unsafe`SELECT count(*)::int FROM agent_runs WHERE tenant_id = ${tenantId} AND query = ${body.query}`,
+  );
+  expect(rows).toBe(1);
+});
+
 test('bad input is a 400 naming the field; missing scope 403; another tenant 404; cancel', async () => {
   const bad = await start({ query: 'x', max_steps: 0 });
   expect(bad.status).toBe(400);
@@ -225,6 +249,11 @@ test('bad input is a 400 naming the field; missing scope 403; another tenant 404
   expect(noAgent.status).toBe(404);
   const modelsOnly = (await h.key(['runtime:models'])).apiKey;
   expect((await start({ query: 'x' }, undefined, modelsOnly)).status).toBe(403);
+  // A requested tool beyond the key's scopes: 403 naming the tool and the scope it needs.
+  const browser = await start({ query: 'x', tools: ['calculator', 'browser_open'] });
+  expect(browser.status).toBe(403);
+  expect(browser.body.error).toMatch(/"browser_open"/);
+  expect(browser.body.scope).toBe('runtime:workspaces');
 
   const hung = await start({ query: 'HANG here' });
   const other = (await h.key(['runtime:chat'])).apiKey;

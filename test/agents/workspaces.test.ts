@@ -4,6 +4,7 @@ import path from 'node:path';
 import { randomToken } from '../../activities/store/ids';
 import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from '../helpers/fake-openai';
 import { startHarness, type Harness } from '../helpers/harness';
+import { abandonKey, workflowRuns } from '../helpers/idempotency';
 import { pollUntil } from '../helpers/poll';
 import { openStream, type SseEvent } from '../tasks/sse-client';
 
@@ -192,4 +193,28 @@ test('scope, isolation and input: runtime:workspaces required; other tenants 404
     body: { query: 'x', tools: ['file_read', 'rm_rf'] },
   });
   expect(unknown.body.details).toEqual([{ path: 'body.tools[1]', message: 'unknown tool "rm_rf"' }]);
+});
+
+test('Idempotency-Key: a retry after the API died before storing its answer gets the same run (one workflow); another body → 409', async () => {
+  const post = (body: unknown) =>
+    h.req('POST', '/v1/workspaces/run', {
+      key,
+      body,
+      headers: { accept: 'application/json', 'idempotency-key': 'ws-crash-1' },
+    });
+  const body = { query: 'crash window workspace' };
+  const first = await post(body);
+  expect(first.status).toBe(202);
+  await abandonKey(h, tenantId, 'POST /v1/workspaces/run', 'ws-crash-1');
+  const retried = await post(body);
+  expect(retried.status).toBe(202);
+  expect(retried.body.id).toBe(first.body.id);
+  expect(retried.headers.get('idempotent-replayed')).toBeNull();
+  const replay = await post(body);
+  expect(replay.body.id).toBe(first.body.id);
+  expect(replay.headers.get('idempotent-replayed')).toBe('true');
+  const other = await post({ query: 'another body' });
+  expect(other.status).toBe(409);
+  expect(other.body.code).toBe('idempotency_conflict');
+  expect(await workflowRuns(h, `agent-${first.body.id}`)).toBe(1);
 });

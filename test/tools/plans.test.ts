@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
+import { abandonKey, workflowRuns } from '../helpers/idempotency';
 import { pollUntil } from '../helpers/poll';
 import { startReceiver, type Receiver } from './receiver';
 
@@ -225,4 +226,33 @@ test('Idempotency-Key: a repeated create or execute answers the first result wit
   expect(r2.body.id).toBe(r1.body.id);
   expect(await count(sql.unsafe`SELECT count(*)::int AS n FROM tool_plan_runs WHERE plan_id = ${one.body.id}`)).toBe(1);
   await until(r1.body.id, (b) => b.status === 'completed');
+});
+
+test('Idempotency-Key, crash window: a retry after the API died before storing its answer attaches to the same run and plan; another body → 409', async () => {
+  const tenantId = (await h.req('GET', '/v1/key', { key })).body.tenant_id as string;
+  const exec = (body: unknown) =>
+    h.req('POST', '/v1/tools/execute-plan', { key, body, headers: { 'idempotency-key': 'run-crash-1' } });
+  const body = {
+    plan: { goal: 'crash window plan', steps: [{ id: 'a', tool: 'calculator', args: { expression: '5*5' } }] },
+  };
+  const first = await exec(body);
+  expect(first.status).toBe(202);
+  // As a dead process leaves it: plan, run and workflow exist, the claim has no answer, the lease is over.
+  await abandonKey(h, tenantId, 'POST /v1/tools/execute-plan', 'run-crash-1');
+  const retried = await exec(body);
+  expect(retried.status).toBe(202);
+  expect(retried.body.id).toBe(first.body.id);
+  expect(retried.body.plan_id).toBe(first.body.plan_id);
+  expect(retried.headers.get('idempotent-replayed')).toBeNull();
+  const other = await exec({ plan: { ...body.plan, goal: 'another body' } });
+  expect(other.status).toBe(409);
+  expect(other.body.code).toBe('idempotency_conflict');
+  expect(await workflowRuns(h, `plan-${first.body.id}`)).toBe(1);
+  expect(
+    await count(
+      sql.unsafe`SELECT count(*)::int AS n FROM tool_plans WHERE goal = 'crash window plan' AND tenant_id = ${tenantId}`,
+    ),
+  ).toBe(1);
+  const done = await until(first.body.id, (b) => b.status === 'completed');
+  expect(done.body.steps[0]).toMatchObject({ status: 'completed', result: { result: '25' } });
 });
