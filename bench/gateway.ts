@@ -8,16 +8,25 @@
  *   3. throughput at concurrency 16 ≥ 0.5× direct;
  *   4. SSE time to first token added ≤ 1 ms at p50.
  * Prints every ratio with PASS/FAIL and exits non-zero on any FAIL.
+ *
+ * Layout: the bench client and the fake upstream run in this process; the gateway and the bare
+ * proxy each run in a Node process of their own (bench/gateway-helpers.ts), as users run a
+ * gateway, so neither competes with the client for one event loop. BENCH_GATEWAY_LAYOUT=one-process
+ * runs all of them in this process (the layout before the third speed pass).
+ * BENCH_PROFILE=cpu|heap with BENCH_PROFILE_DIR (default .) writes an inspector profile of the
+ * gateway's process over the throughput phase (gateway.cpuprofile / gateway.heapprofile).
  * Run: npm run -s bench -- gateway   (needs PostgreSQL on 127.0.0.1:5432; BENCH_N scales the loops)
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { startFakeOpenAI, type FakeBehavior } from '../test/helpers/fake-openai';
-import { fmt, percentile, startBenchApp } from './helpers';
+import { startServer, type BenchServer, type ProfileKind } from './gateway-helpers';
+import { fmt, percentile } from './helpers';
 
 const REPLY = 'The quick brown fox jumps over the lazy dog while the gateway streams every token to the client.';
 const N = Number(process.env.BENCH_N ?? 200);
 const CONCURRENCY = 16;
+const ONE_PROCESS = process.env.BENCH_GATEWAY_LAYOUT === 'one-process';
+const PROFILE = process.env.BENCH_PROFILE as ProfileKind | undefined;
 
 interface Target {
   name: string;
@@ -97,39 +106,6 @@ async function throughput(targets: Target[], total: number): Promise<number[]> {
   return busy.map((ms) => (total / ms) * 1000);
 }
 
-/** The floor: a pass-through proxy with a keep-alive agent that only pipes bytes both ways. */
-async function startBareProxy(upstream: string): Promise<{ url: string; close(): Promise<void> }> {
-  const up = new URL(upstream);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  const server = http.createServer((req, res) => {
-    const fwd = http.request(
-      {
-        host: up.hostname,
-        port: up.port,
-        path: `${up.pathname}/chat/completions`,
-        method: req.method,
-        headers: req.headers,
-        agent,
-      },
-      (r) => {
-        res.writeHead(r.statusCode ?? 502, r.headers);
-        r.pipe(res);
-      },
-    );
-    fwd.on('error', () => res.destroy());
-    req.pipe(fwd);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: async () => {
-      agent.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
-}
-
 const checks: Array<{ what: string; value: number; limit: number; atMost: boolean }> = [];
 function check(what: string, value: number, limit: number, atMost = true): void {
   checks.push({ what, value, limit, atMost });
@@ -150,10 +126,13 @@ async function main(): Promise<void> {
   let behavior: FakeBehavior = { reply: REPLY };
   const fake = await startFakeOpenAI({ defaults: { reply: REPLY } });
   fake.onRequest(() => behavior);
-  const app = await startBenchApp({ OPENAI_BASE_URL: fake.url });
-  const bare = await startBareProxy(fake.url);
+  const servers: BenchServer[] = [];
   try {
-    const key = await app.key(['runtime:chat']);
+    const app = await startServer('gateway', fake.url, ONE_PROCESS);
+    servers.push(app);
+    const bare = await startServer('proxy', fake.url, ONE_PROCESS);
+    servers.push(bare);
+    const key = app.key!;
     const direct: Target = {
       name: 'upstream direct',
       url: `${fake.url}/chat/completions`,
@@ -175,7 +154,7 @@ async function main(): Promise<void> {
     const all = [direct, proxy, gateway];
     for (const stream of [false, true]) for (const t of all) for (let i = 0; i < 50; i++) await once(t, stream); // warm-up (JIT, pools, caches)
     console.log(
-      `Chat gateway benchmark: ${N} interleaved sequential requests per target and phase; throughput at concurrency ${CONCURRENCY}.\n`,
+      `Chat gateway benchmark: ${N} interleaved sequential requests per target and phase; throughput at concurrency ${CONCURRENCY}; ${ONE_PROCESS ? 'client, upstream, proxy and gateway in one process' : 'gateway and bare proxy each in its own process'}.\n`,
     );
 
     const instant = await rounds(all, N, (t) => once(t, false));
@@ -188,7 +167,13 @@ async function main(): Promise<void> {
       2,
     );
 
+    if (PROFILE) await app.profileStart(PROFILE);
     const rps = await throughput([direct, gateway], N * 2);
+    if (PROFILE) {
+      const file = path.resolve(process.env.BENCH_PROFILE_DIR ?? '.', `gateway.${PROFILE}profile`);
+      await app.profileStop(file);
+      console.log(`profile of the gateway's process over the throughput phase: ${file}\n`);
+    }
     console.log(
       `THROUGHPUT at concurrency ${CONCURRENCY}: direct ${rps[0].toFixed(0)} req/s, gateway ${rps[1].toFixed(0)} req/s\n`,
     );
@@ -206,8 +191,7 @@ async function main(): Promise<void> {
     check('20 ms upstream p50, gateway / direct', percentile(slow[1], 50) / percentile(slow[0], 50), 1.1);
     check('20 ms upstream p99, gateway / direct', percentile(slow[1], 99) / percentile(slow[0], 99), 1.2);
   } finally {
-    await bare.close();
-    await app.close();
+    for (const s of servers.reverse()) await s.close();
     await fake.close();
   }
 

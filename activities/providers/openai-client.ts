@@ -134,12 +134,20 @@ function endpoint(p: ProviderDef): string {
   return `${p.baseUrl.replace(/\/+$/, '')}/chat/completions`;
 }
 
-/** Abort wiring for one attempt: the caller's signal plus our own timers. */
+/**
+ * Abort wiring for one attempt: the caller's signal plus our own timers. The caller's abort is
+ * forwarded by one listener (removed when the attempt ends) rather than `AbortSignal.any`, whose
+ * composite signal and weak references showed in the request profile; a non-streaming call,
+ * whose idle and overall limits are the same, runs one timer.
+ */
 class AttemptControl {
   readonly ctl = new AbortController();
   readonly signal: AbortSignal;
   private idle?: NodeJS.Timeout;
   private overall?: NodeJS.Timeout;
+  private readonly onOuterAbort?: () => void;
+  /** The overall timer fires no later than the idle one could: no idle timer then. */
+  private readonly idleRedundant: boolean;
   timedOutAfter = 0;
 
   constructor(
@@ -147,9 +155,16 @@ class AttemptControl {
     private readonly idleMs: number,
     overallMs: number,
   ) {
-    this.signal = outer ? AbortSignal.any([outer, this.ctl.signal]) : this.ctl.signal;
+    this.signal = this.ctl.signal;
+    if (outer?.aborted) this.ctl.abort(outer.reason);
+    else if (outer) {
+      this.onOuterAbort = () => this.ctl.abort(outer.reason);
+      outer.addEventListener('abort', this.onOuterAbort, { once: true });
+    }
     // setTimeout overflows above 2^31-1 ms (it would fire at once): no overall timer then.
+    // With idle ≥ overall the idle timer could never fire first: the overall one is enough.
     if (overallMs < 2 ** 31 - 1) this.overall = setTimeout(() => this.expire(overallMs), overallMs);
+    this.idleRedundant = this.overall !== undefined && idleMs >= overallMs;
     this.touch();
   }
 
@@ -160,8 +175,9 @@ class AttemptControl {
 
   /** Resets the idle timer (first byte, and every streamed read). */
   touch() {
-    clearTimeout(this.idle);
-    this.idle = setTimeout(() => this.expire(this.idleMs), this.idleMs);
+    if (this.idleRedundant) return;
+    if (this.idle) this.idle.refresh();
+    else this.idle = setTimeout(() => this.expire(this.idleMs), this.idleMs);
   }
 
   /** Turns whatever was thrown into the error the router should see. */
@@ -175,6 +191,7 @@ class AttemptControl {
   done() {
     clearTimeout(this.idle);
     clearTimeout(this.overall);
+    if (this.onOuterAbort) this.outer?.removeEventListener('abort', this.onOuterAbort);
   }
 
   /** Stops the upstream request (early consumer exit). */
