@@ -43,6 +43,12 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
   const write = (data: unknown) => {
     if (!closed) body.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
   };
+  // A content delta is the same event every time but for its text: the JSON around it is built once,
+  // byte for byte what JSON.stringify gives for { ...base, choices: [{ index, delta: { content }, finish_reason }] }.
+  const deltaHead = `data: ${JSON.stringify(base).slice(0, -1)},"choices":[{"index":0,"delta":{"content":`;
+  const writeDelta = (content: string) => {
+    if (!closed) body.write(`${deltaHead}${JSON.stringify(content)}},"finish_reason":null}]}\n\n`);
+  };
   // The caller's abort fires when the client goes away (one 'close' listener on the response for both).
   o.abort.signal.addEventListener('abort', () => (closed = true), { once: true });
 
@@ -57,7 +63,7 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
         if (c.delta) {
           content += c.delta;
           o.tap?.push(c.delta);
-          write({ ...base, choices: [{ index: 0, delta: { content: c.delta }, finish_reason: null }] });
+          writeDelta(c.delta);
         }
         if (c.finish_reason) finish = c.finish_reason;
         if (c.usage) usage = c.usage;
