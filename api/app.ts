@@ -9,6 +9,7 @@ import { GENERAL_SURFACES, parseSurface } from '../schema/surfaces';
 import type { AppContext, AppExtras, AppState } from './context';
 import type { AppDeps } from './deps';
 import { withIdempotency } from './idempotency';
+import { plainJsonBody, readJsonBody } from './json-body';
 import { Metrics } from './metrics';
 import { authorize } from './middleware/auth';
 import { bodyTimeout } from './middleware/body-timeout';
@@ -53,16 +54,20 @@ function validate(route: RouteSpec, bodyLimit: number) {
         if (!ctx.is('application/json', '+json')) {
           throw new AppError('unsupported_media_type', 'Send the request body as application/json.');
         }
-        await json(ctx as never, async () => {}).catch((err: { status?: number }) => {
-          // A body that does not decode with its Content-Encoding (gzip, deflate, br) is the client's fault.
-          if (err.status === undefined && ctx.get('Content-Encoding')) {
-            throw new AppError(
-              'invalid_request',
-              `The request body could not be decoded as Content-Encoding: ${ctx.get('Content-Encoding').slice(0, 40)}.`,
-            );
-          }
-          throw err;
-        });
+        // The common case (plain application/json with a Content-Length) is read directly: koa-body's
+        // type checks, inflation stream and generic reader showed in every chat's profile.
+        if (plainJsonBody(ctx.req, bodyLimit)) ctx.request.body = (await readJsonBody(ctx.req)) as never;
+        else
+          await json(ctx as never, async () => {}).catch((err: { status?: number }) => {
+            // A body that does not decode with its Content-Encoding (gzip, deflate, br) is the client's fault.
+            if (err.status === undefined && ctx.get('Content-Encoding')) {
+              throw new AppError(
+                'invalid_request',
+                `The request body could not be decoded as Content-Encoding: ${ctx.get('Content-Encoding').slice(0, 40)}.`,
+              );
+            }
+            throw err;
+          });
       }
     }
     ctx.state.routeName = route.path;

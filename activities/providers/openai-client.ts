@@ -1,4 +1,4 @@
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { AppError } from '../../schema/errors';
 import { faultFromNetwork, faultFromStatus, timeoutFault, upstreamFault } from './errors';
@@ -84,54 +84,67 @@ function usageOf(u: z.infer<typeof Usage> | null | undefined, messages: ChatMess
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
-function requestInit(
-  t: Target,
-  req: ModelRequest,
-  stream: boolean,
-  signal: AbortSignal,
-): Parameters<typeof request>[1] {
+/** What stays the same for every call to one upstream: its pool, where it is, and the request headers. */
+interface Upstream {
+  pool: Agent;
+  origin: string;
+  path: string;
+  /** Headers for a JSON answer and for a stream (provider headers first, ours win). */
+  headers: { json: Record<string, string>; stream: Record<string, string> };
+}
+
+const upstreams = new WeakMap<ProviderDef, Upstream>();
+
+/**
+ * The keep-alive connection pool of one upstream (undici Agent): connections are reused across
+ * requests instead of paying a TCP (and TLS) handshake per call. The pool's own `request` rather
+ * than fetch: no WHATWG stream and Request/Response objects per call (the CPU profile's hot spot);
+ * and rather than `undici.request(url)`, which parsed the URL again on every call. Provider
+ * definitions live as long as the process's one model router, so each upstream gets one pool,
+ * and its endpoint and headers are worked out once.
+ */
+function upstreamOf(p: ProviderDef): Upstream {
+  let u = upstreams.get(p);
+  if (!u) {
+    const url = new URL(`${p.baseUrl.replace(/\/+$/, '')}/chat/completions`);
+    const headers = (accept: string) => {
+      const own: Record<string, string> = { 'content-type': 'application/json', accept };
+      if (p.apiKey) own.authorization = `Bearer ${p.apiKey}`;
+      return { ...p.headers, ...own };
+    };
+    u = {
+      pool: new Agent({ keepAliveTimeout: 30_000, connections: 128, pipelining: 1 }),
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
+      headers: { json: headers('application/json'), stream: headers('text/event-stream') },
+    };
+    upstreams.set(p, u);
+  }
+  return u;
+}
+
+function send(t: Target, req: ModelRequest, stream: boolean, signal: AbortSignal) {
   const body: Record<string, unknown> = { ...req.extra, model: t.model, messages: req.messages, stream };
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.max_tokens !== undefined) body.max_tokens = req.max_tokens;
   if (req.tools && req.tools.length > 0) body.tools = req.tools;
   if (req.tool_choice !== undefined) body.tool_choice = req.tool_choice;
   if (stream) body.stream_options = { include_usage: true };
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: stream ? 'text/event-stream' : 'application/json',
-  };
-  if (t.provider.apiKey) headers.authorization = `Bearer ${t.provider.apiKey}`;
-  return {
+  const u = upstreamOf(t.provider);
+  return u.pool.request({
+    origin: u.origin,
+    path: u.path,
     method: 'POST',
-    headers: { ...t.provider.headers, ...headers },
+    headers: stream ? u.headers.stream : u.headers.json,
     body: JSON.stringify(body),
     signal,
-    dispatcher: poolFor(t.provider),
-  };
-}
-
-const pools = new WeakMap<ProviderDef, Agent>();
-
-/**
- * The keep-alive connection pool of one upstream (undici Agent): connections are reused across
- * requests instead of paying a TCP (and TLS) handshake per call. `undici.request` rather than
- * fetch: no WHATWG stream and Request/Response objects per call (the CPU profile's hot spot). Provider definitions live as
- * long as the process's one model router, so each upstream gets one pool.
- */
-function poolFor(p: ProviderDef): Agent {
-  let a = pools.get(p);
-  if (!a) pools.set(p, (a = new Agent({ keepAliveTimeout: 30_000, connections: 128, pipelining: 1 })));
-  return a;
+  });
 }
 
 const ok = (res: Dispatcher.ResponseData<unknown>) => res.statusCode >= 200 && res.statusCode < 300;
 function retryAfterOf(res: Dispatcher.ResponseData<unknown>): string | null {
   const v = res.headers['retry-after'];
   return (Array.isArray(v) ? v[0] : v) ?? null;
-}
-
-function endpoint(p: ProviderDef): string {
-  return `${p.baseUrl.replace(/\/+$/, '')}/chat/completions`;
 }
 
 /**
@@ -206,7 +219,7 @@ export async function completeOnce(t: Target, req: ModelRequest, remainingMs: nu
   const limit = Math.max(1, Math.min(t.provider.timeoutMs, remainingMs));
   const a = new AttemptControl(req.signal, limit, limit);
   try {
-    const res = await request(endpoint(t.provider), requestInit(t, req, false, a.signal));
+    const res = await send(t, req, false, a.signal);
     if (!ok(res)) {
       await res.body.dump().catch(() => undefined);
       throw faultFromStatus(t.provider.name, res.statusCode, retryAfterOf(res));
@@ -254,7 +267,7 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
   const a = new AttemptControl(req.signal, idle, Math.max(1, remainingMs));
   let res: Dispatcher.ResponseData<unknown>;
   try {
-    res = await request(endpoint(t.provider), requestInit(t, req, true, a.signal));
+    res = await send(t, req, true, a.signal);
     if (!ok(res)) {
       await res.body.dump().catch(() => undefined);
       throw faultFromStatus(t.provider.name, res.statusCode, retryAfterOf(res));
