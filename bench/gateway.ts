@@ -168,14 +168,15 @@ async function main(): Promise<void> {
     );
 
     if (PROFILE) await app.profileStart(PROFILE);
-    const rps = await throughput([direct, gateway], N * 2);
+    // The bare proxy runs too, as a reference (no goal): what a proxy that does no work reaches here.
+    const rps = await throughput([direct, gateway, proxy], N * 2);
     if (PROFILE) {
       const file = path.resolve(process.env.BENCH_PROFILE_DIR ?? '.', `gateway.${PROFILE}profile`);
       await app.profileStop(file);
       console.log(`profile of the gateway's process over the throughput phase: ${file}\n`);
     }
     console.log(
-      `THROUGHPUT at concurrency ${CONCURRENCY}: direct ${rps[0].toFixed(0)} req/s, gateway ${rps[1].toFixed(0)} req/s\n`,
+      `THROUGHPUT at concurrency ${CONCURRENCY}: direct ${rps[0].toFixed(0)} req/s, gateway ${rps[1].toFixed(0)} req/s (${(rps[1] / rps[0]).toFixed(2)}), bare proxy ${rps[2].toFixed(0)} req/s (${(rps[2] / rps[0]).toFixed(2)}, reference)\n`,
     );
     check(`throughput at concurrency ${CONCURRENCY}, gateway / direct`, rps[1] / rps[0], 0.5, false);
 
