@@ -1,9 +1,10 @@
 /**
  * Servers of the gateway benchmark (bench/gateway.ts), each runnable in its own process as users
- * run them: the gateway (the real app) and the bare pass-through proxy it is compared with. The
- * bench client and the fake upstream stay in the bench's process, so the CPU a proxy spends per
- * request does not compete with the client's inside one event loop (both proxies get the same
- * treatment). `BENCH_GATEWAY_LAYOUT=one-process` keeps everything in one process, as before.
+ * run them: the gateway (the real app) and the bare pass-through proxy it is compared with. With
+ * `BENCH_GATEWAY_LAYOUT=processes` the bench client and the fake upstream stay in the bench's
+ * process and each server gets its own, so the CPU a proxy spends per request does not compete
+ * with the client's inside one event loop (both proxies get the same treatment); by default all
+ * of them run in the bench's process.
  *
  * A server process answers IPC messages: `profile-start`, `profile-stop` (writes an inspector CPU
  * profile of that process to the given path) and `close`.

@@ -9,10 +9,11 @@
  *   4. SSE time to first token added ≤ 1 ms at p50.
  * Prints every ratio with PASS/FAIL and exits non-zero on any FAIL.
  *
- * Layout: the bench client and the fake upstream run in this process; the gateway and the bare
- * proxy each run in a Node process of their own (bench/gateway-helpers.ts), as users run a
- * gateway, so neither competes with the client for one event loop. BENCH_GATEWAY_LAYOUT=one-process
- * runs all of them in this process (the layout before the third speed pass).
+ * Layout: by default the client, the fake upstream, the bare proxy and the gateway share this
+ * process. BENCH_GATEWAY_LAYOUT=processes runs the gateway and the bare proxy each in a Node
+ * process of their own (bench/gateway-helpers.ts), as users run a gateway, so neither shares an
+ * event loop with the client (docs/decisions.md, "Gateway, third speed pass": on this 2-core
+ * machine under load that layout measured no better for the gateway, so it is not the default).
  * BENCH_PROFILE=cpu|heap with BENCH_PROFILE_DIR (default .) writes an inspector profile of the
  * gateway's process over the throughput phase (gateway.cpuprofile / gateway.heapprofile).
  * Run: npm run -s bench -- gateway   (needs PostgreSQL on 127.0.0.1:5432; BENCH_N scales the loops)
@@ -25,7 +26,7 @@ import { fmt, percentile } from './helpers';
 const REPLY = 'The quick brown fox jumps over the lazy dog while the gateway streams every token to the client.';
 const N = Number(process.env.BENCH_N ?? 200);
 const CONCURRENCY = 16;
-const ONE_PROCESS = process.env.BENCH_GATEWAY_LAYOUT === 'one-process';
+const ONE_PROCESS = process.env.BENCH_GATEWAY_LAYOUT !== 'processes';
 const PROFILE = process.env.BENCH_PROFILE as ProfileKind | undefined;
 
 interface Target {
@@ -154,7 +155,7 @@ async function main(): Promise<void> {
     const all = [direct, proxy, gateway];
     for (const stream of [false, true]) for (const t of all) for (let i = 0; i < 50; i++) await once(t, stream); // warm-up (JIT, pools, caches)
     console.log(
-      `Chat gateway benchmark: ${N} interleaved sequential requests per target and phase; throughput at concurrency ${CONCURRENCY}; ${ONE_PROCESS ? 'client, upstream, proxy and gateway in one process' : 'gateway and bare proxy each in its own process'}.\n`,
+      `Chat gateway benchmark: ${N} interleaved sequential requests per target and phase; throughput at concurrency ${CONCURRENCY}; ${ONE_PROCESS ? 'client, upstream, proxy and gateway in one process' : 'gateway and bare proxy each in its own process (BENCH_GATEWAY_LAYOUT=processes)'}.\n`,
     );
 
     const instant = await rounds(all, N, (t) => once(t, false));
