@@ -26,6 +26,8 @@ export interface BenchServer {
   profileStart(kind: ProfileKind): Promise<void>;
   /** Stops it and writes the profile (.cpuprofile or .heapprofile) to `file`. */
   profileStop(file: string): Promise<void>;
+  /** CPU time (user + system, µs) its process used so far (the whole bench process when in-process). */
+  cpuMicros(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -72,6 +74,11 @@ async function startHere(
 }
 
 export type ProfileKind = 'cpu' | 'heap';
+
+function cpuMicros(): number {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}
 let running: { session: Session; kind: ProfileKind } | undefined;
 
 /** CPU: inspector profiler at 100 µs. Heap: sampling heap profiler counting every allocation (collected ones too). */
@@ -106,13 +113,14 @@ async function profileStop(file: string): Promise<void> {
 export async function startServer(kind: ServerKind, upstream: string, inProcess: boolean): Promise<BenchServer> {
   if (inProcess) {
     const s = await startHere(kind, upstream);
-    return { ...s, profileStart, profileStop };
+    return { ...s, profileStart, profileStop, cpuMicros: () => Promise.resolve(cpuMicros()) };
   }
   const child = fork(__filename, [kind, upstream], { execPath: process.execPath, stdio: 'inherit' });
-  const replies: Array<(m: { type: string; url?: string; key?: string; error?: string }) => void> = [];
+  type Reply = { type: string; url?: string; key?: string; error?: string; micros?: number };
+  const replies: Array<(m: Reply) => void> = [];
   child.on('message', (m: { type: string }) => replies.shift()?.(m as never));
   const ask = (msg: unknown) =>
-    new Promise<{ type: string; url?: string; key?: string; error?: string }>((resolve, reject) => {
+    new Promise<Reply>((resolve, reject) => {
       replies.push((m) => (m.type === 'error' ? reject(new Error(m.error)) : resolve(m)));
       if (msg !== undefined) child.send(msg as never);
     });
@@ -128,6 +136,7 @@ export async function startServer(kind: ServerKind, upstream: string, inProcess:
     key: ready.key,
     profileStart: async (kind) => void (await ask({ type: 'profile-start', kind })),
     profileStop: async (file) => void (await ask({ type: 'profile-stop', file })),
+    cpuMicros: async () => (await ask({ type: 'cpu' })).micros!,
     close: async () => {
       child.send({ type: 'close' });
       // It ends once its server, pools and IPC channel are closed; a leftover handle must not hang the bench.
@@ -153,6 +162,7 @@ if (require.main === module && process.send) {
           );
         if (m.type === 'profile-start') void reply(profileStart(m.kind ?? 'cpu'), 'profiling');
         else if (m.type === 'profile-stop') void reply(profileStop(m.file!), 'profiled');
+        else if (m.type === 'cpu') send({ type: 'cpu', micros: cpuMicros() });
         else if (m.type === 'close') void s.close().finally(() => process.disconnect());
       });
     },

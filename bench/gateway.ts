@@ -15,7 +15,9 @@
  * event loop with the client (docs/decisions.md, "Gateway, third speed pass": on this 2-core
  * machine under load that layout measured no better for the gateway, so it is not the default).
  * BENCH_PROFILE=cpu|heap with BENCH_PROFILE_DIR (default .) writes an inspector profile of the
- * gateway's process over the throughput phase (gateway.cpuprofile / gateway.heapprofile).
+ * gateway's process over the throughput phase (gateway.cpuprofile / gateway.heapprofile); in the
+ * one-process layout that is the whole bench process. The processes layout also prints each
+ * server process's CPU time per request over that phase.
  * Run: npm run -s bench -- gateway   (needs PostgreSQL on 127.0.0.1:5432; BENCH_N scales the loops)
  */
 import path from 'node:path';
@@ -170,7 +172,17 @@ async function main(): Promise<void> {
 
     if (PROFILE) await app.profileStart(PROFILE);
     // The bare proxy runs too, as a reference (no goal): what a proxy that does no work reaches here.
+    const cpuBefore = ONE_PROCESS ? [] : await Promise.all([app.cpuMicros(), bare.cpuMicros()]);
     const rps = await throughput([direct, gateway, proxy], N * 2);
+    if (!ONE_PROCESS) {
+      // CPU time, not wall time: what each server's process spent per request it relayed in this phase.
+      const [g, b] = (await Promise.all([app.cpuMicros(), bare.cpuMicros()])).map(
+        (v, i) => (v - cpuBefore[i]) / (N * 2),
+      );
+      console.log(
+        `CPU per request in this phase: gateway process ${g.toFixed(0)} µs, bare proxy process ${b.toFixed(0)} µs (${(g / b).toFixed(2)}×)`,
+      );
+    }
     if (PROFILE) {
       const file = path.resolve(process.env.BENCH_PROFILE_DIR ?? '.', `gateway.${PROFILE}profile`);
       await app.profileStop(file);
