@@ -1,5 +1,17 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+const MAX_CACHED = 2000;
+
+/** `make(key)` once per key (up to MAX_CACHED keys; beyond that it is made per call, never dropped from the metric). */
+function cached<T>(map: Map<string, T>, key: string, make: () => T): T {
+  let v = map.get(key);
+  if (v === undefined) {
+    v = make();
+    if (map.size < MAX_CACHED) map.set(key, v);
+  }
+  return v;
+}
+
 /** Prometheus metrics of one app instance (own registry, so several apps can coexist in tests). */
 export class Metrics {
   readonly registry = new Registry();
@@ -36,7 +48,37 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  // Pre-labelled children, looked up by a plain string: `inc(labels)` hashed the label object on every call.
+  private readonly httpChildren = new Map<
+    string,
+    { requests: ReturnType<Counter['labels']>; duration: ReturnType<Histogram['labels']> }
+  >();
+  private readonly chatChildren = new Map<string, ReturnType<Counter['labels']>>();
+  private readonly tokenChildren = new Map<string, ReturnType<Counter['labels']>>();
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
+  }
+
+  /** One finished HTTP request: svc_http_requests_total and svc_http_request_duration_seconds. */
+  observeHttp(method: string, route: string, status: number, seconds: number): void {
+    const c = cached(this.httpChildren, `${method} ${status} ${route}`, () => {
+      const labels = { method, route, status: String(status) };
+      return { requests: this.httpRequests.labels(labels), duration: this.httpDuration.labels(labels) };
+    });
+    c.requests.inc();
+    c.duration.observe(seconds);
+  }
+
+  /** svc_chat_requests_total{lane,status} + 1. */
+  countChat(lane: string, status: number): void {
+    cached(this.chatChildren, `${status} ${lane}`, () =>
+      this.chatRequests.labels({ lane, status: String(status) }),
+    ).inc();
+  }
+
+  /** svc_chat_tokens_total{lane,direction} + n. */
+  countTokens(lane: string, direction: 'in' | 'out', n: number): void {
+    cached(this.tokenChildren, `${direction} ${lane}`, () => this.chatTokens.labels({ lane, direction })).inc(n);
   }
 }

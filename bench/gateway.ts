@@ -8,16 +8,28 @@
  *   3. throughput at concurrency 16 ≥ 0.5× direct;
  *   4. SSE time to first token added ≤ 1 ms at p50.
  * Prints every ratio with PASS/FAIL and exits non-zero on any FAIL.
+ *
+ * Layout: by default the client, the fake upstream, the bare proxy and the gateway share this
+ * process. BENCH_GATEWAY_LAYOUT=processes runs the gateway and the bare proxy each in a Node
+ * process of their own (bench/gateway-helpers.ts), as users run a gateway, so neither shares an
+ * event loop with the client (docs/decisions.md, "Gateway, third speed pass": on this 2-core
+ * machine under load that layout measured no better for the gateway, so it is not the default).
+ * BENCH_PROFILE=cpu|heap with BENCH_PROFILE_DIR (default .) writes an inspector profile of the
+ * gateway's process over the throughput phase (gateway.cpuprofile / gateway.heapprofile); in the
+ * one-process layout that is the whole bench process. The processes layout also prints each
+ * server process's CPU time per request over that phase.
  * Run: npm run -s bench -- gateway   (needs PostgreSQL on 127.0.0.1:5432; BENCH_N scales the loops)
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { startFakeOpenAI, type FakeBehavior } from '../test/helpers/fake-openai';
-import { fmt, percentile, startBenchApp } from './helpers';
+import { startServer, type BenchServer, type ProfileKind } from './gateway-helpers';
+import { fmt, percentile } from './helpers';
 
 const REPLY = 'The quick brown fox jumps over the lazy dog while the gateway streams every token to the client.';
 const N = Number(process.env.BENCH_N ?? 200);
 const CONCURRENCY = 16;
+const ONE_PROCESS = process.env.BENCH_GATEWAY_LAYOUT !== 'processes';
+const PROFILE = process.env.BENCH_PROFILE as ProfileKind | undefined;
 
 interface Target {
   name: string;
@@ -97,39 +109,6 @@ async function throughput(targets: Target[], total: number): Promise<number[]> {
   return busy.map((ms) => (total / ms) * 1000);
 }
 
-/** The floor: a pass-through proxy with a keep-alive agent that only pipes bytes both ways. */
-async function startBareProxy(upstream: string): Promise<{ url: string; close(): Promise<void> }> {
-  const up = new URL(upstream);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  const server = http.createServer((req, res) => {
-    const fwd = http.request(
-      {
-        host: up.hostname,
-        port: up.port,
-        path: `${up.pathname}/chat/completions`,
-        method: req.method,
-        headers: req.headers,
-        agent,
-      },
-      (r) => {
-        res.writeHead(r.statusCode ?? 502, r.headers);
-        r.pipe(res);
-      },
-    );
-    fwd.on('error', () => res.destroy());
-    req.pipe(fwd);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: async () => {
-      agent.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
-}
-
 const checks: Array<{ what: string; value: number; limit: number; atMost: boolean }> = [];
 function check(what: string, value: number, limit: number, atMost = true): void {
   checks.push({ what, value, limit, atMost });
@@ -150,10 +129,13 @@ async function main(): Promise<void> {
   let behavior: FakeBehavior = { reply: REPLY };
   const fake = await startFakeOpenAI({ defaults: { reply: REPLY } });
   fake.onRequest(() => behavior);
-  const app = await startBenchApp({ OPENAI_BASE_URL: fake.url });
-  const bare = await startBareProxy(fake.url);
+  const servers: BenchServer[] = [];
   try {
-    const key = await app.key(['runtime:chat']);
+    const app = await startServer('gateway', fake.url, ONE_PROCESS);
+    servers.push(app);
+    const bare = await startServer('proxy', fake.url, ONE_PROCESS);
+    servers.push(bare);
+    const key = app.key!;
     const direct: Target = {
       name: 'upstream direct',
       url: `${fake.url}/chat/completions`,
@@ -175,7 +157,7 @@ async function main(): Promise<void> {
     const all = [direct, proxy, gateway];
     for (const stream of [false, true]) for (const t of all) for (let i = 0; i < 50; i++) await once(t, stream); // warm-up (JIT, pools, caches)
     console.log(
-      `Chat gateway benchmark: ${N} interleaved sequential requests per target and phase; throughput at concurrency ${CONCURRENCY}.\n`,
+      `Chat gateway benchmark: ${N} interleaved sequential requests per target and phase; throughput at concurrency ${CONCURRENCY}; ${ONE_PROCESS ? 'client, upstream, proxy and gateway in one process' : 'gateway and bare proxy each in its own process (BENCH_GATEWAY_LAYOUT=processes)'}.\n`,
     );
 
     const instant = await rounds(all, N, (t) => once(t, false));
@@ -188,9 +170,26 @@ async function main(): Promise<void> {
       2,
     );
 
-    const rps = await throughput([direct, gateway], N * 2);
+    if (PROFILE) await app.profileStart(PROFILE);
+    // The bare proxy runs too, as a reference (no goal): what a proxy that does no work reaches here.
+    const cpuBefore = ONE_PROCESS ? [] : await Promise.all([app.cpuMicros(), bare.cpuMicros()]);
+    const rps = await throughput([direct, gateway, proxy], N * 2);
+    if (!ONE_PROCESS) {
+      // CPU time, not wall time: what each server's process spent per request it relayed in this phase.
+      const [g, b] = (await Promise.all([app.cpuMicros(), bare.cpuMicros()])).map(
+        (v, i) => (v - cpuBefore[i]) / (N * 2),
+      );
+      console.log(
+        `CPU per request in this phase: gateway process ${g.toFixed(0)} µs, bare proxy process ${b.toFixed(0)} µs (${(g / b).toFixed(2)}×)`,
+      );
+    }
+    if (PROFILE) {
+      const file = path.resolve(process.env.BENCH_PROFILE_DIR ?? '.', `gateway.${PROFILE}profile`);
+      await app.profileStop(file);
+      console.log(`profile of the gateway's process over the throughput phase: ${file}\n`);
+    }
     console.log(
-      `THROUGHPUT at concurrency ${CONCURRENCY}: direct ${rps[0].toFixed(0)} req/s, gateway ${rps[1].toFixed(0)} req/s\n`,
+      `THROUGHPUT at concurrency ${CONCURRENCY}: direct ${rps[0].toFixed(0)} req/s, gateway ${rps[1].toFixed(0)} req/s (${(rps[1] / rps[0]).toFixed(2)}), bare proxy ${rps[2].toFixed(0)} req/s (${(rps[2] / rps[0]).toFixed(2)}, reference)\n`,
     );
     check(`throughput at concurrency ${CONCURRENCY}, gateway / direct`, rps[1] / rps[0], 0.5, false);
 
@@ -206,8 +205,7 @@ async function main(): Promise<void> {
     check('20 ms upstream p50, gateway / direct', percentile(slow[1], 50) / percentile(slow[0], 50), 1.1);
     check('20 ms upstream p99, gateway / direct', percentile(slow[1], 99) / percentile(slow[0], 99), 1.2);
   } finally {
-    await bare.close();
-    await app.close();
+    for (const s of servers.reverse()) await s.close();
     await fake.close();
   }
 

@@ -15,23 +15,37 @@ export function unstorable(s: string): string | undefined {
 
 /**
  * Every string (value or object key) PostgreSQL cannot store: refused up front for every route with
- * the field's path, so nothing is half-stored. Walks plain objects and arrays only.
+ * the field's path, so nothing is half-stored. Walks plain objects and arrays only. A path is
+ * joined only for a field that is refused (the walk itself allocates no strings).
  */
 export function unstorablePaths(value: unknown, path: string, out: ErrorDetail[] = [], depth = 0): ErrorDetail[] {
-  if (out.length >= 20 || depth > 100) return out;
+  walk(value, [path], out, depth);
+  return out;
+}
+
+function walk(value: unknown, parts: Array<string | number>, out: ErrorDetail[], depth: number): void {
+  if (out.length >= 20 || depth > 100) return;
   if (typeof value === 'string') {
     const message = unstorable(value);
-    if (message) out.push({ path, message });
+    if (message) out.push({ path: parts.join('.'), message });
   } else if (Array.isArray(value)) {
-    value.forEach((v, i) => unstorablePaths(v, `${path}.${i}`, out, depth + 1));
+    for (let i = 0; i < value.length; i++) {
+      parts.push(i);
+      walk(value[i], parts, out, depth + 1);
+      parts.pop();
+    }
   } else if (value !== null && typeof value === 'object') {
     const proto = Object.getPrototypeOf(value) as unknown;
-    if (proto !== Object.prototype && proto !== null) return out;
-    for (const [k, v] of Object.entries(value)) {
+    if (proto !== Object.prototype && proto !== null) return;
+    for (const k in value) {
+      if (!Object.hasOwn(value, k)) continue;
       const message = unstorable(k);
-      if (message) out.push({ path: `${path}.${k.replaceAll(NUL, '\\u0000').toWellFormed()}`, message });
-      else unstorablePaths(v, `${path}.${k}`, out, depth + 1);
+      if (message) out.push({ path: `${parts.join('.')}.${k.replaceAll(NUL, '\\u0000').toWellFormed()}`, message });
+      else {
+        parts.push(k);
+        walk((value as Record<string, unknown>)[k], parts, out, depth + 1);
+        parts.pop();
+      }
     }
   }
-  return out;
 }

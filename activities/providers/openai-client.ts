@@ -1,4 +1,4 @@
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { AppError } from '../../schema/errors';
 import { faultFromNetwork, faultFromStatus, timeoutFault, upstreamFault } from './errors';
@@ -84,44 +84,61 @@ function usageOf(u: z.infer<typeof Usage> | null | undefined, messages: ChatMess
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
-function requestInit(
-  t: Target,
-  req: ModelRequest,
-  stream: boolean,
-  signal: AbortSignal,
-): Parameters<typeof request>[1] {
+/** What stays the same for every call to one upstream: its pool, where it is, and the request headers. */
+interface Upstream {
+  pool: Agent;
+  origin: string;
+  path: string;
+  /** Headers for a JSON answer and for a stream (provider headers first, ours win). */
+  headers: { json: Record<string, string>; stream: Record<string, string> };
+}
+
+const upstreams = new WeakMap<ProviderDef, Upstream>();
+
+/**
+ * The keep-alive connection pool of one upstream (undici Agent): connections are reused across
+ * requests instead of paying a TCP (and TLS) handshake per call. The pool's own `request` rather
+ * than fetch: no WHATWG stream and Request/Response objects per call (the CPU profile's hot spot);
+ * and rather than `undici.request(url)`, which parsed the URL again on every call. Provider
+ * definitions live as long as the process's one model router, so each upstream gets one pool,
+ * and its endpoint and headers are worked out once.
+ */
+function upstreamOf(p: ProviderDef): Upstream {
+  let u = upstreams.get(p);
+  if (!u) {
+    const url = new URL(`${p.baseUrl.replace(/\/+$/, '')}/chat/completions`);
+    const headers = (accept: string) => {
+      const own: Record<string, string> = { 'content-type': 'application/json', accept };
+      if (p.apiKey) own.authorization = `Bearer ${p.apiKey}`;
+      return { ...p.headers, ...own };
+    };
+    u = {
+      pool: new Agent({ keepAliveTimeout: 30_000, connections: 128, pipelining: 1 }),
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
+      headers: { json: headers('application/json'), stream: headers('text/event-stream') },
+    };
+    upstreams.set(p, u);
+  }
+  return u;
+}
+
+function send(t: Target, req: ModelRequest, stream: boolean, signal: AbortSignal) {
   const body: Record<string, unknown> = { ...req.extra, model: t.model, messages: req.messages, stream };
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.max_tokens !== undefined) body.max_tokens = req.max_tokens;
   if (req.tools && req.tools.length > 0) body.tools = req.tools;
   if (req.tool_choice !== undefined) body.tool_choice = req.tool_choice;
   if (stream) body.stream_options = { include_usage: true };
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: stream ? 'text/event-stream' : 'application/json',
-  };
-  if (t.provider.apiKey) headers.authorization = `Bearer ${t.provider.apiKey}`;
-  return {
+  const u = upstreamOf(t.provider);
+  return u.pool.request({
+    origin: u.origin,
+    path: u.path,
     method: 'POST',
-    headers: { ...t.provider.headers, ...headers },
+    headers: stream ? u.headers.stream : u.headers.json,
     body: JSON.stringify(body),
     signal,
-    dispatcher: poolFor(t.provider),
-  };
-}
-
-const pools = new WeakMap<ProviderDef, Agent>();
-
-/**
- * The keep-alive connection pool of one upstream (undici Agent): connections are reused across
- * requests instead of paying a TCP (and TLS) handshake per call. `undici.request` rather than
- * fetch: no WHATWG stream and Request/Response objects per call (the CPU profile's hot spot). Provider definitions live as
- * long as the process's one model router, so each upstream gets one pool.
- */
-function poolFor(p: ProviderDef): Agent {
-  let a = pools.get(p);
-  if (!a) pools.set(p, (a = new Agent({ keepAliveTimeout: 30_000, connections: 128, pipelining: 1 })));
-  return a;
+  });
 }
 
 const ok = (res: Dispatcher.ResponseData<unknown>) => res.statusCode >= 200 && res.statusCode < 300;
@@ -130,16 +147,20 @@ function retryAfterOf(res: Dispatcher.ResponseData<unknown>): string | null {
   return (Array.isArray(v) ? v[0] : v) ?? null;
 }
 
-function endpoint(p: ProviderDef): string {
-  return `${p.baseUrl.replace(/\/+$/, '')}/chat/completions`;
-}
-
-/** Abort wiring for one attempt: the caller's signal plus our own timers. */
+/**
+ * Abort wiring for one attempt: the caller's signal plus our own timers. The caller's abort is
+ * forwarded by one listener (removed when the attempt ends) rather than `AbortSignal.any`, whose
+ * composite signal and weak references showed in the request profile; a non-streaming call,
+ * whose idle and overall limits are the same, runs one timer.
+ */
 class AttemptControl {
   readonly ctl = new AbortController();
   readonly signal: AbortSignal;
   private idle?: NodeJS.Timeout;
   private overall?: NodeJS.Timeout;
+  private readonly onOuterAbort?: () => void;
+  /** The overall timer fires no later than the idle one could: no idle timer then. */
+  private readonly idleRedundant: boolean;
   timedOutAfter = 0;
 
   constructor(
@@ -147,9 +168,16 @@ class AttemptControl {
     private readonly idleMs: number,
     overallMs: number,
   ) {
-    this.signal = outer ? AbortSignal.any([outer, this.ctl.signal]) : this.ctl.signal;
+    this.signal = this.ctl.signal;
+    if (outer?.aborted) this.ctl.abort(outer.reason);
+    else if (outer) {
+      this.onOuterAbort = () => this.ctl.abort(outer.reason);
+      outer.addEventListener('abort', this.onOuterAbort, { once: true });
+    }
     // setTimeout overflows above 2^31-1 ms (it would fire at once): no overall timer then.
+    // With idle ≥ overall the idle timer could never fire first: the overall one is enough.
     if (overallMs < 2 ** 31 - 1) this.overall = setTimeout(() => this.expire(overallMs), overallMs);
+    this.idleRedundant = this.overall !== undefined && idleMs >= overallMs;
     this.touch();
   }
 
@@ -160,8 +188,9 @@ class AttemptControl {
 
   /** Resets the idle timer (first byte, and every streamed read). */
   touch() {
-    clearTimeout(this.idle);
-    this.idle = setTimeout(() => this.expire(this.idleMs), this.idleMs);
+    if (this.idleRedundant) return;
+    if (this.idle) this.idle.refresh();
+    else this.idle = setTimeout(() => this.expire(this.idleMs), this.idleMs);
   }
 
   /** Turns whatever was thrown into the error the router should see. */
@@ -175,6 +204,7 @@ class AttemptControl {
   done() {
     clearTimeout(this.idle);
     clearTimeout(this.overall);
+    if (this.onOuterAbort) this.outer?.removeEventListener('abort', this.onOuterAbort);
   }
 
   /** Stops the upstream request (early consumer exit). */
@@ -189,7 +219,7 @@ export async function completeOnce(t: Target, req: ModelRequest, remainingMs: nu
   const limit = Math.max(1, Math.min(t.provider.timeoutMs, remainingMs));
   const a = new AttemptControl(req.signal, limit, limit);
   try {
-    const res = await request(endpoint(t.provider), requestInit(t, req, false, a.signal));
+    const res = await send(t, req, false, a.signal);
     if (!ok(res)) {
       await res.body.dump().catch(() => undefined);
       throw faultFromStatus(t.provider.name, res.statusCode, retryAfterOf(res));
@@ -237,7 +267,7 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
   const a = new AttemptControl(req.signal, idle, Math.max(1, remainingMs));
   let res: Dispatcher.ResponseData<unknown>;
   try {
-    res = await request(endpoint(t.provider), requestInit(t, req, true, a.signal));
+    res = await send(t, req, true, a.signal);
     if (!ok(res)) {
       await res.body.dump().catch(() => undefined);
       throw faultFromStatus(t.provider.name, res.statusCode, retryAfterOf(res));

@@ -2,6 +2,17 @@ import type { Logger } from 'pino';
 import type { Db } from '../../activities/store/db';
 import { addUsage, type UsageDelta } from '../../activities/store/rate-limits';
 
+let dayCache = { from: 0, to: 0, day: '' };
+
+/** The UTC date (YYYY-MM-DD) of `now`, formatted once per day rather than per request. */
+function utcDay(now: number): string {
+  if (now < dayCache.from || now >= dayCache.to) {
+    const from = now - (now % 86_400_000);
+    dayCache = { from, to: from + 86_400_000, day: new Date(from).toISOString().slice(0, 10) };
+  }
+  return dayCache.day;
+}
+
 /**
  * Per-request usage (requests, errors, tokens) summed in memory per tenant, key, lane and UTC
  * day, and written in one statement per flush: the request path only updates a Map entry.
@@ -23,7 +34,7 @@ export class UsageRecorder {
     tokensOut: number;
     estimated: boolean;
   }): void {
-    const day = new Date().toISOString().slice(0, 10);
+    const day = utcDay(Date.now());
     const k = `${o.tenantId}\u0000${o.keyId}\u0000${o.lane}\u0000${day}`;
     let d = this.pending.get(k);
     if (!d)

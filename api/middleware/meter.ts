@@ -22,7 +22,7 @@ export function meter(): AppMiddleware {
     const decision = await g.limiter.admit(p);
     for (const name in decision.headers) ctx.set(name, decision.headers[name]);
     if (!decision.ok) {
-      ctx.metrics.chatRequests.inc({ lane: 'none', status: '429' });
+      ctx.metrics.countChat('none', 429);
       throw new AppError(
         'rate_limited',
         `Rate limit reached for this key or tenant: ${LIMIT_NAMES[decision.reason ?? ''] ?? decision.reason}. Retry after ${decision.retryAfterS} s.`,
@@ -46,9 +46,9 @@ export function meter(): AppMiddleware {
         tokensOut,
         estimated: u?.estimated ?? false,
       });
-      ctx.metrics.chatRequests.inc({ lane, status: String(ctx.status) });
-      if (tokensIn) ctx.metrics.chatTokens.inc({ lane, direction: 'in' }, tokensIn);
-      if (tokensOut) ctx.metrics.chatTokens.inc({ lane, direction: 'out' }, tokensOut);
+      ctx.metrics.countChat(lane, ctx.status);
+      if (tokensIn) ctx.metrics.countTokens(lane, 'in', tokensIn);
+      if (tokensOut) ctx.metrics.countTokens(lane, 'out', tokensOut);
     };
     try {
       await next();
@@ -64,7 +64,7 @@ export function meter(): AppMiddleware {
         tokensOut: 0,
         estimated: false,
       });
-      ctx.metrics.chatRequests.inc({ lane, status: String(err instanceof AppError ? err.status : 500) });
+      ctx.metrics.countChat(lane, err instanceof AppError ? err.status : 500);
       throw err;
     }
     // Streams end later: count them when the response is complete.

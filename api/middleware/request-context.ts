@@ -16,9 +16,10 @@ export function requestContext(): AppMiddleware {
     const finish = () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = ctx.state.routeName ?? 'unmatched';
-      const labels = { method: ctx.method, route, status: String(ctx.status) };
-      ctx.metrics.httpRequests.inc(labels);
-      ctx.metrics.httpDuration.observe(labels, seconds);
+      ctx.metrics.observeHttp(ctx.method, route, ctx.status, seconds);
+      const log = ctx.deps.log;
+      // The line is built only when its level is on (benchmarks and quiet deployments pay nothing).
+      if (!log.isLevelEnabled(ctx.status >= 500 ? 'error' : 'info')) return;
       const line = {
         request_id: ctx.state.requestId,
         tenant: ctx.state.principal?.tenantId,
@@ -28,8 +29,8 @@ export function requestContext(): AppMiddleware {
         status: ctx.status,
         duration_ms: Math.round(seconds * 1000 * 10) / 10,
       };
-      if (ctx.status >= 500) ctx.deps.log.error(line, 'request failed');
-      else ctx.deps.log.info(line, 'request');
+      if (ctx.status >= 500) log.error(line, 'request failed');
+      else log.info(line, 'request');
     };
     try {
       await next();

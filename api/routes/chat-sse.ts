@@ -40,9 +40,19 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
   const created = Math.floor(Date.now() / 1000);
   const base = { id: o.id, object: 'chat.completion.chunk', created, model: o.lane };
   let closed = false;
-  const write = (data: unknown) => {
-    if (!closed) body.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+  // The role event is held and goes out with the next event (the first delta, which is already
+  // here): one write, so the headers, the role and the first token leave in one packet.
+  let held = '';
+  const send = (text: string) => {
+    if (closed) return;
+    body.write(held ? held + text : text);
+    held = '';
   };
+  const write = (data: unknown) => send(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+  // A content delta is the same event every time but for its text: the JSON around it is built once,
+  // byte for byte what JSON.stringify gives for { ...base, choices: [{ index, delta: { content }, finish_reason }] }.
+  const deltaHead = `data: ${JSON.stringify(base).slice(0, -1)},"choices":[{"index":0,"delta":{"content":`;
+  const writeDelta = (content: string) => send(`${deltaHead}${JSON.stringify(content)}},"finish_reason":null}]}\n\n`);
   // The caller's abort fires when the client goes away (one 'close' listener on the response for both).
   o.abort.signal.addEventListener('abort', () => (closed = true), { once: true });
 
@@ -50,14 +60,16 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
     let content = '';
     let finish = 'stop';
     let usage: ModelUsage | undefined;
-    write({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+    held = `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })}\n\n`;
+    // Without a first token to go with it (tool calls, an empty answer), the role event goes at once, as before.
+    if (next.done || !next.value.delta) send('');
     try {
       while (!next.done && !closed) {
         const c = next.value;
         if (c.delta) {
           content += c.delta;
           o.tap?.push(c.delta);
-          write({ ...base, choices: [{ index: 0, delta: { content: c.delta }, finish_reason: null }] });
+          writeDelta(c.delta);
         }
         if (c.finish_reason) finish = c.finish_reason;
         if (c.usage) usage = c.usage;
