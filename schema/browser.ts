@@ -82,6 +82,14 @@ export const BrowserSnapshotQuery = z.object({
 });
 
 /** The fields of a browser action besides the session (shared with a workspace run's own-session tool). */
+/** The snapshot's options as JSON fields (the tools' form of `BrowserSnapshotQuery`). */
+export const BrowserSnapshotFields = {
+  ref: z.string().min(1).max(40).optional(),
+  depth: z.number().int().min(1).max(100).optional(),
+  max_chars: z.number().int().min(200).max(1_000_000).default(32_000),
+  diff: z.boolean().default(false),
+};
+
 export const BrowserActionFields = {
   action: z.enum(BROWSER_ACTIONS),
   ref: Ref.optional(),

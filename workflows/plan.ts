@@ -28,17 +28,19 @@ const book = proxyLocalActivities<Activities>({
     nonRetryableErrorTypes,
   },
 });
+/** Step retries: a worker death or a database blip, never a tool's own failure (that is a stored result). */
+const STEP_RETRY = {
+  initialInterval: '500 ms',
+  backoffCoefficient: 2,
+  maximumInterval: '20 seconds',
+  maximumAttempts: 6,
+  nonRetryableErrorTypes,
+};
 /** Tool calls: retried when the worker dies or the database blips; a tool's own failure is a stored result, not a retry. */
 const steps = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '10 seconds',
-  retry: {
-    initialInterval: '500 ms',
-    backoffCoefficient: 2,
-    maximumInterval: '20 seconds',
-    maximumAttempts: 6,
-    nonRetryableErrorTypes,
-  },
+  retry: STEP_RETRY,
 });
 
 /**
@@ -49,13 +51,7 @@ const steps = proxyActivities<Activities>({
 const localSteps = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   localRetryThreshold: '10 seconds',
-  retry: {
-    initialInterval: '500 ms',
-    backoffCoefficient: 2,
-    maximumInterval: '20 seconds',
-    maximumAttempts: 6,
-    nonRetryableErrorTypes,
-  },
+  retry: STEP_RETRY,
 });
 
 function messageOf(err: unknown): { type?: string; message: string } {

@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { browserCommand } from '../../api/browser-client';
-import { closeSession, createSession } from '../../api/routes/browser';
-import { BrowserActionFields, BrowserCommandResponse, BrowserOpenBody, checkBrowserAction } from '../../schema/browser';
+import { closeSession, createSession } from '../../api/browser-sessions';
+import {
+  BrowserActionFields,
+  BrowserSnapshotFields,
+  BrowserCommandResponse,
+  BrowserOpenBody,
+  checkBrowserAction,
+} from '../../schema/browser';
 import { AppError } from '../../schema/errors';
 import { BROWSER_LIVE, getBrowserSession, type BrowserSessionRow } from '../store/browser-sessions';
 import { derivedId } from '../store/ids';
@@ -90,12 +96,7 @@ export function workspaceBrowserTools(runId: string): ToolDef[] {
       name: 'browser_snapshot',
       title: 'Browser: snapshot',
       description: 'Accessibility snapshot of this run’s browser page, with element refs for browser_action.',
-      input: z.strictObject({
-        ref: z.string().min(1).max(40).optional(),
-        depth: z.number().int().min(1).max(100).optional(),
-        max_chars: z.number().int().min(200).max(1_000_000).default(32_000),
-        diff: z.boolean().default(false),
-      }),
+      input: z.strictObject(BrowserSnapshotFields),
       readOnly: true,
       destructive: false,
       external: false,

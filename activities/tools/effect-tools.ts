@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { sessionOr404, browserCommand } from '../../api/browser-client';
-import { closeSession, createSession } from '../../api/routes/browser';
+import { closeSession, createSession } from '../../api/browser-sessions';
 import { queueEmail } from '../../api/routes/email';
 import { startTaskRun } from '../../api/workflow-clients/tasks';
 import {
@@ -9,6 +9,7 @@ import {
   BrowserOpenBody,
   BrowserSession,
   BrowserSessionCreateBody,
+  BrowserSnapshotFields,
 } from '../../schema/browser';
 import { EmailSendBody, EmailView } from '../../schema/email';
 import { notFound } from '../../schema/errors';
@@ -111,12 +112,7 @@ export const EFFECT_TOOLS: ToolDef[] = [
     name: 'browser_snapshot',
     title: 'Browser: snapshot',
     description: 'Accessibility snapshot with element refs (same as GET /v1/browser/snapshot).',
-    input: SessionRef.extend({
-      ref: z.string().min(1).max(40).optional(),
-      depth: z.number().int().min(1).max(100).optional(),
-      max_chars: z.number().int().min(200).max(1_000_000).default(32_000),
-      diff: z.boolean().default(false),
-    }),
+    input: SessionRef.extend(BrowserSnapshotFields),
     output: BrowserCommandResponse,
     readOnly: true,
     destructive: false,

@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from '../helpers/fake-openai';
+import { startFakeOpenAI, type FakeOpenAI, toolMsgs, userText } from '../helpers/fake-openai';
 import { startHarness, startQueueWorker, type Harness, type QueueWorker } from '../helpers/harness';
 import { abandonKey, workflowRuns } from '../helpers/idempotency';
 import { pollUntil } from '../helpers/poll';
@@ -21,10 +21,6 @@ let worker: QueueWorker | undefined;
 let delegate: http.Server;
 let durableGate: Promise<void> | undefined;
 const delegated: Array<{ headers: http.IncomingHttpHeaders; body: any }> = [];
-
-const userText = (r: RecordedRequest) => String(r.body?.messages?.[1]?.content ?? '');
-const toolMsgs = (r: RecordedRequest) =>
-  (r.body?.messages ?? []).filter((m: { role: string }) => m.role === 'tool') as Array<{ content: string }>;
 
 beforeAll(async () => {
   delegate = http.createServer((req, res) => {

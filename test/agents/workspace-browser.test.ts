@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runBrowserSessionId } from '../../activities/agents/workspace-browser';
 import { withBrowser, type BrowserFixture } from '../browser/browser-harness';
-import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from '../helpers/fake-openai';
+import { startFakeOpenAI, type FakeOpenAI, toolMsgs, userText } from '../helpers/fake-openai';
 import { pollUntil } from '../helpers/poll';
 
 jest.setTimeout(240_000);
@@ -14,10 +14,6 @@ let model: FakeOpenAI;
 let otherSession = '';
 const env: Record<string, string> = {};
 let f: BrowserFixture;
-
-const userText = (r: RecordedRequest) => String(r.body?.messages?.[1]?.content ?? '');
-const toolMsgs = (r: RecordedRequest) =>
-  (r.body?.messages ?? []).filter((m: { role: string }) => m.role === 'tool') as Array<{ content: string }>;
 
 beforeAll(async () => {
   model = await startFakeOpenAI();

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomToken } from '../../activities/store/ids';
-import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from '../helpers/fake-openai';
+import { startFakeOpenAI, type FakeOpenAI, toolMsgs, userText } from '../helpers/fake-openai';
 import { startHarness, type Harness } from '../helpers/harness';
 import { abandonKey, workflowRuns } from '../helpers/idempotency';
 import { pollUntil } from '../helpers/poll';
@@ -15,10 +15,6 @@ let key: string;
 let tenantId: string;
 let model: FakeOpenAI;
 let root: string;
-
-const userText = (r: RecordedRequest) => String(r.body?.messages?.[1]?.content ?? '');
-const toolMsgs = (r: RecordedRequest) =>
-  (r.body?.messages ?? []).filter((m: { role: string }) => m.role === 'tool') as Array<{ content: string }>;
 
 beforeAll(async () => {
   model = await startFakeOpenAI();

@@ -76,6 +76,12 @@ export interface FakeOpenAI {
 }
 
 /** A valid 1x1 PNG: the fake's generated image (`reply` replaces it with other base64). */
+/** The user message of an agent run's request (after the system prompt): the run's query. */
+export const userText = (r: RecordedRequest) => String(r.body?.messages?.[1]?.content ?? '');
+/** The tool results an agent run's request carries: one per tool call answered so far. */
+export const toolMsgs = (r: RecordedRequest) =>
+  (r.body?.messages ?? []).filter((m: { role: string }) => m.role === 'tool') as Array<{ content: string }>;
+
 export const FAKE_PNG_B64 =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
