@@ -1,4 +1,5 @@
-import { withHarness, type Harness } from '../helpers/harness';
+import type { Harness } from '../helpers/harness';
+import { withHarness } from '../helpers/with-harness';
 
 let h: Harness;
 let key: string;

@@ -1,5 +1,6 @@
 import { allRoutes } from '../../api/routes';
-import { withHarness, type Harness } from '../helpers/harness';
+import type { Harness } from '../helpers/harness';
+import { withHarness } from '../helpers/with-harness';
 
 // Issue 10 item 12: request headers are declared on the route spec and parsed by zod with body,
 // query and params: one 400 shape naming `headers.<name>`, and the OpenAPI document lists them.

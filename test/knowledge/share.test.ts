@@ -1,5 +1,6 @@
 import http from 'node:http';
-import { startHarness, withHarness, type Harness } from '../helpers/harness';
+import { startHarness, type Harness } from '../helpers/harness';
+import { withHarness } from '../helpers/with-harness';
 import { openBrowser, type PageProbe } from './browser';
 
 let h: Harness;

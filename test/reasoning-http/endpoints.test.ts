@@ -1,7 +1,8 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { reasoningEndpoints } from '../../reasoning/registry';
-import { withHarness, type Harness } from '../helpers/harness';
+import type { Harness } from '../helpers/harness';
+import { withHarness } from '../helpers/with-harness';
 
 let h: Harness;
 let key: string;

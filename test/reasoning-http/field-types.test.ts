@@ -1,4 +1,5 @@
-import { withHarness, type Harness } from '../helpers/harness';
+import type { Harness } from '../helpers/harness';
+import { withHarness } from '../helpers/with-harness';
 
 // Issue 10 item 2: "Field types are string unless stated." reliability and cost are not stated, so
 // strings (numeric and qualitative) work beside numbers; unmarked fields with a sensible default are optional.

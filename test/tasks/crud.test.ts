@@ -1,5 +1,6 @@
 import { sql } from 'slonik';
-import { withHarness, type Harness } from '../helpers/harness';
+import type { Harness } from '../helpers/harness';
+import { withHarness } from '../helpers/with-harness';
 
 let h: Harness;
 let key: string;
