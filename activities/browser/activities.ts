@@ -109,6 +109,23 @@ export function createBrowserWorkerActivities(o: {
       idleMs: Date.now() - (lastUsed.get(sessionId) ?? Date.now()),
     });
   }
+  /**
+   * A session about to close writes its due checkpoint now (URL and title; the state dies with it): a run
+   * that closes its session right after a direct command would otherwise leave the row without its last page.
+   */
+  async function flushCheckpoint(sessionId: string): Promise<void> {
+    const p = pending.get(sessionId);
+    if (!p) return;
+    if (p.timer) {
+      clearTimeout(p.timer);
+      p.timer = undefined;
+      p.running = (p.running ?? Promise.resolve()).then(() => checkpoint(sessionId, p.expiresAt, false));
+    }
+    await p.running?.catch((err) =>
+      deps.log.warn({ session: sessionId, err: (err as Error).message }, 'browser checkpoint failed'),
+    );
+    pending.delete(sessionId);
+  }
   function queueCheckpoint(sessionId: string, expiresAt: number, withState: boolean, direct: boolean): void {
     const p = pending.get(sessionId) ?? { expiresAt, withState: false, direct: false };
     pending.set(sessionId, p);
@@ -261,7 +278,10 @@ export function createBrowserWorkerActivities(o: {
 
     async browserRelease(input: { sessionId: string }): Promise<boolean> {
       // After any command in progress, so a closed session never has a command half-run on it.
-      const closed = await lockOf(input.sessionId).runExclusive(() => host.close(input.sessionId));
+      const closed = await lockOf(input.sessionId).runExclusive(async () => {
+        await flushCheckpoint(input.sessionId);
+        return host.close(input.sessionId);
+      });
       locks.delete(input.sessionId);
       lastUsed.delete(input.sessionId);
       return closed;

@@ -116,3 +116,13 @@ test('idle expiry never cuts a direct command short: the workflow asks the owner
   );
   expect(f.bw!.host.sessions.has(id)).toBe(false);
 });
+
+test('a session closed right after a direct command keeps that page as its last URL and title', async () => {
+  const id = await f.session();
+  expect((await f.open(id, '/form')).status).toBe(200);
+  // At once, well inside the quiet period after which the owner writes its deferred checkpoint.
+  const closed = await f.h.req('DELETE', `/v1/browser/sessions/${id}`, { key: f.key });
+  expect(closed.status).toBe(200);
+  expect(await row(id)).toMatchObject({ status: 'closed', url: `${f.pages.url}/form` });
+  expect((await row(id)).title).toBeTruthy();
+});
