@@ -17,6 +17,7 @@ import {
 import { principalOf, type AppContext } from './context';
 import { isTemporalUnavailable } from './start-workflow';
 import { workflowIds } from '../schema/workflow-ids';
+import type { ActionFields } from '../schema/browser';
 
 export const browserWorkflowId = workflowIds.browser;
 
@@ -171,4 +172,20 @@ export async function browserWorkerCount(ctx: AppContext, queue: string): Promis
   } catch {
     return 0;
   }
+}
+
+/** The command of a browser action from its JSON fields (route body, registry tool, workspace tool). */
+export function actionCommand(b: ActionFields): BrowserCommand {
+  return {
+    op: 'action',
+    action: b.action,
+    ref: b.ref,
+    selector: b.selector,
+    text: b.text,
+    key: b.key,
+    values: b.values,
+    amount: b.amount,
+    timeoutMs: b.timeout_ms,
+    snapshotDiff: b.snapshot_diff,
+  };
 }

@@ -113,7 +113,7 @@ export const BrowserActionFields = {
   snapshot_diff: z.boolean().default(false).describe('Also return the snapshot lines the action changed.'),
 };
 
-type ActionFields = z.output<z.ZodObject<typeof BrowserActionFields>>;
+export type ActionFields = z.output<z.ZodObject<typeof BrowserActionFields>>;
 
 /** The cross-field rules of a browser action (target, text, key, values by action). */
 export function checkBrowserAction(b: ActionFields, ctx: z.RefinementCtx): void {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { browserCommand } from '../../api/browser-client';
+import { browserCommand, actionCommand } from '../../api/browser-client';
 import { closeSession, createSession } from '../../api/browser-sessions';
 import {
   BrowserActionFields,
@@ -113,19 +113,7 @@ export function workspaceBrowserTools(runId: string): ToolDef[] {
       destructive: true,
       external: true,
       ...own,
-      run: (b, ctx) =>
-        command(ctx, {
-          op: 'action',
-          action: b.action,
-          ref: b.ref,
-          selector: b.selector,
-          text: b.text,
-          key: b.key,
-          values: b.values,
-          amount: b.amount,
-          timeoutMs: b.timeout_ms,
-          snapshotDiff: b.snapshot_diff,
-        }),
+      run: (b, ctx) => command(ctx, actionCommand(b)),
     }),
   ];
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sessionOr404, browserCommand } from '../../api/browser-client';
+import { sessionOr404, browserCommand, actionCommand } from '../../api/browser-client';
 import { closeSession, createSession } from '../../api/browser-sessions';
 import { queueEmail } from '../../api/routes/email';
 import { startTaskRun } from '../../api/workflow-clients/tasks';
@@ -131,19 +131,7 @@ export const EFFECT_TOOLS: ToolDef[] = [
     destructive: true,
     external: true,
     ...browser,
-    run: (b, ctx) =>
-      command(ctx, b.session_id, {
-        op: 'action',
-        action: b.action,
-        ref: b.ref,
-        selector: b.selector,
-        text: b.text,
-        key: b.key,
-        values: b.values,
-        amount: b.amount,
-        timeoutMs: b.timeout_ms,
-        snapshotDiff: b.snapshot_diff,
-      }),
+    run: (b, ctx) => command(ctx, b.session_id, actionCommand(b)),
   }),
   defineToolDef({
     name: 'browser_close',

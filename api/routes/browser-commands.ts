@@ -10,7 +10,7 @@ import {
   BrowserStateSaveBody,
 } from '../../schema/browser';
 import { notFound } from '../../schema/errors';
-import { browserCommand, sessionOr404 } from '../browser-client';
+import { browserCommand, sessionOr404, actionCommand } from '../browser-client';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 
@@ -112,18 +112,7 @@ export function browserCommandRoutes(): RouteSpec[] {
       example: { session_id: 'bse_...', action: 'click', ref: 'e12' },
       handler: async (ctx: AppContext, { body }) => {
         const row = await sessionOr404(ctx, body.session_id);
-        return browserCommand(ctx, row, {
-          op: 'action',
-          action: body.action,
-          ref: body.ref,
-          selector: body.selector,
-          text: body.text,
-          key: body.key,
-          values: body.values,
-          amount: body.amount,
-          timeoutMs: body.timeout_ms,
-          snapshotDiff: body.snapshot_diff,
-        });
+        return browserCommand(ctx, row, actionCommand(body));
       },
     }),
     defineRoute({

@@ -1,31 +1,14 @@
-import { Client, Connection } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { randomToken } from '../../activities/store/ids';
-import { testEnv } from '../helpers/harness';
+import { mockedWorkflows } from './mocked-worker';
 
 // The DAG workflow alone against the real dev server, with its activities mocked: no database.
 jest.setTimeout(120_000);
 
 type Settle = { stepIds: string[]; status: string };
-let client: Client;
-let clientConn: Connection;
-let workerConn: NativeConnection;
-
-beforeAll(async () => {
-  const { temporalAddress } = testEnv();
-  clientConn = await Connection.connect({ address: temporalAddress });
-  client = new Client({ connection: clientConn });
-  workerConn = await NativeConnection.connect({ address: temporalAddress });
-});
-afterAll(async () => {
-  await clientConn?.close();
-  await workerConn?.close();
-});
+const { run } = mockedWorkflows();
 
 /** Runs the workflow over `plan` with mocked activities; `fail` names the steps whose action fails permanently. */
 async function runDag(plan: Array<{ id: string; depends_on: string[] }>, fail: string[] = [], barrier = 1) {
-  const taskQueue = `wf-${randomToken(8)}`;
   let inflight = 0;
   let peak = 0;
   const settled: Settle[] = [];
@@ -43,24 +26,13 @@ async function runDag(plan: Array<{ id: string; depends_on: string[] }>, fail: s
     if (fail.includes(i.stepId)) throw ApplicationFailure.nonRetryable(`step ${i.stepId} broke`, 'StepPermanentError');
     return { snippet: 'ok' };
   };
-  const worker = await Worker.create({
-    connection: workerConn,
-    taskQueue,
-    workflowBundle: { codePath: testEnv().bundlePath },
-    activities: {
-      taskBeginRun: async () => plan.map((p) => ({ ...p, action: 'save', status: 'pending' })),
-      taskSettleSteps: async (i: Settle) => void settled.push({ stepIds: i.stepIds, status: i.status }),
-      taskFinishRun: async () => ({ finished: true }),
-      taskStepSave: step,
-    },
+  const { result, error } = await run('taskDagWorkflow', [{ tenantId: 't', taskId: 'x' }], {
+    taskBeginRun: async () => plan.map((p) => ({ ...p, action: 'save', status: 'pending' })),
+    taskSettleSteps: async (i: Settle) => void settled.push({ stepIds: i.stepIds, status: i.status }),
+    taskFinishRun: async () => ({ finished: true }),
+    taskStepSave: step,
   });
-  const result = await worker.runUntil(
-    client.workflow.execute('taskDagWorkflow', {
-      taskQueue,
-      workflowId: `task-wf-${randomToken(8)}`,
-      args: [{ tenantId: 't', taskId: 'x' }],
-    }),
-  );
+  if (error) throw error;
   return { result, peak, settled, ran };
 }
 
