@@ -56,6 +56,12 @@ export class Metrics {
   private readonly chatChildren = new Map<string, ReturnType<Counter['labels']>>();
   private readonly tokenChildren = new Map<string, ReturnType<Counter['labels']>>();
 
+  /**
+   * What GET /v1/metrics exposes: this registry, or, in one of several API processes sharing a port
+   * (SVC_API_PROCESSES), every process's series summed (set by `serveApi`).
+   */
+  exposition: () => Promise<string> = () => this.registry.metrics();
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
   }

@@ -8,6 +8,9 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+/** Upper bound of SVC_API_PROCESSES (and of `auto`). */
+export const MAX_API_PROCESSES = 16;
+
 /** Every environment variable the service reads, with defaults. Parsed once at start. */
 export const EnvSchema = z.object({
   PORT: port.default(8080),
@@ -114,6 +117,21 @@ export const EnvSchema = z.object({
   SVC_LIMIT_MINUTE_MS: z.coerce.number().int().min(100).default(60_000),
   SVC_LIMIT_DAY_MS: z.coerce.number().int().min(100).default(86_400_000),
   SVC_GATEWAY_LISTEN_IDLE_MS: z.coerce.number().int().min(100).default(30_000),
+  /**
+   * `npm run api` only: how many API processes share the listen port (node:cluster), each a full replica.
+   * `auto` = the cores available to this process (at most 16).
+   */
+  SVC_API_PROCESSES: z
+    .string()
+    .default('1')
+    .transform((v, ctx): number | 'auto' => {
+      const t = v.trim().toLowerCase();
+      if (t === 'auto') return 'auto';
+      const n = Number(t);
+      if (t !== '' && Number.isInteger(n) && n >= 1 && n <= MAX_API_PROCESSES) return n;
+      ctx.addIssue({ code: 'custom', message: `must be auto or a whole number from 1 to ${MAX_API_PROCESSES}` });
+      return z.NEVER;
+    }),
 });
 
 export interface Config {
@@ -180,6 +198,11 @@ export interface Config {
   gateway: { syncMs: number; minuteMs: number; dayMs: number; listenerIdleMs: number };
   /** `GET /v1/daemons`: a Temporal poller seen within this many seconds counts as up. */
   daemons: { pollerFreshS: number };
+  /**
+   * `npm run api`: API processes sharing the port through node:cluster (1 = this process serves alone);
+   * `auto` is resolved by the entry (workers/api-cluster.ts `apiProcessCount`).
+   */
+  apiProcesses: number | 'auto';
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/svc';
@@ -267,5 +290,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       listenerIdleMs: e.SVC_GATEWAY_LISTEN_IDLE_MS,
     },
     daemons: { pollerFreshS: e.SVC_DAEMON_POLLER_FRESH_S },
+    apiProcesses: e.SVC_API_PROCESSES,
   };
 }

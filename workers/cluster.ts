@@ -38,7 +38,13 @@ async function main(): Promise<void> {
   const ports = Array.from({ length: apis }, (_, i) => config.port + 1 + i);
   const children = [
     ...ports.map((port, i) =>
-      supervise({ name: `api-${i + 1}`, entry: 'api.js', env: { ...env, PORT: String(port) }, log }),
+      supervise({
+        name: `api-${i + 1}`,
+        entry: 'api.js',
+        // `--api` counts the API processes here and the front balances them: each child serves alone.
+        env: { ...env, PORT: String(port), SVC_API_PROCESSES: '1' },
+        log,
+      }),
     ),
     ...Array.from({ length: workers }, (_, i) => supervise({ name: `worker-${i + 1}`, entry: 'worker.js', env, log })),
   ];

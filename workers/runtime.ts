@@ -21,6 +21,7 @@ import { attachLiveSocket } from '../api/live/socket';
 import { createHttpServer } from '../api/http-server';
 import { createGateway } from '../api/gateway';
 import type { Config } from '../schema/config';
+import { joinApiProcesses } from './api-cluster';
 
 /**
  * Routes the Temporal SDK's own logs through our structured logger. Must run before the first
@@ -89,6 +90,8 @@ export async function serveApi(opts: {
   log: Logger;
   temporal: { connection: Connection; client: Client };
   models?: ModelRouter;
+  /** One of several API processes on one port (workers/api-cluster.ts): /v1/metrics sums every process's. */
+  inCluster?: boolean;
 }): Promise<http.Server> {
   const base = { config: opts.config, db: opts.db, log: opts.log, temporal: opts.temporal };
   // Built once per process and owned here: the router, the gateway (caches, limits, usage) and the
@@ -98,6 +101,7 @@ export async function serveApi(opts: {
   const listener = createEventListener({ url: opts.config.databaseUrl, log: opts.log });
   const lifecycle = createLifecycle();
   const app = createApp({ ...base, models, gateway, listener, lifecycle });
+  if (opts.inCluster) app.context.metrics.exposition = joinApiProcesses(app.context.metrics.registry);
   const server = createHttpServer(app, opts.config, opts.log);
   const live = attachLiveSocket(server, app);
   server.once('close', () => void live.close());

@@ -1,4 +1,5 @@
 import { addToWaitlist } from '../../activities/store/waitlist';
+import { AppError } from '../../schema/errors';
 import { HealthResponse, WaitlistBody, WaitlistResponse } from '../../schema/system';
 import type { AppContext } from '../context';
 import { healthReport } from '../health-report';
@@ -33,8 +34,17 @@ export function systemRoutes(all: () => RouteSpec[]): RouteSpec[] {
       tags: ['system'],
       produces: ['text/plain'],
       handler: async (ctx: AppContext) => {
+        let text: string;
+        try {
+          text = await ctx.metrics.exposition();
+        } catch (err) {
+          throw new AppError('service_unavailable', 'The metrics of the other API processes did not arrive in time.', {
+            headers: { 'Retry-After': '2' },
+            cause: err,
+          });
+        }
         ctx.type = ctx.metrics.registry.contentType;
-        ctx.body = await ctx.metrics.registry.metrics();
+        ctx.body = text;
       },
     }),
     defineRoute({

@@ -40,8 +40,18 @@ describe('parseConfig', () => {
     ['TEMPORAL_ADDRESS', 'no-port'],
     ['OPENAI_BASE_URL', 'not a url'],
     ['SVC_LOG_LEVEL', 'loud'],
+    ['SVC_API_PROCESSES', '0'],
+    ['SVC_API_PROCESSES', '17'],
+    ['SVC_API_PROCESSES', '1.5'],
+    ['SVC_API_PROCESSES', 'many'],
   ])('a bad %s stops start-up naming the variable', (name, value) => {
     expect(() => parseConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => parseConfig({ [name]: value })).toThrow(name);
+  });
+
+  test('SVC_API_PROCESSES: 1 by default, a count, or auto', () => {
+    expect(parseConfig({}).apiProcesses).toBe(1);
+    expect(parseConfig({ SVC_API_PROCESSES: '4' }).apiProcesses).toBe(4);
+    expect(parseConfig({ SVC_API_PROCESSES: ' Auto ' }).apiProcesses).toBe('auto');
   });
 });
