@@ -1,31 +1,30 @@
 /**
- * WebSocket bench: 1,000 clients in separate load processes, the server sending 10 frames/s for 10 s
- * through the real path (NOTIFY on PostgreSQL → each API process's LISTEN → validation → send).
- * Frame delay = receive time − publish time (same machine clock). Goal: p99 ≤ 50 ms.
- * BENCH_LOAD_PROCS (default 1) splits the clients over several load processes: one process reading
- * 1,000 sockets serialises every broadcast's receipts in one event loop. On the 2-core reference
- * machine a second process did not lower the delay (it competes for the same cores), so 1 stays.
- * Also printed, to tell where a frame's time goes: NOTIFY transit (publish → the server's LISTEN),
- * the server's fan-out time per broadcast (svc_ws_fanout_seconds), and the event-loop delay of the
- * server process and of the load processes.
- * Run: npm run -s bench -- ws   (needs PostgreSQL on 127.0.0.1:5432)
+ * WebSocket bench: 1,000 clients in a separate load process on `/v1/ws` of the API run the way a deployer runs it
+ * on this host: N API processes sharing one port (SVC_API_PROCESSES; this process is their primary through the
+ * same helper as `npm run api`, workers/api-cluster.ts, and each runs dist/workers/api.js). The server sends
+ * 10 frames/s for 10 s through the real path (NOTIFY on PostgreSQL → each API process's LISTEN → validation →
+ * send). Frame delay = receive time − publish time (same machine clock). Goal: p99 ≤ 50 ms, every frame delivered.
+ * BENCH_SERVER_PROCS: API processes (default: the cores available, as SVC_API_PROCESSES=auto). Unless it is 1,
+ * a 1-process run comes first as the same-run baseline (BENCH_BASELINE=0 skips it); PASS/FAIL is the N run's.
+ * BENCH_LOAD_PROCS (default 1) splits the clients over several load processes.
+ * Also printed, to tell where a frame's time goes: NOTIFY transit (publish → a LISTEN connection in this
+ * process), and per API process (asked over IPC): clients, fan-out time per broadcast (svc_ws_fanout_seconds),
+ * event-loop delay (prom-client's monitor, 10 ms resolution) and CPU ms per broadcast; the load processes'
+ * event-loop delay.
+ * Run: npm run -s bench -- ws   (needs PostgreSQL on 127.0.0.1:5432 and the Temporal CLI)
  */
 import { spawn } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import readline from 'node:readline';
 import pino from 'pino';
-import { Client, Connection } from '@temporalio/client';
 import { publishDispatch } from '../activities/live/publish';
-import { createDb } from '../activities/store/db';
+import { createDb, type Db } from '../activities/store/db';
+import { createEventListener } from '../activities/store/event-listener';
 import { LIVE_CHANNEL } from '../activities/store/live';
-import { createApp } from '../api/app';
-import { attachLiveSocket } from '../api/live/socket';
-import { eventListenerOf } from '../api/sse';
-import { parseConfig } from '../schema/config';
 import { freshDatabase } from '../test/helpers/harness';
+import { apiProcessCount, startApiProcesses, type ApiProcesses } from '../workers/api-cluster';
+import { findOrBuildTemporalCli, freePort, startDevServer } from '../workers/temporal-dev';
 import { fmt, percentile } from './helpers';
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1000);
@@ -33,50 +32,67 @@ const RATE = 10;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const GOAL_P99_MS = 50;
 const LOAD_PROCS = Math.max(1, Number(process.env.BENCH_LOAD_PROCS ?? 1));
+const SERVER_PROCS = process.env.BENCH_SERVER_PROCS ? Number(process.env.BENCH_SERVER_PROCS) : apiProcessCount('auto');
+const BASELINE = SERVER_PROCS > 1 && process.env.BENCH_BASELINE !== '0';
+/** BENCH_CPU_PROF=<dir>: a V8 CPU profile of every API and load process, written there when it exits. */
+const PROFILE_ARGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 
-async function main(): Promise<void> {
-  const database = await freshDatabase({
-    base: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432',
-    prefix: 'svc_bench',
+type ProcessMetrics = Awaited<ReturnType<ApiProcesses['metricsByProcess']>>[number];
+
+/** The value of a metric's sample whose name ends with `suffix` (histograms carry _sum and _count samples). */
+function sample(p: ProcessMetrics, metric: string, suffix = ''): number {
+  const m = p.metrics.find((x) => x.name === metric);
+  const v = m?.values.find((x) => ((x as { metricName?: string }).metricName ?? metric).endsWith(suffix));
+  return v?.value ?? NaN;
+}
+
+interface RunResult {
+  procs: number;
+  p99: number;
+  pass: boolean;
+}
+
+async function measure(procs: number, env: NodeJS.ProcessEnv, db: Db, dbUrl: string): Promise<RunResult> {
+  const port = await freePort();
+  const apis = startApiProcesses({
+    count: procs,
+    log: pino({ level: 'warn' }),
+    exec: path.join(__dirname, '../workers/api.js'),
+    execArgv: PROFILE_ARGS,
+    env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
   });
-  const config = parseConfig({ DATABASE_URL: database.url, SVC_LOG_LEVEL: 'silent' });
-  const db = await createDb({ url: database.url, maxConnections: 5 });
-  const connection = Connection.lazy({ address: '127.0.0.1:7233' });
-  const app = createApp({
-    config,
-    db,
-    log: pino({ level: 'silent' }),
-    temporal: { connection, client: new Client({ connection }) },
-  });
-  const server = http.createServer(app.callback());
-  // NOTIFY transit: when each bench frame's notice reaches this (the server's) process; registered
-  // before the socket's handler, so it is read before the broadcast runs.
+  // NOTIFY transit: when each bench frame's notice reaches a LISTEN connection of another process on this host.
   const transit: number[] = [];
-  const unlisten = eventListenerOf(app.context.deps).listen(LIVE_CHANNEL, {
+  const listener = createEventListener({ url: dbUrl, log: pino({ level: 'silent' }) });
+  const unlisten = listener.listen(LIVE_CHANNEL, {
     onPayload: (p) => {
       const id = /"id":"bench-([0-9.]+)"/.exec(p)?.[1];
       if (id) transit.push(performance.timeOrigin + performance.now() - Number(id));
     },
   });
-  const live = attachLiveSocket(server, app, { maxConnections: CLIENTS + 10 });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/v1/ws`;
-  const loads = Array.from({ length: LOAD_PROCS }, (_, i) => {
-    const n = Math.floor(CLIENTS / LOAD_PROCS) + (i < CLIENTS % LOAD_PROCS ? 1 : 0);
-    const child = spawn(process.execPath, [path.join(__dirname, 'ws-load.js'), url, String(n)], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    const lines = readline.createInterface({ input: child.stdout });
-    const next = () => new Promise<string>((r) => lines.once('line', r));
-    // Listening from the start: a line emitted while nobody listens is lost.
-    return { child, next, ready: next() };
-  });
-  const serverLoop = monitorEventLoopDelay({ resolution: 5 });
+  const url = `ws://127.0.0.1:${port}/v1/ws`;
+  const loads: Array<{ child: ReturnType<typeof spawn>; next: () => Promise<string>; ready: Promise<string> }> = [];
   try {
-    const ready = { ready: 0 };
-    for (const l of loads) ready.ready += (JSON.parse(await l.ready) as { ready: number }).ready;
-    while (!live.listener.connected) await new Promise((r) => setTimeout(r, 50));
-    serverLoop.enable();
+    await apis.ready;
+    for (let i = 0; i < LOAD_PROCS; i++) {
+      const n = Math.floor(CLIENTS / LOAD_PROCS) + (i < CLIENTS % LOAD_PROCS ? 1 : 0);
+      const child = spawn(process.execPath, [...PROFILE_ARGS, path.join(__dirname, 'ws-load.js'), url, String(n)], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      });
+      const lines = readline.createInterface({ input: child.stdout! });
+      const next = () => new Promise<string>((r) => lines.once('line', r));
+      // Listening from the start: a line emitted while nobody listens is lost.
+      loads.push({ child, next, ready: next() });
+    }
+    let ready = 0;
+    for (const l of loads) ready += (JSON.parse(await l.ready) as { ready: number }).ready;
+    while (!listener.connected) await new Promise((r) => setTimeout(r, 50));
+    // A second of frames nobody measures: every LISTEN connection is up and the send path is warm.
+    for (let i = 0; i < RATE; i++) {
+      await publishDispatch(db, 'warm-up');
+      await new Promise((r) => setTimeout(r, 1000 / RATE));
+    }
+    const before = new Map((await apis.metricsByProcess()).map((p) => [p.pid, p])); // also resets the loop monitors
     const started = performance.now();
     for (let i = 0; i < RATE * SECONDS; i++) {
       const due = started + (i * 1000) / RATE;
@@ -85,11 +101,11 @@ async function main(): Promise<void> {
       await publishDispatch(db, `bench-${(performance.timeOrigin + performance.now()).toFixed(3)}`);
     }
     await new Promise((r) => setTimeout(r, 1000)); // let the last frames arrive
-    serverLoop.disable();
+    const after = await apis.metricsByProcess();
     const answers = await Promise.all(
       loads.map(async (l) => {
         const answer = l.next();
-        l.child.stdin.write('stop\n');
+        l.child.stdin!.write('stop\n');
         return JSON.parse(await answer) as {
           delays: number[];
           closed: number;
@@ -100,35 +116,82 @@ async function main(): Promise<void> {
     );
     const delays = answers.flatMap((a) => a.delays);
     const closed = answers.reduce((n, a) => n + a.closed, 0);
-    const expected = ready.ready * RATE * SECONDS;
+    const expected = ready * RATE * SECONDS;
     const p99 = percentile(delays, 99);
-    const fan = (await app.context.metrics.registry.getSingleMetric('svc_ws_fanout_seconds')?.get())?.values ?? [];
-    const fanSum = fan.find((v) => String((v as { metricName?: string }).metricName).endsWith('_sum'))?.value ?? 0;
-    const fanCount = fan.find((v) => String((v as { metricName?: string }).metricName).endsWith('_count'))?.value ?? 0;
+    const perProcess = after.map((p) => {
+      const b = before.get(p.pid);
+      const broadcasts =
+        sample(p, 'svc_ws_fanout_seconds', '_count') - (b ? sample(b, 'svc_ws_fanout_seconds', '_count') : 0);
+      const fanSum = sample(p, 'svc_ws_fanout_seconds', '_sum') - (b ? sample(b, 'svc_ws_fanout_seconds', '_sum') : 0);
+      const cpu = sample(p, 'svc_process_cpu_seconds_total') - (b ? sample(b, 'svc_process_cpu_seconds_total') : 0);
+      return (
+        `${sample(p, 'svc_ws_connections')} clients, fan-out mean ${fmt((fanSum / Math.max(1, broadcasts)) * 1000)} ms ` +
+        `(${broadcasts} broadcasts), loop delay p99 ${fmt(sample(p, 'svc_nodejs_eventloop_lag_p99_seconds') * 1000)} ms ` +
+        `max ${fmt(sample(p, 'svc_nodejs_eventloop_lag_max_seconds') * 1000)} ms, CPU ${fmt((cpu * 1000) / Math.max(1, broadcasts))} ms per broadcast`
+      );
+    });
+    const pass = delays.length === expected && p99 <= GOAL_P99_MS;
     console.log(
-      `${ready.ready} clients in ${LOAD_PROCS} load process(es), ${RATE} frames/s for ${SECONDS} s: ${delays.length}/${expected} frames received, ${closed} closed by the server`,
+      `\n${procs} API process(es), ${ready} clients in ${LOAD_PROCS} load process(es), ${RATE} frames/s for ${SECONDS} s: ` +
+        `${delays.length}/${expected} frames received, ${closed} closed by the server (load ${os.loadavg()[0].toFixed(2)})`,
     );
     console.log(
-      `where the time goes: NOTIFY transit p50 ${fmt(percentile(transit, 50))} ms p99 ${fmt(percentile(transit, 99))} ms | ` +
-        `server fan-out to ${ready.ready} sockets mean ${fmt((fanSum / Math.max(1, fanCount)) * 1000)} ms (${fanCount} broadcasts) | ` +
-        `server event-loop delay p99 ${fmt(serverLoop.percentile(99) / 1e6)} ms max ${fmt(serverLoop.max / 1e6)} ms | ` +
+      `  NOTIFY transit p50 ${fmt(percentile(transit, 50))} ms p99 ${fmt(percentile(transit, 99))} ms | ` +
         `load processes' event-loop delay p99 ${answers.map((a) => fmt(a.loop_p99_ms)).join('/')} ms max ${answers.map((a) => fmt(a.loop_max_ms)).join('/')} ms`,
     );
+    perProcess.forEach((line, i) => console.log(`  API process ${i + 1}: ${line}`));
     console.log(
-      `frame delay p50 ${fmt(percentile(delays, 50))} ms  p99 ${fmt(p99)} ms  max ${fmt(Math.max(...delays))} ms`,
+      `  frame delay p50 ${fmt(percentile(delays, 50))} ms  p99 ${fmt(p99)} ms  max ${fmt(Math.max(...delays))} ms`,
     );
-    const pass = delays.length === expected && p99 <= GOAL_P99_MS;
-    console.log(`p99 ≤ ${GOAL_P99_MS} ms and every frame delivered: ${pass ? 'PASS' : 'FAIL'}`);
-    if (!pass) process.exitCode = 1;
+    return { procs, p99, pass };
   } finally {
     unlisten();
-    for (const l of loads) l.child.kill();
-    await live.close();
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
-    await connection.close().catch(() => undefined);
+    // A load process told to stop ends by itself (and writes its profile); one that does not is killed.
+    await Promise.all(
+      loads.map(async (l) => {
+        if (l.child.exitCode === null && l.child.signalCode === null)
+          await new Promise((r) => setTimeout(r, 3000).unref() && l.child.once('exit', r));
+        l.child.kill();
+      }),
+    );
+    await listener.close();
+    await apis.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const log = pino({ level: 'warn' });
+  const cli = await findOrBuildTemporalCli({ log });
+  if (cli.path === null) throw new Error(`no Temporal CLI: ${cli.attempts.join('; ')}`);
+  // The API processes connect to Temporal at start (nothing here starts a workflow).
+  const temporal = await startDevServer({ cli: cli.path, port: await freePort(), namespace: 'default', log });
+  const database = await freshDatabase({
+    base: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432',
+    prefix: 'svc_bench',
+  });
+  const db = await createDb({ url: database.url, maxConnections: 2 });
+  const env = {
+    DATABASE_URL: database.url,
+    TEMPORAL_ADDRESS: temporal.address,
+    SVC_LOG_LEVEL: 'warn',
+    SVC_LOG_FORMAT: 'json',
+    // Every client comes from 127.0.0.1.
+    SVC_MAX_CONNECTIONS_PER_ADDRESS: '0',
+  } as const;
+  try {
+    const runs: RunResult[] = [];
+    if (BASELINE) runs.push(await measure(1, env, db, database.url));
+    const main = await measure(SERVER_PROCS, env, db, database.url);
+    runs.push(main);
+    console.log(`\n${runs.map((r) => `${r.procs} process(es): p99 ${fmt(r.p99)} ms`).join(' | ')}`);
+    console.log(
+      `${SERVER_PROCS} API process(es): p99 ≤ ${GOAL_P99_MS} ms and every frame delivered: ${main.pass ? 'PASS' : 'FAIL'}`,
+    );
+    if (!main.pass) process.exitCode = 1;
+  } finally {
     await db.end();
     await database.drop();
+    await temporal.stop();
   }
 }
 
