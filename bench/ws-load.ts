@@ -1,7 +1,7 @@
 /**
  * Load process of the WebSocket bench (run by bench/ws.ts, one or more of them): opens N clients to
  * the URL, records each agent_dispatch frame's delay (its action carries the publish time), and
- * prints one JSON line with the samples and this process's event-loop delay when told to stop on stdin.
+ * prints one JSON line with the samples, this process's event-loop delay and CPU time when told to stop on stdin.
  * The event-loop delay tells whether this process, not the server, held frames back: a frame that
  * reached the socket waits for the loop to read it.
  */
@@ -16,6 +16,7 @@ let opened = 0;
 let closed = 0;
 const sockets: WebSocket[] = [];
 const loop = monitorEventLoopDelay({ resolution: 5 });
+let cpu: NodeJS.CpuUsage | undefined;
 
 function open(i: number): Promise<void> {
   return new Promise((resolve) => {
@@ -38,15 +39,18 @@ function open(i: number): Promise<void> {
 async function main(): Promise<void> {
   for (let i = 0; i < n; i += 50) await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, k) => open(i + k)));
   loop.enable();
+  cpu = process.cpuUsage();
   process.stdout.write(JSON.stringify({ ready: opened }) + '\n');
   process.stdin.once('data', () => {
     loop.disable();
+    const used = process.cpuUsage(cpu);
     for (const ws of sockets) ws?.terminate();
     const line = JSON.stringify({
       delays: delays.map((d) => Math.round(d * 100) / 100),
       closed,
       loop_p99_ms: loop.percentile(99) / 1e6,
       loop_max_ms: loop.max / 1e6,
+      cpu_ms: (used.user + used.system) / 1000,
     });
     // Pipes are asynchronous: the process ends by itself once the (large) line is flushed and stdin is closed.
     process.stdout.write(line + '\n', () => process.stdin.destroy());
