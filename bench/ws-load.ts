@@ -1,12 +1,20 @@
 /**
  * Load process of the WebSocket bench (run by bench/ws.ts, one or more of them): opens N clients to
  * the URL, records each agent_dispatch frame's delay (its action carries the publish time), and
- * prints one JSON line with the samples, this process's event-loop delay and CPU time when told to stop on stdin.
+ * sends (IPC) the samples, this process's event-loop delay and CPU time when told to stop.
  * The event-loop delay tells whether this process, not the server, held frames back: a frame that
  * reached the socket waits for the loop to read it.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { WebSocket } from 'ws';
+
+export interface LoadResult {
+  delays: number[];
+  closed: number;
+  loop_p99_ms: number;
+  loop_max_ms: number;
+  cpu_ms: number;
+}
 
 const [url, nArg] = process.argv.slice(2);
 const n = Number(nArg);
@@ -40,21 +48,21 @@ async function main(): Promise<void> {
   for (let i = 0; i < n; i += 50) await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, k) => open(i + k)));
   loop.enable();
   cpu = process.cpuUsage();
-  process.stdout.write(JSON.stringify({ ready: opened }) + '\n');
-  process.stdin.once('data', () => {
+  process.send!({ ready: opened });
+  process.once('message', () => {
     loop.disable();
     const used = process.cpuUsage(cpu);
     for (const ws of sockets) ws?.terminate();
-    const line = JSON.stringify({
+    const result: LoadResult = {
       delays: delays.map((d) => Math.round(d * 100) / 100),
       closed,
       loop_p99_ms: loop.percentile(99) / 1e6,
       loop_max_ms: loop.max / 1e6,
       cpu_ms: (used.user + used.system) / 1000,
-    });
-    // Pipes are asynchronous: the process ends by itself once the (large) line is flushed and stdin is closed.
-    process.stdout.write(line + '\n', () => process.stdin.destroy());
+    };
+    // The process ends by itself once the message is out and the channel closed.
+    process.send!(result, () => process.disconnect());
   });
 }
 
-void main();
+if (require.main === module) void main();

@@ -13,10 +13,9 @@
  * event-loop delay.
  * Run: npm run -s bench -- ws   (needs PostgreSQL on 127.0.0.1:5432 and the Temporal CLI)
  */
-import { spawn } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import pino from 'pino';
 import { publishDispatch } from '../activities/live/publish';
 import { createDb, type Db } from '../activities/store/db';
@@ -26,25 +25,39 @@ import { freshDatabase } from '../test/helpers/harness';
 import { apiProcessCount, startApiProcesses, type ApiProcesses } from '../workers/api-cluster';
 import { findOrBuildTemporalCli, freePort, startDevServer } from '../workers/temporal-dev';
 import { fmt, percentile } from './helpers';
+import type { LoadResult } from './ws-load';
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1000);
 const RATE = 10;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const GOAL_P99_MS = 50;
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 12);
 const LOAD_PROCS = Math.max(1, Number(process.env.BENCH_LOAD_PROCS ?? 1));
 const SERVER_PROCS = process.env.BENCH_SERVER_PROCS ? Number(process.env.BENCH_SERVER_PROCS) : apiProcessCount('auto');
 const BASELINE = SERVER_PROCS > 1 && process.env.BENCH_BASELINE !== '0';
-/** BENCH_CPU_PROF=<dir>: a V8 CPU profile of every API and load process, written there when it exits. */
-const PROFILE_ARGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+/**
+ * BENCH_NODE_ARGS: Node options for every API and load process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p` (a CPU
+ * profile of each, written when it exits) or `--trace-gc`.
+ */
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 
+const GC = 'svc_nodejs_gc_duration_seconds';
 type ProcessMetrics = Awaited<ReturnType<ApiProcesses['metricsByProcess']>>[number];
 
 /** The value of a metric's sample whose name ends with `suffix` (histograms carry _sum and _count samples). */
-function sample(p: ProcessMetrics, metric: string, suffix = ''): number {
+function sample(p: ProcessMetrics, metric: string, suffix = '', labels: Record<string, string> = {}): number {
   const m = p.metrics.find((x) => x.name === metric);
-  const v = m?.values.find((x) => ((x as { metricName?: string }).metricName ?? metric).endsWith(suffix));
-  return v?.value ?? NaN;
+  const v = m?.values.find(
+    (x) =>
+      ((x as { metricName?: string }).metricName ?? metric).endsWith(suffix) &&
+      Object.entries(labels).every(([k, want]) => (x.labels as Record<string, unknown>)[k] === want),
+  );
+  return v?.value ?? 0;
 }
+
+/** How much a metric's sample grew from `b` to `a`. */
+const grew = (a: ProcessMetrics, b: ProcessMetrics | undefined, metric: string, suffix = '', labels = {}) =>
+  sample(a, metric, suffix, labels) - (b ? sample(b, metric, suffix, labels) : 0);
 
 interface RunResult {
   procs: number;
@@ -58,7 +71,7 @@ async function measure(procs: number, env: NodeJS.ProcessEnv, db: Db, dbUrl: str
     count: procs,
     log: pino({ level: 'warn' }),
     exec: path.join(__dirname, '../workers/api.js'),
-    execArgv: PROFILE_ARGS,
+    execArgv: NODE_ARGS,
     env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
   });
   // NOTIFY transit: when each bench frame's notice reaches a LISTEN connection of another process on this host.
@@ -71,24 +84,29 @@ async function measure(procs: number, env: NodeJS.ProcessEnv, db: Db, dbUrl: str
     },
   });
   const url = `ws://127.0.0.1:${port}/v1/ws`;
-  const loads: Array<{ child: ReturnType<typeof spawn>; next: () => Promise<string>; ready: Promise<string> }> = [];
+  const loads: ChildProcess[] = [];
   try {
     await apis.ready;
     for (let i = 0; i < LOAD_PROCS; i++) {
       const n = Math.floor(CLIENTS / LOAD_PROCS) + (i < CLIENTS % LOAD_PROCS ? 1 : 0);
-      const child = spawn(process.execPath, [...PROFILE_ARGS, path.join(__dirname, 'ws-load.js'), url, String(n)], {
-        stdio: ['pipe', 'pipe', 'inherit'],
-      });
-      const lines = readline.createInterface({ input: child.stdout! });
-      const next = () => new Promise<string>((r) => lines.once('line', r));
-      // Listening from the start: a line emitted while nobody listens is lost.
-      loads.push({ child, next, ready: next() });
+      loads.push(fork(path.join(__dirname, 'ws-load.js'), [url, String(n)], { execArgv: NODE_ARGS, stdio: 'inherit' }));
     }
+    /** The next message of a load process (results come over IPC: its stdout stays free for tracing). */
+    const next = <T>(child: ChildProcess) =>
+      new Promise<T>((resolve, reject) => {
+        const onExit = (code: number | null) => reject(new Error(`a load process exited with ${code}`));
+        child.once('exit', onExit);
+        child.once('message', (m) => {
+          child.off('exit', onExit);
+          resolve(m as T);
+        });
+      });
     let ready = 0;
-    for (const l of loads) ready += (JSON.parse(await l.ready) as { ready: number }).ready;
+    for (const n of await Promise.all(loads.map((l) => next<{ ready: number }>(l)))) ready += n.ready;
     while (!listener.connected) await new Promise((r) => setTimeout(r, 50));
-    // A second of frames nobody measures: every LISTEN connection is up and the send path is warm.
-    for (let i = 0; i < RATE; i++) {
+    // Frames nobody measures, at the same rate: every LISTEN connection is up, the send path is warm, and the
+    // start-up's garbage is collected (V8's memory reducer compacts the whole heap ~8 s after the first major GC).
+    for (let i = 0; i < RATE * WARMUP_S; i++) {
       await publishDispatch(db, 'warm-up');
       await new Promise((r) => setTimeout(r, 1000 / RATE));
     }
@@ -104,15 +122,9 @@ async function measure(procs: number, env: NodeJS.ProcessEnv, db: Db, dbUrl: str
     const after = await apis.metricsByProcess();
     const answers = await Promise.all(
       loads.map(async (l) => {
-        const answer = l.next();
-        l.child.stdin!.write('stop\n');
-        return JSON.parse(await answer) as {
-          delays: number[];
-          closed: number;
-          loop_p99_ms: number;
-          loop_max_ms: number;
-          cpu_ms: number;
-        };
+        const answer = next<LoadResult>(l);
+        l.send('stop');
+        return answer;
       }),
     );
     const delays = answers.flatMap((a) => a.delays);
@@ -121,14 +133,16 @@ async function measure(procs: number, env: NodeJS.ProcessEnv, db: Db, dbUrl: str
     const p99 = percentile(delays, 99);
     const perProcess = after.map((p) => {
       const b = before.get(p.pid);
-      const broadcasts =
-        sample(p, 'svc_ws_fanout_seconds', '_count') - (b ? sample(b, 'svc_ws_fanout_seconds', '_count') : 0);
-      const fanSum = sample(p, 'svc_ws_fanout_seconds', '_sum') - (b ? sample(b, 'svc_ws_fanout_seconds', '_sum') : 0);
-      const cpu = sample(p, 'svc_process_cpu_seconds_total') - (b ? sample(b, 'svc_process_cpu_seconds_total') : 0);
+      const broadcasts = grew(p, b, 'svc_ws_fanout_seconds', '_count');
+      const fanSum = grew(p, b, 'svc_ws_fanout_seconds', '_sum');
+      const cpu = grew(p, b, 'svc_process_cpu_seconds_total');
+      const gc = (kind: string) =>
+        `${grew(p, b, GC, '_count', { kind })} ${kind} (${fmt(grew(p, b, GC, '_sum', { kind }) * 1000)} ms)`;
       return (
         `${sample(p, 'svc_ws_connections')} clients, fan-out mean ${fmt((fanSum / Math.max(1, broadcasts)) * 1000)} ms ` +
         `(${broadcasts} broadcasts), loop delay p99 ${fmt(sample(p, 'svc_nodejs_eventloop_lag_p99_seconds') * 1000)} ms ` +
-        `max ${fmt(sample(p, 'svc_nodejs_eventloop_lag_max_seconds') * 1000)} ms, CPU ${fmt((cpu * 1000) / Math.max(1, broadcasts))} ms per broadcast`
+        `max ${fmt(sample(p, 'svc_nodejs_eventloop_lag_max_seconds') * 1000)} ms, CPU ${fmt((cpu * 1000) / Math.max(1, broadcasts))} ms per broadcast, ` +
+        `GC pauses: ${gc('major')}, ${gc('incremental')}, ${gc('minor')}`
       );
     });
     const pass = delays.length === expected && p99 <= GOAL_P99_MS;
@@ -139,8 +153,8 @@ async function measure(procs: number, env: NodeJS.ProcessEnv, db: Db, dbUrl: str
     console.log(
       `  NOTIFY transit p50 ${fmt(percentile(transit, 50))} ms p99 ${fmt(percentile(transit, 99))} ms | ` +
         `load processes' event-loop delay p99 ${answers.map((a) => fmt(a.loop_p99_ms)).join('/')} ms max ${answers.map((a) => fmt(a.loop_max_ms)).join('/')} ms, ` +
-        // Their CPU counts from the warm-up on: one more second of frames.
-        `CPU ${answers.map((a) => fmt(a.cpu_ms / (RATE * (SECONDS + 1)))).join('/')} ms per broadcast`,
+        // Their CPU counts from the warm-up on.
+        `CPU ${answers.map((a) => fmt(a.cpu_ms / (RATE * (SECONDS + WARMUP_S)))).join('/')} ms per broadcast`,
     );
     perProcess.forEach((line, i) => console.log(`  API process ${i + 1}: ${line}`));
     console.log(
@@ -149,12 +163,12 @@ async function measure(procs: number, env: NodeJS.ProcessEnv, db: Db, dbUrl: str
     return { procs, p99, pass };
   } finally {
     unlisten();
-    // A load process told to stop ends by itself (and writes its profile); one that does not is killed.
+    // A load process told to stop ends by itself (and writes its profile, if asked); one that does not is killed.
     await Promise.all(
       loads.map(async (l) => {
-        if (l.child.exitCode === null && l.child.signalCode === null)
-          await new Promise((r) => setTimeout(r, 3000).unref() && l.child.once('exit', r));
-        l.child.kill();
+        if (l.exitCode === null && l.signalCode === null)
+          await new Promise((r) => setTimeout(r, 3000).unref() && l.once('exit', r));
+        l.kill();
       }),
     );
     await listener.close();
