@@ -6,12 +6,28 @@ import type { Config } from '../schema/config';
 import { ERROR_STATUS, type ErrorCode } from '../schema/errors';
 
 /** A complete HTTP/1.1 answer with our ErrorResponse body, written straight to a socket. */
-function rawError(code: ErrorCode, message: string): string {
+function rawError(code: ErrorCode, message: string, headers = ''): string {
   const status = ERROR_STATUS[code];
   const body = JSON.stringify({ error: message, code });
   return (
-    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}\r\n` +
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}\r\n${headers}` +
     `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
+}
+
+/** Connections past their address's cap: their first request (or WebSocket upgrade) is answered 429. */
+const overCap = new WeakSet<object>();
+
+/**
+ * The raw 429 for a WebSocket upgrade on a connection past the per-address cap (an upgrade never reaches the
+ * request handler that answers the others), or undefined when the connection is within the cap.
+ */
+export function connectionCapRefusal(socket: object, limit: number): string | undefined {
+  if (!overCap.has(socket)) return undefined;
+  return rawError(
+    'rate_limited',
+    `Too many open connections from this address (limit ${limit}).`,
+    'Retry-After: 1\r\n',
   );
 }
 
@@ -41,7 +57,6 @@ function parserError(err: NodeJS.ErrnoException): [ErrorCode, string] {
 export function createHttpServer(app: Pick<Koa, 'callback'>, config: Config, log: Logger): http.Server {
   const { headersTimeoutMs, maxConnectionsPerAddress } = config.http;
   const callback = app.callback();
-  const overCap = new WeakSet<Socket>();
   const server = http.createServer(
     {
       requestTimeout: 0,

@@ -8,6 +8,7 @@ import { authenticateKey } from '../../activities/store/keys';
 import { LIVE_CHANNEL, latestSample, sampleById } from '../../activities/store/live';
 import { ClientMessage, ServerFrame } from '../../schema/live-frames';
 import type { AppExtras, AppState } from '../context';
+import { connectionCapRefusal } from '../http-server';
 import { sampleFrames } from './frames';
 import { eventListenerOf } from '../sse';
 import { createAnnouncer, liveInterestOf } from './interest';
@@ -234,6 +235,11 @@ export function attachLiveSocket(
     const path = (req.url ?? '').split('?')[0];
     if (path !== '/v1/ws') {
       socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    const refusal = connectionCapRefusal(socket, deps.config.http.maxConnectionsPerAddress);
+    if (refusal) {
+      socket.end(refusal);
       return;
     }
     if (clients.size >= maxConnections) {

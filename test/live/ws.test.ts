@@ -1,8 +1,13 @@
+import type { AddressInfo } from 'node:net';
 import net from 'node:net';
+import pino from 'pino';
 import Ajv2020 from 'ajv/dist/2020';
 import { WebSocket } from 'ws';
 import { publishDispatch, publishTokens } from '../../activities/live/publish';
 import { sampleLive } from '../../activities/live/sample';
+import { createApp } from '../../api/app';
+import { createHttpServer } from '../../api/http-server';
+import { attachLiveSocket } from '../../api/live/socket';
 import { ServerFrame } from '../../schema/live-frames';
 import { startHarness, type Harness } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
@@ -172,4 +177,38 @@ test('connection cap: the upgrade past the cap is refused with 503; other paths 
   expect(plain.status).toBe(426);
   c1.ws.close();
   c2.ws.close();
+});
+
+test('the per-address connection cap also refuses WebSocket upgrades: 429 with the JSON error body', async () => {
+  const config = { ...h.config, http: { ...h.config.http, maxConnectionsPerAddress: 1 } };
+  const log = pino({ level: 'silent' });
+  const app = createApp({ config, db: h.db, log, temporal: { connection: h.connection, client: h.client } });
+  const server = createHttpServer(app, config, log);
+  const live = attachLiveSocket(server, app);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/v1/ws`;
+  try {
+    const first = await client(url);
+    const refused = await new Promise<{ status: number; body: string; retry?: string }>((resolve, reject) => {
+      const ws = new WebSocket(url);
+      ws.on('unexpected-response', (_req, res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, retry: res.headers['retry-after'] }));
+      });
+      ws.on('open', () => reject(new Error('the upgrade past the cap was accepted')));
+    });
+    expect(refused.status).toBe(429);
+    expect(refused.retry).toBe('1');
+    expect(JSON.parse(refused.body)).toEqual({
+      error: 'Too many open connections from this address (limit 1).',
+      code: 'rate_limited',
+    });
+    expect(live.clients).toBe(1);
+    first.ws.close();
+  } finally {
+    await live.close();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
 });
