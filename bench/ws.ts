@@ -6,11 +6,14 @@
  * send). Frame delay = receive time − publish time (same machine clock). Goal: p99 ≤ 50 ms, every frame delivered.
  * BENCH_SERVER_PROCS: API processes (default: the cores available, as SVC_API_PROCESSES=auto). Unless it is 1,
  * a 1-process run comes first as the same-run baseline (BENCH_BASELINE=0 skips it); PASS/FAIL is the N run's.
- * BENCH_LOAD_PROCS (default 1) splits the clients over several load processes.
+ * BENCH_LOAD_PROCS (default 1) splits the clients over several load processes. BENCH_WARMUP_S (12) seconds of
+ * unmeasured frames come first. On a 2-core machine shared with the load process, a second API process halves each
+ * process's fan-out but competes with the load generator for the cores (docs/decisions.md, "WebSocket fan-out
+ * over several API processes").
  * Also printed, to tell where a frame's time goes: NOTIFY transit (publish → a LISTEN connection in this
  * process), and per API process (asked over IPC): clients, fan-out time per broadcast (svc_ws_fanout_seconds),
- * event-loop delay (prom-client's monitor, 10 ms resolution) and CPU ms per broadcast; the load processes'
- * event-loop delay.
+ * event-loop delay (prom-client's monitor, 10 ms resolution), CPU per broadcast and GC pauses in the window; the
+ * load processes' event-loop delay and CPU per broadcast.
  * Run: npm run -s bench -- ws   (needs PostgreSQL on 127.0.0.1:5432 and the Temporal CLI)
  */
 import { fork, type ChildProcess } from 'node:child_process';
