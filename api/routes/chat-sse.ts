@@ -32,7 +32,7 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
   ctx.status = 200;
-  ctx.type = 'text/event-stream';
+  ctx.set('Content-Type', 'text/event-stream; charset=utf-8');
   ctx.set('Cache-Control', 'no-cache, no-transform');
   ctx.set('X-Accel-Buffering', 'no');
   ctx.body = body;
