@@ -1,9 +1,11 @@
-import { Agent, type Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Agent } from 'undici';
 import { z } from 'zod';
 import { AppError } from '../../schema/errors';
 import { faultFromNetwork, faultFromStatus, timeoutFault, upstreamFault } from './errors';
 import { sseData } from './sse';
 import type { ChatMessageIn, ModelRequest, ModelResult, ModelStreamChunk, ModelUsage } from './types';
+import { UpstreamCall } from './upstream-call';
 
 /** One OpenAI-compatible upstream, as configured (the name is public, the rest is not). */
 export interface ProviderDef {
@@ -97,9 +99,9 @@ const upstreams = new WeakMap<ProviderDef, Upstream>();
 
 /**
  * The keep-alive connection pool of one upstream (undici Agent): connections are reused across
- * requests instead of paying a TCP (and TLS) handshake per call. The pool's own `request` rather
- * than fetch: no WHATWG stream and Request/Response objects per call (the CPU profile's hot spot);
- * and rather than `undici.request(url)`, which parsed the URL again on every call. Provider
+ * requests instead of paying a TCP (and TLS) handshake per call. The pool's own `dispatch` with our
+ * handler (upstream-call.ts) rather than fetch (WHATWG streams and Request/Response objects per
+ * call) or `request` (a Readable and an AsyncResource per call); the URL is parsed once. Provider
  * definitions live as long as the process's one model router, so each upstream gets one pool,
  * and its endpoint and headers are worked out once.
  */
@@ -123,7 +125,7 @@ function upstreamOf(p: ProviderDef): Upstream {
   return u;
 }
 
-function send(t: Target, req: ModelRequest, stream: boolean, signal: AbortSignal) {
+function send(t: Target, req: ModelRequest, stream: boolean, a: AttemptControl): UpstreamCall {
   const body: Record<string, unknown> = { ...req.extra, model: t.model, messages: req.messages, stream };
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.max_tokens !== undefined) body.max_tokens = req.max_tokens;
@@ -131,36 +133,37 @@ function send(t: Target, req: ModelRequest, stream: boolean, signal: AbortSignal
   if (req.tool_choice !== undefined) body.tool_choice = req.tool_choice;
   if (stream) body.stream_options = { include_usage: true };
   const u = upstreamOf(t.provider);
-  return u.pool.request({
+  const call = new UpstreamCall(!stream);
+  a.attach(call);
+  return call.send(u.pool, {
     origin: u.origin,
     path: u.path,
     method: 'POST',
     headers: stream ? u.headers.stream : u.headers.json,
     body: JSON.stringify(body),
-    signal,
   });
 }
 
-const ok = (res: Dispatcher.ResponseData<unknown>) => res.statusCode >= 200 && res.statusCode < 300;
-function retryAfterOf(res: Dispatcher.ResponseData<unknown>): string | null {
-  const v = res.headers['retry-after'];
+const ok = (status: number) => status >= 200 && status < 300;
+function retryAfterOf(headers: IncomingHttpHeaders): string | null {
+  const v = headers['retry-after'];
   return (Array.isArray(v) ? v[0] : v) ?? null;
 }
 
 /**
- * Abort wiring for one attempt: the caller's signal plus our own timers. The caller's abort is
- * forwarded by one listener (removed when the attempt ends) rather than `AbortSignal.any`, whose
- * composite signal and weak references showed in the request profile; a non-streaming call,
- * whose idle and overall limits are the same, runs one timer.
+ * Limits of one attempt: the caller's abort plus our own timers, all ending the upstream call. The
+ * caller's abort is forwarded by one listener (removed when the attempt ends) rather than
+ * `AbortSignal.any`, whose composite signal and weak references showed in the request profile; a
+ * non-streaming call, whose idle and overall limits are the same, runs one timer.
  */
 class AttemptControl {
-  readonly ctl = new AbortController();
-  readonly signal: AbortSignal;
+  private call?: UpstreamCall;
   private idle?: NodeJS.Timeout;
   private overall?: NodeJS.Timeout;
   private readonly onOuterAbort?: () => void;
   /** The overall timer fires no later than the idle one could: no idle timer then. */
   private readonly idleRedundant: boolean;
+  private reason?: Error;
   timedOutAfter = 0;
 
   constructor(
@@ -168,10 +171,9 @@ class AttemptControl {
     private readonly idleMs: number,
     overallMs: number,
   ) {
-    this.signal = this.ctl.signal;
-    if (outer?.aborted) this.ctl.abort(outer.reason);
+    if (outer?.aborted) this.abort(outer.reason as Error);
     else if (outer) {
-      this.onOuterAbort = () => this.ctl.abort(outer.reason);
+      this.onOuterAbort = () => this.abort(outer.reason as Error);
       outer.addEventListener('abort', this.onOuterAbort, { once: true });
     }
     // setTimeout overflows above 2^31-1 ms (it would fire at once): no overall timer then.
@@ -181,9 +183,20 @@ class AttemptControl {
     this.touch();
   }
 
+  /** The call these limits end (an abort that came first ends it at once). */
+  attach(call: UpstreamCall) {
+    this.call = call;
+    if (this.reason) call.abort(this.reason);
+  }
+
+  private abort(reason: Error) {
+    this.reason ??= reason;
+    this.call?.abort(reason);
+  }
+
   private expire(ms: number) {
     this.timedOutAfter = ms;
-    this.ctl.abort(new Error('timeout'));
+    this.abort(new Error('timeout'));
   }
 
   /** Resets the idle timer (first byte, and every streamed read). */
@@ -210,7 +223,7 @@ class AttemptControl {
   /** Stops the upstream request (early consumer exit). */
   cancel() {
     this.done();
-    if (!this.ctl.signal.aborted) this.ctl.abort(new Error('closed'));
+    this.abort(new Error('closed'));
   }
 }
 
@@ -219,15 +232,11 @@ export async function completeOnce(t: Target, req: ModelRequest, remainingMs: nu
   const limit = Math.max(1, Math.min(t.provider.timeoutMs, remainingMs));
   const a = new AttemptControl(req.signal, limit, limit);
   try {
-    const res = await send(t, req, false, a.signal);
-    if (!ok(res)) {
-      await res.body.dump().catch(() => undefined);
-      throw faultFromStatus(t.provider.name, res.statusCode, retryAfterOf(res));
-    }
-    const text = await res.body.text();
+    const res = await send(t, req, false, a).result;
+    if (!ok(res.status)) throw faultFromStatus(t.provider.name, res.status, retryAfterOf(res.headers));
     let parsed: z.infer<typeof Completion>;
     try {
-      parsed = Completion.parse(JSON.parse(text));
+      parsed = Completion.parse(JSON.parse(res.body.toString('utf8')));
     } catch {
       throw upstreamFault(
         'upstream_error',
@@ -265,18 +274,18 @@ export interface OpenedStream {
 export async function openStream(t: Target, req: ModelRequest, remainingMs: number): Promise<OpenedStream> {
   const idle = Math.max(1, Math.min(t.provider.timeoutMs, remainingMs));
   const a = new AttemptControl(req.signal, idle, Math.max(1, remainingMs));
-  let res: Dispatcher.ResponseData<unknown>;
+  const call = send(t, req, true, a);
   try {
-    res = await send(t, req, true, a.signal);
-    if (!ok(res)) {
-      await res.body.dump().catch(() => undefined);
-      throw faultFromStatus(t.provider.name, res.statusCode, retryAfterOf(res));
+    const res = await call.started;
+    if (!ok(res.status)) {
+      await call.result.catch(() => undefined);
+      throw faultFromStatus(t.provider.name, res.status, retryAfterOf(res.headers));
     }
   } catch (err) {
     a.done();
     throw a.translate(t.provider.name, err, false);
   }
-  const body = res.body;
+  const body = call.chunks();
   async function* chunks(): AsyncGenerator<ModelStreamChunk> {
     let output = '';
     let finish: string | undefined;
