@@ -111,6 +111,16 @@ export class FastContext implements Pick<
     if (!type || !/\bjson\b/i.test(String(type).split(';', 1)[0])) this.set('Content-Type', JSON_TYPE);
   }
 
+  /**
+   * An event stream written straight to the response (instead of a PassThrough that `respond`
+   * would pipe): the headers go out with the first write. `body` is the response then, so what
+   * waits for a stream body to close (usage, the request log) waits for the response to close.
+   */
+  streamDirect(): ServerResponse {
+    this.body = this.res;
+    return this.res;
+  }
+
   private get writable(): boolean {
     if (this.res.writableEnded) return false;
     const socket = this.res.socket;
@@ -131,6 +141,7 @@ export class FastContext implements Pick<
       return void res.end(text);
     }
     if (typeof body === 'string') return void res.end(body);
+    if (body === res) return; // streamDirect: already being written
     if (isStream(body)) {
       pipeline(body, res, (err) => {
         if (err) app.emit('error', err, this);
@@ -154,6 +165,12 @@ export class FastContext implements Pick<
     res.setHeader('Content-Length', Buffer.byteLength(text));
     res.end(text);
   }
+}
+
+/** The response to write an event stream to when `ctx` is a fast-path context (else undefined: use `ctx.body`). */
+export function directStream(ctx: AppContext): ServerResponse | undefined {
+  const c = ctx as unknown;
+  return c instanceof FastContext ? c.streamDirect() : undefined;
 }
 
 export type FastHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
