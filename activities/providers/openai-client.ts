@@ -2,10 +2,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Agent } from 'undici';
 import { z } from 'zod';
 import { AppError } from '../../schema/errors';
-import { faultFromNetwork, faultFromStatus, timeoutFault, upstreamFault } from './errors';
-import { sseData } from './sse';
+import { faultFromStatus, upstreamFault } from './errors';
+import { SseEvents } from './sse';
 import type { ChatMessageIn, ModelRequest, ModelResult, ModelStreamChunk, ModelUsage } from './types';
-import { UpstreamCall } from './upstream-call';
+import { AttemptControl, UpstreamCall } from './upstream-call';
 
 /** One OpenAI-compatible upstream, as configured (the name is public, the rest is not). */
 export interface ProviderDef {
@@ -150,83 +150,6 @@ function retryAfterOf(headers: IncomingHttpHeaders): string | null {
   return (Array.isArray(v) ? v[0] : v) ?? null;
 }
 
-/**
- * Limits of one attempt: the caller's abort plus our own timers, all ending the upstream call. The
- * caller's abort is forwarded by one listener (removed when the attempt ends) rather than
- * `AbortSignal.any`, whose composite signal and weak references showed in the request profile; a
- * non-streaming call, whose idle and overall limits are the same, runs one timer.
- */
-class AttemptControl {
-  private call?: UpstreamCall;
-  private idle?: NodeJS.Timeout;
-  private overall?: NodeJS.Timeout;
-  private readonly onOuterAbort?: () => void;
-  /** The overall timer fires no later than the idle one could: no idle timer then. */
-  private readonly idleRedundant: boolean;
-  private reason?: Error;
-  timedOutAfter = 0;
-
-  constructor(
-    private readonly outer: AbortSignal | undefined,
-    private readonly idleMs: number,
-    overallMs: number,
-  ) {
-    if (outer?.aborted) this.abort(outer.reason as Error);
-    else if (outer) {
-      this.onOuterAbort = () => this.abort(outer.reason as Error);
-      outer.addEventListener('abort', this.onOuterAbort, { once: true });
-    }
-    // setTimeout overflows above 2^31-1 ms (it would fire at once): no overall timer then.
-    // With idle ≥ overall the idle timer could never fire first: the overall one is enough.
-    if (overallMs < 2 ** 31 - 1) this.overall = setTimeout(() => this.expire(overallMs), overallMs);
-    this.idleRedundant = this.overall !== undefined && idleMs >= overallMs;
-    this.touch();
-  }
-
-  /** The call these limits end (an abort that came first ends it at once). */
-  attach(call: UpstreamCall) {
-    this.call = call;
-    if (this.reason) call.abort(this.reason);
-  }
-
-  private abort(reason: Error) {
-    this.reason ??= reason;
-    this.call?.abort(reason);
-  }
-
-  private expire(ms: number) {
-    this.timedOutAfter = ms;
-    this.abort(new Error('timeout'));
-  }
-
-  /** Resets the idle timer (first byte, and every streamed read). */
-  touch() {
-    if (this.idleRedundant) return;
-    if (this.idle) this.idle.refresh();
-    else this.idle = setTimeout(() => this.expire(this.idleMs), this.idleMs);
-  }
-
-  /** Turns whatever was thrown into the error the router should see. */
-  translate(provider: string, err: unknown, started: boolean): unknown {
-    if (this.outer?.aborted) return this.outer.reason;
-    if (this.timedOutAfter) return timeoutFault(provider, this.timedOutAfter);
-    if (err instanceof AppError) return err;
-    return faultFromNetwork(provider, err, started);
-  }
-
-  done() {
-    clearTimeout(this.idle);
-    clearTimeout(this.overall);
-    if (this.onOuterAbort) this.outer?.removeEventListener('abort', this.onOuterAbort);
-  }
-
-  /** Stops the upstream request (early consumer exit). */
-  cancel() {
-    this.done();
-    this.abort(new Error('closed'));
-  }
-}
-
 /** One non-streaming call to one provider. */
 export async function completeOnce(t: Target, req: ModelRequest, remainingMs: number): Promise<ModelResult> {
   const limit = Math.max(1, Math.min(t.provider.timeoutMs, remainingMs));
@@ -285,59 +208,72 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
     a.done();
     throw a.translate(t.provider.name, err, false);
   }
-  const body = call.chunks();
+  const provider = t.provider.name;
+  let output = '';
+  let finish: string | undefined;
+  let usage: z.infer<typeof Usage> | undefined;
+  const calls: Array<{ id: string; name: string; arguments: string }> = [];
+  /** One SSE data payload → the delta it carries ('' when none). @throws AppError upstream_error */
+  const read = (data: string): string => {
+    let chunk: z.infer<typeof StreamChunk>;
+    try {
+      chunk = StreamChunk.parse(JSON.parse(data));
+    } catch {
+      throw upstreamFault('upstream_error', `The model provider '${provider}' sent an unreadable stream chunk.`, {
+        fallback: false,
+      });
+    }
+    if (chunk.error !== undefined) {
+      throw upstreamFault('upstream_error', `The model provider '${provider}' reported an error mid-stream.`, {
+        fallback: false,
+      });
+    }
+    if (chunk.usage) usage = chunk.usage;
+    const choice = chunk.choices?.[0];
+    if (!choice) return '';
+    for (const tc of choice.delta?.tool_calls ?? []) {
+      const c = (calls[tc.index] ??= { id: '', name: '', arguments: '' });
+      if (tc.id) c.id = tc.id;
+      if (tc.function?.name) c.name += tc.function.name;
+      if (tc.function?.arguments) c.arguments += tc.function.arguments;
+    }
+    if (choice.finish_reason) finish = choice.finish_reason;
+    return choice.delta?.content ?? '';
+  };
   async function* chunks(): AsyncGenerator<ModelStreamChunk> {
-    let output = '';
-    let finish: string | undefined;
-    let usage: z.infer<typeof Usage> | undefined;
-    const calls: Array<{ id: string; name: string; arguments: string }> = [];
+    const events = new SseEvents();
     let ended = false;
     try {
-      for await (const data of sseData(body, () => a.touch())) {
-        if (data.trim() === '[DONE]') {
-          ended = true;
-          break;
+      // The bytes come from the call's queue and are parsed synchronously: one generator per stream.
+      reading: for (;;) {
+        const parts = call.take();
+        let batch: string[];
+        if (parts === null) batch = events.end();
+        else if (parts.length === 0) {
+          await call.wait();
+          continue;
+        } else {
+          a.touch();
+          batch = parts.length === 1 ? events.push(parts[0]) : parts.flatMap((p) => events.push(p));
         }
-        let chunk: z.infer<typeof StreamChunk>;
-        try {
-          chunk = StreamChunk.parse(JSON.parse(data));
-        } catch {
-          throw upstreamFault(
-            'upstream_error',
-            `The model provider '${t.provider.name}' sent an unreadable stream chunk.`,
-            { fallback: false },
-          );
+        for (const data of batch) {
+          if (data.trim() === '[DONE]') {
+            ended = true;
+            break reading;
+          }
+          const delta = read(data);
+          if (delta) {
+            output += delta;
+            yield { delta };
+          }
         }
-        if (chunk.error !== undefined) {
-          throw upstreamFault(
-            'upstream_error',
-            `The model provider '${t.provider.name}' reported an error mid-stream.`,
-            { fallback: false },
-          );
-        }
-        if (chunk.usage) usage = chunk.usage;
-        const choice = chunk.choices?.[0];
-        if (!choice) continue;
-        for (const tc of choice.delta?.tool_calls ?? []) {
-          const c = (calls[tc.index] ??= { id: '', name: '', arguments: '' });
-          if (tc.id) c.id = tc.id;
-          if (tc.function?.name) c.name += tc.function.name;
-          if (tc.function?.arguments) c.arguments += tc.function.arguments;
-        }
-        if (choice.finish_reason) finish = choice.finish_reason;
-        const delta = choice.delta?.content ?? '';
-        if (delta) {
-          output += delta;
-          yield { delta };
-        }
+        if (parts === null) break;
       }
       if (!ended && !finish) {
         throw upstreamFault(
           'upstream_error',
-          `The model provider '${t.provider.name}' ended the stream before the answer was complete.`,
-          {
-            fallback: false,
-          },
+          `The model provider '${provider}' ended the stream before the answer was complete.`,
+          { fallback: false },
         );
       }
       const toolCalls = calls
@@ -351,7 +287,7 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
         ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
       };
     } catch (err) {
-      throw a.translate(t.provider.name, err, true);
+      throw a.translate(provider, err, true);
     } finally {
       a.cancel();
     }
