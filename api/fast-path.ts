@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { EventEmitter } from 'node:events';
 import { pipeline } from 'node:stream';
 import type Koa from 'koa';
 import type { AppContext, AppExtras, AppState } from './context';
@@ -102,7 +103,8 @@ export class FastContext implements Pick<
       return;
     }
     if (typeof val === 'string') {
-      if (!hasType) this.set('Content-Type', /^\s*</.test(val) ? 'text/html; charset=utf-8' : 'text/plain; charset=utf-8');
+      if (!hasType)
+        this.set('Content-Type', /^\s*</.test(val) ? 'text/html; charset=utf-8' : 'text/plain; charset=utf-8');
       this.set('Content-Length', String(Buffer.byteLength(val)));
       return;
     }
@@ -113,12 +115,13 @@ export class FastContext implements Pick<
 
   /**
    * An event stream written straight to the response (instead of a PassThrough that `respond`
-   * would pipe): the headers go out with the first write. `body` is the response then, so what
-   * waits for a stream body to close (usage, the request log) waits for the response to close.
+   * would pipe): the headers go out with the first write. The body is then a `DirectStream`, which
+   * closes when its writer ends it, as the PassThrough did (the usage record waits for that).
    */
-  streamDirect(): ServerResponse {
-    this.body = this.res;
-    return this.res;
+  streamDirect(): DirectStream {
+    const stream = new DirectStream(this.res);
+    this.body = stream;
+    return stream;
   }
 
   private get writable(): boolean {
@@ -141,7 +144,7 @@ export class FastContext implements Pick<
       return void res.end(text);
     }
     if (typeof body === 'string') return void res.end(body);
-    if (body === res) return; // streamDirect: already being written
+    if (body instanceof DirectStream) return; // already being written
     if (isStream(body)) {
       pipeline(body, res, (err) => {
         if (err) app.emit('error', err, this);
@@ -167,8 +170,31 @@ export class FastContext implements Pick<
   }
 }
 
-/** The response to write an event stream to when `ctx` is a fast-path context (else undefined: use `ctx.body`). */
-export function directStream(ctx: AppContext): ServerResponse | undefined {
+/**
+ * The body of a stream written straight to the response. A stream for the middleware that waits
+ * for a stream body to close (`pipe`, `once('close')`); it closes when `end` is called.
+ */
+export class DirectStream extends EventEmitter {
+  constructor(private readonly res: ServerResponse) {
+    super();
+  }
+
+  write(chunk: string): boolean {
+    return this.res.write(chunk);
+  }
+
+  end(): void {
+    this.res.end();
+    this.emit('close');
+  }
+
+  pipe(): never {
+    throw new Error('a direct stream is written to the response, not piped');
+  }
+}
+
+/** Where an event stream goes when `ctx` is a fast-path context (else undefined: set `ctx.body`). */
+export function directStream(ctx: AppContext): DirectStream | undefined {
   const c = ctx as unknown;
   return c instanceof FastContext ? c.streamDirect() : undefined;
 }

@@ -1,4 +1,4 @@
-import { PassThrough, type Writable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import type { ModelStreamChunk, ModelUsage } from '../../activities/providers/types';
 import { AppError } from '../../schema/errors';
 import type { AppContext } from '../context';
@@ -36,7 +36,7 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
   ctx.set('Cache-Control', 'no-cache, no-transform');
   ctx.set('X-Accel-Buffering', 'no');
   // On the fast path the events go straight to the response; through Koa, into a stream it pipes.
-  const body: Writable = directStream(ctx) ?? (ctx.body = new PassThrough());
+  const body: { write(text: string): unknown; end(): unknown } = directStream(ctx) ?? (ctx.body = new PassThrough());
 
   const created = Math.floor(Date.now() / 1000);
   const base = { id: o.id, object: 'chat.completion.chunk', created, model: o.lane };
