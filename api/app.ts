@@ -60,13 +60,13 @@ function validate(route: RouteSpec, bodyLimit: number) {
           throw new AppError('unsupported_media_type', 'Send the request body as application/json.');
         }
         await json(ctx as never, async () => {}).catch((err: { status?: number }) => {
-            // A body that does not decode with its Content-Encoding (gzip, deflate, br) is the client's fault.
-            if (err.status === undefined && ctx.get('Content-Encoding')) {
-              throw new AppError(
-                'invalid_request',
-                `The request body could not be decoded as Content-Encoding: ${ctx.get('Content-Encoding').slice(0, 40)}.`,
-              );
-            }
+          // A body that does not decode with its Content-Encoding (gzip, deflate, br) is the client's fault.
+          if (err.status === undefined && ctx.get('Content-Encoding')) {
+            throw new AppError(
+              'invalid_request',
+              `The request body could not be decoded as Content-Encoding: ${ctx.get('Content-Encoding').slice(0, 40)}.`,
+            );
+          }
           throw err;
         });
       }
@@ -133,8 +133,7 @@ class ServiceApp extends Koa<AppState, AppExtras> {
     const koa = super.callback();
     const fast = this.fast;
     if (!fast) return koa;
-    return (req, res) =>
-      fast(req as IncomingMessage, res as ServerResponse) ? Promise.resolve() : koa(req, res);
+    return (req, res) => (fast(req as IncomingMessage, res as ServerResponse) ? Promise.resolve() : koa(req, res));
   }
 }
 
@@ -202,7 +201,13 @@ export function createApp(deps: AppDeps, routes: RouteSpec[] = allRoutes()): Koa
     // The model routes (metered) by their exact path; idempotent and non-JSON routes never qualify.
     const hot = new Map<string, Dispatch[]>();
     for (const { route, stack } of stacks)
-      if (route.metered && route.method === 'post' && exact.has(`POST ${route.path}`) && !route.idempotent && !route.consumes)
+      if (
+        route.metered &&
+        route.method === 'post' &&
+        exact.has(`POST ${route.path}`) &&
+        !route.idempotent &&
+        !route.consumes
+      )
         hot.set(route.path, stack);
     app.fast = createFastPath({ app, outer, routes: hot, bodyLimit: deps.config.bodyLimit, chain });
   }

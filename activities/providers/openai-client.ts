@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent } from 'undici';
 import { z } from 'zod';
-import { AppError } from '../../schema/errors';
 import { faultFromStatus, upstreamFault } from './errors';
 import { SseEvents } from './sse';
 import type { ChatMessageIn, ModelRequest, ModelResult, ModelStreamChunk, ModelUsage } from './types';
