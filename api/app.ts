@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import { Router } from '@koa/router';
 import { koaBody } from 'koa-body';
@@ -8,6 +9,7 @@ import { IdempotencyHeaders } from '../schema/headers';
 import { GENERAL_SURFACES, parseSurface } from '../schema/surfaces';
 import type { AppContext, AppExtras, AppState } from './context';
 import type { AppDeps } from './deps';
+import { createFastPath, type FastHandler } from './fast-path';
 import { withIdempotency } from './idempotency';
 import { plainJsonBody, readJsonBody } from './json-body';
 import { Metrics } from './metrics';
@@ -50,24 +52,23 @@ function validate(route: RouteSpec, bodyLimit: number) {
   });
   return async (ctx: AppContext, next: () => Promise<unknown>) => {
     if (route.body && !route.consumes) {
-      if (hasBody(ctx)) {
+      // The common case (plain application/json with a Content-Length) is read directly: koa-body's
+      // type checks, inflation stream and generic reader showed in every chat's profile.
+      if (plainJsonBody(ctx.req, bodyLimit)) ctx.request.body = (await readJsonBody(ctx.req)) as never;
+      else if (hasBody(ctx)) {
         if (!ctx.is('application/json', '+json')) {
           throw new AppError('unsupported_media_type', 'Send the request body as application/json.');
         }
-        // The common case (plain application/json with a Content-Length) is read directly: koa-body's
-        // type checks, inflation stream and generic reader showed in every chat's profile.
-        if (plainJsonBody(ctx.req, bodyLimit)) ctx.request.body = (await readJsonBody(ctx.req)) as never;
-        else
-          await json(ctx as never, async () => {}).catch((err: { status?: number }) => {
-            // A body that does not decode with its Content-Encoding (gzip, deflate, br) is the client's fault.
-            if (err.status === undefined && ctx.get('Content-Encoding')) {
-              throw new AppError(
-                'invalid_request',
-                `The request body could not be decoded as Content-Encoding: ${ctx.get('Content-Encoding').slice(0, 40)}.`,
-              );
-            }
-            throw err;
-          });
+        await json(ctx as never, async () => {}).catch((err: { status?: number }) => {
+          // A body that does not decode with its Content-Encoding (gzip, deflate, br) is the client's fault.
+          if (err.status === undefined && ctx.get('Content-Encoding')) {
+            throw new AppError(
+              'invalid_request',
+              `The request body could not be decoded as Content-Encoding: ${ctx.get('Content-Encoding').slice(0, 40)}.`,
+            );
+          }
+          throw err;
+        });
       }
     }
     ctx.state.routeName = route.path;
@@ -116,9 +117,29 @@ function chain(stack: Dispatch[]): Dispatch {
   };
 }
 
+/** While draining, answers still come but keep-alive connections are closed after them. */
+function closeWhenDraining(deps: AppDeps): Dispatch {
+  return (ctx, next) => {
+    if (deps.lifecycle?.draining) ctx.set('Connection', 'close');
+    return next();
+  };
+}
+
+/** The Koa app whose request handler first offers each request to the fast path (api/fast-path.ts). */
+class ServiceApp extends Koa<AppState, AppExtras> {
+  fast?: FastHandler;
+
+  override callback(): ReturnType<Koa['callback']> {
+    const koa = super.callback();
+    const fast = this.fast;
+    if (!fast) return koa;
+    return (req, res) => (fast(req as IncomingMessage, res as ServerResponse) ? Promise.resolve() : koa(req, res));
+  }
+}
+
 /** Builds the Koa app (no listen). `routes` defaults to every route of the service. */
 export function createApp(deps: AppDeps, routes: RouteSpec[] = allRoutes()): Koa<AppState, AppExtras> {
-  const app = new Koa<AppState, AppExtras>({ proxy: false });
+  const app = new ServiceApp({ proxy: false });
   app.context.deps = deps;
   app.context.metrics = new Metrics();
   app.silent = true;
@@ -155,14 +176,14 @@ export function createApp(deps: AppDeps, routes: RouteSpec[] = allRoutes()): Koa
   }
   const routed = router.routes();
 
-  app.use(requestContext() as never);
-  // While draining, answers still come but keep-alive connections are closed after them.
-  app.use(async (ctx, next) => {
-    if (deps.lifecycle?.draining) ctx.set('Connection', 'close');
-    await next();
-  });
-  app.use(errorHandler() as never);
-  app.use(bodyTimeout(deps.config.http.bodyTimeoutMs) as never);
+  // Outside the routes, in this order, for Koa and for the fast path alike.
+  const outer: Dispatch[] = [
+    requestContext() as Dispatch,
+    closeWhenDraining(deps),
+    errorHandler() as Dispatch,
+    bodyTimeout(deps.config.http.bodyTimeoutMs) as Dispatch,
+  ];
+  for (const m of outer) app.use(m as never);
   app.use((ctx, next) => {
     const hit = exact.get(`${ctx.method} ${ctx.path}`);
     if (!hit) return routed(ctx as never, next);
@@ -176,5 +197,19 @@ export function createApp(deps: AppDeps, routes: RouteSpec[] = allRoutes()): Koa
       notImplemented: () => new AppError('method_not_allowed', 'This method is not supported.'),
     }),
   );
+  if (deps.config.http.fastPath !== false) {
+    // The model routes (metered) by their exact path; idempotent and non-JSON routes never qualify.
+    const hot = new Map<string, Dispatch[]>();
+    for (const { route, stack } of stacks)
+      if (
+        route.metered &&
+        route.method === 'post' &&
+        exact.has(`POST ${route.path}`) &&
+        !route.idempotent &&
+        !route.consumes
+      )
+        hot.set(route.path, stack);
+    app.fast = createFastPath({ app, outer, routes: hot, bodyLimit: deps.config.bodyLimit, chain });
+  }
   return app;
 }

@@ -36,6 +36,21 @@ function poisoned(value: unknown): boolean {
   return false;
 }
 
+/** The body text as JSON, by co-body's rules as koa-body applies them here. @throws AppError invalid_json */
+function parseJson(bytes: Buffer): unknown {
+  let text = bytes.toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  try {
+    if (!STRICT_JSON.test(text)) throw new SyntaxError('invalid JSON, only supports object and array');
+    const parsed: unknown = JSON.parse(text);
+    if ((text.includes('proto') || text.includes('constructor') || text.includes('\\u')) && poisoned(parsed))
+      throw new SyntaxError('Object contains forbidden prototype property');
+    return parsed;
+  } catch {
+    throw new AppError('invalid_json', 'Request body is not valid JSON.');
+  }
+}
+
 /**
  * Reads and parses a body `plainJsonBody` accepted, with co-body's rules as koa-body applies them
  * here (UTF-8 with a leading BOM dropped, strict: an object or array, prototype poisoning refused).
@@ -44,6 +59,16 @@ function poisoned(value: unknown): boolean {
  */
 export function readJsonBody(req: IncomingMessage): Promise<unknown> {
   const length = Number(req.headers['content-length']);
+  // A small body usually came in the packet of the headers and already waits in the request's
+  // buffer, all of it (the parser never buffers more than Content-Length): take it at once,
+  // without stream events and listeners.
+  if (req.readableLength === length && req.readableFlowing === null && !req.destroyed) {
+    try {
+      return Promise.resolve(parseJson(req.read() as Buffer));
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
@@ -72,16 +97,10 @@ export function readJsonBody(req: IncomingMessage): Promise<unknown> {
     const onEnd = () => {
       cleanup();
       if (received !== length) return incomplete();
-      let text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received)).toString('utf8');
-      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
       try {
-        if (!STRICT_JSON.test(text)) throw new SyntaxError('invalid JSON, only supports object and array');
-        const parsed: unknown = JSON.parse(text);
-        if ((text.includes('proto') || text.includes('constructor') || text.includes('\\u')) && poisoned(parsed))
-          throw new SyntaxError('Object contains forbidden prototype property');
-        resolve(parsed);
-      } catch {
-        reject(new AppError('invalid_json', 'Request body is not valid JSON.'));
+        resolve(parseJson(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received)));
+      } catch (err) {
+        reject(err as Error);
       }
     };
     req.on('data', onData);

@@ -1,10 +1,10 @@
 /**
  * Servers of the gateway benchmark (bench/gateway.ts), each runnable in its own process as users
  * run them: the gateway (the real app) and the bare pass-through proxy it is compared with. With
- * `BENCH_GATEWAY_LAYOUT=processes` the bench client and the fake upstream stay in the bench's
+ * the processes layout (the default) the bench client and the fake upstream stay in the bench's
  * process and each server gets its own, so the CPU a proxy spends per request does not compete
- * with the client's inside one event loop (both proxies get the same treatment); by default all
- * of them run in the bench's process.
+ * with the client's inside one event loop (both proxies get the same treatment); in the
+ * one-process layout all of them run in the bench's process.
  *
  * A server process answers IPC messages: `profile-start`, `profile-stop` (writes an inspector CPU
  * profile of that process to the given path) and `close`.
@@ -69,7 +69,9 @@ async function startHere(
   upstream: string,
 ): Promise<{ url: string; key?: string; close(): Promise<void> }> {
   if (kind === 'proxy') return startBareProxy(upstream);
-  const app = await startBenchApp({ OPENAI_BASE_URL: upstream });
+  // SVC_HTTP_FAST_PATH=false: every request through Koa (to compare with the fast path in one build).
+  const fastPath = process.env.SVC_HTTP_FAST_PATH;
+  const app = await startBenchApp({ OPENAI_BASE_URL: upstream, ...(fastPath ? { SVC_HTTP_FAST_PATH: fastPath } : {}) });
   return { url: app.url, key: await app.key(['runtime:chat']), close: () => app.close() };
 }
 

@@ -9,26 +9,28 @@
  *   4. SSE time to first token added ≤ 1 ms at p50.
  * Prints every ratio with PASS/FAIL and exits non-zero on any FAIL.
  *
- * Layout: by default the client, the fake upstream, the bare proxy and the gateway share this
- * process. BENCH_GATEWAY_LAYOUT=processes runs the gateway and the bare proxy each in a Node
- * process of their own (bench/gateway-helpers.ts), as users run a gateway, so neither shares an
- * event loop with the client (docs/decisions.md, "Gateway, third speed pass": on this 2-core
- * machine under load that layout measured no better for the gateway, so it is not the default).
+ * Layout: by default the gateway and the bare proxy each run in a Node process of their own
+ * (bench/gateway-helpers.ts), as users run a gateway (`npm start`), while the client and the fake
+ * upstream stay in this process; the checks of that layout decide PASS/FAIL and the exit code. Then
+ * the same phases run with all four in this one process, printed for comparison with earlier
+ * figures (docs/decisions.md, "Gateway, fourth speed pass"). BENCH_GATEWAY_LAYOUT=processes or
+ * =one runs only that layout (and its checks decide). SVC_HTTP_FAST_PATH=false measures the gateway
+ * with every request through Koa.
  * BENCH_PROFILE=cpu|heap with BENCH_PROFILE_DIR (default .) writes an inspector profile of the
- * gateway's process over the throughput phase (gateway.cpuprofile / gateway.heapprofile); in the
- * one-process layout that is the whole bench process. The processes layout also prints each
+ * gateway's process over the throughput phase (gateway.cpuprofile / gateway.heapprofile), of the
+ * processes layout when both run; in the one-process layout it is the whole bench process. The processes layout also prints each
  * server process's CPU time per request over that phase.
  * Run: npm run -s bench -- gateway   (needs PostgreSQL on 127.0.0.1:5432; BENCH_N scales the loops)
  */
 import path from 'node:path';
-import { startFakeOpenAI, type FakeBehavior } from '../test/helpers/fake-openai';
+import { startFakeOpenAI, type FakeBehavior, type FakeOpenAI } from '../test/helpers/fake-openai';
 import { startServer, type BenchServer, type ProfileKind } from './gateway-helpers';
 import { fmt, percentile } from './helpers';
 
 const REPLY = 'The quick brown fox jumps over the lazy dog while the gateway streams every token to the client.';
 const N = Number(process.env.BENCH_N ?? 200);
 const CONCURRENCY = 16;
-const ONE_PROCESS = process.env.BENCH_GATEWAY_LAYOUT !== 'processes';
+const LAYOUT = process.env.BENCH_GATEWAY_LAYOUT;
 const PROFILE = process.env.BENCH_PROFILE as ProfileKind | undefined;
 
 interface Target {
@@ -109,9 +111,11 @@ async function throughput(targets: Target[], total: number): Promise<number[]> {
   return busy.map((ms) => (total / ms) * 1000);
 }
 
-const checks: Array<{ what: string; value: number; limit: number; atMost: boolean }> = [];
-function check(what: string, value: number, limit: number, atMost = true): void {
-  checks.push({ what, value, limit, atMost });
+interface Check {
+  what: string;
+  value: number;
+  limit: number;
+  atMost: boolean;
 }
 
 function table(title: string, targets: Target[], lat: number[][]): void {
@@ -125,15 +129,22 @@ function table(title: string, targets: Target[], lat: number[][]): void {
   console.log('');
 }
 
-async function main(): Promise<void> {
-  let behavior: FakeBehavior = { reply: REPLY };
-  const fake = await startFakeOpenAI({ defaults: { reply: REPLY } });
-  fake.onRequest(() => behavior);
+/** Every phase in one layout (`oneProcess`: all in this process); returns its checks. */
+async function runLayout(
+  oneProcess: boolean,
+  fake: FakeOpenAI,
+  setBehavior: (b: FakeBehavior) => void,
+  profile: ProfileKind | undefined,
+): Promise<Check[]> {
+  const checks: Check[] = [];
+  const check = (what: string, value: number, limit: number, atMost = true) =>
+    checks.push({ what, value, limit, atMost });
+  setBehavior({ reply: REPLY });
   const servers: BenchServer[] = [];
   try {
-    const app = await startServer('gateway', fake.url, ONE_PROCESS);
+    const app = await startServer('gateway', fake.url, oneProcess);
     servers.push(app);
-    const bare = await startServer('proxy', fake.url, ONE_PROCESS);
+    const bare = await startServer('proxy', fake.url, oneProcess);
     servers.push(bare);
     const key = app.key!;
     const direct: Target = {
@@ -157,7 +168,7 @@ async function main(): Promise<void> {
     const all = [direct, proxy, gateway];
     for (const stream of [false, true]) for (const t of all) for (let i = 0; i < 50; i++) await once(t, stream); // warm-up (JIT, pools, caches)
     console.log(
-      `Chat gateway benchmark: ${N} interleaved sequential requests per target and phase; throughput at concurrency ${CONCURRENCY}; ${ONE_PROCESS ? 'client, upstream, proxy and gateway in one process' : 'gateway and bare proxy each in its own process (BENCH_GATEWAY_LAYOUT=processes)'}.\n`,
+      `\n=== ${oneProcess ? 'ONE PROCESS: client, upstream, proxy and gateway in this process' : 'PROCESSES: gateway and bare proxy each in its own process; client and upstream in this one'} ===\n`,
     );
 
     const instant = await rounds(all, N, (t) => once(t, false));
@@ -170,11 +181,11 @@ async function main(): Promise<void> {
       2,
     );
 
-    if (PROFILE) await app.profileStart(PROFILE);
+    if (profile) await app.profileStart(profile);
     // The bare proxy runs too, as a reference (no goal): what a proxy that does no work reaches here.
-    const cpuBefore = ONE_PROCESS ? [] : await Promise.all([app.cpuMicros(), bare.cpuMicros()]);
+    const cpuBefore = oneProcess ? [] : await Promise.all([app.cpuMicros(), bare.cpuMicros()]);
     const rps = await throughput([direct, gateway, proxy], N * 2);
-    if (!ONE_PROCESS) {
+    if (!oneProcess) {
       // CPU time, not wall time: what each server's process spent per request it relayed in this phase.
       const [g, b] = (await Promise.all([app.cpuMicros(), bare.cpuMicros()])).map(
         (v, i) => (v - cpuBefore[i]) / (N * 2),
@@ -183,8 +194,8 @@ async function main(): Promise<void> {
         `CPU per request in this phase: gateway process ${g.toFixed(0)} µs, bare proxy process ${b.toFixed(0)} µs (${(g / b).toFixed(2)}×)`,
       );
     }
-    if (PROFILE) {
-      const file = path.resolve(process.env.BENCH_PROFILE_DIR ?? '.', `gateway.${PROFILE}profile`);
+    if (profile) {
+      const file = path.resolve(process.env.BENCH_PROFILE_DIR ?? '.', `gateway.${profile}profile`);
       await app.profileStop(file);
       console.log(`profile of the gateway's process over the throughput phase: ${file}\n`);
     }
@@ -193,22 +204,26 @@ async function main(): Promise<void> {
     );
     check(`throughput at concurrency ${CONCURRENCY}, gateway / direct`, rps[1] / rps[0], 0.5, false);
 
-    behavior = { reply: REPLY, chunkDelayMs: 2 };
+    setBehavior({ reply: REPLY, chunkDelayMs: 2 });
     const first = await rounds([direct, gateway], N, ttft);
     const f50 = first.map((s) => percentile(s, 50));
     console.log(`SSE TIME TO FIRST TOKEN p50: direct ${fmt(f50[0])} ms, gateway ${fmt(f50[1])} ms\n`);
     check('SSE time to first token added at p50, ms', f50[1] - f50[0], 1);
 
-    behavior = { reply: REPLY, delayMs: 20 };
+    setBehavior({ reply: REPLY, delayMs: 20 });
     const slow = await rounds([direct, gateway], Math.max(20, Math.floor(N / 2)), (t) => once(t, false));
     table('20 MS UPSTREAM (non-streaming)', [direct, gateway], slow);
     check('20 ms upstream p50, gateway / direct', percentile(slow[1], 50) / percentile(slow[0], 50), 1.1);
     check('20 ms upstream p99, gateway / direct', percentile(slow[1], 99) / percentile(slow[0], 99), 1.2);
   } finally {
     for (const s of servers.reverse()) await s.close();
-    await fake.close();
   }
+  return checks;
+}
 
+/** Prints the checks; the number that failed. */
+function report(title: string, checks: Check[]): number {
+  console.log(title);
   let failed = 0;
   for (const c of checks) {
     const pass = c.atMost ? c.value <= c.limit : c.value >= c.limit;
@@ -217,7 +232,32 @@ async function main(): Promise<void> {
       `${pass ? 'PASS' : 'FAIL'}  ${c.what}: ${c.value.toFixed(2)} (goal ${c.atMost ? '≤' : '≥'} ${c.limit})`,
     );
   }
-  if (failed) process.exitCode = 1;
+  return failed;
+}
+
+async function main(): Promise<void> {
+  let behavior: FakeBehavior = { reply: REPLY };
+  const fake = await startFakeOpenAI({ defaults: { reply: REPLY } });
+  fake.onRequest(() => behavior);
+  const setBehavior = (b: FakeBehavior) => (behavior = b);
+  console.log(
+    `Chat gateway benchmark: ${N} interleaved sequential requests per target and phase; throughput at concurrency ${CONCURRENCY}; fast path ${process.env.SVC_HTTP_FAST_PATH ?? 'true (default)'}.`,
+  );
+  try {
+    if (LAYOUT === 'one' || LAYOUT === 'processes') {
+      const checks = await runLayout(LAYOUT === 'one', fake, setBehavior, PROFILE);
+      if (report(`\nCHECKS (${LAYOUT === 'one' ? 'one process' : 'processes'})`, checks)) process.exitCode = 1;
+      return;
+    }
+    // A profile is taken in the processes layout only (the gateway's own process).
+    const processes = await runLayout(false, fake, setBehavior, PROFILE);
+    const one = await runLayout(true, fake, setBehavior, undefined);
+    report('\nFOR COMPARISON, one process (does not decide the exit code)', one);
+    if (report('\nCHECKS, processes layout (as users run the gateway; decides the exit code)', processes))
+      process.exitCode = 1;
+  } finally {
+    await fake.close();
+  }
 }
 
 main().catch((err) => {

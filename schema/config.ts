@@ -82,6 +82,8 @@ export const EnvSchema = z.object({
   SVC_BODY_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   SVC_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
   SVC_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(256),
+  /** Answer the model routes' plain JSON requests on the raw HTTP server, before Koa (api/fast-path.ts); false = all through Koa. */
+  SVC_HTTP_FAST_PATH: z.enum(['true', 'false', '1', '0']).default('true'),
   SVC_SMTP_URL: optionalString.pipe(z.url({ protocol: /^smtps?$/ }).optional()),
   SVC_SMTP_FROM: optionalString.pipe(z.email().optional()),
   SVC_EMAIL_RATE_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
@@ -163,7 +165,13 @@ export interface Config {
   publicUrl?: string;
   workerShutdownGraceMs: number;
   /** Edge limits of the HTTP server (api/http-server.ts, api/middleware/body-timeout.ts). */
-  http: { bodyTimeoutMs: number; headersTimeoutMs: number; maxConnectionsPerAddress: number };
+  http: {
+    bodyTimeoutMs: number;
+    headersTimeoutMs: number;
+    maxConnectionsPerAddress: number;
+    /** Model routes' plain JSON requests answered before Koa, same middleware (api/fast-path.ts); default true. */
+    fastPath?: boolean;
+  };
   /** Outgoing email (issue 15): SMTP pool URL and From address; unset → email routes answer 503. */
   email: { smtpUrl?: string; from?: string; ratePerMinute: number };
   /** Media (issue 15): root that `image_path` must resolve inside; TTL of generated-image URLs. */
@@ -255,6 +263,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       bodyTimeoutMs: e.SVC_BODY_TIMEOUT_MS,
       headersTimeoutMs: e.SVC_HEADERS_TIMEOUT_MS,
       maxConnectionsPerAddress: e.SVC_MAX_CONNECTIONS_PER_ADDRESS,
+      fastPath: e.SVC_HTTP_FAST_PATH === 'true' || e.SVC_HTTP_FAST_PATH === '1',
     },
     email: { smtpUrl: e.SVC_SMTP_URL, from: e.SVC_SMTP_FROM, ratePerMinute: e.SVC_EMAIL_RATE_PER_MINUTE },
     media: { imageRoot: e.SVC_IMAGE_ROOT, imageUrlTtlSeconds: e.SVC_IMAGE_URL_TTL_SECONDS },

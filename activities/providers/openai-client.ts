@@ -1,9 +1,10 @@
-import { Agent, type Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Agent } from 'undici';
 import { z } from 'zod';
-import { AppError } from '../../schema/errors';
-import { faultFromNetwork, faultFromStatus, timeoutFault, upstreamFault } from './errors';
-import { sseData } from './sse';
+import { faultFromStatus, upstreamFault } from './errors';
+import { SseEvents } from './sse';
 import type { ChatMessageIn, ModelRequest, ModelResult, ModelStreamChunk, ModelUsage } from './types';
+import { AttemptControl, UpstreamCall } from './upstream-call';
 
 /** One OpenAI-compatible upstream, as configured (the name is public, the rest is not). */
 export interface ProviderDef {
@@ -97,9 +98,9 @@ const upstreams = new WeakMap<ProviderDef, Upstream>();
 
 /**
  * The keep-alive connection pool of one upstream (undici Agent): connections are reused across
- * requests instead of paying a TCP (and TLS) handshake per call. The pool's own `request` rather
- * than fetch: no WHATWG stream and Request/Response objects per call (the CPU profile's hot spot);
- * and rather than `undici.request(url)`, which parsed the URL again on every call. Provider
+ * requests instead of paying a TCP (and TLS) handshake per call. The pool's own `dispatch` with our
+ * handler (upstream-call.ts) rather than fetch (WHATWG streams and Request/Response objects per
+ * call) or `request` (a Readable and an AsyncResource per call); the URL is parsed once. Provider
  * definitions live as long as the process's one model router, so each upstream gets one pool,
  * and its endpoint and headers are worked out once.
  */
@@ -123,7 +124,7 @@ function upstreamOf(p: ProviderDef): Upstream {
   return u;
 }
 
-function send(t: Target, req: ModelRequest, stream: boolean, signal: AbortSignal) {
+function send(t: Target, req: ModelRequest, stream: boolean, a: AttemptControl): UpstreamCall {
   const body: Record<string, unknown> = { ...req.extra, model: t.model, messages: req.messages, stream };
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.max_tokens !== undefined) body.max_tokens = req.max_tokens;
@@ -131,87 +132,21 @@ function send(t: Target, req: ModelRequest, stream: boolean, signal: AbortSignal
   if (req.tool_choice !== undefined) body.tool_choice = req.tool_choice;
   if (stream) body.stream_options = { include_usage: true };
   const u = upstreamOf(t.provider);
-  return u.pool.request({
+  const call = new UpstreamCall(!stream);
+  a.attach(call);
+  return call.send(u.pool, {
     origin: u.origin,
     path: u.path,
     method: 'POST',
     headers: stream ? u.headers.stream : u.headers.json,
     body: JSON.stringify(body),
-    signal,
   });
 }
 
-const ok = (res: Dispatcher.ResponseData<unknown>) => res.statusCode >= 200 && res.statusCode < 300;
-function retryAfterOf(res: Dispatcher.ResponseData<unknown>): string | null {
-  const v = res.headers['retry-after'];
+const ok = (status: number) => status >= 200 && status < 300;
+function retryAfterOf(headers: IncomingHttpHeaders): string | null {
+  const v = headers['retry-after'];
   return (Array.isArray(v) ? v[0] : v) ?? null;
-}
-
-/**
- * Abort wiring for one attempt: the caller's signal plus our own timers. The caller's abort is
- * forwarded by one listener (removed when the attempt ends) rather than `AbortSignal.any`, whose
- * composite signal and weak references showed in the request profile; a non-streaming call,
- * whose idle and overall limits are the same, runs one timer.
- */
-class AttemptControl {
-  readonly ctl = new AbortController();
-  readonly signal: AbortSignal;
-  private idle?: NodeJS.Timeout;
-  private overall?: NodeJS.Timeout;
-  private readonly onOuterAbort?: () => void;
-  /** The overall timer fires no later than the idle one could: no idle timer then. */
-  private readonly idleRedundant: boolean;
-  timedOutAfter = 0;
-
-  constructor(
-    private readonly outer: AbortSignal | undefined,
-    private readonly idleMs: number,
-    overallMs: number,
-  ) {
-    this.signal = this.ctl.signal;
-    if (outer?.aborted) this.ctl.abort(outer.reason);
-    else if (outer) {
-      this.onOuterAbort = () => this.ctl.abort(outer.reason);
-      outer.addEventListener('abort', this.onOuterAbort, { once: true });
-    }
-    // setTimeout overflows above 2^31-1 ms (it would fire at once): no overall timer then.
-    // With idle ≥ overall the idle timer could never fire first: the overall one is enough.
-    if (overallMs < 2 ** 31 - 1) this.overall = setTimeout(() => this.expire(overallMs), overallMs);
-    this.idleRedundant = this.overall !== undefined && idleMs >= overallMs;
-    this.touch();
-  }
-
-  private expire(ms: number) {
-    this.timedOutAfter = ms;
-    this.ctl.abort(new Error('timeout'));
-  }
-
-  /** Resets the idle timer (first byte, and every streamed read). */
-  touch() {
-    if (this.idleRedundant) return;
-    if (this.idle) this.idle.refresh();
-    else this.idle = setTimeout(() => this.expire(this.idleMs), this.idleMs);
-  }
-
-  /** Turns whatever was thrown into the error the router should see. */
-  translate(provider: string, err: unknown, started: boolean): unknown {
-    if (this.outer?.aborted) return this.outer.reason;
-    if (this.timedOutAfter) return timeoutFault(provider, this.timedOutAfter);
-    if (err instanceof AppError) return err;
-    return faultFromNetwork(provider, err, started);
-  }
-
-  done() {
-    clearTimeout(this.idle);
-    clearTimeout(this.overall);
-    if (this.onOuterAbort) this.outer?.removeEventListener('abort', this.onOuterAbort);
-  }
-
-  /** Stops the upstream request (early consumer exit). */
-  cancel() {
-    this.done();
-    if (!this.ctl.signal.aborted) this.ctl.abort(new Error('closed'));
-  }
 }
 
 /** One non-streaming call to one provider. */
@@ -219,15 +154,11 @@ export async function completeOnce(t: Target, req: ModelRequest, remainingMs: nu
   const limit = Math.max(1, Math.min(t.provider.timeoutMs, remainingMs));
   const a = new AttemptControl(req.signal, limit, limit);
   try {
-    const res = await send(t, req, false, a.signal);
-    if (!ok(res)) {
-      await res.body.dump().catch(() => undefined);
-      throw faultFromStatus(t.provider.name, res.statusCode, retryAfterOf(res));
-    }
-    const text = await res.body.text();
+    const res = await send(t, req, false, a).result;
+    if (!ok(res.status)) throw faultFromStatus(t.provider.name, res.status, retryAfterOf(res.headers));
     let parsed: z.infer<typeof Completion>;
     try {
-      parsed = Completion.parse(JSON.parse(text));
+      parsed = Completion.parse(JSON.parse(res.body.toString('utf8')));
     } catch {
       throw upstreamFault(
         'upstream_error',
@@ -265,70 +196,83 @@ export interface OpenedStream {
 export async function openStream(t: Target, req: ModelRequest, remainingMs: number): Promise<OpenedStream> {
   const idle = Math.max(1, Math.min(t.provider.timeoutMs, remainingMs));
   const a = new AttemptControl(req.signal, idle, Math.max(1, remainingMs));
-  let res: Dispatcher.ResponseData<unknown>;
+  const call = send(t, req, true, a);
   try {
-    res = await send(t, req, true, a.signal);
-    if (!ok(res)) {
-      await res.body.dump().catch(() => undefined);
-      throw faultFromStatus(t.provider.name, res.statusCode, retryAfterOf(res));
+    const res = await call.started;
+    if (!ok(res.status)) {
+      await call.result.catch(() => undefined);
+      throw faultFromStatus(t.provider.name, res.status, retryAfterOf(res.headers));
     }
   } catch (err) {
     a.done();
     throw a.translate(t.provider.name, err, false);
   }
-  const body = res.body;
+  const provider = t.provider.name;
+  let output = '';
+  let finish: string | undefined;
+  let usage: z.infer<typeof Usage> | undefined;
+  const calls: Array<{ id: string; name: string; arguments: string }> = [];
+  /** One SSE data payload → the delta it carries ('' when none). @throws AppError upstream_error */
+  const read = (data: string): string => {
+    let chunk: z.infer<typeof StreamChunk>;
+    try {
+      chunk = StreamChunk.parse(JSON.parse(data));
+    } catch {
+      throw upstreamFault('upstream_error', `The model provider '${provider}' sent an unreadable stream chunk.`, {
+        fallback: false,
+      });
+    }
+    if (chunk.error !== undefined) {
+      throw upstreamFault('upstream_error', `The model provider '${provider}' reported an error mid-stream.`, {
+        fallback: false,
+      });
+    }
+    if (chunk.usage) usage = chunk.usage;
+    const choice = chunk.choices?.[0];
+    if (!choice) return '';
+    for (const tc of choice.delta?.tool_calls ?? []) {
+      const c = (calls[tc.index] ??= { id: '', name: '', arguments: '' });
+      if (tc.id) c.id = tc.id;
+      if (tc.function?.name) c.name += tc.function.name;
+      if (tc.function?.arguments) c.arguments += tc.function.arguments;
+    }
+    if (choice.finish_reason) finish = choice.finish_reason;
+    return choice.delta?.content ?? '';
+  };
   async function* chunks(): AsyncGenerator<ModelStreamChunk> {
-    let output = '';
-    let finish: string | undefined;
-    let usage: z.infer<typeof Usage> | undefined;
-    const calls: Array<{ id: string; name: string; arguments: string }> = [];
+    const events = new SseEvents();
     let ended = false;
     try {
-      for await (const data of sseData(body, () => a.touch())) {
-        if (data.trim() === '[DONE]') {
-          ended = true;
-          break;
+      // The bytes come from the call's queue and are parsed synchronously: one generator per stream.
+      reading: for (;;) {
+        const parts = call.take();
+        let batch: string[];
+        if (parts === null) batch = events.end();
+        else if (parts.length === 0) {
+          await call.wait();
+          continue;
+        } else {
+          a.touch();
+          batch = parts.length === 1 ? events.push(parts[0]) : parts.flatMap((p) => events.push(p));
         }
-        let chunk: z.infer<typeof StreamChunk>;
-        try {
-          chunk = StreamChunk.parse(JSON.parse(data));
-        } catch {
-          throw upstreamFault(
-            'upstream_error',
-            `The model provider '${t.provider.name}' sent an unreadable stream chunk.`,
-            { fallback: false },
-          );
+        for (const data of batch) {
+          if (data.trim() === '[DONE]') {
+            ended = true;
+            break reading;
+          }
+          const delta = read(data);
+          if (delta) {
+            output += delta;
+            yield { delta };
+          }
         }
-        if (chunk.error !== undefined) {
-          throw upstreamFault(
-            'upstream_error',
-            `The model provider '${t.provider.name}' reported an error mid-stream.`,
-            { fallback: false },
-          );
-        }
-        if (chunk.usage) usage = chunk.usage;
-        const choice = chunk.choices?.[0];
-        if (!choice) continue;
-        for (const tc of choice.delta?.tool_calls ?? []) {
-          const c = (calls[tc.index] ??= { id: '', name: '', arguments: '' });
-          if (tc.id) c.id = tc.id;
-          if (tc.function?.name) c.name += tc.function.name;
-          if (tc.function?.arguments) c.arguments += tc.function.arguments;
-        }
-        if (choice.finish_reason) finish = choice.finish_reason;
-        const delta = choice.delta?.content ?? '';
-        if (delta) {
-          output += delta;
-          yield { delta };
-        }
+        if (parts === null) break;
       }
       if (!ended && !finish) {
         throw upstreamFault(
           'upstream_error',
-          `The model provider '${t.provider.name}' ended the stream before the answer was complete.`,
-          {
-            fallback: false,
-          },
+          `The model provider '${provider}' ended the stream before the answer was complete.`,
+          { fallback: false },
         );
       }
       const toolCalls = calls
@@ -342,7 +286,7 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
         ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
       };
     } catch (err) {
-      throw a.translate(t.provider.name, err, true);
+      throw a.translate(provider, err, true);
     } finally {
       a.cancel();
     }

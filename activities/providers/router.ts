@@ -3,7 +3,7 @@ import { AppError } from '../../schema/errors';
 import { isPublicLane, PUBLIC_LANES, type PublicLane } from '../../schema/model-config';
 import { canFallback, noProviderError, timeoutFault } from './errors';
 import type { LocalDiscovery } from './local-discovery';
-import { completeOnce, openStream, type OpenedStream, type Target } from './openai-client';
+import { completeOnce, openStream, type Target } from './openai-client';
 import type { ProviderSetup } from './provider-config';
 import type { ModelRequest, ModelResult, ModelRouter, ModelStreamChunk } from './types';
 
@@ -100,23 +100,38 @@ export class LaneRouter implements ModelRouter {
     let settle!: { resolve: (name: string) => void; reject: (err: unknown) => void };
     const provider = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
     provider.catch(() => undefined); // observed by callers that care; never an unhandled rejection
-    const open = (): Promise<{ opened: OpenedStream; name: string }> =>
-      this.withFallback(req, async (t, remaining) => ({
+    // Opened on the first `next()`; after that every call goes straight to the provider's stream
+    // (an iterator object rather than a generator around it: no extra layer per chunk).
+    let chunks: AsyncGenerator<ModelStreamChunk> | undefined;
+    let opening: Promise<void> | undefined;
+    const open = () =>
+      (opening ??= this.withFallback(req, async (t, remaining) => ({
         opened: await openStream(t, req, remaining),
         name: t.provider.name,
-      }));
-    async function* run(): AsyncGenerator<ModelStreamChunk> {
-      let opened: OpenedStream;
-      try {
-        const o = await open();
-        opened = o.opened;
-        settle.resolve(o.name);
-      } catch (err) {
-        settle.reject(err);
-        throw err;
-      }
-      yield* opened.chunks;
-    }
-    return Object.assign(run(), { provider });
+      })).then(
+        (o) => {
+          chunks = o.opened.chunks;
+          settle.resolve(o.name);
+        },
+        (err: unknown) => {
+          settle.reject(err);
+          throw err;
+        },
+      ));
+    const it: AsyncIterableIterator<ModelStreamChunk> = {
+      next: () => (chunks ? chunks.next() : open().then(() => chunks!.next())),
+      // A stream given up while it was still opening is closed once open (its upstream call stops).
+      return: (value?: unknown) =>
+        chunks
+          ? chunks.return(value)
+          : opening
+            ? opening.then(
+                () => chunks!.return(value),
+                () => ({ done: true as const, value }),
+              )
+            : Promise.resolve({ done: true as const, value }),
+      [Symbol.asyncIterator]: () => it,
+    };
+    return Object.assign(it, { provider });
   }
 }

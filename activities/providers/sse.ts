@@ -1,30 +1,49 @@
+import { createParser, type EventSourceParser } from 'eventsource-parser';
+
 /**
- * Parses a server-sent-event byte stream into the `data` payload of each event
- * (multi-line data joined with \n; comments and other fields skipped). Handles CRLF and
- * events split across reads. `onBytes` is called for every read (idle-timeout resets).
+ * The `data` payloads of a server-sent-event byte stream, fed read by read (eventsource-parser:
+ * multi-line data joined with \n, comments and other fields skipped, CR/LF/CRLF, events and
+ * characters split across reads). Synchronous, so a streamed answer is parsed without a
+ * generator per layer.
  */
+export class SseEvents {
+  private readonly decoder = new TextDecoder();
+  private readonly parser: EventSourceParser;
+  private out: string[] = [];
+
+  constructor() {
+    this.parser = createParser({ onEvent: (e) => this.out.push(e.data) });
+  }
+
+  /** The events completed by these bytes. */
+  push(bytes: Uint8Array): string[] {
+    this.parser.feed(this.decoder.decode(bytes, { stream: true }));
+    return this.take();
+  }
+
+  /**
+   * The end of the stream: an event whose closing blank line never came is still delivered (as the
+   * parser before this one did; some upstreams end with `data: [DONE]` and no blank line).
+   */
+  end(): string[] {
+    this.parser.feed(`${this.decoder.decode()}\n\n`);
+    return this.take();
+  }
+
+  private take(): string[] {
+    if (this.out.length === 0) return [];
+    const events = this.out;
+    this.out = [];
+    return events;
+  }
+}
+
+/** The `data` payloads of an SSE byte stream. `onBytes` runs for every read (idle-timeout resets). */
 export async function* sseData(body: AsyncIterable<Uint8Array>, onBytes?: () => void): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let data: string[] = [];
+  const events = new SseEvents();
   for await (const bytes of body) {
     onBytes?.();
-    buffer += decoder.decode(bytes, { stream: true });
-    let nl: number;
-    while ((nl = buffer.search(/\r\n|\r|\n/)) >= 0) {
-      // A lone CR at the end may be the first half of CRLF: wait for the next read.
-      if (buffer[nl] === '\r' && nl + 1 === buffer.length) break;
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(buffer[nl] === '\r' && buffer[nl + 1] === '\n' ? nl + 2 : nl + 1);
-      if (line === '') {
-        if (data.length > 0) yield data.join('\n');
-        data = [];
-      } else if (line.startsWith('data:')) {
-        data.push(line.slice(line[5] === ' ' ? 6 : 5));
-      }
-    }
+    yield* events.push(bytes);
   }
-  buffer += decoder.decode();
-  if (buffer.startsWith('data:')) data.push(buffer.slice(buffer[5] === ' ' ? 6 : 5));
-  if (data.length > 0) yield data.join('\n');
+  yield* events.end();
 }

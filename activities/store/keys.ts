@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { KeyKind } from '../../schema/auth';
@@ -39,9 +39,12 @@ const KeyListRow = z.object({
 });
 export type KeyListRow = z.infer<typeof KeyListRow>;
 
-/** Key secrets carry 160 random bits, so a fast SHA-256 is the right hash (no stretching needed). */
+/**
+ * Key secrets carry 160 random bits, so a fast SHA-256 is the right hash (no stretching needed).
+ * The one-shot `hash` (no Hash object) runs on every request's key-cache lookup.
+ */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 const KEY_PATTERN = /^(svc|agb)\.([0-9a-z]{12})\.([0-9a-z]{32})$/;

@@ -25,7 +25,9 @@ export class KeyCache {
     private readonly listener: GatewayListener,
     opts: { max?: number; ttlMs?: number } = {},
   ) {
-    this.cache = new LRUCache({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 5 * 60_000 });
+    // ttlResolution: lru-cache re-reads the clock through a timer of this period (at the default 1 ms,
+    // a timer per request); the TTL is a safety net, a second more does not matter.
+    this.cache = new LRUCache({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 5 * 60_000, ttlResolution: 1000 });
   }
 
   /** The principal behind `token`, or null (unknown, malformed or revoked). */

@@ -60,6 +60,8 @@ export class Limiter {
   private readonly limits = new LRUCache<string, { tenantId: string; key?: Limits; tenant?: Limits }>({
     max: 10_000,
     ttl: 5 * 60_000,
+    // lru-cache re-reads the clock through a timer of this period: per request at the default 1 ms.
+    ttlResolution: 1000,
   });
   private readonly counters = new Map<string, Counter>();
   private generation = 0;

@@ -14,7 +14,9 @@ export class TenantCache<V> {
     private readonly listener: GatewayListener,
     opts: { max: number; ttlMs: number },
   ) {
-    this.cache = new LRUCache({ max: opts.max, ttl: opts.ttlMs });
+    // ttlResolution: lru-cache re-reads the clock through a timer of this period (at the default 1 ms,
+    // a timer per request); the TTL (minutes) is a safety net, a second more does not matter.
+    this.cache = new LRUCache({ max: opts.max, ttl: opts.ttlMs, ttlResolution: 1000 });
   }
 
   async get(tenantId: string, key: string, load: () => Promise<V>): Promise<V> {

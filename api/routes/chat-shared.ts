@@ -1,5 +1,11 @@
 import { createModelRouter } from '../../activities/providers';
-import type { ModelRequest, ModelResult, ModelRouter, ModelUsage } from '../../activities/providers/types';
+import type {
+  ModelRequest,
+  ModelResult,
+  ModelRouter,
+  ModelStreamChunk,
+  ModelUsage,
+} from '../../activities/providers/types';
 import { randomToken } from '../../activities/store/ids';
 import { SAMPLING_KEYS, type UtilityChatRequest } from '../../schema/chat';
 import { AppError } from '../../schema/errors';
@@ -105,13 +111,18 @@ export function modelsFor(ctx: AppContext): ModelRouter {
     stream: (req) => {
       ctx.state.usage ??= { lane: req.lane, promptTokens: 0, completionTokens: 0, estimated: false };
       const s = m.stream(req);
-      async function* counted() {
-        for await (const c of s) {
-          if (c.usage) noteUsage(ctx, req.lane, c.usage, c.usage_estimated);
-          yield c;
-        }
-      }
-      return Object.assign(counted(), { provider: s.provider });
+      const inner = s[Symbol.asyncIterator]();
+      // An iterator object rather than a generator around the stream: no extra layer per chunk.
+      const counted: AsyncIterableIterator<ModelStreamChunk> = {
+        next: () =>
+          inner.next().then((r) => {
+            if (!r.done && r.value.usage) noteUsage(ctx, req.lane, r.value.usage, r.value.usage_estimated);
+            return r;
+          }),
+        return: (value?: unknown) => inner.return?.(value) ?? Promise.resolve({ done: true as const, value }),
+        [Symbol.asyncIterator]: () => counted,
+      };
+      return Object.assign(counted, { provider: s.provider });
     },
   };
 }

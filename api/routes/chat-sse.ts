@@ -2,6 +2,7 @@ import { PassThrough } from 'node:stream';
 import type { ModelStreamChunk, ModelUsage } from '../../activities/providers/types';
 import { AppError } from '../../schema/errors';
 import type { AppContext } from '../context';
+import { directStream } from '../fast-path';
 import type { TokenTap } from '../live/tokens';
 
 export interface StreamOptions {
@@ -28,14 +29,14 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
   let next = await it.next();
   const provider = await o.stream.provider;
 
-  const body = new PassThrough();
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
   ctx.status = 200;
-  ctx.type = 'text/event-stream';
+  ctx.set('Content-Type', 'text/event-stream; charset=utf-8');
   ctx.set('Cache-Control', 'no-cache, no-transform');
   ctx.set('X-Accel-Buffering', 'no');
-  ctx.body = body;
+  // On the fast path the events go straight to the response; through Koa, into a stream it pipes.
+  const body: { write(text: string): unknown; end(): unknown } = directStream(ctx) ?? (ctx.body = new PassThrough());
 
   const created = Math.floor(Date.now() / 1000);
   const base = { id: o.id, object: 'chat.completion.chunk', created, model: o.lane };

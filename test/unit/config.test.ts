@@ -12,6 +12,13 @@ describe('parseConfig', () => {
     expect(c.dataDir).toBe('./.data');
     expect(c.bodyLimit).toBe(1024 * 1024);
     expect(c.registrationToken).toBeUndefined();
+    expect(c.http.fastPath).toBe(true);
+  });
+
+  test('SVC_HTTP_FAST_PATH turns the fast path of the model routes off', () => {
+    expect(parseConfig({ SVC_HTTP_FAST_PATH: 'false' }).http.fastPath).toBe(false);
+    expect(parseConfig({ SVC_HTTP_FAST_PATH: '0' }).http.fastPath).toBe(false);
+    expect(parseConfig({ SVC_HTTP_FAST_PATH: '1' }).http.fastPath).toBe(true);
   });
 
   test('reads every variable', () => {
@@ -44,6 +51,7 @@ describe('parseConfig', () => {
     ['SVC_API_PROCESSES', '17'],
     ['SVC_API_PROCESSES', '1.5'],
     ['SVC_API_PROCESSES', 'many'],
+    ['SVC_HTTP_FAST_PATH', 'maybe'],
   ])('a bad %s stops start-up naming the variable', (name, value) => {
     expect(() => parseConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => parseConfig({ [name]: value })).toThrow(name);
