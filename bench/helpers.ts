@@ -14,7 +14,7 @@ import { createGateway } from '../api/gateway';
 import { parseConfig, type Config } from '../schema/config';
 import { freshDatabase } from '../test/helpers/harness';
 import { createRuntimeWorker, installTemporalLogging } from '../workers/runtime';
-import { findOrBuildTemporalCli, freePort, startDevServer } from '../workers/temporal-dev';
+import { DEV_SERVER_DYNAMIC_CONFIG, findOrBuildTemporalCli, freePort, startDevServer } from '../workers/temporal-dev';
 
 /** Deterministic PRNG (mulberry32): the same seed gives the same sequence in [0, 1). */
 export function rng(seed: number): () => number {
@@ -82,6 +82,18 @@ export async function startBenchApp(env: Record<string, string> = {}): Promise<B
   };
 }
 
+/**
+ * Dynamic config the bench's dev server gets on top of ours (`DEV_SERVER_DYNAMIC_CONFIG`), as JSON in
+ * BENCH_TEMPORAL_CONFIG; e.g. `{"history.transferProcessorMaxPollRPS":20}` measures against the
+ * server's stock read rate (what the figures before the durable-path third pass ran on). Printed,
+ * so a run's output says which server it measured.
+ */
+function benchTemporalConfig(): Record<string, unknown> {
+  const extra = process.env.BENCH_TEMPORAL_CONFIG ? (JSON.parse(process.env.BENCH_TEMPORAL_CONFIG) as object) : {};
+  console.log(`Temporal dev server dynamic config: ${JSON.stringify({ ...DEV_SERVER_DYNAMIC_CONFIG, ...extra })}`);
+  return { ...extra };
+}
+
 export interface BenchStack {
   app: BenchApp;
   /** A client of the dev server, for the raw-workflow baseline. */
@@ -104,7 +116,13 @@ export async function startBenchStack(opts: {
   installTemporalLogging(log);
   const cli = await findOrBuildTemporalCli({ log });
   if (cli.path === null) throw new Error(`no Temporal CLI: ${cli.attempts.join('; ')}`);
-  const temporal = await startDevServer({ cli: cli.path, port: await freePort(), namespace: 'default', log });
+  const temporal = await startDevServer({
+    cli: cli.path,
+    port: await freePort(),
+    namespace: 'default',
+    log,
+    dynamicConfig: benchTemporalConfig(),
+  });
   const taskQueue = `bench-${randomToken(6)}`;
   const app = await startBenchApp({ ...opts.env, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: taskQueue });
   const { code } = await bundleWorkflowCode({
