@@ -45,22 +45,24 @@ export async function insertGoal(
 /**
  * Writes a workflow's snapshot: goal fields, plus the whole plan or only the changed steps
  * (patched in place by index). Only rows that still exist are updated (a deleted goal stays deleted).
+ * ONE statement (the changed steps are nested `jsonb_set`s): a tick's snapshot was BEGIN, two
+ * UPDATEs and COMMIT, four round trips inside the tick's local activity.
  */
 export async function saveGoalState(db: CommonQueryMethods, s: GoalSnapshot): Promise<void> {
-  await db.transaction(async (tx) => {
-    await tx.query(sql.unsafe`
-      UPDATE goals SET status = ${s.status}, title = ${s.title}, description = ${s.description},
-        ${s.plan ? sql.fragment`plan = ${sql.jsonb(s.plan as never)},` : sql.fragment``}
-        step_index = ${s.stepIndex},
-        last_step = ${s.lastStep ? sql.jsonb(s.lastStep as never) : null},
-        result = ${s.resultOutputId}, error = ${s.error}, updated_at = now()
-      WHERE id = ${s.goalId} AND tenant_id = ${s.tenantId}`);
-    for (const step of s.steps ?? []) {
-      await tx.query(sql.unsafe`
-        UPDATE goals SET plan = jsonb_set(plan, ${sql.array([String(step.index)], 'text')}, ${sql.jsonb(step as never)})
-        WHERE id = ${s.goalId} AND tenant_id = ${s.tenantId}`);
-    }
-  });
+  const plan = s.plan
+    ? sql.jsonb(s.plan as never)
+    : (s.steps ?? []).reduce(
+        (expr, step) =>
+          sql.fragment`jsonb_set(${expr}, ${sql.array([String(step.index)], 'text')}, ${sql.jsonb(step as never)})`,
+        sql.fragment`plan`,
+      );
+  await db.query(sql.unsafe`
+    UPDATE goals SET status = ${s.status}, title = ${s.title}, description = ${s.description},
+      plan = ${plan},
+      step_index = ${s.stepIndex},
+      last_step = ${s.lastStep ? sql.jsonb(s.lastStep as never) : null},
+      result = ${s.resultOutputId}, error = ${s.error}, updated_at = now()
+    WHERE id = ${s.goalId} AND tenant_id = ${s.tenantId}`);
 }
 
 export async function getGoalRow(
