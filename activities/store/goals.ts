@@ -89,9 +89,16 @@ export async function goalStatus(
 
 const GoalWithOutputs = GoalRow.extend({ outputs: z.record(z.string(), z.string()).nullable() });
 
+/** The full texts (id -> content) of the outputs the plan of the goal row `g` names, and of `also`. */
+const planOutputs = (also: string | null) => sql.fragment`(
+  SELECT jsonb_object_agg(o.id, o.content) FROM job_outputs o
+  WHERE o.tenant_id = g.tenant_id
+    AND o.id = ANY(ARRAY(SELECT p->>'outputId' FROM jsonb_array_elements(g.plan) p WHERE p->>'outputId' IS NOT NULL) || ${also}::text))`;
+
 /**
  * The goal row with the full texts of its plan's outputs (and of `alsoOutput`), in one statement
- * instead of two: what a goal's answer shows. Tenant-filtered, outputs too.
+ * instead of two: what a goal's answer shows. Tenant-filtered, outputs too (found by primary key,
+ * not by scanning the tenant's outputs).
  */
 export async function getGoalWithOutputs(
   db: CommonQueryMethods,
@@ -101,15 +108,44 @@ export async function getGoalWithOutputs(
   alsoOutput?: string | null,
 ): Promise<{ row: GoalRow; outputs: Map<string, string> } | null> {
   const r = await db.maybeOne(sql.type(GoalWithOutputs)`
-    SELECT ${COLS}, (
-      SELECT jsonb_object_agg(o.id, o.content) FROM job_outputs o
-      WHERE o.tenant_id = g.tenant_id
-        AND (o.id IN (SELECT p->>'outputId' FROM jsonb_array_elements(g.plan) p) OR o.id = ${alsoOutput ?? null})
-    ) AS outputs
+    SELECT ${COLS}, ${planOutputs(alsoOutput ?? null)} AS outputs
     FROM goals g WHERE id = ${id} AND tenant_id = ${tenantId} AND kind = ${kind}`);
   if (!r) return null;
   const { outputs, ...row } = r;
   return { row, outputs: new Map(Object.entries(outputs ?? {})) };
+}
+
+/**
+ * The goal row and the full texts of `outputIds` (tenant-filtered): after a tick, the outputs the
+ * caller does not have yet (the earlier ones never change, so they can be read before).
+ */
+export async function getGoalWithSomeOutputs(
+  db: CommonQueryMethods,
+  tenantId: string,
+  kind: 'goal' | 'sovereign',
+  id: string,
+  outputIds: string[],
+): Promise<{ row: GoalRow; outputs: Map<string, string> } | null> {
+  const r = await db.maybeOne(sql.type(GoalWithOutputs)`
+    SELECT ${COLS}, (
+      SELECT jsonb_object_agg(o.id, o.content) FROM job_outputs o
+      WHERE o.tenant_id = g.tenant_id AND o.id = ANY(${sql.array(outputIds, 'text')})) AS outputs
+    FROM goals g WHERE id = ${id} AND tenant_id = ${tenantId} AND kind = ${kind}`);
+  if (!r) return null;
+  const { outputs, ...row } = r;
+  return { row, outputs: new Map(Object.entries(outputs ?? {})) };
+}
+
+/** The full texts of the outputs a goal's plan names (tenant-filtered); empty when the goal is not the tenant's. */
+export async function goalPlanOutputs(
+  db: CommonQueryMethods,
+  tenantId: string,
+  kind: 'goal' | 'sovereign',
+  id: string,
+): Promise<Map<string, string>> {
+  const outputs = await db.maybeOneFirst(sql.type(z.object({ outputs: z.record(z.string(), z.string()).nullable() }))`
+    SELECT ${planOutputs(null)} AS outputs FROM goals g WHERE id = ${id} AND tenant_id = ${tenantId} AND kind = ${kind}`);
+  return new Map(Object.entries(outputs ?? {}));
 }
 
 export async function listGoalRows(

@@ -65,6 +65,27 @@ test('concurrent ticks are serialised, each advancing exactly one step', async (
   expect(fake.chats).toHaveLength(5);
 });
 
+test("a tick's answer shows the full output of every step run, also those a concurrent tick ran", async () => {
+  // Longer than a snippet (300 characters), so an answer built from snippets would differ.
+  const long = (p: string) => `${p} ${'x'.repeat(400)}`;
+  fake.setDefault({ reply: 'unused', delayMs: 200 });
+  fake.onRequest((r) => ({ reply: long(r.body.messages.at(-1).content.split('\n')[0]), delayMs: 200 }));
+  const id = (await h.req('POST', '/v1/sovereign/goals', { key, body: { title: 'Full', steps: steps(4) } })).body.id;
+  // The first tick's answer already shows step 1 in full.
+  const first = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
+  expect(first.body.plan[0].output).toBe(long('Do step 1.'));
+  // Three at once: each answer's plan shows every step completed by then (its own and the earlier
+  // ticks'), in full, however the ticks interleaved with the answer's reads.
+  const results = await Promise.all([1, 2, 3].map(() => h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key })));
+  for (const r of results) {
+    expect(r.status).toBe(200);
+    const done = r.body.plan.filter((p: any) => p.status === 'completed');
+    expect(done.length).toBeGreaterThanOrEqual(r.body.step_index);
+    for (const p of done) expect(p.output).toBe(long(`Do step ${p.index + 1}.`));
+    expect(r.body.last_step.output).toBe(long(`Do step ${r.body.last_step.index + 1}.`));
+  }
+});
+
 test('Idempotency-Key on tick returns the same result without running a second step', async () => {
   const id = (await h.req('POST', '/v1/sovereign/goals', { key, body: { title: 'Retry', steps: steps(3) } })).body.id;
   const headers = { 'Idempotency-Key': 'tick-abc' };
