@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { Client, Connection } from '@temporalio/client';
+import { tsToMs } from '@temporalio/common';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { createDb, type Db } from '../activities/store/db';
 import { createTenant, mintKey } from '../activities/store/keys';
@@ -154,4 +155,83 @@ export async function startBenchStack(opts: {
       await temporal.stop();
     },
   };
+}
+
+/** Wall-clock milliseconds (comparable with Temporal's event times on the same machine). */
+export const wallMs = () => performance.timeOrigin + performance.now();
+
+/** Samples per phase name (ms). */
+export type Phases = Record<string, number[]>;
+
+const push = (into: Phases, phase: string, ms: number) => (into[phase] ??= []).push(ms);
+
+/**
+ * Where a workflow's time went, from its history (the server's event times): per activity the
+ * dispatch (scheduled → started) and the run (started → completed), the wait from an activity's
+ * completion to the workflow task that handles it, and each workflow task (started → completed,
+ * local activities included). With `calls` (one per run, or one per update in order when
+ * `perUpdate`), also the client's side: call start → the first event of the run (or the update's
+ * workflow task), and the run's (update's) last event → the answer.
+ */
+export async function addHistoryPhases(
+  client: Client,
+  workflowId: string,
+  into: Phases,
+  calls: Array<{ start: number; end: number }> = [],
+  perUpdate = false,
+): Promise<void> {
+  const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const at = (i: number) => tsToMs(events[i].eventTime);
+  const scheduled = new Map<number, number>();
+  const started = new Map<number, number>();
+  let completedAt: number | null = null;
+  let wftStarted: number | null = null;
+  let wftScheduled: number | null = null;
+  let update = 0;
+  events.forEach((e, i) => {
+    const t = at(i);
+    if (e.activityTaskScheduledEventAttributes) scheduled.set(Number(e.eventId), t);
+    const s = e.activityTaskStartedEventAttributes;
+    if (s) {
+      started.set(Number(s.scheduledEventId), t);
+      push(into, 'activity dispatch', t - scheduled.get(Number(s.scheduledEventId))!);
+    }
+    const c = e.activityTaskCompletedEventAttributes;
+    if (c) {
+      push(into, 'activity run', t - started.get(Number(c.scheduledEventId))!);
+      completedAt = t;
+    }
+    if (e.workflowTaskScheduledEventAttributes) wftScheduled = t;
+    if (e.workflowTaskStartedEventAttributes) {
+      wftStarted = t;
+      if (completedAt !== null) push(into, 'activity done → workflow task', t - completedAt);
+      completedAt = null;
+    }
+    if (e.workflowTaskCompletedEventAttributes && wftStarted !== null) push(into, 'workflow task', t - wftStarted);
+    if (perUpdate && e.workflowExecutionUpdateAcceptedEventAttributes && calls[update] && wftScheduled !== null)
+      push(into, 'call → workflow task', wftScheduled - calls[update].start);
+    if (perUpdate && e.workflowExecutionUpdateCompletedEventAttributes && calls[update])
+      push(into, 'last event → answer', calls[update++].end - t);
+  });
+  if (!perUpdate && calls[0] && events.length) {
+    push(into, 'call → first event', at(0) - calls[0].start);
+    push(into, 'last event → answer', calls[0].end - at(events.length - 1));
+  }
+}
+
+/** One line per phase: p50 of each path's samples, side by side. */
+export function printPhases(paths: Record<string, Phases>): void {
+  const names = [...new Set(Object.values(paths).flatMap((p) => Object.keys(p)))];
+  console.log(`| phase (p50 ms, from workflow histories) | ${Object.keys(paths).join(' | ')} |`);
+  console.log(
+    `|---|${Object.keys(paths)
+      .map(() => '---')
+      .join('|')}|`,
+  );
+  for (const n of names)
+    console.log(
+      `| ${n} | ${Object.values(paths)
+        .map((p) => (p[n]?.length ? `${fmt(percentile(p[n], 50))} (n=${p[n].length})` : '-'))
+        .join(' | ')} |`,
+    );
 }
