@@ -168,8 +168,8 @@ const push = (into: Phases, phase: string, ms: number) => (into[phase] ??= []).p
 /**
  * Where a workflow's time went, from its history (the server's event times): per activity the
  * dispatch (scheduled → started) and the run (started → completed), the wait from an activity's
- * completion to the workflow task that handles it, and each workflow task (started → completed,
- * local activities included). With `calls` (one per run, or one per update in order when
+ * completion to the workflow task that handles it, and each workflow task (started → completed;
+ * those that ran local activities apart). With `calls` (one per run, or one per update in order when
  * `perUpdate`), also the client's side: call start → the first event of the run (or the update's
  * workflow task), and the run's (update's) last event → the answer.
  */
@@ -207,7 +207,12 @@ export async function addHistoryPhases(
       if (completedAt !== null) push(into, 'activity done → workflow task', t - completedAt);
       completedAt = null;
     }
-    if (e.workflowTaskCompletedEventAttributes && wftStarted !== null) push(into, 'workflow task', t - wftStarted);
+    if (e.workflowTaskCompletedEventAttributes && wftStarted !== null)
+      push(
+        into,
+        events[i + 1]?.markerRecordedEventAttributes ? 'workflow task with local activities' : 'workflow task',
+        t - wftStarted,
+      );
     if (perUpdate && e.workflowExecutionUpdateAcceptedEventAttributes && calls[update] && wftScheduled !== null)
       push(into, 'call → workflow task', wftScheduled - calls[update].start);
     if (perUpdate && e.workflowExecutionUpdateCompletedEventAttributes && calls[update])

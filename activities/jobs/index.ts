@@ -152,10 +152,9 @@ export function createJobsActivities(deps: ActivityDeps) {
       return parsePlan(full?.content ?? out.snippet, i.title, i.description);
     },
 
+    /** The goal row and its `goal.state` event, in one statement. */
     async saveGoalSnapshot(state: GoalSnapshot): Promise<void> {
-      await saveGoalState(db, state);
-      await appendEvent(db, {
-        tenantId: state.tenantId,
+      await saveGoalState(db, state, {
         stream: streams.goal(state.goalId),
         type: 'goal.state',
         data: { status: state.status, step_index: state.stepIndex, total: state.totalSteps },

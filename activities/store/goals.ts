@@ -1,6 +1,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { GoalSnapshot, GoalState } from '../../workflows/job-types';
+import { eventInsertFrom } from './events';
 
 export const GoalRow = z.object({
   id: z.string(),
@@ -45,10 +46,15 @@ export async function insertGoal(
 /**
  * Writes a workflow's snapshot: goal fields, plus the whole plan or only the changed steps
  * (patched in place by index). Only rows that still exist are updated (a deleted goal stays deleted).
- * ONE statement (the changed steps are nested `jsonb_set`s): a tick's snapshot was BEGIN, two
- * UPDATEs and COMMIT, four round trips inside the tick's local activity.
+ * ONE statement (the changed steps are nested `jsonb_set`s), with the `event` that announces it
+ * when given: a tick's snapshot was BEGIN, two UPDATEs, COMMIT and then the event, five round
+ * trips inside the tick's local activity.
  */
-export async function saveGoalState(db: CommonQueryMethods, s: GoalSnapshot): Promise<void> {
+export async function saveGoalState(
+  db: CommonQueryMethods,
+  s: GoalSnapshot,
+  event?: { stream: string; type: string; data: unknown },
+): Promise<void> {
   const plan = s.plan
     ? sql.jsonb(s.plan as never)
     : (s.steps ?? []).reduce(
@@ -56,13 +62,21 @@ export async function saveGoalState(db: CommonQueryMethods, s: GoalSnapshot): Pr
           sql.fragment`jsonb_set(${expr}, ${sql.array([String(step.index)], 'text')}, ${sql.jsonb(step as never)})`,
         sql.fragment`plan`,
       );
-  await db.query(sql.unsafe`
+  const update = sql.fragment`
     UPDATE goals SET status = ${s.status}, title = ${s.title}, description = ${s.description},
       plan = ${plan},
       step_index = ${s.stepIndex},
       last_step = ${s.lastStep ? sql.jsonb(s.lastStep as never) : null},
       result = ${s.resultOutputId}, error = ${s.error}, updated_at = now()
-    WHERE id = ${s.goalId} AND tenant_id = ${s.tenantId}`);
+    WHERE id = ${s.goalId} AND tenant_id = ${s.tenantId}`;
+  if (!event) {
+    await db.query(sql.unsafe`${update}`);
+    return;
+  }
+  await db.query(sql.unsafe`
+    WITH g AS (${update} RETURNING id),
+    ev AS (${eventInsertFrom(sql.fragment`(SELECT 1) AS one`, { tenantId: s.tenantId, ...event })})
+    SELECT (SELECT count(*) FROM g) AS goals, (SELECT count(*) FROM ev) AS events`);
 }
 
 export async function getGoalRow(
