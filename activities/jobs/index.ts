@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { AppError } from '../../schema/errors';
 import { parsePlan, planningPrompt, type PlannedStep } from '../../reasoning/job-plan';
-import type { GoalSnapshot, StepOutputRef } from '../../workflows/job-types';
+import type { GoalSnapshot, SnapshotAfterStep, StepOutputRef } from '../../workflows/job-types';
 import type { ActivityDeps } from '../deps';
 import { createModelRouter } from '../providers';
 import type { ChatMessageIn } from '../providers/types';
@@ -33,6 +33,22 @@ export interface RunStepInput {
   context?: string[];
   /** Event stream for progress events (e.g. `goal:<id>`). */
   stream?: string;
+  /**
+   * A goal step: the goal row as it is once this step succeeded, written (with its `goal.state`
+   * event) right after the output, so the workflow needs no local activity to save it.
+   */
+  snapshotAfter?: SnapshotAfterStep;
+}
+
+/** `SnapshotAfterStep` completed with the step's output. */
+function snapshotWithOutput(a: SnapshotAfterStep, out: { outputId: string; snippet: string }): GoalSnapshot {
+  const { step, ...rest } = a;
+  return {
+    ...rest,
+    lastStep: { index: step.index, title: step.title, outputId: out.outputId, snippet: out.snippet },
+    steps: [{ ...step, status: 'completed', outputId: out.outputId, snippet: out.snippet }],
+    resultOutputId: a.status === 'completed' ? out.outputId : null,
+  };
 }
 
 /** Activities of the durable agent jobs (goals, sovereign goals, PAD, swarm). */
@@ -40,15 +56,32 @@ export function createJobsActivities(deps: ActivityDeps) {
   const { db, log } = deps;
   const models = deps.models ?? createModelRouter(deps.config, { log });
 
+  /** The goal's snapshot after a successful step (when the workflow asked for it). */
+  async function saveSnapshotAfter(i: RunStepInput, out: { outputId: string; snippet: string }): Promise<boolean> {
+    if (!i.snapshotAfter) return false;
+    await saveGoalSnapshotOf(snapshotWithOutput(i.snapshotAfter, out));
+    return true;
+  }
+
+  /** The goal row and its `goal.state` event, in one statement. */
+  async function saveGoalSnapshotOf(state: GoalSnapshot): Promise<void> {
+    await saveGoalState(db, state, {
+      stream: streams.goal(state.goalId),
+      type: 'goal.state',
+      data: { status: state.status, step_index: state.stepIndex, total: state.totalSteps },
+    });
+  }
+
   async function runJobStep(i: RunStepInput): Promise<StepOutputRef> {
     const existing = await findJobOutput(db, i.tenantId, i.jobId, i.stepKey);
     if (existing) {
+      const out = { outputId: existing.id, snippet: snippet(existing.content) };
       return {
-        outputId: existing.id,
-        snippet: snippet(existing.content),
+        ...out,
         provider: existing.provider,
         durationMs: existing.duration_ms ?? 0,
         reused: true,
+        snapshotSaved: await saveSnapshotAfter(i, out),
       };
     }
     const ctx = Context.current();
@@ -91,12 +124,13 @@ export function createJobsActivities(deps: ActivityDeps) {
           data: { step: i.stepKey, output_id: row.id, snippet: snippet(row.content) },
         });
       log.info({ job: i.jobId, step: i.stepKey, lane: i.lane, ms: Math.round(durationMs) }, 'job step completed');
+      const out = { outputId: row.id, snippet: snippet(row.content) };
       return {
-        outputId: row.id,
-        snippet: snippet(row.content),
+        ...out,
         provider: row.provider,
         durationMs: Math.round(durationMs),
         reused: false,
+        snapshotSaved: await saveSnapshotAfter(i, out),
       };
     } catch (err) {
       if (ctx.cancellationSignal.aborted) {
@@ -153,13 +187,7 @@ export function createJobsActivities(deps: ActivityDeps) {
     },
 
     /** The goal row and its `goal.state` event, in one statement. */
-    async saveGoalSnapshot(state: GoalSnapshot): Promise<void> {
-      await saveGoalState(db, state, {
-        stream: streams.goal(state.goalId),
-        type: 'goal.state',
-        data: { status: state.status, step_index: state.stepIndex, total: state.totalSteps },
-      });
-    },
+    saveGoalSnapshot: saveGoalSnapshotOf,
 
     async recordPadAgent(i: Omit<PadAgentUpdate, 'attempt'>): Promise<void> {
       const attempt = i.status === 'running' ? Context.current().info.attempt : undefined;
