@@ -56,32 +56,29 @@ export function createJobsActivities(deps: ActivityDeps) {
   const { db, log } = deps;
   const models = deps.models ?? createModelRouter(deps.config, { log });
 
-  /** The goal's snapshot after a successful step (when the workflow asked for it). */
-  async function saveSnapshotAfter(i: RunStepInput, out: { outputId: string; snippet: string }): Promise<boolean> {
-    if (!i.snapshotAfter) return false;
-    await saveGoalSnapshotOf(snapshotWithOutput(i.snapshotAfter, out));
-    return true;
-  }
+  /** A snapshot's `goal.state` event. */
+  const stateEvent = (state: GoalSnapshot) => ({
+    type: 'goal.state',
+    data: { status: state.status, step_index: state.stepIndex, total: state.totalSteps },
+  });
 
-  /** The goal row and its `goal.state` event, in one statement. */
-  async function saveGoalSnapshotOf(state: GoalSnapshot): Promise<void> {
-    await saveGoalState(db, state, {
-      stream: streams.goal(state.goalId),
-      type: 'goal.state',
-      data: { status: state.status, step_index: state.stepIndex, total: state.totalSteps },
-    });
+  /** The goal row and its `goal.state` event (after `before`, e.g. the step's own event), in one statement. */
+  async function saveGoalSnapshotOf(state: GoalSnapshot, before: Array<{ type: string; data: unknown }> = []) {
+    await saveGoalState(db, state, { stream: streams.goal(state.goalId), items: [...before, stateEvent(state)] });
   }
 
   async function runJobStep(i: RunStepInput): Promise<StepOutputRef> {
     const existing = await findJobOutput(db, i.tenantId, i.jobId, i.stepKey);
     if (existing) {
       const out = { outputId: existing.id, snippet: snippet(existing.content) };
+      // A retried goal step whose output is in: the row may not be (the attempt died in between).
+      if (i.snapshotAfter) await saveGoalSnapshotOf(snapshotWithOutput(i.snapshotAfter, out));
       return {
         ...out,
         provider: existing.provider,
         durationMs: existing.duration_ms ?? 0,
         reused: true,
-        snapshotSaved: await saveSnapshotAfter(i, out),
+        snapshotSaved: !!i.snapshotAfter,
       };
     }
     const ctx = Context.current();
@@ -116,21 +113,20 @@ export function createJobsActivities(deps: ActivityDeps) {
         usage: res.usage,
         durationMs,
       });
-      if (i.stream)
-        await appendEvent(db, {
-          tenantId: i.tenantId,
-          stream: i.stream,
-          type: 'step.completed',
-          data: { step: i.stepKey, output_id: row.id, snippet: snippet(row.content) },
-        });
-      log.info({ job: i.jobId, step: i.stepKey, lane: i.lane, ms: Math.round(durationMs) }, 'job step completed');
       const out = { outputId: row.id, snippet: snippet(row.content) };
+      const completed = { type: 'step.completed', data: { step: i.stepKey, output_id: row.id, snippet: out.snippet } };
+      // A goal step on its goal's stream: the row and both events (step.completed, goal.state) in one statement.
+      const withRow = !!i.snapshotAfter && i.stream === streams.goal(i.snapshotAfter.goalId);
+      if (i.stream && !withRow) await appendEvent(db, { tenantId: i.tenantId, stream: i.stream, ...completed });
+      if (i.snapshotAfter)
+        await saveGoalSnapshotOf(snapshotWithOutput(i.snapshotAfter, out), withRow ? [completed] : []);
+      log.info({ job: i.jobId, step: i.stepKey, lane: i.lane, ms: Math.round(durationMs) }, 'job step completed');
       return {
         ...out,
         provider: row.provider,
         durationMs: Math.round(durationMs),
         reused: false,
-        snapshotSaved: await saveSnapshotAfter(i, out),
+        snapshotSaved: !!i.snapshotAfter,
       };
     } catch (err) {
       if (ctx.cancellationSignal.aborted) {

@@ -1,7 +1,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { GoalSnapshot, GoalState } from '../../workflows/job-types';
-import { eventInsertFrom } from './events';
+import { EVENTS_CHANNEL } from './events';
 
 export const GoalRow = z.object({
   id: z.string(),
@@ -46,14 +46,14 @@ export async function insertGoal(
 /**
  * Writes a workflow's snapshot: goal fields, plus the whole plan or only the changed steps
  * (patched in place by index). Only rows that still exist are updated (a deleted goal stays deleted).
- * ONE statement (the changed steps are nested `jsonb_set`s), with the `event` that announces it
- * when given: a tick's snapshot was BEGIN, two UPDATEs, COMMIT and then the event, five round
- * trips inside the tick's local activity.
+ * ONE statement (the changed steps are nested `jsonb_set`s), with the `events` of one stream that
+ * go with it, appended in order: a tick's snapshot was BEGIN, two UPDATEs, COMMIT and then its
+ * event, five round trips.
  */
 export async function saveGoalState(
   db: CommonQueryMethods,
   s: GoalSnapshot,
-  event?: { stream: string; type: string; data: unknown },
+  events?: { stream: string; items: Array<{ type: string; data: unknown }> },
 ): Promise<void> {
   const plan = s.plan
     ? sql.jsonb(s.plan as never)
@@ -69,13 +69,21 @@ export async function saveGoalState(
       last_step = ${s.lastStep ? sql.jsonb(s.lastStep as never) : null},
       result = ${s.resultOutputId}, error = ${s.error}, updated_at = now()
     WHERE id = ${s.goalId} AND tenant_id = ${s.tenantId}`;
-  if (!event) {
+  if (!events?.items.length) {
     await db.query(sql.unsafe`${update}`);
     return;
   }
+  const rows = events.items.map((e, n) => [n, e.type, JSON.stringify(e.data)]);
   await db.query(sql.unsafe`
     WITH g AS (${update} RETURNING id),
-    ev AS (${eventInsertFrom(sql.fragment`(SELECT 1) AS one`, { tenantId: s.tenantId, ...event })})
+    ev AS (
+      INSERT INTO events (tenant_id, stream, type, data)
+      SELECT ${s.tenantId}, ${events.stream}, x.type, x.data::jsonb
+      FROM ${sql.unnest(rows, ['int4', 'text', 'text'])} AS x(n, type, data),
+        -- The stream's lock before the ids are drawn, as in eventInsertFrom.
+        LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${events.stream}, 7426)) WHERE x.n >= 0) AS stream_lock
+      ORDER BY x.n
+      RETURNING id, pg_notify(${EVENTS_CHANNEL}, json_build_object('stream', stream, 'id', id)::text) IS NULL AS notified)
     SELECT (SELECT count(*) FROM g) AS goals, (SELECT count(*) FROM ev) AS events`);
 }
 

@@ -117,10 +117,13 @@ test("a tick's step saves the goal row itself (no local activity after it); a fa
     snippet: 'out: Do step 1.',
   });
   expect(row.plan[1]).toMatchObject({ status: 'pending', outputId: null });
-  const stateEvents = (await readEventsAfter(h.db, { tenantId, stream: `goal:${id}`, afterId: 0 }))
-    .filter((e) => e.type === 'goal.state')
-    .map((e) => e.data);
-  expect(stateEvents.at(-1)).toEqual({ status: 'ready', step_index: 1, total: 3 });
+  // The step's events and the state event, in this order (the last two written with the row).
+  const events = await readEventsAfter(h.db, { tenantId, stream: `goal:${id}`, afterId: 0 });
+  expect(events.slice(-3).map((e) => [e.type, e.data])).toEqual([
+    ['step.started', { step: 'step-0', attempt: 1 }],
+    ['step.completed', { step: 'step-0', output_id: t1.body.last_step.output_id, snippet: 'out: Do step 1.' }],
+    ['goal.state', { status: 'ready', step_index: 1, total: 3 }],
+  ]);
   // Local activities of this run: the snapshot at start only, none for the tick.
   const markers = async () =>
     ((await h.client.workflow.getHandle(`sovereign-${id}`).fetchHistory()).events ?? []).filter(
