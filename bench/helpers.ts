@@ -170,8 +170,9 @@ const push = (into: Phases, phase: string, ms: number) => (into[phase] ??= []).p
  * dispatch (scheduled → started) and the run (started → completed), the wait from an activity's
  * completion to the workflow task that handles it, and each workflow task (started → completed;
  * those that ran local activities apart). With `calls` (one per run, or one per update in order when
- * `perUpdate`), also the client's side: call start → the first event of the run (or the update's
- * workflow task), and the run's (update's) last event → the answer.
+ * `perUpdate`, the latest run's updates matched with the last calls), also the client's side: call
+ * start → the first event of the run (or the update's workflow task), and the run's (update's) last
+ * event → the answer.
  */
 export async function addHistoryPhases(
   client: Client,
@@ -182,6 +183,8 @@ export async function addHistoryPhases(
 ): Promise<void> {
   const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
   const at = (i: number) => tsToMs(events[i].eventTime);
+  // The latest run's history (a workflow that continued as new): its updates are the last calls.
+  if (perUpdate) calls = calls.slice(-events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length);
   const scheduled = new Map<number, number>();
   const started = new Map<number, number>();
   let completedAt: number | null = null;
