@@ -206,7 +206,7 @@ export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
 };
 
 /** Search attributes and dynamic config every dev server of ours starts with (CLI or SDK download). */
-function devServerExtraArgs(dynamicConfig: Record<string, unknown> = {}): string[] {
+export function devServerExtraArgs(dynamicConfig: Record<string, unknown> = {}): string[] {
   const args = SEARCH_ATTRIBUTES.flatMap((sa) => ['--search-attribute', sa]);
   for (const [key, value] of Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...dynamicConfig }))
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
