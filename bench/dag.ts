@@ -9,11 +9,12 @@
  * concurrent 10-wide runs (throughput in steps/s). API steps are `save` steps of a few bytes (the
  * cheapest action: one insert). Prints p50/p90 per shape, the ratio API/raw and PASS/FAIL against
  * the goals of issue 18; exits non-zero on any FAIL.
- * Run: npm run -s bench -- dag   (ROUNDS=8, WIDE_ROUNDS=3 by default)
+ * Run: npm run -s bench -- dag   (ROUNDS=8, WIDE_ROUNDS=3 by default; BENCH_BREAKDOWN=1 adds, per shape,
+ * where the time went according to the workflow histories)
  */
 import type { Client } from '@temporalio/client';
 import { randomToken } from '../activities/store/ids';
-import { fmt, percentile, startBenchStack } from './helpers';
+import { addHistoryPhases, fmt, percentile, printPhases, startBenchStack, wallMs, type Phases } from './helpers';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 8);
 const WIDE_ROUNDS = Number(process.env.WIDE_ROUNDS ?? 3);
@@ -23,6 +24,10 @@ const CONCURRENT = 10;
 
 /** Goals (issue 18): ratios are API p50 / raw p50 of the same run; throughput is API / raw. */
 const GOALS = { chain: 1.1, fan: 1.25, wide: 1.25, stepOverheadMs: 5, throughput: 0.8 };
+const BREAKDOWN = process.env.BENCH_BREAKDOWN === '1';
+
+/** The last measured call of each path, for the history breakdown. */
+let lastCall: { workflowId: string; start: number; end: number } | undefined;
 
 type Shape = 'chain' | 'fan';
 
@@ -48,6 +53,7 @@ function stepsFor(shape: Shape, n: number) {
 /** Creates and runs a task through the API, reading the SSE stream to `done`. Returns ms. */
 async function viaApi(url: string, key: string, shape: Shape, n: number): Promise<number> {
   const started = performance.now();
+  const start = wallMs();
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   const task = (await (
     await fetch(`${url}/v1/tasks`, {
@@ -63,16 +69,16 @@ async function viaApi(url: string, key: string, shape: Shape, n: number): Promis
   const text = await res.text(); // the server ends the stream after the `done` event
   if (!text.includes('"done":true') || !text.includes('"status":"completed"'))
     throw new Error(`run did not complete: ${text.slice(-300)}`);
+  lastCall = { workflowId: `task-${task.id}`, start, end: wallMs() };
   return performance.now() - started;
 }
 
 async function viaRaw(client: Client, taskQueue: string, shape: Shape, n: number): Promise<number> {
   const started = performance.now();
-  await client.workflow.execute('rawDagWorkflow', {
-    taskQueue,
-    workflowId: `raw-${randomToken(10)}`,
-    args: [{ shape, n }],
-  });
+  const start = wallMs();
+  const workflowId = `raw-${randomToken(10)}`;
+  await client.workflow.execute('rawDagWorkflow', { taskQueue, workflowId, args: [{ shape, n }] });
+  lastCall = { workflowId, start, end: wallMs() };
   return performance.now() - started;
 }
 
@@ -95,13 +101,24 @@ async function main(): Promise<void> {
       await viaRaw(client, taskQueue, shape, N);
     }
     console.log(`task DAG benchmark: API (SSE to done) vs raw workflow over no-op activities, interleaved, same run`);
+    /** The history of the call just made, into `into` (when BENCH_BREAKDOWN=1; not timed). */
+    const phasesOf = async (into: Phases) => {
+      if (!BREAKDOWN || !lastCall) return;
+      const { workflowId, start, end } = lastCall;
+      await client.workflow.getHandle(workflowId).result(); // an API run's `done` event comes before the workflow closes
+      await addHistoryPhases(client, workflowId, into, [{ start, end }]);
+    };
     for (const shape of ['chain', 'fan'] as const) {
       const api: number[] = [];
       const raw: number[] = [];
+      const phases = { API: {} as Phases, raw: {} as Phases };
       for (let i = 0; i < ROUNDS; i++) {
         api.push(await viaApi(app.url, key, shape, N));
+        await phasesOf(phases.API);
         raw.push(await viaRaw(client, taskQueue, shape, N));
+        await phasesOf(phases.raw);
       }
+      if (BREAKDOWN) printPhases(phases);
       const a50 = percentile(api, 50);
       const r50 = percentile(raw, 50);
       const steps = shape === 'chain' ? N : N + 1;
@@ -130,10 +147,14 @@ async function main(): Promise<void> {
 
     const wideApi: number[] = [];
     const wideRaw: number[] = [];
+    const widePhases = { API: {} as Phases, raw: {} as Phases };
     for (let i = 0; i < WIDE_ROUNDS; i++) {
       wideApi.push(await viaApi(app.url, key, 'fan', WIDE));
+      await phasesOf(widePhases.API);
       wideRaw.push(await viaRaw(client, taskQueue, 'fan', WIDE));
+      await phasesOf(widePhases.raw);
     }
+    if (BREAKDOWN) printPhases(widePhases);
     const wRatio = percentile(wideApi, 50) / percentile(wideRaw, 50);
     check(
       'wide',

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { Client, Connection } from '@temporalio/client';
+import { tsToMs } from '@temporalio/common';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { createDb, type Db } from '../activities/store/db';
 import { createTenant, mintKey } from '../activities/store/keys';
@@ -14,7 +15,7 @@ import { createGateway } from '../api/gateway';
 import { parseConfig, type Config } from '../schema/config';
 import { freshDatabase } from '../test/helpers/harness';
 import { createRuntimeWorker, installTemporalLogging } from '../workers/runtime';
-import { findOrBuildTemporalCli, freePort, startDevServer } from '../workers/temporal-dev';
+import { DEV_SERVER_DYNAMIC_CONFIG, findOrBuildTemporalCli, freePort, startDevServer } from '../workers/temporal-dev';
 
 /** Deterministic PRNG (mulberry32): the same seed gives the same sequence in [0, 1). */
 export function rng(seed: number): () => number {
@@ -82,6 +83,18 @@ export async function startBenchApp(env: Record<string, string> = {}): Promise<B
   };
 }
 
+/**
+ * Dynamic config the bench's dev server gets on top of ours (`DEV_SERVER_DYNAMIC_CONFIG`), as JSON in
+ * BENCH_TEMPORAL_CONFIG; e.g. `{"history.transferProcessorMaxPollRPS":20}` measures against the
+ * server's stock read rate (what the figures before the durable-path third pass ran on). Printed,
+ * so a run's output says which server it measured.
+ */
+function benchTemporalConfig(): Record<string, unknown> {
+  const extra = process.env.BENCH_TEMPORAL_CONFIG ? (JSON.parse(process.env.BENCH_TEMPORAL_CONFIG) as object) : {};
+  console.log(`Temporal dev server dynamic config: ${JSON.stringify({ ...DEV_SERVER_DYNAMIC_CONFIG, ...extra })}`);
+  return { ...extra };
+}
+
 export interface BenchStack {
   app: BenchApp;
   /** A client of the dev server, for the raw-workflow baseline. */
@@ -104,7 +117,13 @@ export async function startBenchStack(opts: {
   installTemporalLogging(log);
   const cli = await findOrBuildTemporalCli({ log });
   if (cli.path === null) throw new Error(`no Temporal CLI: ${cli.attempts.join('; ')}`);
-  const temporal = await startDevServer({ cli: cli.path, port: await freePort(), namespace: 'default', log });
+  const temporal = await startDevServer({
+    cli: cli.path,
+    port: await freePort(),
+    namespace: 'default',
+    log,
+    dynamicConfig: benchTemporalConfig(),
+  });
   const taskQueue = `bench-${randomToken(6)}`;
   const app = await startBenchApp({ ...opts.env, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: taskQueue });
   const { code } = await bundleWorkflowCode({
@@ -136,4 +155,91 @@ export async function startBenchStack(opts: {
       await temporal.stop();
     },
   };
+}
+
+/** Wall-clock milliseconds (comparable with Temporal's event times on the same machine). */
+export const wallMs = () => performance.timeOrigin + performance.now();
+
+/** Samples per phase name (ms). */
+export type Phases = Record<string, number[]>;
+
+const push = (into: Phases, phase: string, ms: number) => (into[phase] ??= []).push(ms);
+
+/**
+ * Where a workflow's time went, from its history (the server's event times): per activity the
+ * dispatch (scheduled → started) and the run (started → completed), the wait from an activity's
+ * completion to the workflow task that handles it, and each workflow task (started → completed;
+ * those that ran local activities apart). With `calls` (one per run, or one per update in order when
+ * `perUpdate`, the latest run's updates matched with the last calls), also the client's side: call
+ * start → the first event of the run (or the update's workflow task), and the run's (update's) last
+ * event → the answer.
+ */
+export async function addHistoryPhases(
+  client: Client,
+  workflowId: string,
+  into: Phases,
+  calls: Array<{ start: number; end: number }> = [],
+  perUpdate = false,
+): Promise<void> {
+  const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const at = (i: number) => tsToMs(events[i].eventTime);
+  // The latest run's history (a workflow that continued as new): its updates are the last calls.
+  if (perUpdate) calls = calls.slice(-events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length);
+  const scheduled = new Map<number, number>();
+  const started = new Map<number, number>();
+  let completedAt: number | null = null;
+  let wftStarted: number | null = null;
+  let wftScheduled: number | null = null;
+  let update = 0;
+  events.forEach((e, i) => {
+    const t = at(i);
+    if (e.activityTaskScheduledEventAttributes) scheduled.set(Number(e.eventId), t);
+    const s = e.activityTaskStartedEventAttributes;
+    if (s) {
+      started.set(Number(s.scheduledEventId), t);
+      push(into, 'activity dispatch', t - scheduled.get(Number(s.scheduledEventId))!);
+    }
+    const c = e.activityTaskCompletedEventAttributes;
+    if (c) {
+      push(into, 'activity run', t - started.get(Number(c.scheduledEventId))!);
+      completedAt = t;
+    }
+    if (e.workflowTaskScheduledEventAttributes) wftScheduled = t;
+    if (e.workflowTaskStartedEventAttributes) {
+      wftStarted = t;
+      if (completedAt !== null) push(into, 'activity done → workflow task', t - completedAt);
+      completedAt = null;
+    }
+    if (e.workflowTaskCompletedEventAttributes && wftStarted !== null)
+      push(
+        into,
+        events[i + 1]?.markerRecordedEventAttributes ? 'workflow task with local activities' : 'workflow task',
+        t - wftStarted,
+      );
+    if (perUpdate && e.workflowExecutionUpdateAcceptedEventAttributes && calls[update] && wftScheduled !== null)
+      push(into, 'call → workflow task', wftScheduled - calls[update].start);
+    if (perUpdate && e.workflowExecutionUpdateCompletedEventAttributes && calls[update])
+      push(into, 'last event → answer', calls[update++].end - t);
+  });
+  if (!perUpdate && calls[0] && events.length) {
+    push(into, 'call → first event', at(0) - calls[0].start);
+    push(into, 'last event → answer', calls[0].end - at(events.length - 1));
+  }
+}
+
+/** One line per phase: p50 of each path's samples, side by side. */
+export function printPhases(paths: Record<string, Phases>): void {
+  const names = [...new Set(Object.values(paths).flatMap((p) => Object.keys(p)))];
+  console.log(`| phase (p50 ms, from workflow histories) | ${Object.keys(paths).join(' | ')} |`);
+  console.log(
+    `|---|${Object.keys(paths)
+      .map(() => '---')
+      .join('|')}|`,
+  );
+  for (const n of names)
+    console.log(
+      `| ${n} | ${Object.values(paths)
+        .map((p) => (p[n]?.length ? `${fmt(percentile(p[n], 50))} (n=${p[n].length})` : '-'))
+        .join(' | ')} |`,
+    );
 }

@@ -8,7 +8,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { planFrom } from './job-rules';
-import type { GoalSnapshot, GoalState, PlanStepState } from './job-types';
+import type { GoalSnapshot, GoalState, PlanStepState, SnapshotAfterStep } from './job-types';
 import { PERMANENT_FAILURE_TYPES } from '../schema/failure-types';
 import { streams } from '../schema/workflow-ids';
 
@@ -52,6 +52,21 @@ export async function ensurePlan(s: GoalState): Promise<void> {
 
 /** Runs plan[stepIndex] once (idempotent per goal and step) and advances the state; returns the step. */
 export async function runNextStep(s: GoalState): Promise<PlanStepState> {
+  return (await runStepOf(s)).step;
+}
+
+/**
+ * `runNextStep` whose step activity also saves the goal row as it is after a success
+ * (`snapshotAfterStep`); `saved` says it did (false from an activity that does not know how).
+ */
+export function runNextStepSaving(s: GoalState): Promise<{ step: PlanStepState; saved: boolean }> {
+  return runStepOf(s, snapshotAfterStep(s));
+}
+
+async function runStepOf(
+  s: GoalState,
+  snapshotAfter?: SnapshotAfterStep,
+): Promise<{ step: PlanStepState; saved: boolean }> {
   const step = s.plan[s.stepIndex];
   step.status = 'running';
   const context = s.plan
@@ -69,17 +84,35 @@ export async function runNextStep(s: GoalState): Promise<PlanStepState> {
       system: `You are carrying out step ${step.index + 1} of ${s.plan.length} ("${step.title}") of the goal "${s.title}".${s.description ? ` Goal details: ${s.description}` : ''}`,
       context,
       stream: streams.goal(s.goalId),
+      ...(snapshotAfter ? { snapshotAfter } : {}),
     });
     step.status = 'completed';
     step.outputId = out.outputId;
     step.snippet = out.snippet;
     s.lastStep = { index: step.index, title: step.title, outputId: out.outputId, snippet: out.snippet };
     s.stepIndex += 1;
-    return step;
+    return { step, saved: out.snapshotSaved === true };
   } catch (err) {
     step.status = isCancellation(err) ? 'cancelled' : 'failed';
     throw err;
   }
+}
+
+/**
+ * The goal row as it will be once plan[stepIndex] succeeded, for the step activity to write with
+ * its output (a goal whose title, description and pause do not change while a step runs: a
+ * sovereign goal, whose ticks are serialised).
+ */
+export function snapshotAfterStep(s: GoalState): SnapshotAfterStep {
+  const { plan, paused: _paused, lastStep: _l, resultOutputId: _r, ...rest } = s;
+  const stepIndex = s.stepIndex + 1;
+  return {
+    ...rest,
+    status: stepIndex >= plan.length ? 'completed' : 'ready',
+    stepIndex,
+    totalSteps: plan.length,
+    step: plan[s.stepIndex],
+  };
 }
 
 /** Writes the goal row: only `changed` steps when given, else the whole plan. */

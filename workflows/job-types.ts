@@ -54,7 +54,17 @@ export interface StepOutputRef {
   durationMs: number;
   /** True when the output already existed (a retried or replayed step): the model was not called. */
   reused: boolean;
+  /** True when the step also wrote its goal's snapshot (`RunStepInput.snapshotAfter`). */
+  snapshotSaved?: boolean;
 }
+
+/**
+ * The goal row as it is once a step succeeded, less what only the step knows (its output): the
+ * step activity writes it with the output, so the workflow needs no local activity for it.
+ */
+export type SnapshotAfterStep = Omit<GoalSnapshot, 'lastStep' | 'steps' | 'resultOutputId'> & {
+  step: PlanStepState;
+};
 
 export interface PadAgentInput {
   index: number;

@@ -1,6 +1,7 @@
 import {
   ApplicationFailure,
   condition,
+  patched,
   continueAsNew,
   isCancellation,
   setHandler,
@@ -8,7 +9,15 @@ import {
   allHandlersFinished,
 } from '@temporalio/workflow';
 import { awaitPlannedUpdate, goalStateQuery, tickUpdate } from './job-defs';
-import { endGoalOnError, ensurePlan, failureMessage, isTerminal, runNextStep, saveSnapshot } from './job-steps';
+import {
+  endGoalOnError,
+  ensurePlan,
+  failureMessage,
+  isTerminal,
+  runNextStep,
+  runNextStepSaving,
+  saveSnapshot,
+} from './job-steps';
 import type { GoalState, TickResult } from './job-types';
 
 /**
@@ -40,8 +49,12 @@ export async function sovereignGoalWorkflow(input: { state: GoalState }): Promis
           throw ApplicationFailure.nonRetryable(`The goal is ${s.status}; no step left to run.`, 'GoalFinished');
         s.status = 'running';
         const step = s.plan[s.stepIndex];
+        // Runs that started before the step activity could save the snapshot keep the local activity.
+        const inStep = patched('snapshot-in-step');
+        let saved = false;
         try {
-          await runNextStep(s);
+          if (inStep) saved = (await runNextStepSaving(s)).saved;
+          else await runNextStep(s);
           s.status = s.stepIndex >= s.plan.length ? 'completed' : 'ready';
           if (s.status === 'completed') s.resultOutputId = s.lastStep?.outputId ?? null;
         } catch (err) {
@@ -49,7 +62,8 @@ export async function sovereignGoalWorkflow(input: { state: GoalState }): Promis
           s.status = 'failed';
           s.error = failureMessage(err);
         }
-        await saveSnapshot(s, [step]);
+        // The step saved the row as it is now (same status, index, last step and plan entry), or it failed.
+        if (!saved) await saveSnapshot(s, [step]);
         // A compact copy: the result is serialised later, when a following tick may already have moved `s` on.
         const result: TickResult = {
           status: s.status,

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { AppError } from '../../schema/errors';
 import { parsePlan, planningPrompt, type PlannedStep } from '../../reasoning/job-plan';
-import type { GoalSnapshot, StepOutputRef } from '../../workflows/job-types';
+import type { GoalSnapshot, SnapshotAfterStep, StepOutputRef } from '../../workflows/job-types';
 import type { ActivityDeps } from '../deps';
 import { createModelRouter } from '../providers';
 import type { ChatMessageIn } from '../providers/types';
@@ -33,6 +33,22 @@ export interface RunStepInput {
   context?: string[];
   /** Event stream for progress events (e.g. `goal:<id>`). */
   stream?: string;
+  /**
+   * A goal step: the goal row as it is once this step succeeded, written (with its `goal.state`
+   * event) right after the output, so the workflow needs no local activity to save it.
+   */
+  snapshotAfter?: SnapshotAfterStep;
+}
+
+/** `SnapshotAfterStep` completed with the step's output. */
+function snapshotWithOutput(a: SnapshotAfterStep, out: { outputId: string; snippet: string }): GoalSnapshot {
+  const { step, ...rest } = a;
+  return {
+    ...rest,
+    lastStep: { index: step.index, title: step.title, outputId: out.outputId, snippet: out.snippet },
+    steps: [{ ...step, status: 'completed', outputId: out.outputId, snippet: out.snippet }],
+    resultOutputId: a.status === 'completed' ? out.outputId : null,
+  };
 }
 
 /** Activities of the durable agent jobs (goals, sovereign goals, PAD, swarm). */
@@ -40,15 +56,29 @@ export function createJobsActivities(deps: ActivityDeps) {
   const { db, log } = deps;
   const models = deps.models ?? createModelRouter(deps.config, { log });
 
+  /** A snapshot's `goal.state` event. */
+  const stateEvent = (state: GoalSnapshot) => ({
+    type: 'goal.state',
+    data: { status: state.status, step_index: state.stepIndex, total: state.totalSteps },
+  });
+
+  /** The goal row and its `goal.state` event (after `before`, e.g. the step's own event), in one statement. */
+  async function saveGoalSnapshotOf(state: GoalSnapshot, before: Array<{ type: string; data: unknown }> = []) {
+    await saveGoalState(db, state, { stream: streams.goal(state.goalId), items: [...before, stateEvent(state)] });
+  }
+
   async function runJobStep(i: RunStepInput): Promise<StepOutputRef> {
     const existing = await findJobOutput(db, i.tenantId, i.jobId, i.stepKey);
     if (existing) {
+      const out = { outputId: existing.id, snippet: snippet(existing.content) };
+      // A retried goal step whose output is in: the row may not be (the attempt died in between).
+      if (i.snapshotAfter) await saveGoalSnapshotOf(snapshotWithOutput(i.snapshotAfter, out));
       return {
-        outputId: existing.id,
-        snippet: snippet(existing.content),
+        ...out,
         provider: existing.provider,
         durationMs: existing.duration_ms ?? 0,
         reused: true,
+        snapshotSaved: !!i.snapshotAfter,
       };
     }
     const ctx = Context.current();
@@ -83,20 +113,20 @@ export function createJobsActivities(deps: ActivityDeps) {
         usage: res.usage,
         durationMs,
       });
-      if (i.stream)
-        await appendEvent(db, {
-          tenantId: i.tenantId,
-          stream: i.stream,
-          type: 'step.completed',
-          data: { step: i.stepKey, output_id: row.id, snippet: snippet(row.content) },
-        });
+      const out = { outputId: row.id, snippet: snippet(row.content) };
+      const completed = { type: 'step.completed', data: { step: i.stepKey, output_id: row.id, snippet: out.snippet } };
+      // A goal step on its goal's stream: the row and both events (step.completed, goal.state) in one statement.
+      const withRow = !!i.snapshotAfter && i.stream === streams.goal(i.snapshotAfter.goalId);
+      if (i.stream && !withRow) await appendEvent(db, { tenantId: i.tenantId, stream: i.stream, ...completed });
+      if (i.snapshotAfter)
+        await saveGoalSnapshotOf(snapshotWithOutput(i.snapshotAfter, out), withRow ? [completed] : []);
       log.info({ job: i.jobId, step: i.stepKey, lane: i.lane, ms: Math.round(durationMs) }, 'job step completed');
       return {
-        outputId: row.id,
-        snippet: snippet(row.content),
+        ...out,
         provider: row.provider,
         durationMs: Math.round(durationMs),
         reused: false,
+        snapshotSaved: !!i.snapshotAfter,
       };
     } catch (err) {
       if (ctx.cancellationSignal.aborted) {
@@ -152,15 +182,8 @@ export function createJobsActivities(deps: ActivityDeps) {
       return parsePlan(full?.content ?? out.snippet, i.title, i.description);
     },
 
-    async saveGoalSnapshot(state: GoalSnapshot): Promise<void> {
-      await saveGoalState(db, state);
-      await appendEvent(db, {
-        tenantId: state.tenantId,
-        stream: streams.goal(state.goalId),
-        type: 'goal.state',
-        data: { status: state.status, step_index: state.stepIndex, total: state.totalSteps },
-      });
-    },
+    /** The goal row and its `goal.state` event, in one statement. */
+    saveGoalSnapshot: saveGoalSnapshotOf,
 
     async recordPadAgent(i: Omit<PadAgentUpdate, 'attempt'>): Promise<void> {
       const attempt = i.status === 'running' ? Context.current().info.attempt : undefined;

@@ -1,6 +1,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { GoalSnapshot, GoalState } from '../../workflows/job-types';
+import { EVENTS_CHANNEL } from './events';
 
 export const GoalRow = z.object({
   id: z.string(),
@@ -45,22 +46,45 @@ export async function insertGoal(
 /**
  * Writes a workflow's snapshot: goal fields, plus the whole plan or only the changed steps
  * (patched in place by index). Only rows that still exist are updated (a deleted goal stays deleted).
+ * ONE statement (the changed steps are nested `jsonb_set`s), with the `events` of one stream that
+ * go with it, appended in order: a tick's snapshot was BEGIN, two UPDATEs, COMMIT and then its
+ * event, five round trips.
  */
-export async function saveGoalState(db: CommonQueryMethods, s: GoalSnapshot): Promise<void> {
-  await db.transaction(async (tx) => {
-    await tx.query(sql.unsafe`
-      UPDATE goals SET status = ${s.status}, title = ${s.title}, description = ${s.description},
-        ${s.plan ? sql.fragment`plan = ${sql.jsonb(s.plan as never)},` : sql.fragment``}
-        step_index = ${s.stepIndex},
-        last_step = ${s.lastStep ? sql.jsonb(s.lastStep as never) : null},
-        result = ${s.resultOutputId}, error = ${s.error}, updated_at = now()
-      WHERE id = ${s.goalId} AND tenant_id = ${s.tenantId}`);
-    for (const step of s.steps ?? []) {
-      await tx.query(sql.unsafe`
-        UPDATE goals SET plan = jsonb_set(plan, ${sql.array([String(step.index)], 'text')}, ${sql.jsonb(step as never)})
-        WHERE id = ${s.goalId} AND tenant_id = ${s.tenantId}`);
-    }
-  });
+export async function saveGoalState(
+  db: CommonQueryMethods,
+  s: GoalSnapshot,
+  events?: { stream: string; items: Array<{ type: string; data: unknown }> },
+): Promise<void> {
+  const plan = s.plan
+    ? sql.jsonb(s.plan as never)
+    : (s.steps ?? []).reduce(
+        (expr, step) =>
+          sql.fragment`jsonb_set(${expr}, ${sql.array([String(step.index)], 'text')}, ${sql.jsonb(step as never)})`,
+        sql.fragment`plan`,
+      );
+  const update = sql.fragment`
+    UPDATE goals SET status = ${s.status}, title = ${s.title}, description = ${s.description},
+      plan = ${plan},
+      step_index = ${s.stepIndex},
+      last_step = ${s.lastStep ? sql.jsonb(s.lastStep as never) : null},
+      result = ${s.resultOutputId}, error = ${s.error}, updated_at = now()
+    WHERE id = ${s.goalId} AND tenant_id = ${s.tenantId}`;
+  if (!events?.items.length) {
+    await db.query(sql.unsafe`${update}`);
+    return;
+  }
+  const rows = events.items.map((e, n) => [n, e.type, JSON.stringify(e.data)]);
+  await db.query(sql.unsafe`
+    WITH g AS (${update} RETURNING id),
+    ev AS (
+      INSERT INTO events (tenant_id, stream, type, data)
+      SELECT ${s.tenantId}, ${events.stream}, x.type, x.data::jsonb
+      FROM ${sql.unnest(rows, ['int4', 'text', 'text'])} AS x(n, type, data),
+        -- The stream's lock before the ids are drawn, as in eventInsertFrom.
+        LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${events.stream}, 7426)) WHERE x.n >= 0) AS stream_lock
+      ORDER BY x.n
+      RETURNING id, pg_notify(${EVENTS_CHANNEL}, json_build_object('stream', stream, 'id', id)::text) IS NULL AS notified)
+    SELECT (SELECT count(*) FROM g) AS goals, (SELECT count(*) FROM ev) AS events`);
 }
 
 export async function getGoalRow(
@@ -87,9 +111,16 @@ export async function goalStatus(
 
 const GoalWithOutputs = GoalRow.extend({ outputs: z.record(z.string(), z.string()).nullable() });
 
+/** The full texts (id -> content) of the outputs the plan of the goal row `g` names, and of `also`. */
+const planOutputs = (also: string | null) => sql.fragment`(
+  SELECT jsonb_object_agg(o.id, o.content) FROM job_outputs o
+  WHERE o.tenant_id = g.tenant_id
+    AND o.id = ANY(ARRAY(SELECT p->>'outputId' FROM jsonb_array_elements(g.plan) p WHERE p->>'outputId' IS NOT NULL) || ${also}::text))`;
+
 /**
  * The goal row with the full texts of its plan's outputs (and of `alsoOutput`), in one statement
- * instead of two: what a goal's answer shows. Tenant-filtered, outputs too.
+ * instead of two: what a goal's answer shows. Tenant-filtered, outputs too (found by primary key,
+ * not by scanning the tenant's outputs).
  */
 export async function getGoalWithOutputs(
   db: CommonQueryMethods,
@@ -99,15 +130,44 @@ export async function getGoalWithOutputs(
   alsoOutput?: string | null,
 ): Promise<{ row: GoalRow; outputs: Map<string, string> } | null> {
   const r = await db.maybeOne(sql.type(GoalWithOutputs)`
-    SELECT ${COLS}, (
-      SELECT jsonb_object_agg(o.id, o.content) FROM job_outputs o
-      WHERE o.tenant_id = g.tenant_id
-        AND (o.id IN (SELECT p->>'outputId' FROM jsonb_array_elements(g.plan) p) OR o.id = ${alsoOutput ?? null})
-    ) AS outputs
+    SELECT ${COLS}, ${planOutputs(alsoOutput ?? null)} AS outputs
     FROM goals g WHERE id = ${id} AND tenant_id = ${tenantId} AND kind = ${kind}`);
   if (!r) return null;
   const { outputs, ...row } = r;
   return { row, outputs: new Map(Object.entries(outputs ?? {})) };
+}
+
+/**
+ * The goal row and the full texts of `outputIds` (tenant-filtered): after a tick, the outputs the
+ * caller does not have yet (the earlier ones never change, so they can be read before).
+ */
+export async function getGoalWithSomeOutputs(
+  db: CommonQueryMethods,
+  tenantId: string,
+  kind: 'goal' | 'sovereign',
+  id: string,
+  outputIds: string[],
+): Promise<{ row: GoalRow; outputs: Map<string, string> } | null> {
+  const r = await db.maybeOne(sql.type(GoalWithOutputs)`
+    SELECT ${COLS}, (
+      SELECT jsonb_object_agg(o.id, o.content) FROM job_outputs o
+      WHERE o.tenant_id = g.tenant_id AND o.id = ANY(${sql.array(outputIds, 'text')})) AS outputs
+    FROM goals g WHERE id = ${id} AND tenant_id = ${tenantId} AND kind = ${kind}`);
+  if (!r) return null;
+  const { outputs, ...row } = r;
+  return { row, outputs: new Map(Object.entries(outputs ?? {})) };
+}
+
+/** The full texts of the outputs a goal's plan names (tenant-filtered); empty when the goal is not the tenant's. */
+export async function goalPlanOutputs(
+  db: CommonQueryMethods,
+  tenantId: string,
+  kind: 'goal' | 'sovereign',
+  id: string,
+): Promise<Map<string, string>> {
+  const outputs = await db.maybeOneFirst(sql.type(z.object({ outputs: z.record(z.string(), z.string()).nullable() }))`
+    SELECT ${planOutputs(null)} AS outputs FROM goals g WHERE id = ${id} AND tenant_id = ${tenantId} AND kind = ${kind}`);
+  return new Map(Object.entries(outputs ?? {}));
 }
 
 export async function listGoalRows(

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { notFound } from '../../schema/errors';
@@ -11,9 +12,22 @@ import {
   type TaskStatus,
 } from '../../schema/tasks';
 import type { Db } from './db';
+import type { NewDocument } from './documents';
 import { appendEvent, EVENTS_CHANNEL } from './events';
 import { GroupWriter } from './group-writer';
-import { appendDone, getTask, STEP_COLS, StepRow, stepsOf, TASK_COLS, TaskRow, taskRow, toTask } from './tasks';
+import { newId } from './ids';
+import {
+  appendDone,
+  getTask,
+  STEP_COLS,
+  stepColsOf,
+  StepRow,
+  stepsOf,
+  TASK_COLS,
+  TaskRow,
+  taskRow,
+  toTask,
+} from './tasks';
 
 /** A step run's outcome text shortened for events (the one snippet helper, re-exported for the task activities). */
 export { snippetOf };
@@ -138,14 +152,84 @@ const DEP_RESULTS = sql.fragment`(
   SELECT jsonb_object_agg(d.id, coalesce(d.result, '')) FROM task_steps d
   WHERE d.task_id = s.task_id AND d.tenant_id = s.tenant_id AND d.id = ANY(s.depends_on)) AS dep_results`;
 
-/** One step transition with its event: pending -> running (start) or running -> completed (with the result). */
+/**
+ * What a `save` step stores, written by the statement that completes the step (see completeSaveStep):
+ * its output row (one per run and step) and the document that indexes it, whose id (`doc_` + the
+ * output id's suffix) is the step's result. The document has no id of its own here: it follows the
+ * output row the statement wrote or found (a retry finds its earlier row). Only documents that fit
+ * one statement (`fitsOneStatement`).
+ */
+export interface StepSave {
+  output: { title: string | null; content: string };
+  doc: Omit<NewDocument, 'id'>;
+}
+
+/** One step transition with its event: pending -> running (start) or running -> completed (with the result, or a save). */
 interface StepWrite {
   ref: StepRef;
   to: 'running' | 'completed';
   result: string | null;
+  save?: StepSave;
 }
 
-const BatchRow = StepWithDeps.extend({ ord: z.number().int() });
+const BatchRow = StepWithDeps.extend({ ord: z.number().int(), save_result: z.string().nullable() });
+type BatchResult = StepWithDeps & { save_result: string | null };
+
+/**
+ * CTEs `sv` (the saves of a batch), `o` (their output rows), `d` (their documents) and `c` (the
+ * documents' chunks). An output is written only while the run owns its running step (the same
+ * condition as the completion in the statement); a retry finds its earlier output row and keeps its
+ * document, chunks and all, exactly like `saveTaskOutputDocument`.
+ */
+function saveCtes(tenantId: string, taskId: string, writes: StepWrite[]) {
+  const saves: unknown[][] = [];
+  const chunks: unknown[][] = [];
+  writes.forEach((w, ord) => {
+    if (!w.save) return;
+    const { output, doc } = w.save;
+    saves.push([
+      ord,
+      newId('out'),
+      output.title,
+      output.content,
+      doc.title.slice(0, 300),
+      doc.mediaType,
+      doc.sizeBytes,
+      doc.text,
+      createHash('sha256').update(doc.text).digest('hex'),
+      JSON.stringify(doc.provenance ?? {}),
+      doc.chunks.length,
+      doc.spaceId ?? null,
+      doc.sourceKind,
+    ]);
+    doc.chunks.forEach((text, n) => chunks.push([ord, newId('chk'), n, text]));
+  });
+  return sql.fragment`
+    sv AS (
+      SELECT * FROM ${sql.unnest(saves as never, ['int4', 'text', 'text', 'text', 'text', 'text', 'int8', 'text', 'text', 'text', 'int4', 'text', 'text'])}
+        AS sv(ord, out_id, out_title, content, doc_title, media_type, size_bytes, doc_text, content_hash, provenance, chunk_count, space_id, source_kind)),
+    o AS (
+      INSERT INTO task_outputs (id, tenant_id, task_id, step_id, run_id, title, content)
+      SELECT sv.out_id, ${tenantId}, ${taskId}, i.step_id, i.run_key, sv.out_title, sv.content
+      FROM sv JOIN input i ON i.ord = sv.ord
+      WHERE EXISTS (
+        SELECT 1 FROM task_steps s WHERE s.tenant_id = ${tenantId} AND s.task_id = ${taskId} AND s.id = i.step_id
+          AND s.run_id = i.run_key AND s.status = 'running')
+      ON CONFLICT (tenant_id, run_id, step_id) DO UPDATE SET content = task_outputs.content
+      RETURNING id, step_id, 'doc_' || substr(id, 5) AS doc_id),
+    d AS (
+      INSERT INTO documents (id, tenant_id, space_id, source_kind, title, media_type, size_bytes, text, content_hash, provenance, chunk_count)
+      SELECT o.doc_id, ${tenantId}, sv.space_id, sv.source_kind, sv.doc_title, sv.media_type, sv.size_bytes, sv.doc_text,
+        sv.content_hash, sv.provenance::jsonb || jsonb_build_object('task_output_id', o.id), sv.chunk_count
+      FROM o JOIN input i ON i.step_id = o.step_id JOIN sv ON sv.ord = i.ord
+      ON CONFLICT DO NOTHING
+      RETURNING id),
+    c AS (
+      INSERT INTO chunks (id, tenant_id, document_id, ord, title, text)
+      SELECT x.id, ${tenantId}, d.id, x.n, sv.doc_title, x.text
+      FROM ${sql.unnest(chunks as never, ['int4', 'text', 'int4', 'text'])} AS x(ord, id, n, text)
+        JOIN sv ON sv.ord = x.ord JOIN input i ON i.ord = x.ord JOIN o ON o.step_id = i.step_id JOIN d ON d.id = o.doc_id),`;
+}
 
 /**
  * The step transitions of one task stream, N at once, as ONE statement (one implicit
@@ -153,10 +237,11 @@ const BatchRow = StepWithDeps.extend({ ord: z.number().int() });
  * is in the expected state; one `step` event per updated row, ids drawn in the order the writes
  * were queued, under the stream's lock (taken after every row is updated, as everywhere else, so
  * the order of locks is the same as in settleSteps and finishTaskRun); one NOTIFY for the batch
- * (readers only need the wake; they read by id).
- * @returns per write, its updated row with the dependencies' results, or null when the condition did not match
+ * (readers only need the wake; they read by id). A completion that carries a save also writes the
+ * save's output and document (`saveCtes`), and its result is the document id.
+ * @returns per write, its updated row with the dependencies' results (and a save's result), or null when the condition did not match
  */
-async function writeStepBatch(db: CommonQueryMethods, writes: StepWrite[]): Promise<Array<StepWithDeps | null>> {
+async function writeStepBatch(db: CommonQueryMethods, writes: StepWrite[]): Promise<Array<BatchResult | null>> {
   const { tenantId, taskId } = writes[0].ref;
   const stream = taskStream(taskId);
   const input = writes.map((w, i) => [
@@ -167,22 +252,25 @@ async function writeStepBatch(db: CommonQueryMethods, writes: StepWrite[]): Prom
     w.result,
     w.to === 'completed' ? snippetOf(w.result) : '',
   ]);
+  const withSaves = writes.some((w) => w.save);
   const rows = await db.any(sql.type(BatchRow)`
     WITH input AS (
       SELECT * FROM ${sql.unnest(input, ['int4', 'text', 'text', 'text', 'text', 'text'])}
         AS i(ord, step_id, run_key, to_status, new_result, snippet)),
+    ${withSaves ? saveCtes(tenantId, taskId, writes) : sql.fragment``}
     up AS (
       UPDATE task_steps s SET
         status = i.to_status,
         attempts = s.attempts + CASE WHEN i.to_status = 'running' THEN 1 ELSE 0 END,
         started_at = CASE WHEN i.to_status = 'running' THEN coalesce(s.started_at, now()) ELSE s.started_at END,
-        result = CASE WHEN i.to_status = 'completed' THEN i.new_result ELSE s.result END,
+        result = CASE WHEN i.to_status = 'completed' THEN ${withSaves ? sql.fragment`coalesce(o.doc_id, i.new_result)` : sql.fragment`i.new_result`} ELSE s.result END,
         finished_at = CASE WHEN i.to_status = 'completed' THEN now() ELSE s.finished_at END,
         error = NULL
-      FROM input i
+      FROM input i ${withSaves ? sql.fragment`LEFT JOIN o ON o.step_id = i.step_id` : sql.fragment``}
       WHERE s.tenant_id = ${tenantId} AND s.task_id = ${taskId} AND s.id = i.step_id AND s.run_id = i.run_key
         AND s.status = CASE WHEN i.to_status = 'running' THEN 'pending' ELSE 'running' END
-      RETURNING i.ord, i.snippet, ${STEP_COLS}, ${DEP_RESULTS}),
+      RETURNING i.ord, ${withSaves ? sql.fragment`coalesce(o.doc_id, i.snippet)` : sql.fragment`i.snippet`} AS snippet,
+        ${withSaves ? sql.fragment`o.doc_id` : sql.fragment`NULL::text`} AS save_result, ${stepColsOf('s')}, ${DEP_RESULTS}),
     ev AS (
       INSERT INTO events (tenant_id, stream, type, data)
       SELECT ${tenantId}, ${stream}, 'step',
@@ -192,7 +280,7 @@ async function writeStepBatch(db: CommonQueryMethods, writes: StepWrite[]): Prom
         LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${stream}, 7426)) WHERE u.ord >= 0) AS stream_lock
       ORDER BY u.ord
       RETURNING id)
-    SELECT up.*, (
+    SELECT up.ord, up.save_result, ${STEP_COLS}, up.dep_results, (
       SELECT pg_notify(${EVENTS_CHANNEL}, json_build_object('stream', ${stream}::text, 'id', max(id))::text) FROM ev
     ) IS NULL AS notified
     FROM up`);
@@ -200,14 +288,14 @@ async function writeStepBatch(db: CommonQueryMethods, writes: StepWrite[]): Prom
   return writes.map((_, i) => byOrd.get(i) ?? null);
 }
 
-const stepWriters = new WeakMap<CommonQueryMethods, GroupWriter<StepWrite, StepWithDeps | null>>();
+const stepWriters = new WeakMap<CommonQueryMethods, GroupWriter<StepWrite, BatchResult | null>>();
 
 /**
  * The transition with its event, through the database's group writer for the task's stream:
  * concurrent steps of a run (a fan-out) share statements instead of queueing one by one on the
  * stream's lock, and a stream holds at most one pool connection for them at a time.
  */
-function writeStep(db: CommonQueryMethods, write: StepWrite): Promise<StepWithDeps | null> {
+function writeStep(db: CommonQueryMethods, write: StepWrite): Promise<BatchResult | null> {
   let writer = stepWriters.get(db);
   if (!writer) {
     writer = new GroupWriter((_key, writes) => writeStepBatch(db, writes), {
@@ -236,7 +324,7 @@ export async function startStep(
   opts: StepRef,
 ): Promise<{ done: true; result: string | null } | { done: false; step: StepRow; depResults: Record<string, string> }> {
   // The common case: pending -> running with its event (the transition clients see), batched.
-  let row = await writeStep(db, { ref: opts, to: 'running', result: null });
+  let row: StepWithDeps | null = await writeStep(db, { ref: opts, to: 'running', result: null });
   if (!row) {
     // A retry: a running step only counts the attempt; a completed one answers with its result.
     row = await db.maybeOne(sql.type(StepWithDeps)`
@@ -251,7 +339,8 @@ export async function startStep(
       throw lostRun(opts);
     }
   }
-  const { dep_results: deps, ...step } = row;
+  const { dep_results: deps, ...rest } = row;
+  const { save_result: _save, ...step } = rest as typeof rest & { save_result?: string | null };
   return { done: false, step, depResults: deps ?? {} };
 }
 
@@ -259,11 +348,33 @@ export async function startStep(
 export async function completeStep(db: Db, opts: StepRef & { result: string }): Promise<void> {
   const { result, ...ref } = opts;
   if (await writeStep(db, { ref, to: 'completed', result })) return;
-  // A retry of an activity whose completion already committed is fine; anything else is a lost run.
+  await completedBefore(db, ref);
+}
+
+/**
+ * Completes a `save` step and writes what it saves (its output row and document) in the same
+ * statement, batched with the stream's other step writes: one round trip for the action and the
+ * completion. A stale run writes neither.
+ * @returns the step's result: the document id
+ * @throws StaleRunError
+ */
+export async function completeSaveStep(db: Db, opts: StepRef & { save: StepSave }): Promise<string> {
+  const { save, ...ref } = opts;
+  const row = await writeStep(db, { ref, to: 'completed', result: null, save });
+  if (row) return row.save_result ?? row.result ?? '';
+  return (await completedBefore(db, ref)) ?? '';
+}
+
+/**
+ * After a completion matched nothing: a retry of an activity whose completion already committed is
+ * fine (answers the stored result); anything else is a lost run.
+ * @throws StaleRunError
+ */
+async function completedBefore(db: Db, ref: StepRef): Promise<string | null> {
   const now = await db.maybeOne(sql.type(StepRow)`
-    SELECT ${STEP_COLS} FROM task_steps WHERE task_id = ${opts.taskId} AND id = ${opts.stepId} AND tenant_id = ${opts.tenantId}`);
-  if (now?.status === 'completed' && now.run_id === opts.runId) return;
-  throw lostRun(opts);
+    SELECT ${STEP_COLS} FROM task_steps WHERE task_id = ${ref.taskId} AND id = ${ref.stepId} AND tenant_id = ${ref.tenantId}`);
+  if (now?.status === 'completed' && now.run_id === ref.runId) return now.result;
+  throw lostRun(ref);
 }
 
 /** Marks steps of a run failed/skipped/cancelled with a reason; steps already finished are left alone. */

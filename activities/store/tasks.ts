@@ -27,7 +27,32 @@ export const StepRow = Step.extend({ run_id: z.string().nullable() });
 export type StepRow = z.infer<typeof StepRow>;
 
 export const TASK_COLS = sql.fragment`id, title, description, surface, session_id, priority, metadata, status, run_id, run_event_floor, created_at, updated_at`;
-export const STEP_COLS = sql.fragment`id, task_id, title, action, args, depends_on, order_num, status, result, error, attempts, run_id, started_at, finished_at`;
+const STEP_COLUMNS = [
+  'id',
+  'task_id',
+  'title',
+  'action',
+  'args',
+  'depends_on',
+  'order_num',
+  'status',
+  'result',
+  'error',
+  'attempts',
+  'run_id',
+  'started_at',
+  'finished_at',
+] as const;
+export const STEP_COLS = sql.join(
+  STEP_COLUMNS.map((c) => sql.identifier([c])),
+  sql.fragment`, `,
+);
+/** STEP_COLS of the step row aliased `alias` (statements that join tables with their own `id`). */
+export const stepColsOf = (alias: string) =>
+  sql.join(
+    STEP_COLUMNS.map((c) => sql.identifier([alias, c])),
+    sql.fragment`, `,
+  );
 
 /** Arg keys whose values are secrets (webhook signing key): stored for the worker, never returned. */
 const SECRET_ARGS = new Set(['secret']);

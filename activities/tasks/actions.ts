@@ -6,6 +6,7 @@ import { prepareDocument } from '../knowledge/pipeline';
 import { insertDocument } from '../store/documents';
 import { extractBody } from '../web/fetch-page';
 import { saveTaskOutput, saveTaskOutputDocument } from '../store/task-outputs';
+import type { StepSave } from '../store/task-runs';
 import { StepPermanentError } from './errors';
 import { safeFetch } from './safe-fetch';
 import { postWebhook } from './webhook';
@@ -72,31 +73,18 @@ async function fetchAction(input: ActionInput): Promise<string> {
 }
 
 /**
- * Stores the content as a tenant record (task_outputs, one per run and step) and as a document of
- * the tenant's knowledge store (listed by GET /v1/documents, found by knowledge search). The
- * result is the document id. Idempotent per (run, step): the document id is derived from the
- * output id (one per run and step), so a retried activity gets back the document its earlier
- * attempt wrote instead of writing a second one.
+ * What a `save` step stores: the content as a tenant record (task_outputs, one per run and step)
+ * and as a document of the tenant's knowledge store (listed by GET /v1/documents, found by
+ * knowledge search), chunked (and embedded in hybrid mode). The step's result is the document id,
+ * derived from the output id (one per run and step), so a retried activity gets back the document
+ * its earlier attempt wrote instead of writing a second one.
+ * @throws StepPermanentError when there is nothing to save
  */
-async function saveAction(input: ActionInput): Promise<string> {
+export async function prepareSave(input: ActionInput): Promise<StepSave> {
   const content = input.args.content ?? context(input);
   if (!content.trim())
     throw new StepPermanentError('The save step has nothing to save: give args.content or a dependency with a result.');
   const title = input.args.title ?? input.step.title;
-  const output = {
-    tenantId: input.tenantId,
-    taskId: input.taskId,
-    stepId: input.step.id,
-    runId: input.runId,
-    title,
-    content,
-  };
-  const provenance = {
-    source: `task:${input.taskId}/${input.step.id}`,
-    task_id: input.taskId,
-    step_id: input.step.id,
-    run_id: input.runId,
-  };
   const doc = await prepareDocument(input.deps, {
     tenantId: input.tenantId,
     sourceKind: 'ingest',
@@ -104,18 +92,43 @@ async function saveAction(input: ActionInput): Promise<string> {
     mediaType: 'text/plain',
     sizeBytes: Buffer.byteLength(content),
     text: content,
-    provenance,
+    provenance: {
+      source: `task:${input.taskId}/${input.step.id}`,
+      task_id: input.taskId,
+      step_id: input.step.id,
+      run_id: input.runId,
+    },
   });
-  // The common case: the output and its document in one statement.
-  const docId = await saveTaskOutputDocument(input.deps.db, output, doc);
+  return { output: { title, content }, doc };
+}
+
+/**
+ * Writes a save on its own (output row, then its document): for documents that do not fit the
+ * statement that completes the step (vectors, many chunks; see `completeSaveStep`).
+ * @returns the document id
+ */
+export async function writeSave(input: ActionInput, save: StepSave): Promise<string> {
+  const output = {
+    tenantId: input.tenantId,
+    taskId: input.taskId,
+    stepId: input.step.id,
+    runId: input.runId,
+    title: save.output.title ?? undefined,
+    content: save.output.content,
+  };
+  const docId = await saveTaskOutputDocument(input.deps.db, output, save.doc);
   if (docId) return docId;
   const outputId = await saveTaskOutput(input.deps.db, output);
   const inserted = await insertDocument(input.deps.db, {
-    ...doc,
+    ...save.doc,
     id: `doc_${outputId.slice('out_'.length)}`,
-    provenance: { ...provenance, task_output_id: outputId },
+    provenance: { ...save.doc.provenance, task_output_id: outputId },
   });
   return inserted.document.id;
+}
+
+async function saveAction(input: ActionInput): Promise<string> {
+  return writeSave(input, await prepareSave(input));
 }
 
 async function webhookAction(input: ActionInput): Promise<string> {

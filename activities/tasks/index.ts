@@ -3,8 +3,10 @@ import { Context } from '@temporalio/activity';
 import type { StepAction } from '../../schema/tasks';
 import type { ActivityDeps } from '../deps';
 import { createModelRouter } from '../providers';
+import { fitsOneStatement } from '../store/documents';
 import {
   beginTaskRun,
+  completeSaveStep,
   completeStep,
   finishTaskRun,
   settleSteps,
@@ -12,7 +14,7 @@ import {
   StaleRunError,
   startStep,
 } from '../store/task-runs';
-import { resolveArgs, runAction } from './actions';
+import { prepareSave, resolveArgs, runAction, writeSave, type ActionInput } from './actions';
 import { toActivityFailure, workerShutdownFailure } from './errors';
 
 export interface StepActivityInput {
@@ -39,7 +41,7 @@ export function createTasksActivities(deps: ActivityDeps) {
       try {
         const started = await startStep(deps.db, input);
         if (started.done) return { snippet: snippetOf(started.result) };
-        const result = await runAction(action, {
+        const actionInput: ActionInput = {
           deps,
           models,
           tenantId: input.tenantId,
@@ -49,7 +51,18 @@ export function createTasksActivities(deps: ActivityDeps) {
           args: resolveArgs(started.step.args, started.depResults),
           depResults: started.depResults,
           signal: ctx.cancellationSignal,
-        });
+        };
+        let result: string;
+        if (action === 'save') {
+          const save = await prepareSave(actionInput);
+          // The common case: the save's output and document go with the completion, one statement
+          // batched with the run's other step writes. Vectors or many chunks: written first, on their own.
+          if (fitsOneStatement(save.doc))
+            return { snippet: snippetOf(await completeSaveStep(deps.db, { ...input, save })) };
+          result = await writeSave(actionInput, save);
+        } else {
+          result = await runAction(action, actionInput);
+        }
         await completeStep(deps.db, { ...input, result });
         return { snippet: snippetOf(result) };
       } catch (err) {

@@ -1,6 +1,14 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { z } from 'zod';
-import { getGoalRow, getGoalWithOutputs, goalStatus, listGoalRows } from '../../activities/store/goals';
+import {
+  getGoalRow,
+  getGoalWithOutputs,
+  getGoalWithSomeOutputs,
+  goalPlanOutputs,
+  goalStatus,
+  listGoalRows,
+} from '../../activities/store/goals';
+import { outputsById } from '../../activities/store/job-outputs';
 import { AppError, notFound } from '../../schema/errors';
 import { IdempotencyHeaders } from '../../schema/headers';
 import { ListQuery, SovereignCreateBody, SovereignGoal } from '../../schema/jobs';
@@ -9,7 +17,16 @@ import { principalOf, type AppContext } from '../context';
 import { sovereignView, sovereignViewWith, stateFromRow } from '../job-views';
 import { defineRoute, type RouteSpec } from '../route';
 import { isTemporalUnavailable } from '../start-workflow';
-import { cancelAndConfirm, createGoal, goalRowOr404, liveState, tickSovereign } from '../workflow-clients/goals';
+import type { PlanStepState } from '../../workflows/job-types';
+import {
+  cancelAndConfirm,
+  createGoal,
+  goalRowOr404,
+  knownGoalOwner,
+  liveState,
+  rememberGoalOwner,
+  tickSovereign,
+} from '../workflow-clients/goals';
 
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
@@ -97,24 +114,46 @@ export function sovereignRoutes(): RouteSpec[] {
       summary:
         'Run exactly one step (a Temporal update) and answer with the new state. Concurrent ticks are serialised; an Idempotency-Key makes a retried tick return the same result without running a second step.',
       handler: async (ctx: AppContext, { params, headers }) => {
-        // Two round trips around the update: the status (no plan) before, the row with its outputs after.
+        const db = ctx.deps.db;
         const tenantId = principalOf(ctx).tenantId;
-        const status = await goalStatus(ctx.deps.db, tenantId, 'sovereign', params.id);
-        if (status === null) throw notFound(`Sovereign goal ${params.id}`);
-        if (isTerminal(status)) throw new AppError('conflict', `The goal is ${status}; no step left to run.`);
+        const owner = knownGoalOwner(ctx, 'sovereign', params.id);
+        if (owner !== undefined && owner !== tenantId) throw notFound(`Sovereign goal ${params.id}`);
+        // The outputs of the steps already run never change. A goal this process has seen owned needs no
+        // read before the update: its earlier outputs are read while the step runs. Otherwise the row
+        // (ownership, a finished goal answers 409 without asking the workflow) comes with them first.
+        let earlier: Promise<Map<string, string>>;
+        if (owner === undefined) {
+          const before = await getGoalWithOutputs(db, tenantId, 'sovereign', params.id);
+          if (!before) throw notFound(`Sovereign goal ${params.id}`);
+          const status = before.row.status;
+          if (isTerminal(status)) throw new AppError('conflict', `The goal is ${status}; no step left to run.`);
+          rememberGoalOwner(ctx, 'sovereign', params.id, tenantId);
+          earlier = Promise.resolve(before.outputs);
+        } else {
+          earlier = goalPlanOutputs(db, tenantId, 'sovereign', params.id);
+          earlier.catch(() => undefined); // awaited below, or dropped with the update's error
+        }
         const key = headers['idempotency-key'];
         try {
           // The tick answers compactly; the workflow saved the full state to the row before answering.
           // A concurrent later tick may already have moved the row on: this tick's own fields win.
           const tick = await tickSovereign(ctx, params.id, key);
-          const fresh = await getGoalWithOutputs(
-            ctx.deps.db,
+          const outputs = await earlier;
+          const newOutput = tick.lastStep?.outputId;
+          const fresh = await getGoalWithSomeOutputs(
+            db,
             tenantId,
             'sovereign',
             params.id,
-            tick.lastStep?.outputId,
+            newOutput && !outputs.has(newOutput) ? [newOutput] : [],
           );
           if (!fresh) throw notFound(`Sovereign goal ${params.id}`); // deleted meanwhile
+          for (const [id, text] of fresh.outputs) outputs.set(id, text);
+          // Steps another tick ran meanwhile: their outputs were in neither read.
+          const missing = (fresh.row.plan as PlanStepState[])
+            .map((p) => p.outputId)
+            .filter((id): id is string => !!id && !outputs.has(id));
+          if (missing.length) for (const [id, text] of await outputsById(db, tenantId, missing)) outputs.set(id, text);
           const state = {
             ...stateFromRow(fresh.row),
             status: tick.status,
@@ -122,7 +161,7 @@ export function sovereignRoutes(): RouteSpec[] {
             lastStep: tick.lastStep,
             error: tick.error,
           };
-          return sovereignViewWith(fresh.outputs, state, fresh.row);
+          return sovereignViewWith(outputs, state, fresh.row);
         } catch (err) {
           if (err instanceof WorkflowUpdateFailedError) {
             const cause = (err.cause as Error | undefined)?.message ?? err.message;
@@ -136,7 +175,8 @@ export function sovereignRoutes(): RouteSpec[] {
             );
           }
           if (isClosedWorkflowError(err)) {
-            const now = (await goalStatus(ctx.deps.db, tenantId, 'sovereign', params.id)) ?? status;
+            const now = await goalStatus(db, tenantId, 'sovereign', params.id);
+            if (now === null) throw notFound(`Sovereign goal ${params.id}`);
             throw new AppError('conflict', `The goal is ${now}; no step left to run.`);
           }
           throw err;

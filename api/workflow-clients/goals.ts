@@ -1,4 +1,5 @@
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { LRUCache } from 'lru-cache';
 import type { z } from 'zod';
 import { jobIdFor } from '../idempotency';
 import { deleteGoalRow, getGoalRow, insertGoal, type GoalRow } from '../../activities/store/goals';
@@ -91,6 +92,7 @@ export async function createGoal(ctx: AppContext, kind: GoalKind, body: z.infer<
     args: [{ state }],
     onStartFailed: () => deleteGoalRow(ctx.deps.db, tenantId, id),
   });
+  rememberGoalOwner(ctx, kind, row.id, row.tenant_id);
   if (kind === 'sovereign' && !plan.length) return awaitPlanned(ctx, row, began + CREATE_PLAN_WAIT_MS);
   return { row, state };
 }
@@ -144,6 +146,29 @@ export function renameGoal(ctx: AppContext, id: string, text: { title?: string; 
 export function setGoalPaused(ctx: AppContext, id: string, paused: boolean) {
   const handle = goalHandle(ctx, 'goal', id);
   return signalGoal(ctx, () => handle.signal(paused ? pauseGoalSignal : resumeGoalSignal));
+}
+
+/** Goals this process has seen owned (id -> tenant), per database (one per app instance). */
+const goalOwners = new WeakMap<object, LRUCache<string, string>>();
+
+function ownersOf(ctx: AppContext): LRUCache<string, string> {
+  let owners = goalOwners.get(ctx.deps.db);
+  if (!owners) goalOwners.set(ctx.deps.db, (owners = new LRUCache({ max: 50_000 })));
+  return owners;
+}
+
+/**
+ * The tenant a goal was seen to belong to by this process, or undefined. A goal's tenant never
+ * changes and its id is never reused, so a remembered owner is as good as reading the row: a tick
+ * of a goal seen before checks ownership without a round trip (another tenant still gets 404).
+ */
+export function knownGoalOwner(ctx: AppContext, kind: GoalKind, id: string): string | undefined {
+  return ownersOf(ctx).get(`${kind}:${id}`);
+}
+
+/** Remembers that the row of goal `id` was read (or written) under `tenantId`. */
+export function rememberGoalOwner(ctx: AppContext, kind: GoalKind, id: string, tenantId: string): void {
+  ownersOf(ctx).set(`${kind}:${id}`, tenantId);
 }
 
 /** Runs exactly one step of a sovereign goal; the key makes a retried tick answer the same result. */

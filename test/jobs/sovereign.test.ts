@@ -1,6 +1,10 @@
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { readEventsAfter } from '../../activities/store/events';
+import { getGoalRow } from '../../activities/store/goals';
 import { quiet } from '../helpers/history';
 
 let fake: FakeOpenAI;
@@ -11,6 +15,9 @@ beforeEach(() => {
   fake.reset();
   fake.onRequest((r) => ({ reply: `out: ${r.body.messages.at(-1).content.split('\n')[0]}` }));
 });
+
+const getGoalRowById = (id: string) =>
+  h.db.maybeOne(sql.type(z.object({ tenant_id: z.string() }))`SELECT tenant_id FROM goals WHERE id = ${id}`);
 
 const steps = (n: number) => Array.from({ length: n }, (_, i) => ({ title: `S${i + 1}`, prompt: `Do step ${i + 1}.` }));
 
@@ -63,6 +70,72 @@ test('concurrent ticks are serialised, each advancing exactly one step', async (
   const more = await Promise.all([1, 2, 3].map(() => h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key })));
   expect(more.map((r) => r.status).sort()).toEqual([200, 200, 409]);
   expect(fake.chats).toHaveLength(5);
+});
+
+test("a tick's answer shows the full output of every step run, also those a concurrent tick ran", async () => {
+  // Longer than a snippet (300 characters), so an answer built from snippets would differ.
+  const long = (p: string) => `${p} ${'x'.repeat(400)}`;
+  fake.setDefault({ reply: 'unused', delayMs: 200 });
+  fake.onRequest((r) => ({ reply: long(r.body.messages.at(-1).content.split('\n')[0]), delayMs: 200 }));
+  const id = (await h.req('POST', '/v1/sovereign/goals', { key, body: { title: 'Full', steps: steps(4) } })).body.id;
+  // The first tick's answer already shows step 1 in full.
+  const first = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
+  expect(first.body.plan[0].output).toBe(long('Do step 1.'));
+  // Three at once: each answer's plan shows every step completed by then (its own and the earlier
+  // ticks'), in full, however the ticks interleaved with the answer's reads.
+  const results = await Promise.all([1, 2, 3].map(() => h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key })));
+  for (const r of results) {
+    expect(r.status).toBe(200);
+    const done = r.body.plan.filter((p: any) => p.status === 'completed');
+    expect(done.length).toBeGreaterThanOrEqual(r.body.step_index);
+    for (const p of done) expect(p.output).toBe(long(`Do step ${p.index + 1}.`));
+    expect(r.body.last_step.output).toBe(long(`Do step ${r.body.last_step.index + 1}.`));
+  }
+});
+
+test("a tick's step saves the goal row itself (no local activity after it); a failed step is saved by the workflow", async () => {
+  const id = (await h.req('POST', '/v1/sovereign/goals', { key, body: { title: 'Rows', steps: steps(3) } })).body.id;
+  const tenantId = (await getGoalRowById(id))!.tenant_id;
+  const t1 = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
+  expect(t1.status).toBe(200);
+  // The row as the step activity wrote it: what the workflow's own snapshot used to write.
+  const row = (await getGoalRow(h.db, tenantId, 'sovereign', id))!;
+  expect(row).toMatchObject({
+    status: 'ready',
+    step_index: 1,
+    last_step: { index: 0, title: 'S1', outputId: t1.body.last_step.output_id, snippet: 'out: Do step 1.' },
+    result: null,
+    error: null,
+  });
+  expect(row.plan[0]).toEqual({
+    index: 0,
+    title: 'S1',
+    prompt: 'Do step 1.',
+    lane: 'svc-oracle',
+    status: 'completed',
+    outputId: t1.body.last_step.output_id,
+    snippet: 'out: Do step 1.',
+  });
+  expect(row.plan[1]).toMatchObject({ status: 'pending', outputId: null });
+  // The step's events and the state event, in this order (the last two written with the row).
+  const events = await readEventsAfter(h.db, { tenantId, stream: `goal:${id}`, afterId: 0 });
+  expect(events.slice(-3).map((e) => [e.type, e.data])).toEqual([
+    ['step.started', { step: 'step-0', attempt: 1 }],
+    ['step.completed', { step: 'step-0', output_id: t1.body.last_step.output_id, snippet: 'out: Do step 1.' }],
+    ['goal.state', { status: 'ready', step_index: 1, total: 3 }],
+  ]);
+  // Local activities of this run: the snapshot at start only, none for the tick.
+  const markers = async () =>
+    ((await h.client.workflow.getHandle(`sovereign-${id}`).fetchHistory()).events ?? []).filter(
+      (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+    ).length;
+  expect(await markers()).toBe(1);
+
+  fake.onRequest(() => ({ status: 400 }));
+  const t2 = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
+  expect(t2.body).toMatchObject({ status: 'failed', step_index: 1 });
+  expect(await getGoalRow(h.db, tenantId, 'sovereign', id)).toMatchObject({ status: 'failed', step_index: 1 });
+  expect(await markers()).toBe(2);
 });
 
 test('Idempotency-Key on tick returns the same result without running a second step', async () => {

@@ -7,6 +7,7 @@ import { createTenant } from '../../activities/store/keys';
 import {
   beginTaskRun,
   claimTaskRun,
+  completeSaveStep,
   completeStep,
   finishTaskRun,
   settleSteps,
@@ -213,4 +214,82 @@ test('concurrent steps of one run share statements: one transaction for a fan-ou
   expect(completed.map((e) => (e.data as { step_id: string }).step_id)).toEqual(
     specs.filter((_, i) => i !== 7).map((s) => s.id),
   );
+});
+
+test("save completions write the step's output and document in the completing statement: one transaction for a fan-out, once per run and step, nothing for a stale run", async () => {
+  const specs = Array.from({ length: 10 }, (_, i) => ({ id: `v${i}`, depends_on: [] }));
+  const taskId = await newTask(specs);
+  await claimTaskRun(db, { tenantId, taskId });
+  const run = { tenantId, taskId, runId: 'run-save' };
+  await beginTaskRun(db, run);
+  await Promise.all(specs.map((s) => startStep(db, { ...run, stepId: s.id })));
+  const save = (stepId: string, text: string) => ({
+    output: { title: stepId, content: text },
+    doc: {
+      tenantId,
+      sourceKind: 'ingest' as const,
+      title: stepId,
+      mediaType: 'text/plain',
+      sizeBytes: Buffer.byteLength(text),
+      text,
+      provenance: { task_id: taskId, step_id: stepId },
+      chunks: [text],
+    },
+  });
+  const results = await Promise.all(
+    specs.map((s) => completeSaveStep(db, { ...run, stepId: s.id, save: save(s.id, `text of ${s.id}`) })),
+  );
+
+  const Row = z.object({
+    step: z.string(),
+    result: z.string(),
+    output: z.string(),
+    content: z.string(),
+    doc: z.string(),
+    text: z.string(),
+    task_output_id: z.string(),
+    chunks: z.number(),
+    txs: z.array(z.string()),
+  });
+  const rows = await db.any(sql.type(Row)`
+    SELECT s.id AS step, s.result, o.id AS output, o.content, d.id AS doc, d.text, d.provenance->>'task_output_id' AS task_output_id,
+      (SELECT count(*)::int FROM chunks c WHERE c.document_id = d.id) AS chunks,
+      ARRAY[s.xmin::text, o.xmin::text, d.xmin::text, (SELECT min(c.xmin::text) FROM chunks c WHERE c.document_id = d.id)] AS txs
+    FROM task_steps s
+      JOIN task_outputs o ON o.tenant_id = s.tenant_id AND o.task_id = s.task_id AND o.step_id = s.id AND o.run_id = ${run.runId}
+      JOIN documents d ON d.tenant_id = s.tenant_id AND d.id = s.result
+    WHERE s.tenant_id = ${tenantId} AND s.task_id = ${taskId} ORDER BY s.order_num`);
+  expect(rows.map((r) => r.step)).toEqual(specs.map((s) => s.id));
+  rows.forEach((r, i) => {
+    // The result is the document of the step's own output; the step, its output, document and chunk commit together.
+    expect(results[i]).toBe(r.result);
+    expect(r).toMatchObject({
+      doc: r.result,
+      content: `text of ${r.step}`,
+      text: `text of ${r.step}`,
+      task_output_id: r.output,
+      chunks: 1,
+    });
+    expect(r.doc).toBe(`doc_${r.output.slice('out_'.length)}`);
+  });
+  // Ten completions issued together: one statement, one transaction.
+  expect(new Set(rows.flatMap((r) => r.txs)).size).toBe(1);
+  const events = await readEventsAfter(db, { tenantId, stream: taskStream(taskId), afterId: 0 });
+  expect(events.filter((e) => (e.data as { status: string }).status === 'completed').map((e) => e.data)).toEqual(
+    rows.map((r) => expect.objectContaining({ step_id: r.step, snippet: r.result })),
+  );
+
+  // A retry after the completion committed answers the same document and writes nothing new.
+  expect(await completeSaveStep(db, { ...run, stepId: 'v0', save: save('v0', 'other text') })).toBe(results[0]);
+  // A run that does not own the step writes neither an output nor a document.
+  await expect(
+    completeSaveStep(db, { ...run, runId: 'run-stale', stepId: 'v1', save: save('v1', 'stale text') }),
+  ).rejects.toBeInstanceOf(StaleRunError);
+  const counts = await db.one(sql.type(z.object({ outputs: z.number(), docs: z.number() }))`
+    SELECT (SELECT count(*)::int FROM task_outputs WHERE tenant_id = ${tenantId} AND task_id = ${taskId}) AS outputs,
+      (SELECT count(*)::int FROM documents WHERE tenant_id = ${tenantId} AND provenance->>'task_id' = ${taskId}) AS docs`);
+  expect(counts).toEqual({ outputs: 10, docs: 10 });
+  const v0 = await db.oneFirst(sql.type(z.object({ content: z.string() }))`
+    SELECT content FROM task_outputs WHERE tenant_id = ${tenantId} AND task_id = ${taskId} AND step_id = 'v0'`);
+  expect(v0).toBe('text of v0');
 });
