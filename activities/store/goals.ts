@@ -117,45 +117,56 @@ const planOutputs = (also: string | null) => sql.fragment`(
   WHERE o.tenant_id = g.tenant_id
     AND o.id = ANY(ARRAY(SELECT p->>'outputId' FROM jsonb_array_elements(g.plan) p WHERE p->>'outputId' IS NOT NULL) || ${also}::text))`;
 
+/** The goal row with the outputs `outputs` (a subquery over the goal row `g`) selects, in one statement. */
+async function goalRowWith(
+  db: CommonQueryMethods,
+  tenantId: string,
+  kind: 'goal' | 'sovereign',
+  id: string,
+  outputs: ReturnType<typeof sql.fragment>,
+): Promise<{ row: GoalRow; outputs: Map<string, string> } | null> {
+  const r = await db.maybeOne(sql.type(GoalWithOutputs)`
+    SELECT ${COLS}, ${outputs} AS outputs
+    FROM goals g WHERE id = ${id} AND tenant_id = ${tenantId} AND kind = ${kind}`);
+  if (!r) return null;
+  const { outputs: texts, ...row } = r;
+  return { row, outputs: new Map(Object.entries(texts ?? {})) };
+}
+
 /**
  * The goal row with the full texts of its plan's outputs (and of `alsoOutput`), in one statement
  * instead of two: what a goal's answer shows. Tenant-filtered, outputs too (found by primary key,
  * not by scanning the tenant's outputs).
  */
-export async function getGoalWithOutputs(
+export function getGoalWithOutputs(
   db: CommonQueryMethods,
   tenantId: string,
   kind: 'goal' | 'sovereign',
   id: string,
   alsoOutput?: string | null,
 ): Promise<{ row: GoalRow; outputs: Map<string, string> } | null> {
-  const r = await db.maybeOne(sql.type(GoalWithOutputs)`
-    SELECT ${COLS}, ${planOutputs(alsoOutput ?? null)} AS outputs
-    FROM goals g WHERE id = ${id} AND tenant_id = ${tenantId} AND kind = ${kind}`);
-  if (!r) return null;
-  const { outputs, ...row } = r;
-  return { row, outputs: new Map(Object.entries(outputs ?? {})) };
+  return goalRowWith(db, tenantId, kind, id, planOutputs(alsoOutput ?? null));
 }
 
 /**
  * The goal row and the full texts of `outputIds` (tenant-filtered): after a tick, the outputs the
  * caller does not have yet (the earlier ones never change, so they can be read before).
  */
-export async function getGoalWithSomeOutputs(
+export function getGoalWithSomeOutputs(
   db: CommonQueryMethods,
   tenantId: string,
   kind: 'goal' | 'sovereign',
   id: string,
   outputIds: string[],
 ): Promise<{ row: GoalRow; outputs: Map<string, string> } | null> {
-  const r = await db.maybeOne(sql.type(GoalWithOutputs)`
-    SELECT ${COLS}, (
-      SELECT jsonb_object_agg(o.id, o.content) FROM job_outputs o
-      WHERE o.tenant_id = g.tenant_id AND o.id = ANY(${sql.array(outputIds, 'text')})) AS outputs
-    FROM goals g WHERE id = ${id} AND tenant_id = ${tenantId} AND kind = ${kind}`);
-  if (!r) return null;
-  const { outputs, ...row } = r;
-  return { row, outputs: new Map(Object.entries(outputs ?? {})) };
+  return goalRowWith(
+    db,
+    tenantId,
+    kind,
+    id,
+    sql.fragment`(SELECT jsonb_object_agg(o.id, o.content) FROM job_outputs o
+      WHERE o.tenant_id = g.tenant_id AND o.id = ANY(${sql.array(outputIds, 'text')}))`,
+  );
 }
 
 /** The full texts of the outputs a goal's plan names (tenant-filtered); empty when the goal is not the tenant's. */
