@@ -59,14 +59,20 @@ export async function runNextStep(s: GoalState): Promise<PlanStepState> {
  * `runNextStep` whose step activity also saves the goal row as it is after a success
  * (`snapshotAfterStep`); `saved` says it did (false from an activity that does not know how).
  */
-export function runNextStepSaving(s: GoalState): Promise<{ step: PlanStepState; saved: boolean }> {
+export function runNextStepSaving(s: GoalState): Promise<StepRun> {
   return runStepOf(s, snapshotAfterStep(s));
 }
 
-async function runStepOf(
-  s: GoalState,
-  snapshotAfter?: SnapshotAfterStep,
-): Promise<{ step: PlanStepState; saved: boolean }> {
+/** A step that ran: its plan entry, and what the step activity says of the row it saved. */
+export interface StepRun {
+  step: PlanStepState;
+  saved: boolean;
+  /** The row's `updated_at` after the step's save (null or absent when not saved or gone). */
+  savedAt?: string | null;
+  snippetIsWhole?: boolean;
+}
+
+async function runStepOf(s: GoalState, snapshotAfter?: SnapshotAfterStep): Promise<StepRun> {
   const step = s.plan[s.stepIndex];
   step.status = 'running';
   const context = s.plan
@@ -91,7 +97,7 @@ async function runStepOf(
     step.snippet = out.snippet;
     s.lastStep = { index: step.index, title: step.title, outputId: out.outputId, snippet: out.snippet };
     s.stepIndex += 1;
-    return { step, saved: out.snapshotSaved === true };
+    return { step, saved: out.snapshotSaved === true, savedAt: out.savedAt, snippetIsWhole: out.snippetIsWhole };
   } catch (err) {
     step.status = isCancellation(err) ? 'cancelled' : 'failed';
     throw err;

@@ -38,13 +38,23 @@ export type GoalSnapshot = Omit<GoalState, 'plan' | 'paused'> & {
   steps?: PlanStepState[];
 };
 
-/** The answer of a sovereign tick (the API reads the full goal from its row). */
+/**
+ * The answer of a sovereign tick. The API builds the full goal from what it already knows of the
+ * goal (title, plan, earlier outputs: they never change) and the step this tick ran; it reads the
+ * row when it knows too little (see api/sovereign-views.ts).
+ */
 export interface TickResult {
   status: string;
   stepIndex: number;
   totalSteps: number;
   lastStep: GoalState['lastStep'];
   error: string | null;
+  /**
+   * When the step succeeded and saved the row itself: the plan entry as it is now, the row's
+   * `updated_at` that save wrote, and whether the entry's snippet is its whole output. Absent from
+   * ticks of older workers, of failed steps and of runs that save the row with a local activity.
+   */
+  saved?: { step: PlanStepState; updatedAt: string; snippetIsWhole: boolean };
 }
 
 export interface StepOutputRef {
@@ -56,6 +66,10 @@ export interface StepOutputRef {
   reused: boolean;
   /** True when the step also wrote its goal's snapshot (`RunStepInput.snapshotAfter`). */
   snapshotSaved?: boolean;
+  /** With the snapshot: the goal row's new `updated_at` (null when the row is gone). */
+  savedAt?: string | null;
+  /** With the snapshot: the snippet is the whole output (short outputs are not cut). */
+  snippetIsWhole?: boolean;
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   runNextStep,
   runNextStepSaving,
   saveSnapshot,
+  type StepRun,
 } from './job-steps';
 import type { GoalState, TickResult } from './job-types';
 
@@ -51,9 +52,9 @@ export async function sovereignGoalWorkflow(input: { state: GoalState }): Promis
         const step = s.plan[s.stepIndex];
         // Runs that started before the step activity could save the snapshot keep the local activity.
         const inStep = patched('snapshot-in-step');
-        let saved = false;
+        let run: StepRun | undefined;
         try {
-          if (inStep) saved = (await runNextStepSaving(s)).saved;
+          if (inStep) run = await runNextStepSaving(s);
           else await runNextStep(s);
           s.status = s.stepIndex >= s.plan.length ? 'completed' : 'ready';
           if (s.status === 'completed') s.resultOutputId = s.lastStep?.outputId ?? null;
@@ -63,6 +64,7 @@ export async function sovereignGoalWorkflow(input: { state: GoalState }): Promis
           s.error = failureMessage(err);
         }
         // The step saved the row as it is now (same status, index, last step and plan entry), or it failed.
+        const saved = run?.saved === true;
         if (!saved) await saveSnapshot(s, [step]);
         // A compact copy: the result is serialised later, when a following tick may already have moved `s` on.
         const result: TickResult = {
@@ -72,6 +74,9 @@ export async function sovereignGoalWorkflow(input: { state: GoalState }): Promis
           lastStep: s.lastStep && { ...s.lastStep },
           error: s.error,
         };
+        // What the API needs to answer without reading the row back (no command: replay-safe as is).
+        if (saved && typeof run?.savedAt === 'string')
+          result.saved = { step: { ...step }, updatedAt: run.savedAt, snippetIsWhole: run.snippetIsWhole === true };
         return result;
       } finally {
         busy = false;

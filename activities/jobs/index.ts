@@ -63,8 +63,9 @@ export function createJobsActivities(deps: ActivityDeps) {
   });
 
   /** The goal row and its `goal.state` event (after `before`, e.g. the step's own event), in one statement. */
-  async function saveGoalSnapshotOf(state: GoalSnapshot, before: Array<{ type: string; data: unknown }> = []) {
-    await saveGoalState(db, state, { stream: streams.goal(state.goalId), items: [...before, stateEvent(state)] });
+  /** @returns the row's new `updated_at`, null when the row is gone */
+  function saveGoalSnapshotOf(state: GoalSnapshot, before: Array<{ type: string; data: unknown }> = []) {
+    return saveGoalState(db, state, { stream: streams.goal(state.goalId), items: [...before, stateEvent(state)] });
   }
 
   async function runJobStep(i: RunStepInput): Promise<StepOutputRef> {
@@ -72,13 +73,14 @@ export function createJobsActivities(deps: ActivityDeps) {
     if (existing) {
       const out = { outputId: existing.id, snippet: snippet(existing.content) };
       // A retried goal step whose output is in: the row may not be (the attempt died in between).
-      if (i.snapshotAfter) await saveGoalSnapshotOf(snapshotWithOutput(i.snapshotAfter, out));
+      const savedAt = i.snapshotAfter ? await saveGoalSnapshotOf(snapshotWithOutput(i.snapshotAfter, out)) : null;
       return {
         ...out,
         provider: existing.provider,
         durationMs: existing.duration_ms ?? 0,
         reused: true,
         snapshotSaved: !!i.snapshotAfter,
+        ...(i.snapshotAfter ? { savedAt, snippetIsWhole: out.snippet === existing.content } : {}),
       };
     }
     const ctx = Context.current();
@@ -118,8 +120,9 @@ export function createJobsActivities(deps: ActivityDeps) {
       // A goal step on its goal's stream: the row and both events (step.completed, goal.state) in one statement.
       const withRow = !!i.snapshotAfter && i.stream === streams.goal(i.snapshotAfter.goalId);
       if (i.stream && !withRow) await appendEvent(db, { tenantId: i.tenantId, stream: i.stream, ...completed });
-      if (i.snapshotAfter)
-        await saveGoalSnapshotOf(snapshotWithOutput(i.snapshotAfter, out), withRow ? [completed] : []);
+      const savedAt = i.snapshotAfter
+        ? await saveGoalSnapshotOf(snapshotWithOutput(i.snapshotAfter, out), withRow ? [completed] : [])
+        : null;
       log.info({ job: i.jobId, step: i.stepKey, lane: i.lane, ms: Math.round(durationMs) }, 'job step completed');
       return {
         ...out,
@@ -127,6 +130,7 @@ export function createJobsActivities(deps: ActivityDeps) {
         durationMs: Math.round(durationMs),
         reused: false,
         snapshotSaved: !!i.snapshotAfter,
+        ...(i.snapshotAfter ? { savedAt, snippetIsWhole: out.snippet === row.content } : {}),
       };
     } catch (err) {
       if (ctx.cancellationSignal.aborted) {
@@ -183,7 +187,9 @@ export function createJobsActivities(deps: ActivityDeps) {
     },
 
     /** The goal row and its `goal.state` event, in one statement. */
-    saveGoalSnapshot: saveGoalSnapshotOf,
+    async saveGoalSnapshot(state: GoalSnapshot): Promise<void> {
+      await saveGoalSnapshotOf(state);
+    },
 
     async recordPadAgent(i: Omit<PadAgentUpdate, 'attempt'>): Promise<void> {
       const attempt = i.status === 'running' ? Context.current().info.attempt : undefined;

@@ -21,6 +21,9 @@ export const GoalRow = z.object({
 });
 export type GoalRow = z.infer<typeof GoalRow>;
 
+/** A goal row's `updated_at` as its readers see it (ISO text, see the timestamptz parser in db.ts). */
+const UpdatedAt = z.object({ updated_at: z.string().nullable() });
+
 const COLS = sql.fragment`id, tenant_id, kind, title, description, lane, status, plan, step_index, last_step, result, error, created_at, updated_at`;
 
 export async function insertGoal(
@@ -49,12 +52,13 @@ export async function insertGoal(
  * ONE statement (the changed steps are nested `jsonb_set`s), with the `events` of one stream that
  * go with it, appended in order: a tick's snapshot was BEGIN, two UPDATEs, COMMIT and then its
  * event, five round trips.
+ * @returns the row's new `updated_at` (as a read of the row gives it), or null when the row is gone
  */
 export async function saveGoalState(
   db: CommonQueryMethods,
   s: GoalSnapshot,
   events?: { stream: string; items: Array<{ type: string; data: unknown }> },
-): Promise<void> {
+): Promise<string | null> {
   const plan = s.plan
     ? sql.jsonb(s.plan as never)
     : (s.steps ?? []).reduce(
@@ -69,13 +73,10 @@ export async function saveGoalState(
       last_step = ${s.lastStep ? sql.jsonb(s.lastStep as never) : null},
       result = ${s.resultOutputId}, error = ${s.error}, updated_at = now()
     WHERE id = ${s.goalId} AND tenant_id = ${s.tenantId}`;
-  if (!events?.items.length) {
-    await db.query(sql.unsafe`${update}`);
-    return;
-  }
+  if (!events?.items.length) return db.maybeOneFirst(sql.type(UpdatedAt)`${update} RETURNING updated_at`);
   const rows = events.items.map((e, n) => [n, e.type, JSON.stringify(e.data)]);
-  await db.query(sql.unsafe`
-    WITH g AS (${update} RETURNING id),
+  const saved = await db.one(sql.type(UpdatedAt.extend({ events: z.number() }))`
+    WITH g AS (${update} RETURNING updated_at),
     ev AS (
       INSERT INTO events (tenant_id, stream, type, data)
       SELECT ${s.tenantId}, ${events.stream}, x.type, x.data::jsonb
@@ -84,7 +85,8 @@ export async function saveGoalState(
         LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${events.stream}, 7426)) WHERE x.n >= 0) AS stream_lock
       ORDER BY x.n
       RETURNING id, pg_notify(${EVENTS_CHANNEL}, json_build_object('stream', stream, 'id', id)::text) IS NULL AS notified)
-    SELECT (SELECT count(*) FROM g) AS goals, (SELECT count(*) FROM ev) AS events`);
+    SELECT (SELECT updated_at FROM g) AS updated_at, (SELECT count(*) FROM ev)::int AS events`);
+  return saved.updated_at;
 }
 
 export async function getGoalRow(

@@ -16,6 +16,7 @@ import { isTerminal } from '../../workflows/job-rules';
 import { principalOf, type AppContext } from '../context';
 import { sovereignView, sovereignViewWith, stateFromRow } from '../job-views';
 import { defineRoute, type RouteSpec } from '../route';
+import { answerFromKnown, forgetSovereign, knownOutputs, knowsSovereign, rememberSovereign } from '../sovereign-views';
 import { isTemporalUnavailable } from '../start-workflow';
 import type { PlanStepState } from '../../workflows/job-types';
 import {
@@ -60,6 +61,8 @@ export function sovereignRoutes(): RouteSpec[] {
       },
       handler: async (ctx: AppContext, { body }) => {
         const { row, state } = await createGoal(ctx, 'sovereign', body);
+        // Nothing has run yet (a retried create may find steps run: then a tick reads the goal).
+        rememberSovereign(ctx, row, new Map());
         return sovereignView(ctx.deps.db, state, row);
       },
     }),
@@ -119,8 +122,9 @@ export function sovereignRoutes(): RouteSpec[] {
         const owner = knownGoalOwner(ctx, 'sovereign', params.id);
         if (owner !== undefined && owner !== tenantId) throw notFound(`Sovereign goal ${params.id}`);
         // The outputs of the steps already run never change. A goal this process has seen owned needs no
-        // read before the update: its earlier outputs are read while the step runs. Otherwise the row
-        // (ownership, a finished goal answers 409 without asking the workflow) comes with them first.
+        // read before the update: what is known of it answers (api/sovereign-views.ts), or its earlier
+        // outputs are read while the step runs. Otherwise the row (ownership, a finished goal answers 409
+        // without asking the workflow) comes with them first.
         let earlier: Promise<Map<string, string>>;
         if (owner === undefined) {
           const before = await getGoalWithOutputs(db, tenantId, 'sovereign', params.id);
@@ -128,7 +132,10 @@ export function sovereignRoutes(): RouteSpec[] {
           const status = before.row.status;
           if (isTerminal(status)) throw new AppError('conflict', `The goal is ${status}; no step left to run.`);
           rememberGoalOwner(ctx, 'sovereign', params.id, tenantId);
+          rememberSovereign(ctx, before.row, before.outputs);
           earlier = Promise.resolve(before.outputs);
+        } else if (knowsSovereign(ctx, tenantId, params.id)) {
+          earlier = Promise.resolve(knownOutputs(ctx, tenantId, params.id));
         } else {
           earlier = goalPlanOutputs(db, tenantId, 'sovereign', params.id);
           earlier.catch(() => undefined); // awaited below, or dropped with the update's error
@@ -136,8 +143,11 @@ export function sovereignRoutes(): RouteSpec[] {
         const key = headers['idempotency-key'];
         try {
           // The tick answers compactly; the workflow saved the full state to the row before answering.
-          // A concurrent later tick may already have moved the row on: this tick's own fields win.
           const tick = await tickSovereign(ctx, params.id, key);
+          const known = await answerFromKnown(ctx, tenantId, params.id, tick);
+          if (known) return known;
+          // Not known well enough: read the row. A concurrent later tick may already have moved the
+          // row on: this tick's own fields win.
           const outputs = await earlier;
           const newOutput = tick.lastStep?.outputId;
           const fresh = await getGoalWithSomeOutputs(
@@ -154,6 +164,7 @@ export function sovereignRoutes(): RouteSpec[] {
             .map((p) => p.outputId)
             .filter((id): id is string => !!id && !outputs.has(id));
           if (missing.length) for (const [id, text] of await outputsById(db, tenantId, missing)) outputs.set(id, text);
+          rememberSovereign(ctx, fresh.row, outputs);
           const state = {
             ...stateFromRow(fresh.row),
             status: tick.status,
@@ -197,6 +208,7 @@ export function sovereignRoutes(): RouteSpec[] {
       summary: 'Cancel a sovereign goal (answers once confirmed); the goal stays readable with status cancelled.',
       handler: async (ctx: AppContext, { params }) => {
         const row = await goalRowOr404(ctx, 'sovereign', params.id);
+        forgetSovereign(ctx, row.tenant_id, row.id);
         if (!isTerminal(row.status)) await cancelAndConfirm(ctx, 'sovereign', row.id);
         const final = (await getGoalRow(ctx.deps.db, row.tenant_id, 'sovereign', row.id)) ?? row;
         return sovereignView(ctx.deps.db, stateFromRow(final), final);

@@ -5,6 +5,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { readEventsAfter } from '../../activities/store/events';
 import { getGoalRow } from '../../activities/store/goals';
+import { tickUpdate } from '../../workflows/job-defs';
 import { quiet } from '../helpers/history';
 
 let fake: FakeOpenAI;
@@ -91,6 +92,29 @@ test("a tick's answer shows the full output of every step run, also those a conc
     for (const p of done) expect(p.output).toBe(long(`Do step ${p.index + 1}.`));
     expect(r.body.last_step.output).toBe(long(`Do step ${r.body.last_step.index + 1}.`));
   }
+});
+
+test("a tick's answer is the goal as a read right after shows it, also after steps run elsewhere", async () => {
+  // Steps 2 and 3 answer longer than a snippet (their answers need the stored text), 1 and 4 shorter.
+  const long = (n: number) => `${n} ${'y'.repeat(400)} end`;
+  fake.onRequest((r) => {
+    const first = r.body.messages.at(-1).content.split('\n')[0];
+    return { reply: first === 'Do step 2.' ? long(2) : first === 'Do step 3.' ? long(3) : `out: ${first}` };
+  });
+  const id = (await h.req('POST', '/v1/sovereign/goals', { key, body: { title: 'Same', steps: steps(4) } })).body.id;
+  const read = async () => (await h.req('GET', `/v1/sovereign/goals/${id}`, { key })).body;
+  const t1 = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
+  expect(t1.status).toBe(200);
+  expect(t1.body).toEqual(await read());
+  const t2 = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
+  expect(t2.body.plan[1].output).toBe(long(2));
+  expect(t2.body).toEqual(await read());
+  // Step 3 run by another API process (straight through Temporal): this process never saw it.
+  await h.client.workflow.getHandle(`sovereign-${id}`).executeUpdate(tickUpdate);
+  const t4 = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
+  expect(t4.body).toMatchObject({ status: 'completed', step_index: 4 });
+  expect(t4.body.plan.map((p: any) => p.output)).toEqual(['out: Do step 1.', long(2), long(3), 'out: Do step 4.']);
+  expect(t4.body).toEqual(await read());
 });
 
 test("a tick's step saves the goal row itself (no local activity after it); a failed step is saved by the workflow", async () => {
