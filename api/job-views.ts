@@ -27,8 +27,9 @@ async function outputsOf(db: Db, s: GoalState): Promise<Map<string, string>> {
   return outputsById(db, s.tenantId, ids);
 }
 
-function planView(s: GoalState, outputs: Map<string, string>) {
-  return s.plan.map((p) => ({
+/** One plan entry of a goal's answer. */
+export function planEntryView(p: PlanStepState, outputs: ReadonlyMap<string, string>) {
+  return {
     index: p.index,
     title: p.title,
     prompt: p.prompt,
@@ -36,13 +37,30 @@ function planView(s: GoalState, outputs: Map<string, string>) {
     status: p.status,
     output_id: p.outputId,
     output: p.outputId ? (outputs.get(p.outputId) ?? p.snippet) : null,
-  }));
+  };
+}
+
+function planView(s: GoalState, outputs: ReadonlyMap<string, string>) {
+  return s.plan.map((p) => planEntryView(p, outputs));
+}
+
+/**
+ * `JSON.stringify(view)` with the text of its `plan` given (`planJson`, e.g. joined from entries
+ * serialised once): the same text, key for key, without serialising the plan again.
+ */
+export function viewJsonWithPlan(view: Record<string, unknown>, planJson: string): string {
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(view)) {
+    if (key === 'plan') parts.push(`"plan":${planJson}`);
+    else if (value !== undefined) parts.push(`${JSON.stringify(key)}:${JSON.stringify(value)}`);
+  }
+  return `{${parts.join(',')}}`;
 }
 
 type Times = { created_at: string; updated_at: string };
 
 /** The fields goals and sovereign goals share, in answer order: `head`, then the kind's own, then `tail`. */
-const head = (s: GoalState, outputs: Map<string, string>) => ({
+const head = (s: GoalState, outputs: ReadonlyMap<string, string>) => ({
   id: s.goalId,
   title: s.title,
   description: s.description,
@@ -71,7 +89,7 @@ export async function sovereignView(db: Db, s: GoalState, times: Times) {
 }
 
 /** `sovereignView` with the outputs already read (e.g. by getGoalWithOutputs). */
-export function sovereignViewWith(outputs: Map<string, string>, s: GoalState, times: Times) {
+export function sovereignViewWith(outputs: ReadonlyMap<string, string>, s: GoalState, times: Times) {
   return {
     ...head(s, outputs),
     step_index: s.stepIndex,

@@ -3,7 +3,7 @@ import { outputsById } from '../activities/store/job-outputs';
 import type { GoalRow } from '../activities/store/goals';
 import type { PlanStepState, TickResult } from '../workflows/job-types';
 import type { AppContext } from './context';
-import { sovereignViewWith, stateFromRow } from './job-views';
+import { planEntryView, sovereignViewWith, stateFromRow, viewJsonWithPlan } from './job-views';
 
 /**
  * What this process knows of a sovereign goal, so that a tick can answer with the whole goal
@@ -17,6 +17,8 @@ interface KnownGoal {
   row: GoalRow;
   plan: PlanStepState[];
   outputs: Map<string, string>;
+  /** Each plan entry's answer text (`planEntryView`), made once and dropped when the entry changes. */
+  entryJson: Array<string | undefined>;
 }
 
 /** The goals known per database (one per app instance), keyed by tenant and goal id; bounded by size. */
@@ -28,6 +30,7 @@ function sizeOf(k: KnownGoal): number {
   let n = 1_000;
   for (const p of k.plan) n += 200 + 2 * (p.title.length + p.prompt.length + (p.snippet?.length ?? 0));
   for (const text of k.outputs.values()) n += 100 + 2 * text.length;
+  for (const json of k.entryJson) n += json ? 2 * json.length : 0;
   return n;
 }
 
@@ -57,7 +60,7 @@ export function rememberSovereign(ctx: AppContext, row: GoalRow, outputs: Readon
     if (text === undefined) return; // incomplete: a tick will read the goal instead
     own.set(p.outputId!, text);
   }
-  cacheOf(ctx).set(keyOf(row.tenant_id, row.id), { row, plan: [...plan], outputs: own });
+  cacheOf(ctx).set(keyOf(row.tenant_id, row.id), { row, plan: [...plan], outputs: own, entryJson: [] });
 }
 
 /** Whether a tick of this goal may be answered from what is known (see `answerFromKnown`). */
@@ -76,7 +79,8 @@ export function forgetSovereign(ctx: AppContext, tenantId: string, id: string): 
 
 /**
  * The answer of a successful tick built from what is known of the goal and the tick's own step,
- * without reading the row: undefined when that is not enough (goal not known, a step before this
+ * without reading the row, as a value and as its JSON text (the same as `JSON.stringify(view)`):
+ * undefined when that is not enough (goal not known, a step before this
  * one not known completed with its output, e.g. run by another process, or a tick from an older
  * worker), and the caller reads the goal. Only an output longer than its snippet is read (by id).
  */
@@ -97,8 +101,8 @@ export async function answerFromKnown(ctx: AppContext, tenantId: string, id: str
   const k = cache.get(key);
   if (!k || !known(k, step, tick.totalSteps)) return undefined;
   k.plan[step.index] = step;
+  k.entryJson[step.index] = undefined;
   k.outputs.set(step.outputId!, text);
-  cache.set(key, k); // its size changed
   const state = {
     ...stateFromRow(k.row),
     plan: k.plan,
@@ -107,7 +111,11 @@ export async function answerFromKnown(ctx: AppContext, tenantId: string, id: str
     lastStep: tick.lastStep,
     error: tick.error,
   };
-  return sovereignViewWith(k.outputs, state, { created_at: k.row.created_at, updated_at: saved.updatedAt });
+  const view = sovereignViewWith(k.outputs, state, { created_at: k.row.created_at, updated_at: saved.updatedAt });
+  // The answer's text, from each entry's text made once (a 500-step plan is ~64 KB to serialise).
+  const plan = k.plan.map((p, i) => (k.entryJson[i] ??= JSON.stringify(planEntryView(p, k.outputs))));
+  cache.set(key, k); // its size changed
+  return { view, json: viewJsonWithPlan(view, `[${plan.join(',')}]`) };
 }
 
 /** Every entry before `step` is known completed with its output, and the plan has the tick's length. */

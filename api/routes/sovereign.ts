@@ -145,7 +145,12 @@ export function sovereignRoutes(): RouteSpec[] {
           // The tick answers compactly; the workflow saved the full state to the row before answering.
           const tick = await tickSovereign(ctx, params.id, key);
           const known = await answerFromKnown(ctx, tenantId, params.id, tick);
-          if (known) return known;
+          if (known) {
+            // The text as is; a stored answer (Idempotency-Key) is kept as the value it is.
+            if (key) return known.view;
+            ctx.type = 'application/json';
+            return known.json;
+          }
           // Not known well enough: read the row. A concurrent later tick may already have moved the
           // row on: this tick's own fields win.
           const outputs = await earlier;

@@ -105,9 +105,13 @@ test("a tick's answer is the goal as a read right after shows it, also after ste
   const read = async () => (await h.req('GET', `/v1/sovereign/goals/${id}`, { key })).body;
   const t1 = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
   expect(t1.status).toBe(200);
+  expect(t1.headers.get('content-type')).toBe('application/json; charset=utf-8');
+  // The text is JSON.stringify of the answer (made from each entry's text kept from earlier ticks).
+  expect(t1.text).toBe(JSON.stringify(t1.body));
   expect(t1.body).toEqual(await read());
   const t2 = await h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key });
   expect(t2.body.plan[1].output).toBe(long(2));
+  expect(t2.text).toBe(JSON.stringify(t2.body));
   expect(t2.body).toEqual(await read());
   // Step 3 run by another API process (straight through Temporal): this process never saw it.
   await h.client.workflow.getHandle(`sovereign-${id}`).executeUpdate(tickUpdate);
@@ -115,6 +119,7 @@ test("a tick's answer is the goal as a read right after shows it, also after ste
   expect(t4.body).toMatchObject({ status: 'completed', step_index: 4 });
   expect(t4.body.plan.map((p: any) => p.output)).toEqual(['out: Do step 1.', long(2), long(3), 'out: Do step 4.']);
   expect(t4.body).toEqual(await read());
+  expect(t4.text).toBe(JSON.stringify(t4.body));
 });
 
 test("a tick's step saves the goal row itself (no local activity after it); a failed step is saved by the workflow", async () => {
