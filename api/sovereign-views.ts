@@ -79,10 +79,10 @@ export function forgetSovereign(ctx: AppContext, tenantId: string, id: string): 
 
 /**
  * The answer of a successful tick built from what is known of the goal and the tick's own step,
- * without reading the row, as a value and as its JSON text (the same as `JSON.stringify(view)`):
- * undefined when that is not enough (goal not known, a step before this
- * one not known completed with its output, e.g. run by another process, or a tick from an older
- * worker), and the caller reads the goal. Only an output longer than its snippet is read (by id).
+ * without reading the row, as a value and as its JSON text (the same as `JSON.stringify(view)`).
+ * Undefined when that is not enough (goal not known, a step before this one not known completed
+ * with its output, e.g. run by another process, or a tick from an older worker): the caller reads
+ * the goal. Only an output longer than its snippet is read (by id).
  */
 export async function answerFromKnown(ctx: AppContext, tenantId: string, id: string, tick: TickResult) {
   const saved = tick.saved;
