@@ -16,6 +16,7 @@ import http from 'node:http';
 import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import { startBenchApp } from './helpers';
+import { tuneV8ForServing } from '../workers/v8-flags';
 import { installTrace, type ServerRecord } from './gateway-trace';
 
 export type ServerKind = 'gateway' | 'proxy';
@@ -131,7 +132,9 @@ export async function startServer(kind: ServerKind, upstream: string, inProcess:
       traceStop: noTrace,
     };
   }
-  const child = fork(__filename, [kind, upstream], { execPath: process.execPath, stdio: 'inherit' });
+  // BENCH_NODE_ARGS: Node options for the server processes (e.g. --trace-gc), as in the ws bench.
+  const execArgv = [...process.execArgv, ...(process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)];
+  const child = fork(__filename, [kind, upstream], { execPath: process.execPath, execArgv, stdio: 'inherit' });
   type Reply = { type: string; url?: string; key?: string; error?: string; micros?: number; records?: ServerRecord[] };
   const replies: Array<(m: Reply) => void> = [];
   child.on('message', (m: { type: string }) => replies.shift()?.(m as never));
@@ -169,6 +172,8 @@ export async function startServer(kind: ServerKind, upstream: string, inProcess:
 if (require.main === module && process.send) {
   const send = process.send.bind(process);
   const [kind, upstream] = process.argv.slice(2) as [ServerKind, string];
+  // As the service's entries (`npm start`, `npm run api`) set it; both servers alike.
+  tuneV8ForServing();
   const trace = process.env.BENCH_TRACE === '1' ? installTrace() : undefined;
   startHere(kind, upstream).then(
     (s) => {

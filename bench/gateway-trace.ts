@@ -15,10 +15,11 @@
  *   upWritten   its headers are written to the upstream socket (undici's `undici:client:sendHeaders`)
  *   upHeaders   the upstream's status and headers are in
  *   upChunk     the upstream's first body bytes are in
- *   out         the first body write to the client has left (after the write's uncork)
+ *   out         the first body write to the client goes to the socket (when Node flushes it)
  */
 import diagnostics from 'node:diagnostics_channel';
 import http from 'node:http';
+import net from 'node:net';
 import { Limiter } from '../api/gateway/limiter';
 import { UpstreamCall } from '../activities/providers/upstream-call';
 
@@ -75,17 +76,26 @@ export function installTrace(): { start(): void; stop(): ServerRecord[] } {
     mark('upChunk');
     return onData.apply(this, args);
   };
+  // The first body write of a response is marked when its bytes go to the socket (Node corks the
+  // socket on a response write and flushes it later, or at once when the writer uncorks).
+  const pending = new WeakMap<net.Socket, ServerRecord | undefined>();
   const write = http.ServerResponse.prototype.write;
   http.ServerResponse.prototype.write = function (this: http.ServerResponse, ...args: unknown[]) {
-    const out = (write as (...a: unknown[]) => boolean).apply(this, args);
-    if (recording && !firstWrite.has(this)) {
+    if (recording && !firstWrite.has(this) && this.socket) {
       firstWrite.add(this);
-      const rec = current;
-      // Node corks the socket for the rest of the tick: the bytes leave in a nextTick queued before this one.
-      process.nextTick(() => mark('out', rec));
+      pending.set(this.socket, current);
     }
-    return out;
+    return (write as (...a: unknown[]) => boolean).apply(this, args);
   } as typeof write;
+  const proto = net.Socket.prototype as unknown as { _writeGeneric: (...a: unknown[]) => unknown };
+  const writeGeneric = proto._writeGeneric;
+  proto._writeGeneric = function (this: net.Socket, ...args: unknown[]) {
+    if (pending.has(this)) {
+      mark('out', pending.get(this));
+      pending.delete(this);
+    }
+    return writeGeneric.apply(this, args);
+  };
 
   // Ad-hoc marks placed in the app's code while investigating: `globalThis.__gwMark?.('name')`.
   (globalThis as { __gwMark?: (name: string) => void }).__gwMark = (name) => {
