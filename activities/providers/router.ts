@@ -33,13 +33,6 @@ export class LaneRouter implements ModelRouter {
     return isPublicLane(lane);
   }
 
-  /** The lane's configured targets when it has some (no await: the common case), else undefined. */
-  private configured(lane: string): Target[] | undefined {
-    if (this.configError || !isPublicLane(lane)) return undefined;
-    const configured = this.setup?.lanes.get(lane);
-    return configured && configured.length > 0 ? configured : undefined;
-  }
-
   /** @throws AppError model_not_found / service_unavailable */
   private async targets(lane: string): Promise<Target[]> {
     if (!isPublicLane(lane)) {
@@ -81,7 +74,7 @@ export class LaneRouter implements ModelRouter {
     req: ModelRequest,
     attempt: (t: Target, remainingMs: number) => Promise<T>,
   ): Promise<T> {
-    const targets = this.configured(req.lane) ?? (await this.targets(req.lane));
+    const targets = await this.targets(req.lane);
     const deadline = req.timeoutMs !== undefined ? Date.now() + req.timeoutMs : Infinity;
     let last: unknown;
     for (const t of targets) {
