@@ -175,12 +175,29 @@ export class FastContext implements Pick<
  * for a stream body to close (`pipe`, `once('close')`); it closes when `end` is called.
  */
 export class DirectStream extends EventEmitter {
+  private first = true;
+
   constructor(private readonly res: ServerResponse) {
     super();
   }
 
+  /**
+   * Node corks the socket on a response write and uncorks it in a `process.nextTick`, which runs
+   * only once the microtask queue is empty. The first write (the head, the role and the first
+   * token) is made from a microtask, and the whole middleware chain then unwinds in microtasks
+   * (meter, errors, logs, the fast path's respond): the first token would wait for all of that
+   * before leaving. It is flushed at once instead (the same bytes in the same single write; the
+   * later uncork finds nothing corked). Later writes keep Node's corking, so events that arrive
+   * together still leave in one write.
+   */
   write(chunk: string): boolean {
-    return this.res.write(chunk);
+    const ok = this.res.write(chunk);
+    if (this.first) {
+      this.first = false;
+      const socket = this.res.socket;
+      if (socket && socket.writableCorked > 0) socket.uncork();
+    }
+    return ok;
   }
 
   end(): void {

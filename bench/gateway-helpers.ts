@@ -7,7 +7,8 @@
  * one-process layout all of them run in the bench's process.
  *
  * A server process answers IPC messages: `profile-start`, `profile-stop` (writes an inspector CPU
- * profile of that process to the given path) and `close`.
+ * profile of that process to the given path), `cpu`, `trace-start` / `trace-stop` (BENCH_TRACE=1:
+ * first-token marks, bench/gateway-trace.ts) and `close`.
  */
 import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -15,6 +16,8 @@ import http from 'node:http';
 import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import { startBenchApp } from './helpers';
+import { tuneV8ForServing } from '../workers/v8-flags';
+import { installTrace, type ServerRecord } from './gateway-trace';
 
 export type ServerKind = 'gateway' | 'proxy';
 
@@ -28,6 +31,10 @@ export interface BenchServer {
   profileStop(file: string): Promise<void>;
   /** CPU time (user + system, µs) its process used so far (the whole bench process when in-process). */
   cpuMicros(): Promise<number>;
+  /** BENCH_TRACE=1, own process only: starts keeping first-token marks (bench/gateway-trace.ts). */
+  traceStart(): Promise<void>;
+  /** The marks of each request since `traceStart`, in order. */
+  traceStop(): Promise<ServerRecord[]>;
   close(): Promise<void>;
 }
 
@@ -115,10 +122,20 @@ async function profileStop(file: string): Promise<void> {
 export async function startServer(kind: ServerKind, upstream: string, inProcess: boolean): Promise<BenchServer> {
   if (inProcess) {
     const s = await startHere(kind, upstream);
-    return { ...s, profileStart, profileStop, cpuMicros: () => Promise.resolve(cpuMicros()) };
+    const noTrace = () => Promise.reject(new Error('BENCH_TRACE needs the processes layout'));
+    return {
+      ...s,
+      profileStart,
+      profileStop,
+      cpuMicros: () => Promise.resolve(cpuMicros()),
+      traceStart: noTrace,
+      traceStop: noTrace,
+    };
   }
-  const child = fork(__filename, [kind, upstream], { execPath: process.execPath, stdio: 'inherit' });
-  type Reply = { type: string; url?: string; key?: string; error?: string; micros?: number };
+  // BENCH_NODE_ARGS: Node options for the server processes (e.g. --trace-gc), as in the ws bench.
+  const execArgv = [...process.execArgv, ...(process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)];
+  const child = fork(__filename, [kind, upstream], { execPath: process.execPath, execArgv, stdio: 'inherit' });
+  type Reply = { type: string; url?: string; key?: string; error?: string; micros?: number; records?: ServerRecord[] };
   const replies: Array<(m: Reply) => void> = [];
   child.on('message', (m: { type: string }) => replies.shift()?.(m as never));
   const ask = (msg: unknown) =>
@@ -139,6 +156,8 @@ export async function startServer(kind: ServerKind, upstream: string, inProcess:
     profileStart: async (kind) => void (await ask({ type: 'profile-start', kind })),
     profileStop: async (file) => void (await ask({ type: 'profile-stop', file })),
     cpuMicros: async () => (await ask({ type: 'cpu' })).micros!,
+    traceStart: async () => void (await ask({ type: 'trace-start' })),
+    traceStop: async () => (await ask({ type: 'trace-stop' })).records ?? [],
     close: async () => {
       child.send({ type: 'close' });
       // It ends once its server, pools and IPC channel are closed; a leftover handle must not hang the bench.
@@ -153,6 +172,9 @@ export async function startServer(kind: ServerKind, upstream: string, inProcess:
 if (require.main === module && process.send) {
   const send = process.send.bind(process);
   const [kind, upstream] = process.argv.slice(2) as [ServerKind, string];
+  // As the service's entries (`npm start`, `npm run api`) set it; both servers alike.
+  tuneV8ForServing();
+  const trace = process.env.BENCH_TRACE === '1' ? installTrace() : undefined;
   startHere(kind, upstream).then(
     (s) => {
       send({ type: 'ready', url: s.url, key: s.key });
@@ -165,6 +187,10 @@ if (require.main === module && process.send) {
         if (m.type === 'profile-start') void reply(profileStart(m.kind ?? 'cpu'), 'profiling');
         else if (m.type === 'profile-stop') void reply(profileStop(m.file!), 'profiled');
         else if (m.type === 'cpu') send({ type: 'cpu', micros: cpuMicros() });
+        else if (m.type === 'trace-start') {
+          if (trace) trace.start();
+          send(trace ? { type: 'tracing' } : { type: 'error', error: 'BENCH_TRACE=1 was not set' });
+        } else if (m.type === 'trace-stop') send({ type: 'trace', records: trace?.stop() ?? [] });
         else if (m.type === 'close') void s.close().finally(() => process.disconnect());
       });
     },

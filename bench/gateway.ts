@@ -17,14 +17,19 @@
  * =one runs only that layout (and its checks decide). SVC_HTTP_FAST_PATH=false measures the gateway
  * with every request through Koa.
  * BENCH_PROFILE=cpu|heap with BENCH_PROFILE_DIR (default .) writes an inspector profile of the
- * gateway's process over the throughput phase (gateway.cpuprofile / gateway.heapprofile), of the
+ * gateway's process over the throughput phase (gateway.cpuprofile / gateway.heapprofile; with
+ * BENCH_PROFILE_PHASE=sse over the sequential SSE first-token phase instead), of the
  * processes layout when both run; in the one-process layout it is the whole bench process. The processes layout also prints each
- * server process's CPU time per request over that phase.
+ * server process's CPU time per request over that phase. The SSE phase also runs the bare proxy, whose
+ * time to first token is printed as the floor of the hops (no goal). BENCH_TRACE=1 prints, for the
+ * processes layout, each target's first-token timeline stage by stage (bench/gateway-trace.ts).
  * Run: npm run -s bench -- gateway   (needs PostgreSQL on 127.0.0.1:5432; BENCH_N scales the loops)
  */
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startFakeOpenAI, type FakeBehavior, type FakeOpenAI } from '../test/helpers/fake-openai';
 import { startServer, type BenchServer, type ProfileKind } from './gateway-helpers';
+import { nowMicros, type ServerRecord } from './gateway-trace';
 import { fmt, percentile } from './helpers';
 
 const REPLY = 'The quick brown fox jumps over the lazy dog while the gateway streams every token to the client.';
@@ -32,6 +37,20 @@ const N = Number(process.env.BENCH_N ?? 200);
 const CONCURRENCY = 16;
 const LAYOUT = process.env.BENCH_GATEWAY_LAYOUT;
 const PROFILE = process.env.BENCH_PROFILE as ProfileKind | undefined;
+/** The phase BENCH_PROFILE covers: the throughput phase (default) or the sequential SSE first-token phase. */
+const PROFILE_PHASE = process.env.BENCH_PROFILE_PHASE === 'sse' ? 'sse' : 'throughput';
+/** BENCH_TRACE=1 (processes layout): the first-token timeline of each proxy, stage by stage. */
+const TRACE = process.env.BENCH_TRACE === '1';
+
+/** Client-side marks of one streamed sample (µs, machine-wide monotonic clock; bench/gateway-trace.ts). */
+interface ClientMarks {
+  send: number;
+  /** The fake upstream has the request (it writes the head and the first events in the same tick). */
+  upIn: number;
+  first: number;
+}
+const clientMarks = new Map<string, ClientMarks[]>();
+let upstreamIn = NaN;
 
 interface Target {
   name: string;
@@ -59,6 +78,8 @@ async function once(t: Target, stream: boolean): Promise<number> {
 
 /** Time until the first content token ("The") arrives on a stream; the rest is read and dropped. */
 async function ttft(t: Target): Promise<number> {
+  upstreamIn = NaN;
+  const sendAt = TRACE ? nowMicros() : 0;
   const started = performance.now();
   const res = await fetch(t.url, {
     method: 'POST',
@@ -71,7 +92,14 @@ async function ttft(t: Target): Promise<number> {
   let first = NaN;
   for await (const bytes of res.body) {
     seen += decoder.decode(bytes, { stream: true });
-    if (Number.isNaN(first) && seen.includes('"content":"The')) first = performance.now() - started;
+    if (Number.isNaN(first) && seen.includes('"content":"The')) {
+      first = performance.now() - started;
+      if (TRACE) {
+        const marks = clientMarks.get(t.name) ?? [];
+        clientMarks.set(t.name, marks);
+        marks.push({ send: sendAt, upIn: upstreamIn, first: nowMicros() });
+      }
+    }
   }
   if (Number.isNaN(first) || !seen.includes('[DONE]')) throw new Error(`${t.name}: stream without the first token`);
   return first;
@@ -129,6 +157,64 @@ function table(title: string, targets: Target[], lat: number[][]): void {
   console.log('');
 }
 
+/**
+ * The first-token timeline (BENCH_TRACE=1): per target, the median of each stage over the samples
+ * (medians of stages do not add up to the median of the total, which is printed too).
+ */
+function timeline(targets: Array<[string, ServerRecord[] | undefined]>): void {
+  console.log('FIRST-TOKEN TIMELINE (µs per stage, median then mean; server marks from its own process)');
+  for (const [name, server] of targets) {
+    const client = clientMarks.get(name) ?? [];
+    const stages = new Map<string, number[]>();
+    const add = (stage: string, from: number | undefined, to: number | undefined) => {
+      if (from === undefined || to === undefined || !Number.isFinite(from) || !Number.isFinite(to)) return;
+      const list = stages.get(stage) ?? [];
+      stages.set(stage, list);
+      list.push(to - from);
+    };
+    client.forEach((c, i) => {
+      const r = server?.[i];
+      if (!r) {
+        add('client send → upstream has the request', c.send, c.upIn);
+        add('upstream has it → client has the first token', c.upIn, c.first);
+      } else {
+        add('client send → server has the request', c.send, r.in);
+        add('request → key authenticated', r.in, r.auth);
+        add(
+          r.auth !== undefined ? 'authenticated → upstream dispatch' : 'request → upstream dispatch',
+          r.auth ?? r.in,
+          r.dispatch,
+        );
+        add('dispatch → upstream request written', r.dispatch, r.upWritten);
+        add('written (or dispatched) → upstream has it', r.upWritten ?? r.dispatch, c.upIn);
+        add('upstream has it → upstream headers in', c.upIn, r.upHeaders);
+        add('headers in → first upstream bytes in', r.upHeaders, r.upChunk);
+        add('first upstream bytes in → first write to the client', r.upChunk, r.out);
+        add('first write → client has the first token', r.out, c.first);
+      }
+      add('total', c.send, c.first);
+    });
+    // Every mark of the server (ad-hoc ones too) by its median offset from the request.
+    const offsets = new Map<string, number[]>();
+    for (const r of server ?? []) {
+      if (r.in === undefined) continue;
+      const all: Record<string, number | undefined> = { ...r.extra };
+      for (const m of ['auth', 'dispatch', 'upWritten', 'upHeaders', 'upChunk', 'out'] as const) all[m] = r[m];
+      for (const [k, v] of Object.entries(all))
+        if (v !== undefined) (offsets.get(k) ?? offsets.set(k, []).get(k)!).push(v - r.in);
+    }
+    const order = [...offsets].map(([k, v]) => [k, percentile(v, 50)] as const).sort((a, b) => a[1] - b[1]);
+    if (order.length)
+      console.log(`  ${name}: median µs from the request: ${order.map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
+    console.log(`  ${name} (${client.length} samples${server ? `, ${server.length} server records` : ''})`);
+    for (const [stage, list] of stages)
+      console.log(
+        `    ${stage.padEnd(58)} ${percentile(list, 50).toFixed(0).padStart(6)} ${(list.reduce((a, b) => a + b, 0) / list.length).toFixed(0).padStart(6)}`,
+      );
+  }
+  console.log('');
+}
+
 /** Every phase in one layout (`oneProcess`: all in this process); returns its checks. */
 async function runLayout(
   oneProcess: boolean,
@@ -181,7 +267,8 @@ async function runLayout(
       2,
     );
 
-    if (profile) await app.profileStart(profile);
+    const profileThroughput = profile && PROFILE_PHASE === 'throughput';
+    if (profileThroughput) await app.profileStart(profile);
     // The bare proxy runs too, as a reference (no goal): what a proxy that does no work reaches here.
     const cpuBefore = oneProcess ? [] : await Promise.all([app.cpuMicros(), bare.cpuMicros()]);
     const rps = await throughput([direct, gateway, proxy], N * 2);
@@ -194,7 +281,7 @@ async function runLayout(
         `CPU per request in this phase: gateway process ${g.toFixed(0)} µs, bare proxy process ${b.toFixed(0)} µs (${(g / b).toFixed(2)}×)`,
       );
     }
-    if (profile) {
+    if (profileThroughput) {
       const file = path.resolve(process.env.BENCH_PROFILE_DIR ?? '.', `gateway.${profile}profile`);
       await app.profileStop(file);
       console.log(`profile of the gateway's process over the throughput phase: ${file}\n`);
@@ -205,9 +292,36 @@ async function runLayout(
     check(`throughput at concurrency ${CONCURRENCY}, gateway / direct`, rps[1] / rps[0], 0.5, false);
 
     setBehavior({ reply: REPLY, chunkDelayMs: 2 });
-    const first = await rounds([direct, gateway], N, ttft);
+    // The bare proxy relays the events as they come (chunk by chunk): the floor of the hops (reference, no goal).
+    const tracing = TRACE && !oneProcess;
+    if (tracing) {
+      clientMarks.clear();
+      await Promise.all([app.traceStart(), bare.traceStart()]);
+    }
+    if (profile && PROFILE_PHASE === 'sse') await app.profileStart(profile);
+    const first = await rounds([direct, gateway, proxy], N, ttft);
+    if (profile && PROFILE_PHASE === 'sse') {
+      const file = path.resolve(process.env.BENCH_PROFILE_DIR ?? '.', `gateway.${profile}profile`);
+      await app.profileStop(file);
+      console.log(`profile of the gateway's process over the SSE first-token phase: ${file}`);
+    }
     const f50 = first.map((s) => percentile(s, 50));
-    console.log(`SSE TIME TO FIRST TOKEN p50: direct ${fmt(f50[0])} ms, gateway ${fmt(f50[1])} ms\n`);
+    console.log(
+      `SSE TIME TO FIRST TOKEN p50: direct ${fmt(f50[0])} ms, gateway ${fmt(f50[1])} ms (added ${fmt(f50[1] - f50[0])} ms), bare proxy ${fmt(f50[2])} ms (added ${fmt(f50[2] - f50[0])} ms, reference)\n`,
+    );
+    if (tracing) {
+      const [g, b] = await Promise.all([app.traceStop(), bare.traceStop()]);
+      if (process.env.BENCH_TRACE_DIR) {
+        const file = path.resolve(process.env.BENCH_TRACE_DIR, 'gateway-trace.json');
+        writeFileSync(file, JSON.stringify({ gateway: g, proxy: b, client: Object.fromEntries(clientMarks) }));
+        console.log(`first-token marks: ${file}`);
+      }
+      timeline([
+        [direct.name, undefined],
+        [proxy.name, b],
+        [gateway.name, g],
+      ]);
+    }
     check('SSE time to first token added at p50, ms', f50[1] - f50[0], 1);
 
     setBehavior({ reply: REPLY, delayMs: 20 });
@@ -238,7 +352,10 @@ function report(title: string, checks: Check[]): number {
 async function main(): Promise<void> {
   let behavior: FakeBehavior = { reply: REPLY };
   const fake = await startFakeOpenAI({ defaults: { reply: REPLY } });
-  fake.onRequest(() => behavior);
+  fake.onRequest(() => {
+    if (TRACE) upstreamIn = nowMicros();
+    return behavior;
+  });
   const setBehavior = (b: FakeBehavior) => (behavior = b);
   console.log(
     `Chat gateway benchmark: ${N} interleaved sequential requests per target and phase; throughput at concurrency ${CONCURRENCY}; fast path ${process.env.SVC_HTTP_FAST_PATH ?? 'true (default)'}.`,

@@ -1,22 +1,18 @@
 import cluster from 'node:cluster';
-import v8 from 'node:v8';
 import { createDb } from '../activities/store/db';
 import { ConfigError, parseConfig, type Config } from '../schema/config';
 import { apiProcessCount, inApiCluster, reportApiReady, startApiProcesses } from './api-cluster';
 import { prepareDatabase } from './database';
 import { createLogger } from './logger';
 import { closeServer, connectClient, serveApi, waitForSignal } from './runtime';
+import { tuneV8ForServing } from './v8-flags';
 
 /**
  * API-only entry (`npm run api`) for production: talks to TEMPORAL_ADDRESS (default 127.0.0.1:7233).
  * With SVC_API_PROCESSES > 1 this process becomes the primary of that many API processes sharing the port.
  */
 async function main(): Promise<void> {
-  // V8's memory reducer, a few seconds after start-up (and after later major collections, once allocation slows),
-  // compacts the whole heap (~100 MB in an API process): 100–330 ms pauses on a busy 2-core host, during which
-  // every WebSocket frame of the process waits. Without "favors memory" that collection is an ordinary incremental
-  // one (16–50 ms pauses measured) and free pages are still given back. V8 reads the flag at each such collection.
-  v8.setFlagsFromString('--no-memory-reducer-favors-memory');
+  tuneV8ForServing();
   const config = parseConfig(process.env);
   const count = apiProcessCount(config.apiProcesses);
   if (cluster.isPrimary && count > 1) await runPrimary(config, count);

@@ -15,12 +15,15 @@ import {
 } from './runtime';
 import { mintDevKey, readyBanner, type ReadyInfo } from './ready-banner';
 import { startConfiguredTemporal } from './temporal-dev';
+import { tuneV8ForServing } from './v8-flags';
 
 /**
  * All-in-one entry (`npm start`): embedded Temporal dev server (unless TEMPORAL_ADDRESS is set),
  * the database (created and migrated; PGlite fallback), one worker and the API in one process.
  */
 async function main(): Promise<void> {
+  // The API runs in this process: the same V8 settings as `npm run api` (no compacting memory-reducer pauses).
+  tuneV8ForServing();
   const config = parseConfig(process.env);
   const log = createLogger(config);
   installTemporalLogging(log, 'INFO');

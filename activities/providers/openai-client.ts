@@ -41,7 +41,12 @@ const Completion = z.object({
     .min(1),
   usage: Usage.nullish(),
 });
-const StreamChunk = z.object({
+/**
+ * One chunk of a streamed answer, as read: this schema is the reference for `readStreamChunk`,
+ * which accepts exactly what it accepts without zod (every chunk of every stream went through it;
+ * test/unit/stream-chunk.test.ts checks both agree).
+ */
+export const StreamChunk = z.object({
   choices: z
     .array(
       z.object({
@@ -66,6 +71,51 @@ const StreamChunk = z.object({
   usage: Usage.nullish(),
   error: z.unknown().optional(),
 });
+export type StreamChunk = z.infer<typeof StreamChunk>;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const nullish = (v: unknown) => v === undefined || v === null;
+const nullishString = (v: unknown) => nullish(v) || typeof v === 'string';
+const isNumber = (v: unknown) => typeof v === 'number' && Number.isFinite(v);
+
+function toolCallDeltaOk(v: unknown): boolean {
+  if (!isObject(v)) return false;
+  const i = v.index;
+  if (!(typeof i === 'number' && Number.isSafeInteger(i) && i >= 0 && i <= 15) || !nullishString(v.id)) return false;
+  const f = v.function;
+  return nullish(f) || (isObject(f) && nullishString(f.name) && nullishString(f.arguments));
+}
+
+function choiceOk(v: unknown): boolean {
+  if (!isObject(v) || !nullishString(v.finish_reason)) return false;
+  const d = v.delta;
+  if (nullish(d)) return true;
+  if (!isObject(d) || !nullishString(d.content)) return false;
+  const calls = d.tool_calls;
+  return nullish(calls) || (Array.isArray(calls) && calls.every(toolCallDeltaOk));
+}
+
+function usageOk(v: unknown): boolean {
+  if (nullish(v)) return true;
+  return (
+    isObject(v) &&
+    isNumber(v.prompt_tokens) &&
+    isNumber(v.completion_tokens) &&
+    (v.total_tokens === undefined || isNumber(v.total_tokens))
+  );
+}
+
+/**
+ * A parsed stream chunk when `StreamChunk` accepts it (the value itself: only its known fields are
+ * read), else undefined. The hand-written check of the schema above, without zod's per-chunk
+ * objects and context.
+ */
+export function readStreamChunk(v: unknown): StreamChunk | undefined {
+  if (!isObject(v) || !usageOk(v.usage)) return undefined;
+  const choices = v.choices;
+  if (!nullish(choices) && !(Array.isArray(choices) && choices.every(choiceOk))) return undefined;
+  return v as StreamChunk;
+}
 
 /** Rough token count (4 characters a token) for upstreams that report no usage. */
 export function estimateTokens(text: string): number {
@@ -197,6 +247,8 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
   const idle = Math.max(1, Math.min(t.provider.timeoutMs, remainingMs));
   const a = new AttemptControl(req.signal, idle, Math.max(1, remainingMs));
   const call = send(t, req, true, a);
+  // Made while the upstream answers: the first events are parsed as soon as they arrive.
+  const events = new SseEvents();
   try {
     const res = await call.started;
     if (!ok(res.status)) {
@@ -214,10 +266,13 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
   const calls: Array<{ id: string; name: string; arguments: string }> = [];
   /** One SSE data payload → the delta it carries ('' when none). @throws AppError upstream_error */
   const read = (data: string): string => {
-    let chunk: z.infer<typeof StreamChunk>;
+    let chunk: StreamChunk | undefined;
     try {
-      chunk = StreamChunk.parse(JSON.parse(data));
+      chunk = readStreamChunk(JSON.parse(data));
     } catch {
+      chunk = undefined;
+    }
+    if (!chunk) {
       throw upstreamFault('upstream_error', `The model provider '${provider}' sent an unreadable stream chunk.`, {
         fallback: false,
       });
@@ -240,7 +295,6 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
     return choice.delta?.content ?? '';
   };
   async function* chunks(): AsyncGenerator<ModelStreamChunk> {
-    const events = new SseEvents();
     let ended = false;
     try {
       // The bytes come from the call's queue and are parsed synchronously: one generator per stream.
