@@ -13,7 +13,7 @@ import {
 } from '../../schema/tasks';
 import type { Db } from './db';
 import type { NewDocument } from './documents';
-import { appendEvent, EVENTS_CHANNEL } from './events';
+import { appendEvent, batchNotify, ROW_NOTIFY } from './events';
 import { GroupWriter } from './group-writer';
 import { newId } from './ids';
 import {
@@ -236,8 +236,8 @@ function saveCtes(tenantId: string, taskId: string, writes: StepWrite[]) {
  * transaction, one commit): each row is updated only if this run still owns it (`run_id`) and it
  * is in the expected state; one `step` event per updated row, ids drawn in the order the writes
  * were queued, under the stream's lock (taken after every row is updated, as everywhere else, so
- * the order of locks is the same as in settleSteps and finishTaskRun); one NOTIFY for the batch
- * (readers only need the wake; they read by id). A completion that carries a save also writes the
+ * the order of locks is the same as in settleSteps and finishTaskRun); one NOTIFY for the batch,
+ * carrying its events when they fit (`batchNotify`). A completion that carries a save also writes the
  * save's output and document (`saveCtes`), and its result is the document id.
  * @returns per write, its updated row with the dependencies' results (and a save's result), or null when the condition did not match
  */
@@ -279,10 +279,8 @@ async function writeStepBatch(db: CommonQueryMethods, writes: StepWrite[]): Prom
         -- Correlated with u, so it runs after the sort, i.e. after every row of up is updated.
         LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${stream}, 7426)) WHERE u.ord >= 0) AS stream_lock
       ORDER BY u.ord
-      RETURNING id)
-    SELECT up.ord, up.save_result, ${STEP_COLS}, up.dep_results, (
-      SELECT pg_notify(${EVENTS_CHANNEL}, json_build_object('stream', ${stream}::text, 'id', max(id))::text) FROM ev
-    ) IS NULL AS notified
+      RETURNING id, type, data, created_at)
+    SELECT up.ord, up.save_result, ${STEP_COLS}, up.dep_results, ${batchNotify('ev', stream, tenantId)} IS NULL AS notified
     FROM up`);
   const byOrd = new Map(rows.map(({ ord, ...row }) => [ord, row]));
   return writes.map((_, i) => byOrd.get(i) ?? null);
@@ -441,7 +439,7 @@ export async function finishTaskRun(
           jsonb_set(${sql.jsonb({ done: true, task_id: opts.taskId, status: opts.status, task: full } as never)},
                     '{task,updated_at}', to_jsonb(t.updated_at))
         FROM t, LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${stream}, 7426)) WHERE t.updated_at IS NOT NULL) AS stream_lock
-        RETURNING id, pg_notify(${EVENTS_CHANNEL}, json_build_object('stream', stream, 'id', id)::text) IS NULL AS notified)
+        RETURNING id, ${ROW_NOTIFY} IS NULL AS notified)
       SELECT t.updated_at FROM t, ev`);
     if (updated) return { ...full, updated_at: updated };
   }
