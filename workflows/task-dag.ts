@@ -90,6 +90,7 @@ type StepActivity = (input: {
   taskId: string;
   stepId: string;
   runId: string;
+  lit?: { title: string; content: string };
 }) => Promise<{ snippet: string }>;
 const ACTIVITY: Record<StepAction, StepActivity> = {
   research: modelActs.taskStepResearch,
@@ -112,6 +113,8 @@ interface PlanStep {
   action: StepAction;
   depends_on: string[];
   status: StepStatus;
+  /** A small literal save's title and content (the plan carries them; runs begun earlier have none). */
+  lit?: { title: string; content: string };
 }
 
 /**
@@ -130,7 +133,8 @@ export async function taskDagWorkflow(input: TaskRunInput): Promise<{ status: Ta
 
   const plan = await book.taskBeginRun(base);
   if (!plan) return { status: 'cancelled' };
-  for (const s of plan) steps.set(s.id, { action: s.action as StepAction, depends_on: s.depends_on, status: s.status });
+  for (const s of plan)
+    steps.set(s.id, { action: s.action as StepAction, depends_on: s.depends_on, status: s.status, lit: s.lit });
   const graph = [...steps].map(([id, s]) => ({ id, depends_on: s.depends_on }));
 
   let stale = false;
@@ -158,7 +162,7 @@ export async function taskDagWorkflow(input: TaskRunInput): Promise<{ status: Ta
 
   const start = (id: string, s: PlanStep) => {
     s.status = 'running';
-    const p = ACTIVITY[s.action]({ ...base, stepId: id })
+    const p = ACTIVITY[s.action]({ ...base, stepId: id, ...(s.lit ? { lit: s.lit } : {}) })
       .then(
         () => void (s.status = 'completed'),
         (err: unknown) => onFailure(id, err),

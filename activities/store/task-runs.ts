@@ -5,6 +5,7 @@ import { notFound } from '../../schema/errors';
 import { snippetOf } from '../../schema/snippet';
 import {
   STEP_STATUSES,
+  stepRefs,
   TASK_STATUSES,
   taskStream,
   type StepStatus,
@@ -109,21 +110,59 @@ export async function releaseTaskRun(
 const BeganRun = z.object({
   owned: z.boolean(),
   steps: z.array(
-    z.object({ id: z.string(), action: z.string(), depends_on: z.array(z.string()), status: z.enum(STEP_STATUSES) }),
+    z.object({
+      id: z.string(),
+      action: z.string(),
+      depends_on: z.array(z.string()),
+      status: z.enum(STEP_STATUSES),
+      title: z.string().nullable(),
+      args: z.record(z.string(), z.string()).nullable(),
+    }),
   ),
 });
 
 /**
+ * What a `save` step with literal args saves (args.title or the step's title, args.content), carried
+ * in the run's plan so its activity writes the start and the completion in one statement
+ * (`runSaveStep`). Only when small (`LITERAL_SAVE_MAX`): the history carries ids and snippets.
+ */
+export interface LiteralSave {
+  title: string;
+  content: string;
+}
+
+/** Largest literal save (title and content, characters) the plan carries. */
+export const LITERAL_SAVE_MAX = 200;
+
+export interface PlannedStep {
+  id: string;
+  action: string;
+  depends_on: string[];
+  status: StepStatus;
+  lit?: LiteralSave;
+}
+
+function literalSave(s: { action: string; title: string | null; args: Record<string, string> | null }) {
+  if (s.action !== 'save' || !s.args) return undefined;
+  const content = s.args.content;
+  const title = s.args.title ?? s.title;
+  if (typeof content !== 'string' || !content.trim() || typeof title !== 'string') return undefined;
+  if (title.length + content.length > LITERAL_SAVE_MAX) return undefined;
+  if (stepRefs({ title, content }).length) return undefined;
+  return { title, content };
+}
+
+/**
  * The workflow run takes ownership of a claimed task (idempotent for the same run).
- * @returns the steps to schedule, or null when the task is gone or no longer claimed for this run
+ * @returns the steps to schedule (a small literal save with what it saves), or null when the task is gone or no longer claimed for this run
  */
 export async function beginTaskRun(
   db: Db,
   opts: { tenantId: string; taskId: string; runId: string },
-): Promise<Array<{ id: string; action: string; depends_on: string[]; status: StepStatus }> | null> {
+): Promise<PlannedStep[] | null> {
   // One statement (was three round trips). The run id on each open step is what the step path
   // checks instead of locking the task row. The SELECT sees the steps as before the statement,
-  // which is right: only run_id changes here.
+  // which is right: only run_id changes here. Steps do not change while the task runs.
   const r = await db.one(sql.type(BeganRun)`
     WITH owned AS (
       UPDATE tasks SET run_id = ${opts.runId}, updated_at = now()
@@ -135,10 +174,16 @@ export async function beginTaskRun(
       WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status <> 'completed'
         AND (run_id IS NULL OR run_id = ${opts.runId}) AND EXISTS (SELECT 1 FROM owned))
     SELECT EXISTS (SELECT 1 FROM owned) AS owned, coalesce((
-      SELECT json_agg(json_build_object('id', id, 'action', action, 'depends_on', depends_on, 'status', status)
+      SELECT json_agg(json_build_object('id', id, 'action', action, 'depends_on', depends_on, 'status', status,
+          'title', CASE WHEN action = 'save' AND status = 'pending' THEN title END,
+          'args', CASE WHEN action = 'save' AND status = 'pending' THEN args END)
         ORDER BY order_num, created_at, id)
       FROM task_steps WHERE tenant_id = ${opts.tenantId} AND task_id = ${opts.taskId}), '[]') AS steps`);
-  return r.owned ? r.steps : null;
+  if (!r.owned) return null;
+  return r.steps.map(({ title, args, ...s }) => {
+    const lit = literalSave({ action: s.action, title, args });
+    return lit ? { ...s, lit } : s;
+  });
 }
 
 /** A step row with its dependencies' results (id -> result). */
@@ -164,12 +209,16 @@ export interface StepSave {
   doc: Omit<NewDocument, 'id'>;
 }
 
-/** One step transition with its event: pending -> running (start) or running -> completed (with the result, or a save). */
+/**
+ * One step transition with its event: pending -> running (start) or running -> completed (with the
+ * result, or a save); `fused`: pending -> completed with both events (a literal save, `runSaveStep`).
+ */
 interface StepWrite {
   ref: StepRef;
   to: 'running' | 'completed';
   result: string | null;
   save?: StepSave;
+  fused?: boolean;
 }
 
 const BatchRow = StepWithDeps.extend({ ord: z.number().int(), save_result: z.string().nullable() });
@@ -214,7 +263,7 @@ function saveCtes(tenantId: string, taskId: string, writes: StepWrite[]) {
       FROM sv JOIN input i ON i.ord = sv.ord
       WHERE EXISTS (
         SELECT 1 FROM task_steps s WHERE s.tenant_id = ${tenantId} AND s.task_id = ${taskId} AND s.id = i.step_id
-          AND s.run_id = i.run_key AND s.status = 'running')
+          AND s.run_id = i.run_key AND s.status = CASE WHEN i.fused THEN 'pending' ELSE 'running' END)
       ON CONFLICT (tenant_id, run_id, step_id) DO UPDATE SET content = task_outputs.content
       RETURNING id, step_id, 'doc_' || substr(id, 5) AS doc_id),
     d AS (
@@ -251,34 +300,38 @@ async function writeStepBatch(db: CommonQueryMethods, writes: StepWrite[]): Prom
     w.to,
     w.result,
     w.to === 'completed' ? snippetOf(w.result) : '',
+    w.fused === true,
   ]);
   const withSaves = writes.some((w) => w.save);
   const rows = await db.any(sql.type(BatchRow)`
     WITH input AS (
-      SELECT * FROM ${sql.unnest(input, ['int4', 'text', 'text', 'text', 'text', 'text'])}
-        AS i(ord, step_id, run_key, to_status, new_result, snippet)),
+      SELECT * FROM ${sql.unnest(input, ['int4', 'text', 'text', 'text', 'text', 'text', 'bool'])}
+        AS i(ord, step_id, run_key, to_status, new_result, snippet, fused)),
     ${withSaves ? saveCtes(tenantId, taskId, writes) : sql.fragment``}
     up AS (
       UPDATE task_steps s SET
         status = i.to_status,
-        attempts = s.attempts + CASE WHEN i.to_status = 'running' THEN 1 ELSE 0 END,
-        started_at = CASE WHEN i.to_status = 'running' THEN coalesce(s.started_at, now()) ELSE s.started_at END,
+        attempts = s.attempts + CASE WHEN i.to_status = 'running' OR i.fused THEN 1 ELSE 0 END,
+        started_at = CASE WHEN i.to_status = 'running' OR i.fused THEN coalesce(s.started_at, now()) ELSE s.started_at END,
         result = CASE WHEN i.to_status = 'completed' THEN ${withSaves ? sql.fragment`coalesce(o.doc_id, i.new_result)` : sql.fragment`i.new_result`} ELSE s.result END,
         finished_at = CASE WHEN i.to_status = 'completed' THEN now() ELSE s.finished_at END,
         error = NULL
       FROM input i ${withSaves ? sql.fragment`LEFT JOIN o ON o.step_id = i.step_id` : sql.fragment``}
       WHERE s.tenant_id = ${tenantId} AND s.task_id = ${taskId} AND s.id = i.step_id AND s.run_id = i.run_key
-        AND s.status = CASE WHEN i.to_status = 'running' THEN 'pending' ELSE 'running' END
-      RETURNING i.ord, ${withSaves ? sql.fragment`coalesce(o.doc_id, i.snippet)` : sql.fragment`i.snippet`} AS snippet,
+        AND s.status = CASE WHEN i.to_status = 'running' OR i.fused THEN 'pending' ELSE 'running' END
+      RETURNING i.ord, i.fused, ${withSaves ? sql.fragment`coalesce(o.doc_id, i.snippet)` : sql.fragment`i.snippet`} AS snippet,
         ${withSaves ? sql.fragment`o.doc_id` : sql.fragment`NULL::text`} AS save_result, ${stepColsOf('s')}, ${DEP_RESULTS}),
     ev AS (
       INSERT INTO events (tenant_id, stream, type, data)
       SELECT ${tenantId}, ${stream}, 'step',
-        jsonb_build_object('task_id', ${taskId}::text, 'step_id', u.id, 'status', u.status, 'snippet', u.snippet)
-      FROM (SELECT ord, id, status, snippet FROM up ORDER BY ord) u,
+        jsonb_build_object('task_id', ${taskId}::text, 'step_id', u.id, 'status', x.status, 'snippet', x.snippet)
+      FROM (SELECT ord, id, status, snippet, fused FROM up ORDER BY ord) u,
+        -- A fused write's two events: running, then its outcome.
+        LATERAL (SELECT 0 AS k, 'running'::text AS status, ''::text AS snippet WHERE u.fused
+                 UNION ALL SELECT 1, u.status, u.snippet) AS x,
         -- Correlated with u, so it runs after the sort, i.e. after every row of up is updated.
         LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${stream}, 7426)) WHERE u.ord >= 0) AS stream_lock
-      ORDER BY u.ord
+      ORDER BY u.ord, x.k
       RETURNING id, type, data, created_at)
     SELECT up.ord, up.save_result, ${STEP_COLS}, up.dep_results, ${batchNotify('ev', stream, tenantId)} IS NULL AS notified
     FROM up`);
@@ -361,6 +414,20 @@ export async function completeSaveStep(db: Db, opts: StepRef & { save: StepSave 
   const row = await writeStep(db, { ref, to: 'completed', result: null, save });
   if (row) return row.save_result ?? row.result ?? '';
   return (await completedBefore(db, ref)) ?? '';
+}
+
+/**
+ * Runs a literal `save` step (see `LiteralSave`) in ONE statement: pending -> completed with its
+ * `running` and `completed` events, in that order, and what it saves (output row, document),
+ * batched with the stream's other step writes. Only for an action without an external effect: a
+ * stale run writes nothing, exactly as a start would have refused it.
+ * @returns the step's result (the document id), or null when the step was not pending for this run
+ * (a retry, or a stale run): the caller takes the ordinary path (`startStep`), which decides
+ */
+export async function runSaveStep(db: Db, opts: StepRef & { save: StepSave }): Promise<string | null> {
+  const { save, ...ref } = opts;
+  const row = await writeStep(db, { ref, to: 'completed', result: null, save, fused: true });
+  return row ? (row.save_result ?? row.result ?? '') : null;
 }
 
 /**

@@ -9,12 +9,15 @@ import {
   completeSaveStep,
   completeStep,
   finishTaskRun,
+  runSaveStep,
   settleSteps,
   snippetOf,
   StaleRunError,
   startStep,
+  type LiteralSave,
+  type StepSave,
 } from '../store/task-runs';
-import { prepareSave, resolveArgs, runAction, writeSave, type ActionInput } from './actions';
+import { prepareLiteralSave, prepareSave, resolveArgs, runAction, writeSave, type ActionInput } from './actions';
 import { toActivityFailure, workerShutdownFailure } from './errors';
 
 export interface StepActivityInput {
@@ -22,6 +25,8 @@ export interface StepActivityInput {
   taskId: string;
   stepId: string;
   runId: string;
+  /** A literal save's title and content, from the run's plan (see `LiteralSave`). */
+  lit?: LiteralSave;
 }
 
 /** Activities of the task platform: run bookkeeping and one activity per step action. */
@@ -39,7 +44,18 @@ export function createTasksActivities(deps: ActivityDeps) {
       const ctx = Context.current();
       const beat = setInterval(() => ctx.heartbeat(), 1000);
       try {
-        const started = await startStep(deps.db, input);
+        const { lit, ...ref } = input;
+        let save: StepSave | undefined;
+        if (action === 'save' && lit) {
+          // No external effect: the start and the completion (with what it saves) are one statement.
+          save = await prepareLiteralSave(deps, ref, lit);
+          if (fitsOneStatement(save.doc)) {
+            const result = await runSaveStep(deps.db, { ...ref, save });
+            if (result !== null) return { snippet: snippetOf(result) };
+          }
+          // Not pending for this run (a retry, a stale run) or too large: the ordinary path decides.
+        }
+        const started = await startStep(deps.db, ref);
         if (started.done) return { snippet: snippetOf(started.result) };
         const actionInput: ActionInput = {
           deps,
@@ -54,16 +70,16 @@ export function createTasksActivities(deps: ActivityDeps) {
         };
         let result: string;
         if (action === 'save') {
-          const save = await prepareSave(actionInput);
+          save ??= await prepareSave(actionInput);
           // The common case: the save's output and document go with the completion, one statement
           // batched with the run's other step writes. Vectors or many chunks: written first, on their own.
           if (fitsOneStatement(save.doc))
-            return { snippet: snippetOf(await completeSaveStep(deps.db, { ...input, save })) };
+            return { snippet: snippetOf(await completeSaveStep(deps.db, { ...ref, save })) };
           result = await writeSave(actionInput, save);
         } else {
           result = await runAction(action, actionInput);
         }
-        await completeStep(deps.db, { ...input, result });
+        await completeStep(deps.db, { ...ref, result });
         return { snippet: snippetOf(result) };
       } catch (err) {
         const shutdown = workerShutdownFailure(ctx.cancellationSignal);

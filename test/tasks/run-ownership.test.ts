@@ -10,6 +10,8 @@ import {
   completeSaveStep,
   completeStep,
   finishTaskRun,
+  LITERAL_SAVE_MAX,
+  runSaveStep,
   settleSteps,
   StaleRunError,
   startStep,
@@ -53,14 +55,49 @@ async function newTask(specs: Spec[]): Promise<string> {
   return (await createTask(db, { tenantId, body: { title: 'run', steps } as never })).id;
 }
 
-/** Runs every step like the workflow does: each step starts as soon as its dependencies completed. */
-async function runDag(taskId: string, runId: string, specs: Spec[]): Promise<void> {
+/** What a save step stores (output, document with one chunk), as the activity prepares it. */
+function saveOf(taskId: string, stepId: string, text: string) {
+  return {
+    output: { title: stepId, content: text },
+    doc: {
+      tenantId,
+      sourceKind: 'ingest' as const,
+      title: stepId,
+      mediaType: 'text/plain',
+      sizeBytes: Buffer.byteLength(text),
+      text,
+      provenance: { task_id: taskId, step_id: stepId },
+      chunks: [text],
+    },
+  };
+}
+
+/**
+ * Runs every step like the workflow does: each step starts as soon as its dependencies completed.
+ * `fused(stepId)`: that step runs as a literal save (start and completion in one statement).
+ */
+async function runDag(
+  taskId: string,
+  runId: string,
+  specs: Spec[],
+  fused?: (stepId: string) => boolean,
+): Promise<void> {
   const done = new Map<string, Promise<void>>();
   const run = (s: Spec): Promise<void> => {
     let p = done.get(s.id);
     if (!p) {
       p = (async () => {
         await Promise.all(s.depends_on.map((d) => run(specs.find((x) => x.id === d)!)));
+        if (fused?.(s.id)) {
+          const saved = await runSaveStep(db, {
+            tenantId,
+            taskId,
+            stepId: s.id,
+            runId,
+            save: saveOf(taskId, s.id, 'x'),
+          });
+          if (saved !== null) return;
+        }
         const started = await startStep(db, { tenantId, taskId, stepId: s.id, runId });
         if (started.done) return;
         await completeStep(db, { tenantId, taskId, stepId: s.id, runId, result: `result of ${s.id}` });
@@ -99,6 +136,8 @@ test('100 runs of random DAGs (fixed seed) with parallel steps: each stream is o
   const next = rng(18);
   const runs = Array.from({ length: 100 }, () => randomDag(next));
   const drops = runs.map(() => 1 + Math.floor(next() * 5));
+  // About half the steps run as literal saves (one statement, two events), mixed with the others in batches.
+  const fusedSteps = runs.map((specs) => new Set(specs.filter(() => next() < 0.5).map((s) => s.id)));
   // Ten runs at a time, each with a reader tailing its stream while the steps write.
   for (let batch = 0; batch < runs.length; batch += 10) {
     await Promise.all(
@@ -107,7 +146,10 @@ test('100 runs of random DAGs (fixed seed) with parallel steps: each stream is o
         await claimTaskRun(db, { tenantId, taskId });
         const runId = `run-${batch + j}`;
         expect(await beginTaskRun(db, { tenantId, taskId, runId })).toHaveLength(specs.length);
-        const [seen] = await Promise.all([tail(taskStream(taskId), drops[batch + j]), runDag(taskId, runId, specs)]);
+        const [seen] = await Promise.all([
+          tail(taskStream(taskId), drops[batch + j]),
+          runDag(taskId, runId, specs, (id) => fusedSteps[batch + j].has(id)),
+        ]);
         const all = await readEventsAfter(db, { tenantId, stream: taskStream(taskId), afterId: 0 });
 
         // The tail (with its reconnect) saw exactly what was committed, in id order, nothing twice.
@@ -223,19 +265,7 @@ test("save completions write the step's output and document in the completing st
   const run = { tenantId, taskId, runId: 'run-save' };
   await beginTaskRun(db, run);
   await Promise.all(specs.map((s) => startStep(db, { ...run, stepId: s.id })));
-  const save = (stepId: string, text: string) => ({
-    output: { title: stepId, content: text },
-    doc: {
-      tenantId,
-      sourceKind: 'ingest' as const,
-      title: stepId,
-      mediaType: 'text/plain',
-      sizeBytes: Buffer.byteLength(text),
-      text,
-      provenance: { task_id: taskId, step_id: stepId },
-      chunks: [text],
-    },
-  });
+  const save = (stepId: string, text: string) => saveOf(taskId, stepId, text);
   const results = await Promise.all(
     specs.map((s) => completeSaveStep(db, { ...run, stepId: s.id, save: save(s.id, `text of ${s.id}`) })),
   );
@@ -292,4 +322,68 @@ test("save completions write the step's output and document in the completing st
   const v0 = await db.oneFirst(sql.type(z.object({ content: z.string() }))`
     SELECT content FROM task_outputs WHERE tenant_id = ${tenantId} AND task_id = ${taskId} AND step_id = 'v0'`);
   expect(v0).toBe('text of v0');
+});
+
+test('a literal save runs in one statement: the plan carries what it saves, its running and completed events in order, a retry answers its result, a stale run writes nothing', async () => {
+  const steps = [
+    { id: 'lit', title: 'Lit', action: 'save' as const, args: { content: 'literal text' }, depends_on: [] },
+    { id: 'titled', title: 'T', action: 'save' as const, args: { content: 'y', title: 'Own title' }, depends_on: [] },
+    {
+      id: 'ref',
+      title: 'R',
+      action: 'save' as const,
+      args: { content: 'of {{steps.lit.result}}' },
+      depends_on: ['lit'],
+    },
+    { id: 'ctx', title: 'C', action: 'save' as const, args: {}, depends_on: ['lit'] },
+    { id: 'big', title: 'B', action: 'save' as const, args: { content: 'z'.repeat(LITERAL_SAVE_MAX) }, depends_on: [] },
+    { id: 'hook', title: 'H', action: 'webhook' as const, args: { url: 'http://127.0.0.1:9/x' }, depends_on: [] },
+  ];
+  const taskId = (await createTask(db, { tenantId, body: { title: 'lit', steps } as never })).id;
+  await claimTaskRun(db, { tenantId, taskId });
+  const run = { tenantId, taskId, runId: 'run-lit' };
+  const plan = await beginTaskRun(db, run);
+  expect(Object.fromEntries(plan!.map((s) => [s.id, s.lit]))).toEqual({
+    lit: { title: 'Lit', content: 'literal text' },
+    titled: { title: 'Own title', content: 'y' },
+    ref: undefined,
+    ctx: undefined,
+    big: undefined,
+    hook: undefined,
+  });
+
+  // A run that does not own the step: nothing written, and the ordinary path then says why.
+  expect(
+    await runSaveStep(db, { ...run, runId: 'run-stale', stepId: 'lit', save: saveOf(taskId, 'lit', 'stale') }),
+  ).toBeNull();
+  const result = await runSaveStep(db, { ...run, stepId: 'lit', save: saveOf(taskId, 'lit', 'literal text') });
+  expect(result).toMatch(/^doc_/);
+  const [row] = (await stepsOf(db, tenantId, [taskId])).filter((r) => r.id === 'lit');
+  expect(row).toMatchObject({ status: 'completed', result, attempts: 1, run_id: 'run-lit' });
+  expect(row.started_at).not.toBeNull();
+  expect(row.finished_at).not.toBeNull();
+  const events = await readEventsAfter(db, { tenantId, stream: taskStream(taskId), afterId: 0 });
+  expect(events.map((e) => e.data)).toEqual([
+    { task_id: taskId, step_id: 'lit', status: 'running', snippet: '' },
+    { task_id: taskId, step_id: 'lit', status: 'completed', snippet: result },
+  ]);
+  expect(events[1].id).toBeGreaterThan(events[0].id);
+
+  // A retry (the activity's report was lost): the fused write matches nothing, the ordinary path answers the result.
+  expect(await runSaveStep(db, { ...run, stepId: 'lit', save: saveOf(taskId, 'lit', 'again') })).toBeNull();
+  expect(await startStep(db, { ...run, stepId: 'lit' })).toEqual({ done: true, result });
+  const counts = await db.one(sql.type(z.object({ outputs: z.number(), docs: z.number(), events: z.number() }))`
+    SELECT (SELECT count(*)::int FROM task_outputs WHERE tenant_id = ${tenantId} AND task_id = ${taskId}) AS outputs,
+      (SELECT count(*)::int FROM documents WHERE tenant_id = ${tenantId} AND provenance->>'task_id' = ${taskId}) AS docs,
+      (SELECT count(*)::int FROM events WHERE tenant_id = ${tenantId} AND stream = ${taskStream(taskId)}) AS events`);
+  expect(counts).toEqual({ outputs: 1, docs: 1, events: 2 });
+
+  // After a cancel the run owns nothing: a literal save writes nothing.
+  await patchTask(db, { tenantId, taskId, patch: { status: 'cancelled' } });
+  expect(await runSaveStep(db, { ...run, stepId: 'titled', save: saveOf(taskId, 'titled', 'y') })).toBeNull();
+  await expect(startStep(db, { ...run, stepId: 'titled' })).rejects.toBeInstanceOf(StaleRunError);
+  expect(
+    await db.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM task_outputs WHERE tenant_id = ${tenantId} AND task_id = ${taskId}`),
+  ).toBe(1);
 });
