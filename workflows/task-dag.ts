@@ -91,7 +91,8 @@ type StepActivity = (input: {
   stepId: string;
   runId: string;
   lit?: { title: string; content: string };
-}) => Promise<{ snippet: string }>;
+  finish?: boolean;
+}) => Promise<{ snippet: string; finished?: boolean }>;
 const ACTIVITY: Record<StepAction, StepActivity> = {
   research: modelActs.taskStepResearch,
   summarize: modelActs.taskStepSummarize,
@@ -127,6 +128,9 @@ interface PlanStep {
 export async function taskDagWorkflow(input: TaskRunInput): Promise<{ status: TaskStatus }> {
   const base = { tenantId: input.tenantId, taskId: input.taskId, runId: workflowInfo().runId };
   const book = patched('local-bookkeeping') ? localBook : remoteBook;
+  // The run's last step ends the run itself when it completes (no finishing local activity after it);
+  // runs started earlier replay with the local activity.
+  const finishInStep = patched('finish-in-last-step');
   let status: TaskStatus = 'running';
   const steps = new Map<string, PlanStep>();
   setHandler(taskStatusQuery, () => ({ status, steps: [...steps].map(([id, s]) => ({ id, status: s.status })) }));
@@ -138,6 +142,8 @@ export async function taskDagWorkflow(input: TaskRunInput): Promise<{ status: Ta
   const graph = [...steps].map(([id, s]) => ({ id, depends_on: s.depends_on }));
 
   let stale = false;
+  /** Set when the last step's activity ended the run (`finish`): the database already shows the end. */
+  let finished = false;
   const inflight = new Map<string, Promise<void>>();
 
   const onFailure = async (id: string, err: unknown) => {
@@ -161,10 +167,21 @@ export async function taskDagWorkflow(input: TaskRunInput): Promise<{ status: Ta
   };
 
   const start = (id: string, s: PlanStep) => {
+    // The last step of a run that has gone well so far: it ends the run (completed) when it completes.
+    const last =
+      finishInStep && inflight.size === 0 && [...steps].every(([other, o]) => other === id || o.status === 'completed');
     s.status = 'running';
-    const p = ACTIVITY[s.action]({ ...base, stepId: id, ...(s.lit ? { lit: s.lit } : {}) })
+    const p = ACTIVITY[s.action]({
+      ...base,
+      stepId: id,
+      ...(s.lit ? { lit: s.lit } : {}),
+      ...(last ? { finish: true } : {}),
+    })
       .then(
-        () => void (s.status = 'completed'),
+        (r) => {
+          s.status = 'completed';
+          if (last && r.finished === true) finished = true;
+        },
         (err: unknown) => onFailure(id, err),
       )
       .finally(() => inflight.delete(id));
@@ -201,7 +218,7 @@ export async function taskDagWorkflow(input: TaskRunInput): Promise<{ status: Ta
     const final = [...steps.values()].some((s) => s.status === 'failed' || s.status === 'skipped')
       ? 'failed'
       : 'completed';
-    await book.taskFinishRun({ ...base, status: final });
+    if (!finished) await book.taskFinishRun({ ...base, status: final });
     status = final; // only now: the query never reports an end the database does not yet show
     return { status };
   } catch (err) {
