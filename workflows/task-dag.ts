@@ -126,8 +126,11 @@ interface PlanStep {
  * non-cancellable scope.
  */
 export async function taskDagWorkflow(input: TaskRunInput): Promise<{ status: TaskStatus }> {
-  const base = { tenantId: input.tenantId, taskId: input.taskId, runId: workflowInfo().runId };
   const book = patched('local-bookkeeping') ? localBook : remoteBook;
+  // The API's claim stamped the run key and gave the plan: no begin local activity (the run's first
+  // workflow task schedules the first steps). Runs started without a claim in their input begin as before.
+  const claim = input.claim !== undefined && patched('plan-from-claim') ? input.claim : undefined;
+  const base = { tenantId: input.tenantId, taskId: input.taskId, runId: claim?.runKey ?? workflowInfo().runId };
   // The run's last step ends the run itself when it completes (no finishing local activity after it);
   // runs started earlier replay with the local activity.
   const finishInStep = patched('finish-in-last-step');
@@ -135,7 +138,7 @@ export async function taskDagWorkflow(input: TaskRunInput): Promise<{ status: Ta
   const steps = new Map<string, PlanStep>();
   setHandler(taskStatusQuery, () => ({ status, steps: [...steps].map(([id, s]) => ({ id, status: s.status })) }));
 
-  const plan = await book.taskBeginRun(base);
+  const plan = claim ? claim.steps : await book.taskBeginRun(base);
   if (!plan) return { status: 'cancelled' };
   for (const s of plan)
     steps.set(s.id, { action: s.action as StepAction, depends_on: s.depends_on, status: s.status, lit: s.lit });

@@ -10,6 +10,7 @@ import {
   taskStream,
   type StepStatus,
   type Task,
+  type TaskPlanStep,
   type TaskStatus,
 } from '../../schema/tasks';
 import type { Db } from './db';
@@ -57,7 +58,41 @@ export class StaleRunError extends Error {
   }
 }
 
-const Claim = TaskRow.extend({ previous: z.enum(TASK_STATUSES), attached: z.boolean(), floor: z.number().int() });
+const PlanRow = z.object({
+  id: z.string(),
+  action: z.string(),
+  depends_on: z.array(z.string()),
+  status: z.enum(STEP_STATUSES),
+  title: z.string().nullable(),
+  args: z.record(z.string(), z.string()).nullable(),
+});
+
+const Claim = TaskRow.extend({
+  previous: z.enum(TASK_STATUSES),
+  attached: z.boolean(),
+  floor: z.number().int(),
+  plan: z.array(PlanRow).nullable(),
+});
+
+/** What a claim decided: the task row (as claimed), and for a new run its run key and plan. */
+export interface TaskClaim {
+  attached: boolean;
+  /** Where the run's events start (SSE). */
+  floor: number;
+  previous: TaskStatus;
+  task: TaskRow;
+  /** A new run (not attached): the run key stamped on the task and its open steps, and the steps to schedule. */
+  run?: { runKey: string; steps: PlannedStep[] };
+}
+
+/** The JSON of a task's steps as a run plans them (`status` given as an SQL expression over the row). */
+const planJson = (tenantId: string, taskId: string, status: ReturnType<typeof sql.fragment>) => sql.fragment`
+  coalesce((
+    SELECT json_agg(json_build_object('id', id, 'action', action, 'depends_on', depends_on, 'status', ${status},
+        'title', CASE WHEN action = 'save' AND ${status} = 'pending' THEN title END,
+        'args', CASE WHEN action = 'save' AND ${status} = 'pending' THEN args END)
+      ORDER BY order_num, created_at, id)
+    FROM task_steps WHERE tenant_id = ${tenantId} AND task_id = ${taskId}), '[]')`;
 
 /**
  * Marks the task running for a new run, unless it already runs (then the caller attaches).
@@ -65,61 +100,74 @@ const Claim = TaskRow.extend({ previous: z.enum(TASK_STATUSES), attached: z.bool
  * the row lock (`FOR UPDATE`) makes concurrent claims of one task take turns, and the one that
  * waited sees the winner's `running` and attaches.
  *
+ * A new run gets its run key here (a fresh random id, never the same for two claims): stamped on
+ * the task and on every step it will run, it is what each step write, settle and finish of the run
+ * checks (`run_id`), so a run of an older claim (cancelled, released, superseded) cannot write. The
+ * key and the plan (the steps as this statement leaves them) go in the workflow input, so the run
+ * needs no begin step of its own.
+ *
  * The floor is the events sequence's current value, not the stream's newest id: a sequence is
  * read outside the statement's snapshot, so a claim that waited for the row lock behind a
  * finishing run still counts that run's `done` event (committed before the row changed) below
  * its floor. Every later event of this run draws a larger id.
- * @returns the task row (as claimed), `attached` when a run was already going, `floor` = where the run's events start
  * @throws AppError not_found
  */
-export async function claimTaskRun(
-  db: Db,
-  opts: { tenantId: string; taskId: string },
-): Promise<{ attached: boolean; floor: number; previous: TaskStatus; task: TaskRow }> {
+export async function claimTaskRun(db: Db, opts: { tenantId: string; taskId: string }): Promise<TaskClaim> {
+  const runKey = newId('run');
+  // The plan is read from the statement's snapshot (before the reset): every step not completed runs as pending.
+  const planned = sql.fragment`CASE WHEN status = 'completed' THEN 'completed' ELSE 'pending' END`;
   const r = await db.maybeOne(sql.type(Claim)`
     WITH t AS (
       SELECT ${TASK_COLS} FROM tasks WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} FOR UPDATE),
     seq AS (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS floor FROM events_id_seq),
     claimed AS (
-      UPDATE tasks SET status = 'running', run_id = NULL, run_event_floor = (SELECT floor FROM seq), updated_at = now()
+      UPDATE tasks SET status = 'running', run_id = ${runKey}, run_event_floor = (SELECT floor FROM seq), updated_at = now()
       WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND EXISTS (SELECT 1 FROM t WHERE t.status <> 'running')
       RETURNING ${TASK_COLS}),
     reset AS (
-      UPDATE task_steps SET status = 'pending', error = NULL, result = NULL, run_id = NULL, started_at = NULL, finished_at = NULL
+      UPDATE task_steps SET status = 'pending', error = NULL, result = NULL, run_id = ${runKey}, started_at = NULL, finished_at = NULL
       WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status <> 'completed'
         AND EXISTS (SELECT 1 FROM claimed))
-    SELECT c.*, t.status AS previous, false AS attached, c.run_event_floor AS floor FROM claimed c, t
+    SELECT c.*, t.status AS previous, false AS attached, c.run_event_floor AS floor,
+      ${planJson(opts.tenantId, opts.taskId, planned)} AS plan
+    FROM claimed c, t
     UNION ALL
     -- t is the row as locked: after waiting behind another claim, that claim's version.
-    SELECT t.*, t.status AS previous, true AS attached, t.run_event_floor AS floor FROM t WHERE t.status = 'running'`);
+    SELECT t.*, t.status AS previous, true AS attached, t.run_event_floor AS floor, NULL AS plan FROM t WHERE t.status = 'running'`);
   if (!r) throw notFound('Task');
-  const { previous, attached, floor, ...task } = r;
-  return { attached, floor, previous, task };
+  const { previous, attached, floor, plan, ...task } = r;
+  return {
+    attached,
+    floor,
+    previous,
+    task,
+    ...(attached || !plan ? {} : { run: { runKey, steps: plan.map(toPlanned) } }),
+  };
 }
 
-/** Undoes a claim whose workflow could not be started. */
+/**
+ * Undoes a claim whose workflow could not be started: the task goes back to its previous status and
+ * the claim's run key comes off the task and its steps, so a workflow that started after all (a
+ * start that timed out on our side) cannot write. Unless that run already moved a step: then it
+ * exists and owns the task, and nothing is undone.
+ */
 export async function releaseTaskRun(
   db: Db,
-  opts: { tenantId: string; taskId: string; previous: TaskStatus },
+  opts: { tenantId: string; taskId: string; previous: TaskStatus; runKey: string },
 ): Promise<void> {
   await db.query(sql.unsafe`
-    UPDATE tasks SET status = ${opts.previous}, updated_at = now()
-    WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status = 'running' AND run_id IS NULL`);
+    WITH t AS (
+      UPDATE tasks SET status = ${opts.previous}, run_id = NULL, updated_at = now()
+      WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status = 'running' AND run_id = ${opts.runKey}
+        AND NOT EXISTS (
+          SELECT 1 FROM task_steps WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId}
+            AND run_id = ${opts.runKey} AND status <> 'pending')
+      RETURNING id)
+    UPDATE task_steps SET run_id = NULL
+    WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND run_id = ${opts.runKey} AND EXISTS (SELECT 1 FROM t)`);
 }
 
-const BeganRun = z.object({
-  owned: z.boolean(),
-  steps: z.array(
-    z.object({
-      id: z.string(),
-      action: z.string(),
-      depends_on: z.array(z.string()),
-      status: z.enum(STEP_STATUSES),
-      title: z.string().nullable(),
-      args: z.record(z.string(), z.string()).nullable(),
-    }),
-  ),
-});
+const BeganRun = z.object({ owned: z.boolean(), steps: z.array(PlanRow) });
 
 /**
  * What a `save` step with literal args saves (args.title or the step's title, args.content), carried
@@ -134,13 +182,7 @@ export interface LiteralSave {
 /** Largest literal save (title and content, characters) the plan carries. */
 export const LITERAL_SAVE_MAX = 200;
 
-export interface PlannedStep {
-  id: string;
-  action: string;
-  depends_on: string[];
-  status: StepStatus;
-  lit?: LiteralSave;
-}
+export type PlannedStep = TaskPlanStep;
 
 function literalSave(s: { action: string; title: string | null; args: Record<string, string> | null }) {
   if (s.action !== 'save' || !s.args) return undefined;
@@ -152,8 +194,15 @@ function literalSave(s: { action: string; title: string | null; args: Record<str
   return { title, content };
 }
 
+/** A plan row as the workflow gets it: a small literal save carries what it saves. */
+function toPlanned({ title, args, ...s }: z.infer<typeof PlanRow>): PlannedStep {
+  const lit = literalSave({ action: s.action, title, args });
+  return lit ? { ...s, lit } : s;
+}
+
 /**
- * The workflow run takes ownership of a claimed task (idempotent for the same run).
+ * The workflow run takes ownership of a claimed task (idempotent for the same run): for runs whose
+ * input carries no claim (started before the claim stamped a run key; the workflow's begin local activity).
  * @returns the steps to schedule (a small literal save with what it saves), or null when the task is gone or no longer claimed for this run
  */
 export async function beginTaskRun(
@@ -173,17 +222,10 @@ export async function beginTaskRun(
       UPDATE task_steps SET run_id = ${opts.runId}
       WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status <> 'completed'
         AND (run_id IS NULL OR run_id = ${opts.runId}) AND EXISTS (SELECT 1 FROM owned))
-    SELECT EXISTS (SELECT 1 FROM owned) AS owned, coalesce((
-      SELECT json_agg(json_build_object('id', id, 'action', action, 'depends_on', depends_on, 'status', status,
-          'title', CASE WHEN action = 'save' AND status = 'pending' THEN title END,
-          'args', CASE WHEN action = 'save' AND status = 'pending' THEN args END)
-        ORDER BY order_num, created_at, id)
-      FROM task_steps WHERE tenant_id = ${opts.tenantId} AND task_id = ${opts.taskId}), '[]') AS steps`);
+    SELECT EXISTS (SELECT 1 FROM owned) AS owned,
+      ${planJson(opts.tenantId, opts.taskId, sql.fragment`status`)} AS steps`);
   if (!r.owned) return null;
-  return r.steps.map(({ title, args, ...s }) => {
-    const lit = literalSave({ action: s.action, title, args });
-    return lit ? { ...s, lit } : s;
-  });
+  return r.steps.map(toPlanned);
 }
 
 /** A step row with its dependencies' results (id -> result). */

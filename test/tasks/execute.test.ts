@@ -214,7 +214,7 @@ test('SSE streams step updates in order with ids, ends with done and the task, a
   expect(bad.status).toBe(400);
 });
 
-test('the last step ends the run: one done after its completion, no finishing local activity; a failing last step still ends the run', async () => {
+test('the claim plans the run and the last step ends it: no local activity at all for a run that goes well, one done; a failing last step still ends the run', async () => {
   const save = (id: string, content: string, deps: string[] = []) => ({
     id,
     title: id.toUpperCase(),
@@ -252,8 +252,14 @@ test('the last step ends the run: one done after its completion, no finishing lo
     ['c', 'completed', 1],
   ]);
   expect(await h.client.workflow.getHandle(`task-${t.id}`).result()).toEqual({ status: 'completed' });
-  expect(await markers(t.id)).toBe(1); // the begin only
+  expect(await markers(t.id)).toBe(0); // no begin (the claim gave the plan and the run key), no finish
   expect(await dones(t.id)).toBe(1);
+  // The run's key is the claim's: on the task and on every step it ran.
+  const runKey = (await h.req('GET', `/v1/tasks/${t.id}/execute`, { key })).body.run_id;
+  expect(runKey).toMatch(/^run_/);
+  expect(
+    await h.db.anyFirst(sql.unsafe`SELECT run_id FROM task_steps WHERE tenant_id = ${tenantId} AND task_id = ${t.id}`),
+  ).toEqual([runKey, runKey, runKey]);
   const b = (await h.req('GET', `/v1/tasks/${t.id}`, { key })).body.steps.find((x: any) => x.id === 'b');
   expect(
     await h.db.oneFirst(sql.unsafe`SELECT text FROM documents WHERE tenant_id = ${tenantId} AND id = ${b.result}`),
@@ -264,7 +270,7 @@ test('the last step ends the run: one done after its completion, no finishing lo
   const failed = await openStream(`${h.url}/v1/tasks/${f.id}/execute`, { key });
   expect(failed.events[failed.events.length - 1].data).toMatchObject({ done: true, status: 'failed' });
   expect(await h.client.workflow.getHandle(`task-${f.id}`).result()).toEqual({ status: 'failed' });
-  expect(await markers(f.id)).toBe(3); // begin, the failed step's settle, the finish
+  expect(await markers(f.id)).toBe(2); // the failed step's settle, the finish
   expect(await dones(f.id)).toBe(1);
 });
 
