@@ -9,7 +9,7 @@ import {
   TASK_STATUSES,
   taskStream,
   type StepStatus,
-  type Task,
+  Task,
   type TaskPlanStep,
   type TaskStatus,
 } from '../../schema/tasks';
@@ -18,18 +18,7 @@ import type { NewDocument } from './documents';
 import { appendEvent, batchNotify, ROW_NOTIFY } from './events';
 import { GroupWriter } from './group-writer';
 import { newId } from './ids';
-import {
-  appendDone,
-  getTask,
-  STEP_COLS,
-  stepColsOf,
-  StepRow,
-  stepsOf,
-  TASK_COLS,
-  TaskRow,
-  taskRow,
-  toTask,
-} from './tasks';
+import { appendDone, getTask, STEP_COLS, stepColsOf, StepRow, TASK_COLS, TaskRow, taskRow } from './tasks';
 
 /** A step run's outcome text shortened for events (the one snippet helper, re-exported for the task activities). */
 export { snippetOf };
@@ -513,44 +502,54 @@ export async function settleSteps(
 const isoOf = (col: ReturnType<typeof sql.fragment>) =>
   sql.fragment`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
+/** Arg keys whose values are never returned (as `toStep`): the webhook signing key. */
+const REDACTED_ARG = 'secret';
+
+/** The JSON of task row `t` with its steps, as `toTask` returns it (statements whose CTE `t` returns the task's columns). */
+const taskJson = (tenantId: string) => sql.fragment`jsonb_build_object(
+  'id', t.id, 'title', t.title, 'description', t.description, 'surface', t.surface, 'session_id', t.session_id,
+  'priority', t.priority, 'metadata', t.metadata, 'status', t.status,
+  'created_at', ${isoOf(sql.fragment`t.created_at`)}, 'updated_at', ${isoOf(sql.fragment`t.updated_at`)},
+  'steps', coalesce((
+    SELECT jsonb_agg(jsonb_build_object(
+        'id', s.id, 'task_id', s.task_id, 'title', s.title, 'action', s.action,
+        'args', coalesce((SELECT jsonb_object_agg(a.key, CASE WHEN a.key = ${REDACTED_ARG} THEN to_jsonb('[redacted]'::text) ELSE a.value END)
+                          FROM jsonb_each(s.args) a), '{}'::jsonb),
+        'depends_on', to_jsonb(s.depends_on), 'order_num', s.order_num, 'status', s.status, 'result', s.result,
+        'error', s.error, 'attempts', s.attempts,
+        'started_at', ${isoOf(sql.fragment`s.started_at`)}, 'finished_at', ${isoOf(sql.fragment`s.finished_at`)})
+      ORDER BY s.order_num, s.created_at, s.id)
+    FROM task_steps s WHERE s.tenant_id = ${tenantId} AND s.task_id = t.id), '[]'::jsonb))`;
+
 /**
  * Ends a run: sets the task's final status and appends the `done` event with the task.
  * A run that no longer owns the task (cancelled, deleted) changes nothing.
  *
- * Completed and failed runs (every step settled, nothing left to change them) take two round
- * trips instead of a seven-statement transaction: the task and its steps are read (in parallel),
- * then ONE statement sets the status and appends `done` with that task, on condition that the
- * run still owns the task and nobody changed it since the read (`updated_at`). If the condition
- * fails, the locked transaction below decides. Cancellation always takes that path (steps may
- * still be moving).
+ * Completed and failed runs (every step settled, nothing left to change them) take ONE statement
+ * instead of a seven-statement transaction: it sets the status, on condition that the run still
+ * owns the task (the row lock makes a concurrent cancel or claim either win before it or see its
+ * end), and appends `done` with the task built in SQL exactly as the API returns it (`toTask`:
+ * the row as updated, its steps in order, a webhook secret redacted, timestamps as the row parser
+ * renders them). Cancellation takes the locked transaction below (steps may still be moving).
  */
 export async function finishTaskRun(
   db: Db,
   opts: { tenantId: string; taskId: string; runId: string; status: 'completed' | 'failed' | 'cancelled' },
 ): Promise<Task | null> {
   if (opts.status !== 'cancelled') {
-    const [row, steps] = await Promise.all([
-      taskRow(db, opts.tenantId, opts.taskId),
-      stepsOf(db, opts.tenantId, [opts.taskId]),
-    ]);
-    if (!row || row.status !== 'running' || row.run_id !== opts.runId) return null;
-    const full = toTask({ ...row, status: opts.status }, steps);
     const stream = taskStream(opts.taskId);
-    const updated = await db.maybeOneFirst(sql.type(z.object({ updated_at: z.string() }))`
+    return db.maybeOneFirst(sql.type(z.object({ task: Task }))`
       WITH t AS (
         UPDATE tasks SET status = ${opts.status}, updated_at = now()
         WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status = 'running' AND run_id = ${opts.runId}
-          AND date_trunc('milliseconds', updated_at) = ${row.updated_at}::timestamptz
-        RETURNING ${isoOf(sql.fragment`updated_at`)} AS updated_at),
+        RETURNING id, title, description, surface, session_id, priority, metadata, status, created_at, updated_at),
       ev AS (
         INSERT INTO events (tenant_id, stream, type, data)
         SELECT ${opts.tenantId}, ${stream}, 'done',
-          jsonb_set(${sql.jsonb({ done: true, task_id: opts.taskId, status: opts.status, task: full } as never)},
-                    '{task,updated_at}', to_jsonb(t.updated_at))
-        FROM t, LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${stream}, 7426)) WHERE t.updated_at IS NOT NULL) AS stream_lock
-        RETURNING id, ${ROW_NOTIFY} IS NULL AS notified)
-      SELECT t.updated_at FROM t, ev`);
-    if (updated) return { ...full, updated_at: updated };
+          jsonb_build_object('done', true, 'task_id', t.id, 'status', t.status, 'task', ${taskJson(opts.tenantId)})
+        FROM t, LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${stream}, 7426)) WHERE t.id IS NOT NULL) AS stream_lock
+        RETURNING id, data, ${ROW_NOTIFY} IS NULL AS notified)
+      SELECT data->'task' AS task FROM ev`);
   }
   return db.transaction(async (tx) => {
     const task = await taskRow(tx, opts.tenantId, opts.taskId, true);

@@ -17,7 +17,7 @@ import {
   StaleRunError,
   startStep,
 } from '../../activities/store/task-runs';
-import { createTask, patchTask, stepsOf, taskRow } from '../../activities/store/tasks';
+import { createTask, getTask, patchTask, stepsOf, taskRow } from '../../activities/store/tasks';
 import { taskStream } from '../../schema/tasks';
 import { freshDatabase } from '../helpers/harness';
 
@@ -276,6 +276,45 @@ test('a run started before the claim carried its key begins with the Temporal ru
   await startStep(db, { ...run, stepId: 'only' });
   await completeStep(db, { ...run, stepId: 'only', result: 'r' });
   expect(await finishTaskRun(db, { ...run, status: 'completed' })).toMatchObject({ status: 'completed' });
+});
+
+test('the finish is one statement: its done event carries the task exactly as GET returns it (secret redacted, timestamps, steps in order)', async () => {
+  const steps = [
+    {
+      id: 'z',
+      title: 'Zed',
+      action: 'save' as const,
+      args: { content: 'a "quoted" ü text' },
+      depends_on: [],
+      order_num: 2,
+    },
+    {
+      id: 'h',
+      title: 'Hook',
+      action: 'webhook' as const,
+      args: { url: 'http://127.0.0.1:9/x', secret: 'do-not-show' },
+      depends_on: [],
+      order_num: 1,
+    },
+    { id: 'e', title: 'Empty', action: 'save' as const, args: {}, depends_on: ['z'], order_num: 3 },
+  ];
+  const body = { title: 'finish', description: 'd', priority: 3, metadata: { k: 'v' }, steps };
+  const taskId = (await createTask(db, { tenantId, body: body as never })).id;
+  const run = { tenantId, taskId, runId: (await claimTaskRun(db, { tenantId, taskId })).run!.runKey };
+  for (const id of ['h', 'z', 'e']) {
+    await startStep(db, { ...run, stepId: id });
+    await completeStep(db, { ...run, stepId: id, result: `result of ${id}` });
+  }
+  const finished = await finishTaskRun(db, { ...run, status: 'completed' });
+  const stored = await getTask(db, tenantId, taskId);
+  expect(stored!.status).toBe('completed');
+  expect(stored!.steps.map((x) => x.id)).toEqual(['h', 'z', 'e']);
+  expect(stored!.steps[0].args.secret).toBe('[redacted]');
+  expect(finished).toEqual(stored);
+  const done = (await readEventsAfter(db, { tenantId, stream: taskStream(taskId), afterId: 0 })).at(-1)!;
+  expect(done.data).toEqual({ done: true, task_id: taskId, status: 'completed', task: stored });
+  // Once: the run no longer owns a running task.
+  expect(await finishTaskRun(db, { ...run, status: 'failed' })).toBeNull();
 });
 
 test('a retried step activity after its completion committed records the step once', async () => {
