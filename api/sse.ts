@@ -126,8 +126,12 @@ export function eventListenerOf(deps: AppDeps): EventListener {
 
 /**
  * Streams a persisted event stream as SSE from `afterId` on: each row once, in id order, with
- * its id as the SSE id, until `isFinal(row)` or the client leaves. NOTIFY wakes the reader;
- * a slow poll covers a listener that is down. Returns at once: the stream runs in the background.
+ * its id as the SSE id, until `isFinal(row)` or the client leaves. NOTIFY wakes the reader and
+ * usually carries the new events (see `EventNotice`): on one LISTEN connection a stream's notices
+ * come in id order with none missing, so those events are sent as they are; a notice without
+ * them, a (re)connect of the listener and the slow poll (which covers a listener that is down)
+ * make the reader read back from its last id instead. Returns at once: the stream runs in the
+ * background.
  */
 export function pipeEventStream(
   ctx: AppContext,
@@ -146,12 +150,34 @@ export function pipeEventStream(
   const sse = openSse(ctx, { heartbeatMs: opts.heartbeatMs });
   const listener = eventListenerOf(ctx.deps);
   let last = opts.afterId;
+  /** Read back from `last` before anything else (the start, a gap, a notice without its events). */
   let dirty = true;
+  /** Events carried by notices, in arrival order (= id order); those at or below `last` were read back already. */
+  let carried: EventRow[] = [];
   let wake: (() => void) | undefined;
-  const unsubscribe = listener.subscribe(opts.stream, () => {
-    dirty = true;
+  const unsubscribe = listener.subscribe(opts.stream, (notice) => {
+    if (notice?.t !== undefined && notice.t !== opts.tenantId) return; // another tenant's stream of that name
+    if (notice?.ev) {
+      for (const e of notice.ev)
+        carried.push({ id: e.id, stream: opts.stream, type: e.type, data: e.data, created_at: isoOf(e.created_at) });
+    } else dirty = true;
     wake?.();
   });
+  /** Sends the rows after `last` (ascending ids); true when the final one was sent. */
+  const deliver = (rows: readonly EventRow[], filter: boolean): boolean => {
+    for (const row of rows) {
+      if (row.id <= last) continue;
+      last = row.id;
+      if (filter && opts.types && !opts.types.includes(row.type)) continue;
+      const msg = opts.toMessage(row);
+      if (msg) sse.send({ id: row.id, ...msg });
+      if (opts.isFinal(row)) {
+        sse.close();
+        return true;
+      }
+    }
+    return false;
+  };
   const loop = async () => {
     while (!sse.closed) {
       if (dirty) {
@@ -163,16 +189,14 @@ export function pipeEventStream(
           types: opts.types,
           limit: 500,
         });
-        for (const row of rows) {
-          last = row.id;
-          const msg = opts.toMessage(row);
-          if (msg) sse.send({ id: row.id, ...msg });
-          if (opts.isFinal(row)) {
-            sse.close();
-            return;
-          }
-        }
+        if (deliver(rows, false)) return;
         if (rows.length === 500) dirty = true;
+        continue;
+      }
+      if (carried.length) {
+        const rows = carried;
+        carried = [];
+        if (deliver(rows, true)) return;
         continue;
       }
       let timer: NodeJS.Timeout | undefined;
@@ -198,6 +222,9 @@ export function pipeEventStream(
     });
   return sse;
 }
+
+/** A notice's `created_at` (a timestamptz as JSON) the way the row parser renders it. */
+const isoOf = (t: string) => new Date(t).toISOString();
 
 /**
  * A job's event stream as SSE, the common way: each event under its own type and id, closed after

@@ -14,7 +14,18 @@
  */
 import type { Client } from '@temporalio/client';
 import { randomToken } from '../activities/store/ids';
-import { addHistoryPhases, fmt, percentile, printPhases, startBenchStack, wallMs, type Phases } from './helpers';
+import {
+  addHistoryPhases,
+  cpuPer,
+  cpuSnapshot,
+  fmt,
+  percentile,
+  printPhases,
+  startBenchStack,
+  wallMs,
+  type CpuSnapshot,
+  type Phases,
+} from './helpers';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 8);
 const WIDE_ROUNDS = Number(process.env.WIDE_ROUNDS ?? 3);
@@ -85,9 +96,10 @@ async function viaRaw(client: Client, taskQueue: string, shape: Shape, n: number
 const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
 
 async function main(): Promise<void> {
-  const { app, client, taskQueue, close } = await startBenchStack({
+  const stack = await startBenchStack({
     workflowsPath: require.resolve('./dag-raw-workflow'),
   });
+  const { app, client, taskQueue, close } = stack;
   const failures: string[] = [];
   const check = (name: string, ok: boolean, line: string) => {
     console.log(`${verdict(ok)}  ${line}`);
@@ -167,13 +179,41 @@ async function main(): Promise<void> {
     const stepsPerBatch = CONCURRENT * (N + 1);
     const apiRate: number[] = [];
     const rawRate: number[] = [];
+    /** BENCH_BREAKDOWN=1: CPU and transactions per step of each path (readings outside the timed batches). */
+    const cpu: { API: CpuSnapshot[]; raw: CpuSnapshot[] } = { API: [], raw: [] };
+    const reading = async (into: CpuSnapshot[], batch: () => Promise<unknown>) => {
+      const before = BREAKDOWN ? await cpuSnapshot(stack) : undefined;
+      const t = performance.now();
+      await batch();
+      const rate = stepsPerBatch / ((performance.now() - t) / 1000);
+      if (before) into.push(cpuPer(before, await cpuSnapshot(stack, true), stepsPerBatch));
+      return rate;
+    };
     for (let i = 0; i < WIDE_ROUNDS; i++) {
-      let t = performance.now();
-      await Promise.all(Array.from({ length: CONCURRENT }, () => viaApi(app.url, key, 'fan', N)));
-      apiRate.push(stepsPerBatch / ((performance.now() - t) / 1000));
-      t = performance.now();
-      await Promise.all(Array.from({ length: CONCURRENT }, () => viaRaw(client, taskQueue, 'fan', N)));
-      rawRate.push(stepsPerBatch / ((performance.now() - t) / 1000));
+      apiRate.push(
+        await reading(cpu.API, () =>
+          Promise.all(Array.from({ length: CONCURRENT }, () => viaApi(app.url, key, 'fan', N))),
+        ),
+      );
+      rawRate.push(
+        await reading(cpu.raw, () =>
+          Promise.all(Array.from({ length: CONCURRENT }, () => viaRaw(client, taskQueue, 'fan', N))),
+        ),
+      );
+    }
+    if (BREAKDOWN) {
+      const med = (xs: CpuSnapshot[], k: keyof CpuSnapshot) =>
+        fmt(
+          percentile(
+            xs.map((x) => x[k]),
+            50,
+          ),
+        );
+      for (const path of ['API', 'raw'] as const)
+        console.log(
+          `  10 concurrent, per step (p50 of ${cpu[path].length} batches), ${path}: CPU ms bench process ${med(cpu[path], 'bench')}, ` +
+            `PostgreSQL ${med(cpu[path], 'pg')}, Temporal ${med(cpu[path], 'temporal')}; transactions ${med(cpu[path], 'xacts')}`,
+        );
     }
     const tRatio = percentile(apiRate, 50) / percentile(rawRate, 50);
     check(

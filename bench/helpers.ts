@@ -1,9 +1,11 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
+import { sql } from 'slonik';
+import { z } from 'zod';
 import { Client, Connection } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common';
 import { bundleWorkflowCode } from '@temporalio/worker';
@@ -100,8 +102,58 @@ export interface BenchStack {
   /** A client of the dev server, for the raw-workflow baseline. */
   client: Client;
   taskQueue: string;
+  /** Process id of the dev server (CPU accounting, see `cpuSnapshot`). */
+  temporalPid?: number;
   /** Stops the worker, the connections, the app (dropping its database) and the dev server. */
   close(): Promise<void>;
+}
+
+/** CPU milliseconds (user + system) a process has used so far, from /proc (0 when unreadable). */
+function procCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in clock ticks (CLK_TCK 100)
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU used so far by this process, the bench database's PostgreSQL backends and the dev server (ms), and the database's transactions. */
+export interface CpuSnapshot {
+  bench: number;
+  pg: number;
+  temporal: number;
+  xacts: number;
+}
+
+/**
+ * A CPU and transaction reading for a breakdown (not a timing): take one before and one after a
+ * measured batch. The transaction count comes from pg_stat_database, which backends flush about
+ * once a second, so the reading after a batch waits 1.2 s first (`settle`).
+ */
+export async function cpuSnapshot(stack: BenchStack, settle = false): Promise<CpuSnapshot> {
+  if (settle) await new Promise((r) => setTimeout(r, 1200));
+  const bench = process.cpuUsage();
+  const r = await stack.app.db.one(sql.type(z.object({ pids: z.array(z.number()), xacts: z.number() }))`
+    SELECT (SELECT coalesce(array_agg(pid), '{}') FROM pg_stat_activity WHERE datname = current_database()) AS pids,
+      (SELECT (xact_commit + xact_rollback)::int8 FROM pg_stat_database WHERE datname = current_database()) AS xacts`);
+  return {
+    bench: (bench.user + bench.system) / 1000,
+    pg: r.pids.reduce((n, pid) => n + procCpuMs(pid), 0),
+    temporal: stack.temporalPid ? procCpuMs(stack.temporalPid) : 0,
+    xacts: r.xacts,
+  };
+}
+
+/** Per unit (e.g. per step) between two snapshots. */
+export function cpuPer(a: CpuSnapshot, b: CpuSnapshot, units: number): CpuSnapshot {
+  return {
+    bench: (b.bench - a.bench) / units,
+    pg: (b.pg - a.pg) / units,
+    temporal: (b.temporal - a.temporal) / units,
+    xacts: (b.xacts - a.xacts) / units,
+  };
 }
 
 /**
@@ -146,6 +198,7 @@ export async function startBenchStack(opts: {
     app,
     client: new Client({ connection: clientConn }),
     taskQueue,
+    temporalPid: temporal.child.pid,
     close: async () => {
       worker.shutdown();
       await running;

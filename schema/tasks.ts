@@ -177,6 +177,20 @@ export type DoneEvent = z.infer<typeof DoneEvent>;
 export interface TaskRunInput {
   tenantId: string;
   taskId: string;
+  /**
+   * What the API's claim decided (runs started before claims carried it have none and begin with a
+   * local activity): the run key the claim stamped on the task and its open steps (every step write
+   * checks it, so a stale run cannot write) and the plan (the steps to schedule).
+   */
+  claim?: { runKey: string; steps: TaskPlanStep[] };
+}
+/** One step of a run's plan: ids and statuses, and a small literal save's title and content. */
+export interface TaskPlanStep {
+  id: string;
+  action: string;
+  depends_on: string[];
+  status: StepStatus;
+  lit?: { title: string; content: string };
 }
 export interface TaskRunState {
   status: TaskStatus;

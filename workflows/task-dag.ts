@@ -90,7 +90,9 @@ type StepActivity = (input: {
   taskId: string;
   stepId: string;
   runId: string;
-}) => Promise<{ snippet: string }>;
+  lit?: { title: string; content: string };
+  finish?: boolean;
+}) => Promise<{ snippet: string; finished?: boolean }>;
 const ACTIVITY: Record<StepAction, StepActivity> = {
   research: modelActs.taskStepResearch,
   summarize: modelActs.taskStepSummarize,
@@ -112,6 +114,8 @@ interface PlanStep {
   action: StepAction;
   depends_on: string[];
   status: StepStatus;
+  /** A small literal save's title and content (the plan carries them; runs begun earlier have none). */
+  lit?: { title: string; content: string };
 }
 
 /**
@@ -122,18 +126,27 @@ interface PlanStep {
  * non-cancellable scope.
  */
 export async function taskDagWorkflow(input: TaskRunInput): Promise<{ status: TaskStatus }> {
-  const base = { tenantId: input.tenantId, taskId: input.taskId, runId: workflowInfo().runId };
   const book = patched('local-bookkeeping') ? localBook : remoteBook;
+  // The API's claim stamped the run key and gave the plan: no begin local activity (the run's first
+  // workflow task schedules the first steps). Runs started without a claim in their input begin as before.
+  const claim = input.claim !== undefined && patched('plan-from-claim') ? input.claim : undefined;
+  const base = { tenantId: input.tenantId, taskId: input.taskId, runId: claim?.runKey ?? workflowInfo().runId };
+  // The run's last step ends the run itself when it completes (no finishing local activity after it);
+  // runs started earlier replay with the local activity.
+  const finishInStep = patched('finish-in-last-step');
   let status: TaskStatus = 'running';
   const steps = new Map<string, PlanStep>();
   setHandler(taskStatusQuery, () => ({ status, steps: [...steps].map(([id, s]) => ({ id, status: s.status })) }));
 
-  const plan = await book.taskBeginRun(base);
+  const plan = claim ? claim.steps : await book.taskBeginRun(base);
   if (!plan) return { status: 'cancelled' };
-  for (const s of plan) steps.set(s.id, { action: s.action as StepAction, depends_on: s.depends_on, status: s.status });
+  for (const s of plan)
+    steps.set(s.id, { action: s.action as StepAction, depends_on: s.depends_on, status: s.status, lit: s.lit });
   const graph = [...steps].map(([id, s]) => ({ id, depends_on: s.depends_on }));
 
   let stale = false;
+  /** Set when the last step's activity ended the run (`finish`): the database already shows the end. */
+  let finished = false;
   const inflight = new Map<string, Promise<void>>();
 
   const onFailure = async (id: string, err: unknown) => {
@@ -157,10 +170,21 @@ export async function taskDagWorkflow(input: TaskRunInput): Promise<{ status: Ta
   };
 
   const start = (id: string, s: PlanStep) => {
+    // The last step of a run that has gone well so far: it ends the run (completed) when it completes.
+    const last =
+      finishInStep && inflight.size === 0 && [...steps].every(([other, o]) => other === id || o.status === 'completed');
     s.status = 'running';
-    const p = ACTIVITY[s.action]({ ...base, stepId: id })
+    const p = ACTIVITY[s.action]({
+      ...base,
+      stepId: id,
+      ...(s.lit ? { lit: s.lit } : {}),
+      ...(last ? { finish: true } : {}),
+    })
       .then(
-        () => void (s.status = 'completed'),
+        (r) => {
+          s.status = 'completed';
+          if (last && r.finished === true) finished = true;
+        },
         (err: unknown) => onFailure(id, err),
       )
       .finally(() => inflight.delete(id));
@@ -197,7 +221,7 @@ export async function taskDagWorkflow(input: TaskRunInput): Promise<{ status: Ta
     const final = [...steps.values()].some((s) => s.status === 'failed' || s.status === 'skipped')
       ? 'failed'
       : 'completed';
-    await book.taskFinishRun({ ...base, status: final });
+    if (!finished) await book.taskFinishRun({ ...base, status: final });
     status = final; // only now: the query never reports an end the database does not yet show
     return { status };
   } catch (err) {

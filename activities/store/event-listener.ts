@@ -10,10 +10,12 @@ export interface ChannelHandler {
 
 export interface EventListener {
   /**
-   * Calls `wake` whenever the stream may have new rows: on a NOTIFY for it, and after every
-   * (re)connect, since notifications sent while disconnected are lost. Returns the unsubscriber.
+   * Calls `wake` whenever the stream may have new rows: on a NOTIFY for it (with the notice), and
+   * with no notice after every (re)connect, since notifications sent while disconnected are lost
+   * (a notice that arrives before the connection counts as up is passed as no notice too).
+   * Returns the unsubscriber.
    */
-  subscribe(stream: string, wake: () => void): () => void;
+  subscribe(stream: string, wake: (notice?: EventNotice) => void): () => void;
   /** Raw payloads of another channel (e.g. the live plane's `svc_live`). Returns the unsubscriber. */
   listen(channel: string, handler: ChannelHandler): () => void;
   /** True while the LISTEN connection is up. */
@@ -31,7 +33,7 @@ const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
  * no connection.
  */
 export function createEventListener(opts: { url: string; log: Logger; idleCloseMs?: number }): EventListener {
-  const subs = new Map<string, Set<() => void>>();
+  const subs = new Map<string, Set<(notice?: EventNotice) => void>>();
   const channels = new Map<string, Set<ChannelHandler>>();
   let client: pg.Client | null = null;
   let connecting: Promise<void> | null = null;
@@ -77,7 +79,9 @@ export function createEventListener(opts: { url: string; log: Logger; idleCloseM
     } catch {
       return;
     }
-    subs.get(notice.stream)?.forEach((w) => w());
+    // Until the (re)connect's wake-up has gone out, a notice may follow a gap: pass it as a plain wake.
+    const given = connected ? notice : undefined;
+    subs.get(notice.stream)?.forEach((w) => w(given));
   };
 
   const connect = (): Promise<void> => {

@@ -5,7 +5,8 @@ import { z } from 'zod';
  * The generic persisted event stream: task step updates, job progress, anything a client
  * streams. Ids are monotonic per stream (appends to one stream are serialized by an advisory
  * lock, so a reader that saw id N never later finds an id < N committing), every append
- * NOTIFYs `svc_events` with the stream and id only, and readers resume by id.
+ * NOTIFYs `svc_events` with the stream and id (and the events when small, see `EventNotice`), and
+ * readers resume by id.
  */
 export const EVENTS_CHANNEL = 'svc_events';
 
@@ -18,16 +19,78 @@ export const EventRow = z.object({
 });
 export type EventRow = z.infer<typeof EventRow>;
 
-/** NOTIFY payload: ids only (payloads are capped at 8000 bytes; readers fetch the rows). */
+/**
+ * NOTIFY payload: the stream, its tenant and newest id, and when they fit (`NOTICE_MAX_BYTES`, under
+ * PostgreSQL's 8,000-byte cap) the events themselves, so a live reader need not read them back.
+ * Every append of this module's writers sends one, under the stream's lock, so on one LISTEN
+ * connection a stream's notices arrive in id order with none missing (PostgreSQL delivers the
+ * notifications of different transactions in commit order); a notice without `ev` (too large, or
+ * from a writer that sends ids only) means "read back from your last id".
+ */
 export interface EventNotice {
   stream: string;
   id: number;
+  /** The events' tenant (absent in ids-only notices). */
+  t?: string;
+  /** This notice's events of the stream, ids ascending, when they fit; `created_at` as JSON renders a timestamptz. */
+  ev?: Array<{ id: number; type: string; data: unknown; created_at: string }>;
+}
+
+/** Largest NOTIFY payload that carries its events (PostgreSQL refuses payloads of 8,000 bytes and more). */
+export const NOTICE_MAX_BYTES = 7900;
+
+/** One event row as a notice entry (JSON expression over the columns of `events` in scope, optionally qualified by `alias`). */
+function noticeEntry(alias?: string) {
+  const c = (name: string) => sql.identifier(alias ? [alias, name] : [name]);
+  return sql.fragment`json_build_object('id', ${c('id')}, 'type', ${c('type')}, 'data', ${c('data')}, 'created_at', ${c('created_at')})`;
+}
+
+/**
+ * The NOTIFY payload (text) for `ev`, a JSON array of notice entries of one stream and tenant
+ * with newest id `maxId`: the full notice when it fits, else ids only.
+ */
+function noticeText(
+  stream: ReturnType<typeof sql.fragment>,
+  tenantId: ReturnType<typeof sql.fragment>,
+  maxId: ReturnType<typeof sql.fragment>,
+  ev: ReturnType<typeof sql.fragment>,
+) {
+  return sql.fragment`(SELECT CASE WHEN octet_length(n.p) <= ${NOTICE_MAX_BYTES} THEN n.p
+      ELSE json_build_object('stream', ${stream}, 't', ${tenantId}, 'id', ${maxId})::text END
+    FROM (SELECT json_build_object('stream', ${stream}, 't', ${tenantId}, 'id', ${maxId}, 'ev', ${ev})::text AS p) AS n)`;
+}
+
+/**
+ * `pg_notify` of the row just inserted into `events` (for a RETURNING list of `INSERT INTO events`):
+ * one notice per row, carrying the row when it fits.
+ */
+export const ROW_NOTIFY = sql.fragment`pg_notify(${EVENTS_CHANNEL}, ${noticeText(
+  sql.fragment`stream`,
+  sql.fragment`tenant_id`,
+  sql.fragment`id`,
+  sql.fragment`json_build_array(${noticeEntry()})`,
+)})`;
+
+/**
+ * `pg_notify` of every row of `rel` (a CTE of rows inserted into `events` for ONE stream and
+ * tenant, with id, type, data and created_at in its RETURNING) as ONE notice, ids ascending;
+ * sends nothing when `rel` is empty. A scalar expression (its value is irrelevant).
+ */
+export function batchNotify(rel: string, stream: string, tenantId: string) {
+  const r = sql.identifier([rel]);
+  return sql.fragment`(SELECT pg_notify(${EVENTS_CHANNEL}, ${noticeText(
+    sql.fragment`${stream}::text`,
+    sql.fragment`${tenantId}::text`,
+    sql.fragment`b.max_id`,
+    sql.fragment`b.ev`,
+  )}) FROM (SELECT max(e.id) AS max_id, json_agg(${noticeEntry('e')} ORDER BY e.id) AS ev FROM ${r} e) AS b
+    WHERE b.max_id IS NOT NULL)`;
 }
 
 /**
  * An INSERT of one event per row of `source` (a table or CTE name; use `(SELECT 1) one` for a
  * single event) that takes the stream's lock right before the id is drawn and NOTIFYs in its
- * RETURNING: one statement, so it joins the caller's statement or transaction and the lock is
+ * RETURNING (with the event when it fits, see `EventNotice`): one statement, so it joins the caller's statement or transaction and the lock is
  * held only from the id allocation to the commit. Appends to other streams never wait.
  */
 export function eventInsertFrom(
@@ -38,7 +101,7 @@ export function eventInsertFrom(
     INSERT INTO events (tenant_id, stream, type, data)
     SELECT ${opts.tenantId}, ${opts.stream}, ${opts.type}, ${sql.jsonb(opts.data as never)}
     FROM ${source}, LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${opts.stream}, 7426))) AS stream_lock
-    RETURNING id, pg_notify(${EVENTS_CHANNEL}, json_build_object('stream', stream, 'id', id)::text) IS NULL AS notified`;
+    RETURNING id, ${ROW_NOTIFY} IS NULL AS notified`;
 }
 
 /**

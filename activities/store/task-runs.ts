@@ -5,29 +5,20 @@ import { notFound } from '../../schema/errors';
 import { snippetOf } from '../../schema/snippet';
 import {
   STEP_STATUSES,
+  stepRefs,
   TASK_STATUSES,
   taskStream,
   type StepStatus,
-  type Task,
+  Task,
+  type TaskPlanStep,
   type TaskStatus,
 } from '../../schema/tasks';
 import type { Db } from './db';
 import type { NewDocument } from './documents';
-import { appendEvent, EVENTS_CHANNEL } from './events';
+import { appendEvent, batchNotify, ROW_NOTIFY } from './events';
 import { GroupWriter } from './group-writer';
 import { newId } from './ids';
-import {
-  appendDone,
-  getTask,
-  STEP_COLS,
-  stepColsOf,
-  StepRow,
-  stepsOf,
-  TASK_COLS,
-  TaskRow,
-  taskRow,
-  toTask,
-} from './tasks';
+import { appendDone, getTask, STEP_COLS, stepColsOf, StepRow, TASK_COLS, TaskRow, taskRow } from './tasks';
 
 /** A step run's outcome text shortened for events (the one snippet helper, re-exported for the task activities). */
 export { snippetOf };
@@ -56,7 +47,41 @@ export class StaleRunError extends Error {
   }
 }
 
-const Claim = TaskRow.extend({ previous: z.enum(TASK_STATUSES), attached: z.boolean(), floor: z.number().int() });
+const PlanRow = z.object({
+  id: z.string(),
+  action: z.string(),
+  depends_on: z.array(z.string()),
+  status: z.enum(STEP_STATUSES),
+  title: z.string().nullable(),
+  args: z.record(z.string(), z.string()).nullable(),
+});
+
+const Claim = TaskRow.extend({
+  previous: z.enum(TASK_STATUSES),
+  attached: z.boolean(),
+  floor: z.number().int(),
+  plan: z.array(PlanRow).nullable(),
+});
+
+/** What a claim decided: the task row (as claimed), and for a new run its run key and plan. */
+export interface TaskClaim {
+  attached: boolean;
+  /** Where the run's events start (SSE). */
+  floor: number;
+  previous: TaskStatus;
+  task: TaskRow;
+  /** A new run (not attached): the run key stamped on the task and its open steps, and the steps to schedule. */
+  run?: { runKey: string; steps: PlannedStep[] };
+}
+
+/** The JSON of a task's steps as a run plans them (`status` given as an SQL expression over the row). */
+const planJson = (tenantId: string, taskId: string, status: ReturnType<typeof sql.fragment>) => sql.fragment`
+  coalesce((
+    SELECT json_agg(json_build_object('id', id, 'action', action, 'depends_on', depends_on, 'status', ${status},
+        'title', CASE WHEN action = 'save' AND ${status} = 'pending' THEN title END,
+        'args', CASE WHEN action = 'save' AND ${status} = 'pending' THEN args END)
+      ORDER BY order_num, created_at, id)
+    FROM task_steps WHERE tenant_id = ${tenantId} AND task_id = ${taskId}), '[]')`;
 
 /**
  * Marks the task running for a new run, unless it already runs (then the caller attaches).
@@ -64,66 +89,118 @@ const Claim = TaskRow.extend({ previous: z.enum(TASK_STATUSES), attached: z.bool
  * the row lock (`FOR UPDATE`) makes concurrent claims of one task take turns, and the one that
  * waited sees the winner's `running` and attaches.
  *
+ * A new run gets its run key here (a fresh random id, never the same for two claims): stamped on
+ * the task and on every step it will run, it is what each step write, settle and finish of the run
+ * checks (`run_id`), so a run of an older claim (cancelled, released, superseded) cannot write. The
+ * key and the plan (the steps as this statement leaves them) go in the workflow input, so the run
+ * needs no begin step of its own.
+ *
  * The floor is the events sequence's current value, not the stream's newest id: a sequence is
  * read outside the statement's snapshot, so a claim that waited for the row lock behind a
  * finishing run still counts that run's `done` event (committed before the row changed) below
  * its floor. Every later event of this run draws a larger id.
- * @returns the task row (as claimed), `attached` when a run was already going, `floor` = where the run's events start
  * @throws AppError not_found
  */
-export async function claimTaskRun(
-  db: Db,
-  opts: { tenantId: string; taskId: string },
-): Promise<{ attached: boolean; floor: number; previous: TaskStatus; task: TaskRow }> {
+export async function claimTaskRun(db: Db, opts: { tenantId: string; taskId: string }): Promise<TaskClaim> {
+  const runKey = newId('run');
+  // The plan is read from the statement's snapshot (before the reset): every step not completed runs as pending.
+  const planned = sql.fragment`CASE WHEN status = 'completed' THEN 'completed' ELSE 'pending' END`;
   const r = await db.maybeOne(sql.type(Claim)`
     WITH t AS (
       SELECT ${TASK_COLS} FROM tasks WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} FOR UPDATE),
     seq AS (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS floor FROM events_id_seq),
     claimed AS (
-      UPDATE tasks SET status = 'running', run_id = NULL, run_event_floor = (SELECT floor FROM seq), updated_at = now()
+      UPDATE tasks SET status = 'running', run_id = ${runKey}, run_event_floor = (SELECT floor FROM seq), updated_at = now()
       WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND EXISTS (SELECT 1 FROM t WHERE t.status <> 'running')
       RETURNING ${TASK_COLS}),
     reset AS (
-      UPDATE task_steps SET status = 'pending', error = NULL, result = NULL, run_id = NULL, started_at = NULL, finished_at = NULL
+      UPDATE task_steps SET status = 'pending', error = NULL, result = NULL, run_id = ${runKey}, started_at = NULL, finished_at = NULL
       WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status <> 'completed'
         AND EXISTS (SELECT 1 FROM claimed))
-    SELECT c.*, t.status AS previous, false AS attached, c.run_event_floor AS floor FROM claimed c, t
+    SELECT c.*, t.status AS previous, false AS attached, c.run_event_floor AS floor,
+      ${planJson(opts.tenantId, opts.taskId, planned)} AS plan
+    FROM claimed c, t
     UNION ALL
     -- t is the row as locked: after waiting behind another claim, that claim's version.
-    SELECT t.*, t.status AS previous, true AS attached, t.run_event_floor AS floor FROM t WHERE t.status = 'running'`);
+    SELECT t.*, t.status AS previous, true AS attached, t.run_event_floor AS floor, NULL AS plan FROM t WHERE t.status = 'running'`);
   if (!r) throw notFound('Task');
-  const { previous, attached, floor, ...task } = r;
-  return { attached, floor, previous, task };
+  const { previous, attached, floor, plan, ...task } = r;
+  return {
+    attached,
+    floor,
+    previous,
+    task,
+    ...(attached || !plan ? {} : { run: { runKey, steps: plan.map(toPlanned) } }),
+  };
 }
-
-/** Undoes a claim whose workflow could not be started. */
-export async function releaseTaskRun(
-  db: Db,
-  opts: { tenantId: string; taskId: string; previous: TaskStatus },
-): Promise<void> {
-  await db.query(sql.unsafe`
-    UPDATE tasks SET status = ${opts.previous}, updated_at = now()
-    WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status = 'running' AND run_id IS NULL`);
-}
-
-const BeganRun = z.object({
-  owned: z.boolean(),
-  steps: z.array(
-    z.object({ id: z.string(), action: z.string(), depends_on: z.array(z.string()), status: z.enum(STEP_STATUSES) }),
-  ),
-});
 
 /**
- * The workflow run takes ownership of a claimed task (idempotent for the same run).
- * @returns the steps to schedule, or null when the task is gone or no longer claimed for this run
+ * Undoes a claim whose workflow could not be started: the task goes back to its previous status and
+ * the claim's run key comes off the task and its steps, so a workflow that started after all (a
+ * start that timed out on our side) cannot write. Unless that run already moved a step: then it
+ * exists and owns the task, and nothing is undone.
+ */
+export async function releaseTaskRun(
+  db: Db,
+  opts: { tenantId: string; taskId: string; previous: TaskStatus; runKey: string },
+): Promise<void> {
+  await db.query(sql.unsafe`
+    WITH t AS (
+      UPDATE tasks SET status = ${opts.previous}, run_id = NULL, updated_at = now()
+      WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status = 'running' AND run_id = ${opts.runKey}
+        AND NOT EXISTS (
+          SELECT 1 FROM task_steps WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId}
+            AND run_id = ${opts.runKey} AND status <> 'pending')
+      RETURNING id)
+    UPDATE task_steps SET run_id = NULL
+    WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND run_id = ${opts.runKey} AND EXISTS (SELECT 1 FROM t)`);
+}
+
+const BeganRun = z.object({ owned: z.boolean(), steps: z.array(PlanRow) });
+
+/**
+ * What a `save` step with literal args saves (args.title or the step's title, args.content), carried
+ * in the run's plan so its activity writes the start and the completion in one statement
+ * (`runSaveStep`). Only when small (`LITERAL_SAVE_MAX`): the history carries ids and snippets.
+ */
+export interface LiteralSave {
+  title: string;
+  content: string;
+}
+
+/** Largest literal save (title and content, characters) the plan carries. */
+export const LITERAL_SAVE_MAX = 200;
+
+export type PlannedStep = TaskPlanStep;
+
+function literalSave(s: { action: string; title: string | null; args: Record<string, string> | null }) {
+  if (s.action !== 'save' || !s.args) return undefined;
+  const content = s.args.content;
+  const title = s.args.title ?? s.title;
+  if (typeof content !== 'string' || !content.trim() || typeof title !== 'string') return undefined;
+  if (title.length + content.length > LITERAL_SAVE_MAX) return undefined;
+  if (stepRefs({ title, content }).length) return undefined;
+  return { title, content };
+}
+
+/** A plan row as the workflow gets it: a small literal save carries what it saves. */
+function toPlanned({ title, args, ...s }: z.infer<typeof PlanRow>): PlannedStep {
+  const lit = literalSave({ action: s.action, title, args });
+  return lit ? { ...s, lit } : s;
+}
+
+/**
+ * The workflow run takes ownership of a claimed task (idempotent for the same run): for runs whose
+ * input carries no claim (started before the claim stamped a run key; the workflow's begin local activity).
+ * @returns the steps to schedule (a small literal save with what it saves), or null when the task is gone or no longer claimed for this run
  */
 export async function beginTaskRun(
   db: Db,
   opts: { tenantId: string; taskId: string; runId: string },
-): Promise<Array<{ id: string; action: string; depends_on: string[]; status: StepStatus }> | null> {
+): Promise<PlannedStep[] | null> {
   // One statement (was three round trips). The run id on each open step is what the step path
   // checks instead of locking the task row. The SELECT sees the steps as before the statement,
-  // which is right: only run_id changes here.
+  // which is right: only run_id changes here. Steps do not change while the task runs.
   const r = await db.one(sql.type(BeganRun)`
     WITH owned AS (
       UPDATE tasks SET run_id = ${opts.runId}, updated_at = now()
@@ -134,11 +211,10 @@ export async function beginTaskRun(
       UPDATE task_steps SET run_id = ${opts.runId}
       WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status <> 'completed'
         AND (run_id IS NULL OR run_id = ${opts.runId}) AND EXISTS (SELECT 1 FROM owned))
-    SELECT EXISTS (SELECT 1 FROM owned) AS owned, coalesce((
-      SELECT json_agg(json_build_object('id', id, 'action', action, 'depends_on', depends_on, 'status', status)
-        ORDER BY order_num, created_at, id)
-      FROM task_steps WHERE tenant_id = ${opts.tenantId} AND task_id = ${opts.taskId}), '[]') AS steps`);
-  return r.owned ? r.steps : null;
+    SELECT EXISTS (SELECT 1 FROM owned) AS owned,
+      ${planJson(opts.tenantId, opts.taskId, sql.fragment`status`)} AS steps`);
+  if (!r.owned) return null;
+  return r.steps.map(toPlanned);
 }
 
 /** A step row with its dependencies' results (id -> result). */
@@ -164,12 +240,16 @@ export interface StepSave {
   doc: Omit<NewDocument, 'id'>;
 }
 
-/** One step transition with its event: pending -> running (start) or running -> completed (with the result, or a save). */
+/**
+ * One step transition with its event: pending -> running (start) or running -> completed (with the
+ * result, or a save); `fused`: pending -> completed with both events (a literal save, `runSaveStep`).
+ */
 interface StepWrite {
   ref: StepRef;
   to: 'running' | 'completed';
   result: string | null;
   save?: StepSave;
+  fused?: boolean;
 }
 
 const BatchRow = StepWithDeps.extend({ ord: z.number().int(), save_result: z.string().nullable() });
@@ -214,7 +294,7 @@ function saveCtes(tenantId: string, taskId: string, writes: StepWrite[]) {
       FROM sv JOIN input i ON i.ord = sv.ord
       WHERE EXISTS (
         SELECT 1 FROM task_steps s WHERE s.tenant_id = ${tenantId} AND s.task_id = ${taskId} AND s.id = i.step_id
-          AND s.run_id = i.run_key AND s.status = 'running')
+          AND s.run_id = i.run_key AND s.status = CASE WHEN i.fused THEN 'pending' ELSE 'running' END)
       ON CONFLICT (tenant_id, run_id, step_id) DO UPDATE SET content = task_outputs.content
       RETURNING id, step_id, 'doc_' || substr(id, 5) AS doc_id),
     d AS (
@@ -236,8 +316,8 @@ function saveCtes(tenantId: string, taskId: string, writes: StepWrite[]) {
  * transaction, one commit): each row is updated only if this run still owns it (`run_id`) and it
  * is in the expected state; one `step` event per updated row, ids drawn in the order the writes
  * were queued, under the stream's lock (taken after every row is updated, as everywhere else, so
- * the order of locks is the same as in settleSteps and finishTaskRun); one NOTIFY for the batch
- * (readers only need the wake; they read by id). A completion that carries a save also writes the
+ * the order of locks is the same as in settleSteps and finishTaskRun); one NOTIFY for the batch,
+ * carrying its events when they fit (`batchNotify`). A completion that carries a save also writes the
  * save's output and document (`saveCtes`), and its result is the document id.
  * @returns per write, its updated row with the dependencies' results (and a save's result), or null when the condition did not match
  */
@@ -251,38 +331,40 @@ async function writeStepBatch(db: CommonQueryMethods, writes: StepWrite[]): Prom
     w.to,
     w.result,
     w.to === 'completed' ? snippetOf(w.result) : '',
+    w.fused === true,
   ]);
   const withSaves = writes.some((w) => w.save);
   const rows = await db.any(sql.type(BatchRow)`
     WITH input AS (
-      SELECT * FROM ${sql.unnest(input, ['int4', 'text', 'text', 'text', 'text', 'text'])}
-        AS i(ord, step_id, run_key, to_status, new_result, snippet)),
+      SELECT * FROM ${sql.unnest(input, ['int4', 'text', 'text', 'text', 'text', 'text', 'bool'])}
+        AS i(ord, step_id, run_key, to_status, new_result, snippet, fused)),
     ${withSaves ? saveCtes(tenantId, taskId, writes) : sql.fragment``}
     up AS (
       UPDATE task_steps s SET
         status = i.to_status,
-        attempts = s.attempts + CASE WHEN i.to_status = 'running' THEN 1 ELSE 0 END,
-        started_at = CASE WHEN i.to_status = 'running' THEN coalesce(s.started_at, now()) ELSE s.started_at END,
+        attempts = s.attempts + CASE WHEN i.to_status = 'running' OR i.fused THEN 1 ELSE 0 END,
+        started_at = CASE WHEN i.to_status = 'running' OR i.fused THEN coalesce(s.started_at, now()) ELSE s.started_at END,
         result = CASE WHEN i.to_status = 'completed' THEN ${withSaves ? sql.fragment`coalesce(o.doc_id, i.new_result)` : sql.fragment`i.new_result`} ELSE s.result END,
         finished_at = CASE WHEN i.to_status = 'completed' THEN now() ELSE s.finished_at END,
         error = NULL
       FROM input i ${withSaves ? sql.fragment`LEFT JOIN o ON o.step_id = i.step_id` : sql.fragment``}
       WHERE s.tenant_id = ${tenantId} AND s.task_id = ${taskId} AND s.id = i.step_id AND s.run_id = i.run_key
-        AND s.status = CASE WHEN i.to_status = 'running' THEN 'pending' ELSE 'running' END
-      RETURNING i.ord, ${withSaves ? sql.fragment`coalesce(o.doc_id, i.snippet)` : sql.fragment`i.snippet`} AS snippet,
+        AND s.status = CASE WHEN i.to_status = 'running' OR i.fused THEN 'pending' ELSE 'running' END
+      RETURNING i.ord, i.fused, ${withSaves ? sql.fragment`coalesce(o.doc_id, i.snippet)` : sql.fragment`i.snippet`} AS snippet,
         ${withSaves ? sql.fragment`o.doc_id` : sql.fragment`NULL::text`} AS save_result, ${stepColsOf('s')}, ${DEP_RESULTS}),
     ev AS (
       INSERT INTO events (tenant_id, stream, type, data)
       SELECT ${tenantId}, ${stream}, 'step',
-        jsonb_build_object('task_id', ${taskId}::text, 'step_id', u.id, 'status', u.status, 'snippet', u.snippet)
-      FROM (SELECT ord, id, status, snippet FROM up ORDER BY ord) u,
+        jsonb_build_object('task_id', ${taskId}::text, 'step_id', u.id, 'status', x.status, 'snippet', x.snippet)
+      FROM (SELECT ord, id, status, snippet, fused FROM up ORDER BY ord) u,
+        -- A fused write's two events: running, then its outcome.
+        LATERAL (SELECT 0 AS k, 'running'::text AS status, ''::text AS snippet WHERE u.fused
+                 UNION ALL SELECT 1, u.status, u.snippet) AS x,
         -- Correlated with u, so it runs after the sort, i.e. after every row of up is updated.
         LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${stream}, 7426)) WHERE u.ord >= 0) AS stream_lock
-      ORDER BY u.ord
-      RETURNING id)
-    SELECT up.ord, up.save_result, ${STEP_COLS}, up.dep_results, (
-      SELECT pg_notify(${EVENTS_CHANNEL}, json_build_object('stream', ${stream}::text, 'id', max(id))::text) FROM ev
-    ) IS NULL AS notified
+      ORDER BY u.ord, x.k
+      RETURNING id, type, data, created_at)
+    SELECT up.ord, up.save_result, ${STEP_COLS}, up.dep_results, ${batchNotify('ev', stream, tenantId)} IS NULL AS notified
     FROM up`);
   const byOrd = new Map(rows.map(({ ord, ...row }) => [ord, row]));
   return writes.map((_, i) => byOrd.get(i) ?? null);
@@ -366,6 +448,20 @@ export async function completeSaveStep(db: Db, opts: StepRef & { save: StepSave 
 }
 
 /**
+ * Runs a literal `save` step (see `LiteralSave`) in ONE statement: pending -> completed with its
+ * `running` and `completed` events, in that order, and what it saves (output row, document),
+ * batched with the stream's other step writes. Only for an action without an external effect: a
+ * stale run writes nothing, exactly as a start would have refused it.
+ * @returns the step's result (the document id), or null when the step was not pending for this run
+ * (a retry, or a stale run): the caller takes the ordinary path (`startStep`), which decides
+ */
+export async function runSaveStep(db: Db, opts: StepRef & { save: StepSave }): Promise<string | null> {
+  const { save, ...ref } = opts;
+  const row = await writeStep(db, { ref, to: 'completed', result: null, save, fused: true });
+  return row ? (row.save_result ?? row.result ?? '') : null;
+}
+
+/**
  * After a completion matched nothing: a retry of an activity whose completion already committed is
  * fine (answers the stored result); anything else is a lost run.
  * @throws StaleRunError
@@ -406,44 +502,54 @@ export async function settleSteps(
 const isoOf = (col: ReturnType<typeof sql.fragment>) =>
   sql.fragment`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
+/** Arg keys whose values are never returned (as `toStep`): the webhook signing key. */
+const REDACTED_ARG = 'secret';
+
+/** The JSON of task row `t` with its steps, as `toTask` returns it (statements whose CTE `t` returns the task's columns). */
+const taskJson = (tenantId: string) => sql.fragment`jsonb_build_object(
+  'id', t.id, 'title', t.title, 'description', t.description, 'surface', t.surface, 'session_id', t.session_id,
+  'priority', t.priority, 'metadata', t.metadata, 'status', t.status,
+  'created_at', ${isoOf(sql.fragment`t.created_at`)}, 'updated_at', ${isoOf(sql.fragment`t.updated_at`)},
+  'steps', coalesce((
+    SELECT jsonb_agg(jsonb_build_object(
+        'id', s.id, 'task_id', s.task_id, 'title', s.title, 'action', s.action,
+        'args', coalesce((SELECT jsonb_object_agg(a.key, CASE WHEN a.key = ${REDACTED_ARG} THEN to_jsonb('[redacted]'::text) ELSE a.value END)
+                          FROM jsonb_each(s.args) a), '{}'::jsonb),
+        'depends_on', to_jsonb(s.depends_on), 'order_num', s.order_num, 'status', s.status, 'result', s.result,
+        'error', s.error, 'attempts', s.attempts,
+        'started_at', ${isoOf(sql.fragment`s.started_at`)}, 'finished_at', ${isoOf(sql.fragment`s.finished_at`)})
+      ORDER BY s.order_num, s.created_at, s.id)
+    FROM task_steps s WHERE s.tenant_id = ${tenantId} AND s.task_id = t.id), '[]'::jsonb))`;
+
 /**
  * Ends a run: sets the task's final status and appends the `done` event with the task.
  * A run that no longer owns the task (cancelled, deleted) changes nothing.
  *
- * Completed and failed runs (every step settled, nothing left to change them) take two round
- * trips instead of a seven-statement transaction: the task and its steps are read (in parallel),
- * then ONE statement sets the status and appends `done` with that task, on condition that the
- * run still owns the task and nobody changed it since the read (`updated_at`). If the condition
- * fails, the locked transaction below decides. Cancellation always takes that path (steps may
- * still be moving).
+ * Completed and failed runs (every step settled, nothing left to change them) take ONE statement
+ * instead of a seven-statement transaction: it sets the status, on condition that the run still
+ * owns the task (the row lock makes a concurrent cancel or claim either win before it or see its
+ * end), and appends `done` with the task built in SQL exactly as the API returns it (`toTask`:
+ * the row as updated, its steps in order, a webhook secret redacted, timestamps as the row parser
+ * renders them). Cancellation takes the locked transaction below (steps may still be moving).
  */
 export async function finishTaskRun(
   db: Db,
   opts: { tenantId: string; taskId: string; runId: string; status: 'completed' | 'failed' | 'cancelled' },
 ): Promise<Task | null> {
   if (opts.status !== 'cancelled') {
-    const [row, steps] = await Promise.all([
-      taskRow(db, opts.tenantId, opts.taskId),
-      stepsOf(db, opts.tenantId, [opts.taskId]),
-    ]);
-    if (!row || row.status !== 'running' || row.run_id !== opts.runId) return null;
-    const full = toTask({ ...row, status: opts.status }, steps);
     const stream = taskStream(opts.taskId);
-    const updated = await db.maybeOneFirst(sql.type(z.object({ updated_at: z.string() }))`
+    return db.maybeOneFirst(sql.type(z.object({ task: Task }))`
       WITH t AS (
         UPDATE tasks SET status = ${opts.status}, updated_at = now()
         WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status = 'running' AND run_id = ${opts.runId}
-          AND date_trunc('milliseconds', updated_at) = ${row.updated_at}::timestamptz
-        RETURNING ${isoOf(sql.fragment`updated_at`)} AS updated_at),
+        RETURNING id, title, description, surface, session_id, priority, metadata, status, created_at, updated_at),
       ev AS (
         INSERT INTO events (tenant_id, stream, type, data)
         SELECT ${opts.tenantId}, ${stream}, 'done',
-          jsonb_set(${sql.jsonb({ done: true, task_id: opts.taskId, status: opts.status, task: full } as never)},
-                    '{task,updated_at}', to_jsonb(t.updated_at))
-        FROM t, LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${stream}, 7426)) WHERE t.updated_at IS NOT NULL) AS stream_lock
-        RETURNING id, pg_notify(${EVENTS_CHANNEL}, json_build_object('stream', stream, 'id', id)::text) IS NULL AS notified)
-      SELECT t.updated_at FROM t, ev`);
-    if (updated) return { ...full, updated_at: updated };
+          jsonb_build_object('done', true, 'task_id', t.id, 'status', t.status, 'task', ${taskJson(opts.tenantId)})
+        FROM t, LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${stream}, 7426)) WHERE t.id IS NOT NULL) AS stream_lock
+        RETURNING id, data, ${ROW_NOTIFY} IS NULL AS notified)
+      SELECT data->'task' AS task FROM ev`);
   }
   return db.transaction(async (tx) => {
     const task = await taskRow(tx, opts.tenantId, opts.taskId, true);

@@ -81,22 +81,47 @@ async function fetchAction(input: ActionInput): Promise<string> {
  * @throws StepPermanentError when there is nothing to save
  */
 export async function prepareSave(input: ActionInput): Promise<StepSave> {
-  const content = input.args.content ?? context(input);
+  return saveOf(input.deps, {
+    tenantId: input.tenantId,
+    taskId: input.taskId,
+    stepId: input.step.id,
+    runId: input.runId,
+    title: input.args.title ?? input.step.title,
+    content: input.args.content ?? context(input),
+  });
+}
+
+/**
+ * The save of a step whose args are literal (no `{{steps.<id>.result}}`, content given), from what
+ * the run's plan carries (`LiteralSave`): the same output and document as `prepareSave` on the step row.
+ */
+export function prepareLiteralSave(
+  deps: ActivityDeps,
+  ref: { tenantId: string; taskId: string; stepId: string; runId: string },
+  lit: { title: string; content: string },
+): Promise<StepSave> {
+  return saveOf(deps, { ...ref, ...lit });
+}
+
+async function saveOf(
+  deps: ActivityDeps,
+  s: { tenantId: string; taskId: string; stepId: string; runId: string; title: string; content: string },
+): Promise<StepSave> {
+  const { title, content } = s;
   if (!content.trim())
     throw new StepPermanentError('The save step has nothing to save: give args.content or a dependency with a result.');
-  const title = input.args.title ?? input.step.title;
-  const doc = await prepareDocument(input.deps, {
-    tenantId: input.tenantId,
+  const doc = await prepareDocument(deps, {
+    tenantId: s.tenantId,
     sourceKind: 'ingest',
     title,
     mediaType: 'text/plain',
     sizeBytes: Buffer.byteLength(content),
     text: content,
     provenance: {
-      source: `task:${input.taskId}/${input.step.id}`,
-      task_id: input.taskId,
-      step_id: input.step.id,
-      run_id: input.runId,
+      source: `task:${s.taskId}/${s.stepId}`,
+      task_id: s.taskId,
+      step_id: s.stepId,
+      run_id: s.runId,
     },
   });
   return { output: { title, content }, doc };

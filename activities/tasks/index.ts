@@ -9,12 +9,15 @@ import {
   completeSaveStep,
   completeStep,
   finishTaskRun,
+  runSaveStep,
   settleSteps,
   snippetOf,
   StaleRunError,
   startStep,
+  type LiteralSave,
+  type StepSave,
 } from '../store/task-runs';
-import { prepareSave, resolveArgs, runAction, writeSave, type ActionInput } from './actions';
+import { prepareLiteralSave, prepareSave, resolveArgs, runAction, writeSave, type ActionInput } from './actions';
 import { toActivityFailure, workerShutdownFailure } from './errors';
 
 export interface StepActivityInput {
@@ -22,6 +25,16 @@ export interface StepActivityInput {
   taskId: string;
   stepId: string;
   runId: string;
+  /** A literal save's title and content, from the run's plan (see `LiteralSave`). */
+  lit?: LiteralSave;
+  /** The run's last step: when it completes, the activity ends the run (completed, `done` event). */
+  finish?: boolean;
+}
+
+/** A step's outcome for the workflow: a short snippet; `finished` when this (last) step ended the run. */
+export interface StepOutcome {
+  snippet: string;
+  finished?: boolean;
 }
 
 /** Activities of the task platform: run bookkeeping and one activity per step action. */
@@ -35,12 +48,29 @@ export function createTasksActivities(deps: ActivityDeps) {
    */
   const runStep =
     (action: StepAction) =>
-    async (input: StepActivityInput): Promise<{ snippet: string }> => {
+    async (input: StepActivityInput): Promise<StepOutcome> => {
       const ctx = Context.current();
       const beat = setInterval(() => ctx.heartbeat(), 1000);
+      const { lit, finish, ...ref } = input;
+      /** The step completed (now or by an earlier attempt): the last one also ends the run. */
+      const outcome = async (result: string | null): Promise<StepOutcome> => {
+        const snippet = snippetOf(result);
+        if (!finish) return { snippet };
+        return { snippet, finished: (await finishTaskRun(deps.db, { ...ref, status: 'completed' })) !== null };
+      };
       try {
-        const started = await startStep(deps.db, input);
-        if (started.done) return { snippet: snippetOf(started.result) };
+        let save: StepSave | undefined;
+        if (action === 'save' && lit) {
+          // No external effect: the start and the completion (with what it saves) are one statement.
+          save = await prepareLiteralSave(deps, ref, lit);
+          if (fitsOneStatement(save.doc)) {
+            const result = await runSaveStep(deps.db, { ...ref, save });
+            if (result !== null) return await outcome(result);
+          }
+          // Not pending for this run (a retry, a stale run) or too large: the ordinary path decides.
+        }
+        const started = await startStep(deps.db, ref);
+        if (started.done) return await outcome(started.result);
         const actionInput: ActionInput = {
           deps,
           models,
@@ -54,17 +84,16 @@ export function createTasksActivities(deps: ActivityDeps) {
         };
         let result: string;
         if (action === 'save') {
-          const save = await prepareSave(actionInput);
+          save ??= await prepareSave(actionInput);
           // The common case: the save's output and document go with the completion, one statement
           // batched with the run's other step writes. Vectors or many chunks: written first, on their own.
-          if (fitsOneStatement(save.doc))
-            return { snippet: snippetOf(await completeSaveStep(deps.db, { ...input, save })) };
+          if (fitsOneStatement(save.doc)) return await outcome(await completeSaveStep(deps.db, { ...ref, save }));
           result = await writeSave(actionInput, save);
         } else {
           result = await runAction(action, actionInput);
         }
-        await completeStep(deps.db, { ...input, result });
-        return { snippet: snippetOf(result) };
+        await completeStep(deps.db, { ...ref, result });
+        return await outcome(result);
       } catch (err) {
         const shutdown = workerShutdownFailure(ctx.cancellationSignal);
         if (shutdown) throw shutdown;

@@ -70,13 +70,15 @@ export const EFFECT_TOOLS: ToolDef[] = [
       const row = await taskRow(db, tenantId, task_id);
       if (!row) throw notFound('Task');
       const claim = await claimTaskRun(db, { tenantId, taskId: row.id });
-      if (!claim.attached) {
+      if (claim.run) {
+        const { runKey } = claim.run;
         await startTaskRun(toolAppContext(ctx), {
           tenantId,
           taskId: row.id,
           title: row.title,
           surface: row.surface ?? undefined,
-          onStartFailed: () => releaseTaskRun(db, { tenantId, taskId: row.id, previous: claim.previous }),
+          claim: claim.run,
+          onStartFailed: () => releaseTaskRun(db, { tenantId, taskId: row.id, previous: claim.previous, runKey }),
         });
       }
       const now = await getTask(db, tenantId, row.id);

@@ -79,13 +79,16 @@ export function taskExecuteRoutes(): RouteSpec[] {
         // One statement: the claim reads the row too (404 when it is not the tenant's).
         const claim = await claimTaskRun(ctx.deps.db, { tenantId, taskId: params.id });
         const row = claim.task;
-        if (!claim.attached) {
+        if (claim.run) {
+          const { runKey } = claim.run;
           await startTaskRun(ctx, {
             tenantId,
             taskId: row.id,
             title: row.title,
             surface: row.surface ?? undefined,
-            onStartFailed: () => releaseTaskRun(ctx.deps.db, { tenantId, taskId: row.id, previous: claim.previous }),
+            claim: claim.run,
+            onStartFailed: () =>
+              releaseTaskRun(ctx.deps.db, { tenantId, taskId: row.id, previous: claim.previous, runKey }),
           });
         }
         if (sse) return streamRun(ctx, row.id, claim.floor);

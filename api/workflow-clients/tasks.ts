@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { TaskRunState } from '../../schema/tasks';
+import type { TaskRunInput, TaskRunState } from '../../schema/tasks';
 import { workflowIds } from '../../schema/workflow-ids';
 import { taskStatusQuery } from '../../workflows/task-defs';
 import type { taskDagWorkflow } from '../../workflows/task-dag';
@@ -17,7 +17,15 @@ function handle(ctx: AppContext, taskId: string) {
 /** Starts a run of the task's DAG; `onStartFailed` undoes the database claim. */
 export async function startTaskRun(
   ctx: AppContext,
-  o: { tenantId: string; taskId: string; title: string; surface?: string; onStartFailed: () => Promise<unknown> },
+  o: {
+    tenantId: string;
+    taskId: string;
+    title: string;
+    surface?: string;
+    /** The claim's run key and plan (`claimTaskRun`): the run needs no begin step of its own. */
+    claim: NonNullable<TaskRunInput['claim']>;
+    onStartFailed: () => Promise<unknown>;
+  },
 ): Promise<void> {
   await startJobWorkflow(ctx, {
     workflow: 'taskDagWorkflow',
@@ -25,7 +33,7 @@ export async function startTaskRun(
     kind: 'task',
     tenantId: o.tenantId,
     title: o.title,
-    args: [{ tenantId: o.tenantId, taskId: o.taskId }],
+    args: [{ tenantId: o.tenantId, taskId: o.taskId, claim: o.claim }],
     surface: o.surface,
     // The database claim already decided that no run owns the task: a leftover execution
     // (e.g. a cancelled run still cleaning up) is replaced, never joined.

@@ -1,11 +1,11 @@
 import pg from 'pg';
 import pino from 'pino';
 import { createEventListener } from '../../activities/store/event-listener';
-import { appendEvent, lastEventId, readEventsAfter } from '../../activities/store/events';
+import { appendEvent, lastEventId, readEventsAfter, type EventNotice } from '../../activities/store/events';
 import { createTenant } from '../../activities/store/keys';
 import type { AppContext } from '../../api/context';
 import { defineRoute } from '../../api/route';
-import { openSse, pipeEventStream, type SseWriter } from '../../api/sse';
+import { eventListenerOf, openSse, pipeEventStream, type SseWriter } from '../../api/sse';
 import { startHarness, type Harness } from '../helpers/harness';
 import { openStream, sleep, until } from './sse-client';
 import { startExtraApp } from '../helpers/extra-app';
@@ -135,6 +135,111 @@ test('openSse sends heartbeats and cleans up when the client disconnects; pipeEv
       lastEventId: String(ids[1]),
     });
     expect(resumed.events.map((e) => e.data.i)).toEqual([2, 3]);
+  } finally {
+    await api.close();
+  }
+});
+
+test('a NOTIFY carries its event when it fits (the row as read back, with its tenant); a large one sends ids only', async () => {
+  const listen = new pg.Client({ connectionString: h.dbUrl });
+  await listen.connect();
+  const notices: EventNotice[] = [];
+  listen.on('notification', (m) => {
+    const n = JSON.parse(m.payload!) as EventNotice;
+    if (n.stream === 's5') notices.push(n);
+  });
+  await listen.query('LISTEN svc_events');
+  try {
+    const small = await appendEvent(h.db, { tenantId: tenant, stream: 's5', type: 'tick', data: { a: [1, 'x'] } });
+    const big = await appendEvent(h.db, {
+      tenantId: tenant,
+      stream: 's5',
+      type: 'tick',
+      data: { s: 'y'.repeat(9000) },
+    });
+    await until(async () => notices.length === 2);
+    const rows = await readEventsAfter(h.db, { tenantId: tenant, stream: 's5', afterId: 0 });
+    expect(rows.map((r) => r.id)).toEqual([small, big]);
+    expect(notices[0]).toMatchObject({ stream: 's5', t: tenant, id: small });
+    const [carried] = notices[0].ev!;
+    expect({ ...carried, stream: 's5', created_at: new Date(carried.created_at).toISOString() }).toEqual(rows[0]);
+    expect(notices[1]).toEqual({ stream: 's5', t: tenant, id: big });
+  } finally {
+    await listen.end();
+  }
+});
+
+test('pipeEventStream sends carried events without reading them back; a large event, a gap and another tenant are handled', async () => {
+  let deps: AppContext['deps'] | undefined;
+  let reads = 0;
+  const counted = new Proxy(h.db, {
+    get(target, prop, receiver) {
+      if (prop === 'any') reads++;
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+  const routes = [
+    defineRoute({
+      method: 'get',
+      path: '/test/s6',
+      access: 'public',
+      summary: 'test',
+      tags: ['test'],
+      handler: (ctx: AppContext) => {
+        deps = ctx.deps;
+        pipeEventStream(ctx, {
+          db: counted,
+          tenantId: tenant,
+          stream: 's6',
+          afterId: 0,
+          types: ['tick', 'end'],
+          toMessage: (row) => ({ data: row.data }),
+          isFinal: (row) => row.type === 'end',
+        });
+      },
+    }),
+  ];
+  const api = await startExtraApp(h, { routes });
+  const add = (type: string, data: Record<string, unknown>, tenantId = tenant) =>
+    appendEvent(h.db, { tenantId, stream: 's6', type, data });
+  try {
+    await add('tick', { i: 0 });
+    let received = 0;
+    const stream = openStream(`${api.url}/test/s6`, {
+      key: 'unused',
+      method: 'GET',
+      onEvent: (_e, all) => void (received = all.length),
+    });
+    await until(async () => received === 1);
+    await until(async () => deps && eventListenerOf(deps).connected);
+    const readsBefore = reads;
+    await add('tick', { i: 1 });
+    await add('other', { skipped: true }); // not one of the stream's types
+    await add('tick', { i: 2 }, otherTenant); // another tenant's stream of that name
+    await add('tick', { i: 3, pad: 'z'.repeat(9000) }); // too large to carry: read back
+    await add('tick', { i: 4 });
+    await until(async () => reads > readsBefore); // the large event's read-back
+    await add('tick', { i: 5 });
+    await until(async () => received === 5);
+    // Six notices, one read back: the large event's (each notice was read back before).
+    expect(reads - readsBefore).toBe(1);
+    // A gap: the LISTEN connection dies and events are appended before it is back.
+    const admin = new pg.Client({ connectionString: h.dbUrl });
+    await admin.connect();
+    await admin.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN svc_events%' AND datname = current_database() AND pid <> pg_backend_pid()",
+    );
+    await admin.end();
+    await add('tick', { i: 6 });
+    await add('tick', { i: 7 });
+    await until(async () => eventListenerOf(deps!).connected, 10_000);
+    await add('tick', { i: 8 });
+    await add('end', { i: 9 });
+    const got = await stream;
+    expect(got.events.map((e) => e.data.i)).toEqual([0, 1, 3, 4, 5, 6, 7, 8, 9]);
+    const ids = got.events.map((e) => Number(e.id));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(got.events[2].data.pad).toHaveLength(9000);
   } finally {
     await api.close();
   }

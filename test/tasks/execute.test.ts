@@ -214,6 +214,66 @@ test('SSE streams step updates in order with ids, ends with done and the task, a
   expect(bad.status).toBe(400);
 });
 
+test('the claim plans the run and the last step ends it: no local activity at all for a run that goes well, one done; a failing last step still ends the run', async () => {
+  const save = (id: string, content: string, deps: string[] = []) => ({
+    id,
+    title: id.toUpperCase(),
+    action: 'save',
+    args: { content },
+    depends_on: deps,
+  });
+  const markers = async (taskId: string) =>
+    ((await h.client.workflow.getHandle(`task-${taskId}`).fetchHistory()).events ?? []).filter(
+      (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+    ).length;
+  const dones = async (taskId: string) =>
+    h.db.oneFirst(sql.unsafe`
+      SELECT count(*)::int FROM events WHERE tenant_id = ${tenantId} AND stream = ${`task:${taskId}`} AND type = 'done'`);
+
+  // Literal saves (one statement each) and one that refers to its dependency (start, then completion).
+  const t = await createTask({
+    title: 'chain',
+    steps: [save('a', 'alpha'), save('b', 'beta of {{steps.a.result}}', ['a']), save('c', 'gamma', ['b'])],
+  });
+  const full = await openStream(`${h.url}/v1/tasks/${t.id}/execute`, { key });
+  expect(full.events.filter((e) => !e.data.done).map((e) => `${e.data.step_id}:${e.data.status}`)).toEqual([
+    'a:running',
+    'a:completed',
+    'b:running',
+    'b:completed',
+    'c:running',
+    'c:completed',
+  ]);
+  const last = full.events[full.events.length - 1].data;
+  expect(last).toMatchObject({ done: true, status: 'completed', task: { id: t.id, status: 'completed' } });
+  expect(last.task.steps.map((x: any) => [x.id, x.status, x.attempts])).toEqual([
+    ['a', 'completed', 1],
+    ['b', 'completed', 1],
+    ['c', 'completed', 1],
+  ]);
+  expect(await h.client.workflow.getHandle(`task-${t.id}`).result()).toEqual({ status: 'completed' });
+  expect(await markers(t.id)).toBe(0); // no begin (the claim gave the plan and the run key), no finish
+  expect(await dones(t.id)).toBe(1);
+  // The run's key is the claim's: on the task and on every step it ran.
+  const runKey = (await h.req('GET', `/v1/tasks/${t.id}/execute`, { key })).body.run_id;
+  expect(runKey).toMatch(/^run_/);
+  expect(
+    await h.db.anyFirst(sql.unsafe`SELECT run_id FROM task_steps WHERE tenant_id = ${tenantId} AND task_id = ${t.id}`),
+  ).toEqual([runKey, runKey, runKey]);
+  const b = (await h.req('GET', `/v1/tasks/${t.id}`, { key })).body.steps.find((x: any) => x.id === 'b');
+  expect(
+    await h.db.oneFirst(sql.unsafe`SELECT text FROM documents WHERE tenant_id = ${tenantId} AND id = ${b.result}`),
+  ).toBe(`beta of ${last.task.steps[0].result}`);
+
+  // The last step fails (nothing to save): the workflow settles it and ends the run as before.
+  const f = await createTask({ title: 'fails', steps: [save('a', 'alpha'), save('z', '   ', ['a'])] });
+  const failed = await openStream(`${h.url}/v1/tasks/${f.id}/execute`, { key });
+  expect(failed.events[failed.events.length - 1].data).toMatchObject({ done: true, status: 'failed' });
+  expect(await h.client.workflow.getHandle(`task-${f.id}`).result()).toEqual({ status: 'failed' });
+  expect(await markers(f.id)).toBe(2); // the failed step's settle, the finish
+  expect(await dones(f.id)).toBe(1);
+});
+
 test('executing a running task attaches to it; GET reports live then stored status', async () => {
   let release!: () => void;
   rx.route('/a/slow', { gate: new Promise<void>((r) => (release = r)) });

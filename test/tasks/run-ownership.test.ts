@@ -10,11 +10,14 @@ import {
   completeSaveStep,
   completeStep,
   finishTaskRun,
+  LITERAL_SAVE_MAX,
+  releaseTaskRun,
+  runSaveStep,
   settleSteps,
   StaleRunError,
   startStep,
 } from '../../activities/store/task-runs';
-import { createTask, patchTask, stepsOf } from '../../activities/store/tasks';
+import { createTask, getTask, patchTask, stepsOf, taskRow } from '../../activities/store/tasks';
 import { taskStream } from '../../schema/tasks';
 import { freshDatabase } from '../helpers/harness';
 
@@ -53,14 +56,49 @@ async function newTask(specs: Spec[]): Promise<string> {
   return (await createTask(db, { tenantId, body: { title: 'run', steps } as never })).id;
 }
 
-/** Runs every step like the workflow does: each step starts as soon as its dependencies completed. */
-async function runDag(taskId: string, runId: string, specs: Spec[]): Promise<void> {
+/** What a save step stores (output, document with one chunk), as the activity prepares it. */
+function saveOf(taskId: string, stepId: string, text: string) {
+  return {
+    output: { title: stepId, content: text },
+    doc: {
+      tenantId,
+      sourceKind: 'ingest' as const,
+      title: stepId,
+      mediaType: 'text/plain',
+      sizeBytes: Buffer.byteLength(text),
+      text,
+      provenance: { task_id: taskId, step_id: stepId },
+      chunks: [text],
+    },
+  };
+}
+
+/**
+ * Runs every step like the workflow does: each step starts as soon as its dependencies completed.
+ * `fused(stepId)`: that step runs as a literal save (start and completion in one statement).
+ */
+async function runDag(
+  taskId: string,
+  runId: string,
+  specs: Spec[],
+  fused?: (stepId: string) => boolean,
+): Promise<void> {
   const done = new Map<string, Promise<void>>();
   const run = (s: Spec): Promise<void> => {
     let p = done.get(s.id);
     if (!p) {
       p = (async () => {
         await Promise.all(s.depends_on.map((d) => run(specs.find((x) => x.id === d)!)));
+        if (fused?.(s.id)) {
+          const saved = await runSaveStep(db, {
+            tenantId,
+            taskId,
+            stepId: s.id,
+            runId,
+            save: saveOf(taskId, s.id, 'x'),
+          });
+          if (saved !== null) return;
+        }
         const started = await startStep(db, { tenantId, taskId, stepId: s.id, runId });
         if (started.done) return;
         await completeStep(db, { tenantId, taskId, stepId: s.id, runId, result: `result of ${s.id}` });
@@ -99,15 +137,20 @@ test('100 runs of random DAGs (fixed seed) with parallel steps: each stream is o
   const next = rng(18);
   const runs = Array.from({ length: 100 }, () => randomDag(next));
   const drops = runs.map(() => 1 + Math.floor(next() * 5));
+  // About half the steps run as literal saves (one statement, two events), mixed with the others in batches.
+  const fusedSteps = runs.map((specs) => new Set(specs.filter(() => next() < 0.5).map((s) => s.id)));
   // Ten runs at a time, each with a reader tailing its stream while the steps write.
   for (let batch = 0; batch < runs.length; batch += 10) {
     await Promise.all(
       runs.slice(batch, batch + 10).map(async (specs, j) => {
         const taskId = await newTask(specs);
-        await claimTaskRun(db, { tenantId, taskId });
-        const runId = `run-${batch + j}`;
-        expect(await beginTaskRun(db, { tenantId, taskId, runId })).toHaveLength(specs.length);
-        const [seen] = await Promise.all([tail(taskStream(taskId), drops[batch + j]), runDag(taskId, runId, specs)]);
+        const { run: claimed } = await claimTaskRun(db, { tenantId, taskId });
+        const runId = claimed!.runKey;
+        expect(claimed!.steps).toHaveLength(specs.length);
+        const [seen] = await Promise.all([
+          tail(taskStream(taskId), drops[batch + j]),
+          runDag(taskId, runId, specs, (id) => fusedSteps[batch + j].has(id)),
+        ]);
         const all = await readEventsAfter(db, { tenantId, stream: taskStream(taskId), afterId: 0 });
 
         // The tail (with its reconnect) saw exactly what was committed, in id order, nothing twice.
@@ -134,9 +177,7 @@ test('a stale run cannot write: after a cancel and a second run, the first run c
     { id: 'c', depends_on: ['a', 'b'] },
   ];
   const taskId = await newTask(specs);
-  await claimTaskRun(db, { tenantId, taskId });
-  const first = { tenantId, taskId, runId: 'run-first' };
-  await beginTaskRun(db, first);
+  const first = { tenantId, taskId, runId: (await claimTaskRun(db, { tenantId, taskId })).run!.runKey };
   await startStep(db, { ...first, stepId: 'a' });
 
   await patchTask(db, { tenantId, taskId, patch: { status: 'cancelled' } });
@@ -144,9 +185,14 @@ test('a stale run cannot write: after a cancel and a second run, the first run c
   await expect(startStep(db, { ...first, stepId: 'b' })).rejects.toBeInstanceOf(StaleRunError);
 
   // A second run takes the task; the first can neither take it back nor touch its steps.
-  await claimTaskRun(db, { tenantId, taskId });
-  const second = { tenantId, taskId, runId: 'run-second' };
-  expect(await beginTaskRun(db, second)).toHaveLength(3);
+  const claimed = (await claimTaskRun(db, { tenantId, taskId })).run!;
+  const second = { tenantId, taskId, runId: claimed.runKey };
+  expect(second.runId).not.toBe(first.runId);
+  expect(claimed.steps.map((p) => [p.id, p.status])).toEqual([
+    ['a', 'pending'],
+    ['b', 'pending'],
+    ['c', 'pending'],
+  ]);
   expect(await beginTaskRun(db, first)).toBeNull();
   await expect(startStep(db, { ...first, stepId: 'a' })).rejects.toBeInstanceOf(StaleRunError);
   await settleSteps(db, { ...first, stepIds: ['a', 'b', 'c'], status: 'failed', reason: 'stale' });
@@ -156,9 +202,9 @@ test('a stale run cannot write: after a cancel and a second run, the first run c
   await runDag(taskId, second.runId, specs);
   const rows = await stepsOf(db, tenantId, [taskId]);
   expect(rows.map((r) => [r.id, r.status, r.run_id, r.result])).toEqual([
-    ['a', 'completed', 'run-second', 'result of a'],
-    ['b', 'completed', 'run-second', 'result of b'],
-    ['c', 'completed', 'run-second', 'result of c'],
+    ['a', 'completed', second.runId, 'result of a'],
+    ['b', 'completed', second.runId, 'result of b'],
+    ['c', 'completed', second.runId, 'result of c'],
   ]);
   const after = await readEventsAfter(db, { tenantId, stream: taskStream(taskId), afterId: floor });
   expect(after.filter((e) => e.type === 'step').map((e) => (e.data as { status: string }).status)).toEqual(
@@ -167,11 +213,113 @@ test('a stale run cannot write: after a cancel and a second run, the first run c
   expect(after.at(-1)?.data).toMatchObject({ done: true, status: 'completed' });
 });
 
+test('the claim stamps a fresh run key on the task and the steps it will run, with the plan; a released claim cannot write', async () => {
+  const specs = [
+    { id: 'a', depends_on: [] },
+    { id: 'b', depends_on: ['a'] },
+  ];
+  const taskId = await newTask(specs);
+  const claim = await claimTaskRun(db, { tenantId, taskId });
+  const run = { tenantId, taskId, runId: claim.run!.runKey };
+  expect(run.runId).toMatch(/^run_/);
+  expect(claim.task.run_id).toBe(run.runId);
+  expect(claim.run!.steps).toEqual([
+    { id: 'a', action: 'save', depends_on: [], status: 'pending', lit: { title: 'a', content: 'x' } },
+    { id: 'b', action: 'save', depends_on: ['a'], status: 'pending', lit: { title: 'b', content: 'x' } },
+  ]);
+  expect((await stepsOf(db, tenantId, [taskId])).map((r) => r.run_id)).toEqual([run.runId, run.runId]);
+  // A second claim while it runs attaches: no new key, no plan.
+  const again = await claimTaskRun(db, { tenantId, taskId });
+  expect(again.attached).toBe(true);
+  expect(again.run).toBeUndefined();
+
+  // The start failed: the release takes the key off, so a workflow that started after all cannot write.
+  await releaseTaskRun(db, { tenantId, taskId, previous: claim.previous, runKey: run.runId });
+  expect((await taskRow(db, tenantId, taskId))?.status).toBe('pending');
+  await expect(startStep(db, { ...run, stepId: 'a' })).rejects.toBeInstanceOf(StaleRunError);
+  expect(await finishTaskRun(db, { ...run, status: 'completed' })).toBeNull();
+
+  // A run whose start only looked failed and that already moved a step owns the task: the release leaves it.
+  const next = await claimTaskRun(db, { tenantId, taskId });
+  const live = { tenantId, taskId, runId: next.run!.runKey };
+  expect(next.run!.steps.map((p) => p.status)).toEqual(['pending', 'pending']);
+  await startStep(db, { ...live, stepId: 'a' });
+  await releaseTaskRun(db, { tenantId, taskId, previous: next.previous, runKey: live.runId });
+  expect(await taskRow(db, tenantId, taskId)).toMatchObject({ status: 'running', run_id: live.runId });
+  await completeStep(db, { ...live, stepId: 'a', result: 'done a' });
+
+  // A later claim plans the completed step as completed and keeps its result and run.
+  await patchTask(db, { tenantId, taskId, patch: { status: 'cancelled' } });
+  const third = await claimTaskRun(db, { tenantId, taskId });
+  expect(third.run!.steps.map((p) => [p.id, p.status, p.lit])).toEqual([
+    ['a', 'completed', undefined],
+    ['b', 'pending', { title: 'b', content: 'x' }],
+  ]);
+  expect((await stepsOf(db, tenantId, [taskId])).map((r) => [r.id, r.run_id, r.result])).toEqual([
+    ['a', live.runId, 'done a'],
+    ['b', third.run!.runKey, null],
+  ]);
+});
+
+test('a run started before the claim carried its key begins with the Temporal run id; it cannot begin on a keyed claim', async () => {
+  const taskId = await newTask([{ id: 'only', depends_on: [] }]);
+  const claim = await claimTaskRun(db, { tenantId, taskId });
+  expect(await beginTaskRun(db, { tenantId, taskId, runId: 'temporal-run' })).toBeNull();
+  // What the claim left before it stamped a key: no run id until the run's begin.
+  await db.query(sql.unsafe`UPDATE tasks SET run_id = NULL WHERE id = ${taskId} AND tenant_id = ${tenantId}`);
+  await db.query(sql.unsafe`UPDATE task_steps SET run_id = NULL WHERE task_id = ${taskId} AND tenant_id = ${tenantId}`);
+  const run = { tenantId, taskId, runId: 'temporal-run' };
+  expect(await beginTaskRun(db, run)).toHaveLength(1);
+  await expect(startStep(db, { ...run, runId: claim.run!.runKey, stepId: 'only' })).rejects.toBeInstanceOf(
+    StaleRunError,
+  );
+  await startStep(db, { ...run, stepId: 'only' });
+  await completeStep(db, { ...run, stepId: 'only', result: 'r' });
+  expect(await finishTaskRun(db, { ...run, status: 'completed' })).toMatchObject({ status: 'completed' });
+});
+
+test('the finish is one statement: its done event carries the task exactly as GET returns it (secret redacted, timestamps, steps in order)', async () => {
+  const steps = [
+    {
+      id: 'z',
+      title: 'Zed',
+      action: 'save' as const,
+      args: { content: 'a "quoted" ü text' },
+      depends_on: [],
+      order_num: 2,
+    },
+    {
+      id: 'h',
+      title: 'Hook',
+      action: 'webhook' as const,
+      args: { url: 'http://127.0.0.1:9/x', secret: 'do-not-show' },
+      depends_on: [],
+      order_num: 1,
+    },
+    { id: 'e', title: 'Empty', action: 'save' as const, args: {}, depends_on: ['z'], order_num: 3 },
+  ];
+  const body = { title: 'finish', description: 'd', priority: 3, metadata: { k: 'v' }, steps };
+  const taskId = (await createTask(db, { tenantId, body: body as never })).id;
+  const run = { tenantId, taskId, runId: (await claimTaskRun(db, { tenantId, taskId })).run!.runKey };
+  for (const id of ['h', 'z', 'e']) {
+    await startStep(db, { ...run, stepId: id });
+    await completeStep(db, { ...run, stepId: id, result: `result of ${id}` });
+  }
+  const finished = await finishTaskRun(db, { ...run, status: 'completed' });
+  const stored = await getTask(db, tenantId, taskId);
+  expect(stored!.status).toBe('completed');
+  expect(stored!.steps.map((x) => x.id)).toEqual(['h', 'z', 'e']);
+  expect(stored!.steps[0].args.secret).toBe('[redacted]');
+  expect(finished).toEqual(stored);
+  const done = (await readEventsAfter(db, { tenantId, stream: taskStream(taskId), afterId: 0 })).at(-1)!;
+  expect(done.data).toEqual({ done: true, task_id: taskId, status: 'completed', task: stored });
+  // Once: the run no longer owns a running task.
+  expect(await finishTaskRun(db, { ...run, status: 'failed' })).toBeNull();
+});
+
 test('a retried step activity after its completion committed records the step once', async () => {
   const taskId = await newTask([{ id: 'only', depends_on: [] }]);
-  await claimTaskRun(db, { tenantId, taskId });
-  const run = { tenantId, taskId, runId: 'run-retry' };
-  await beginTaskRun(db, run);
+  const run = { tenantId, taskId, runId: (await claimTaskRun(db, { tenantId, taskId })).run!.runKey };
   await startStep(db, { ...run, stepId: 'only' });
   await completeStep(db, { ...run, stepId: 'only', result: 'once' });
   // The worker died before reporting: Temporal retries the activity.
@@ -185,9 +333,7 @@ test('a retried step activity after its completion committed records the step on
 test('concurrent steps of one run share statements: one transaction for a fan-out, events in call order, a bad write fails alone', async () => {
   const specs = Array.from({ length: 20 }, (_, i) => ({ id: `f${i}`, depends_on: [] }));
   const taskId = await newTask(specs);
-  await claimTaskRun(db, { tenantId, taskId });
-  const run = { tenantId, taskId, runId: 'run-fan' };
-  await beginTaskRun(db, run);
+  const run = { tenantId, taskId, runId: (await claimTaskRun(db, { tenantId, taskId })).run!.runKey };
   const stream = taskStream(taskId);
 
   // Twenty starts issued together: one statement (one transaction: the events share their xmin), ids in call order.
@@ -219,23 +365,9 @@ test('concurrent steps of one run share statements: one transaction for a fan-ou
 test("save completions write the step's output and document in the completing statement: one transaction for a fan-out, once per run and step, nothing for a stale run", async () => {
   const specs = Array.from({ length: 10 }, (_, i) => ({ id: `v${i}`, depends_on: [] }));
   const taskId = await newTask(specs);
-  await claimTaskRun(db, { tenantId, taskId });
-  const run = { tenantId, taskId, runId: 'run-save' };
-  await beginTaskRun(db, run);
+  const run = { tenantId, taskId, runId: (await claimTaskRun(db, { tenantId, taskId })).run!.runKey };
   await Promise.all(specs.map((s) => startStep(db, { ...run, stepId: s.id })));
-  const save = (stepId: string, text: string) => ({
-    output: { title: stepId, content: text },
-    doc: {
-      tenantId,
-      sourceKind: 'ingest' as const,
-      title: stepId,
-      mediaType: 'text/plain',
-      sizeBytes: Buffer.byteLength(text),
-      text,
-      provenance: { task_id: taskId, step_id: stepId },
-      chunks: [text],
-    },
-  });
+  const save = (stepId: string, text: string) => saveOf(taskId, stepId, text);
   const results = await Promise.all(
     specs.map((s) => completeSaveStep(db, { ...run, stepId: s.id, save: save(s.id, `text of ${s.id}`) })),
   );
@@ -292,4 +424,68 @@ test("save completions write the step's output and document in the completing st
   const v0 = await db.oneFirst(sql.type(z.object({ content: z.string() }))`
     SELECT content FROM task_outputs WHERE tenant_id = ${tenantId} AND task_id = ${taskId} AND step_id = 'v0'`);
   expect(v0).toBe('text of v0');
+});
+
+test('a literal save runs in one statement: the plan carries what it saves, its running and completed events in order, a retry answers its result, a stale run writes nothing', async () => {
+  const steps = [
+    { id: 'lit', title: 'Lit', action: 'save' as const, args: { content: 'literal text' }, depends_on: [] },
+    { id: 'titled', title: 'T', action: 'save' as const, args: { content: 'y', title: 'Own title' }, depends_on: [] },
+    {
+      id: 'ref',
+      title: 'R',
+      action: 'save' as const,
+      args: { content: 'of {{steps.lit.result}}' },
+      depends_on: ['lit'],
+    },
+    { id: 'ctx', title: 'C', action: 'save' as const, args: {}, depends_on: ['lit'] },
+    { id: 'big', title: 'B', action: 'save' as const, args: { content: 'z'.repeat(LITERAL_SAVE_MAX) }, depends_on: [] },
+    { id: 'hook', title: 'H', action: 'webhook' as const, args: { url: 'http://127.0.0.1:9/x' }, depends_on: [] },
+  ];
+  const taskId = (await createTask(db, { tenantId, body: { title: 'lit', steps } as never })).id;
+  const claimed = (await claimTaskRun(db, { tenantId, taskId })).run!;
+  const run = { tenantId, taskId, runId: claimed.runKey };
+  const plan = claimed.steps;
+  expect(Object.fromEntries(plan!.map((s) => [s.id, s.lit]))).toEqual({
+    lit: { title: 'Lit', content: 'literal text' },
+    titled: { title: 'Own title', content: 'y' },
+    ref: undefined,
+    ctx: undefined,
+    big: undefined,
+    hook: undefined,
+  });
+
+  // A run that does not own the step: nothing written, and the ordinary path then says why.
+  expect(
+    await runSaveStep(db, { ...run, runId: 'run-stale', stepId: 'lit', save: saveOf(taskId, 'lit', 'stale') }),
+  ).toBeNull();
+  const result = await runSaveStep(db, { ...run, stepId: 'lit', save: saveOf(taskId, 'lit', 'literal text') });
+  expect(result).toMatch(/^doc_/);
+  const [row] = (await stepsOf(db, tenantId, [taskId])).filter((r) => r.id === 'lit');
+  expect(row).toMatchObject({ status: 'completed', result, attempts: 1, run_id: run.runId });
+  expect(row.started_at).not.toBeNull();
+  expect(row.finished_at).not.toBeNull();
+  const events = await readEventsAfter(db, { tenantId, stream: taskStream(taskId), afterId: 0 });
+  expect(events.map((e) => e.data)).toEqual([
+    { task_id: taskId, step_id: 'lit', status: 'running', snippet: '' },
+    { task_id: taskId, step_id: 'lit', status: 'completed', snippet: result },
+  ]);
+  expect(events[1].id).toBeGreaterThan(events[0].id);
+
+  // A retry (the activity's report was lost): the fused write matches nothing, the ordinary path answers the result.
+  expect(await runSaveStep(db, { ...run, stepId: 'lit', save: saveOf(taskId, 'lit', 'again') })).toBeNull();
+  expect(await startStep(db, { ...run, stepId: 'lit' })).toEqual({ done: true, result });
+  const counts = await db.one(sql.type(z.object({ outputs: z.number(), docs: z.number(), events: z.number() }))`
+    SELECT (SELECT count(*)::int FROM task_outputs WHERE tenant_id = ${tenantId} AND task_id = ${taskId}) AS outputs,
+      (SELECT count(*)::int FROM documents WHERE tenant_id = ${tenantId} AND provenance->>'task_id' = ${taskId}) AS docs,
+      (SELECT count(*)::int FROM events WHERE tenant_id = ${tenantId} AND stream = ${taskStream(taskId)}) AS events`);
+  expect(counts).toEqual({ outputs: 1, docs: 1, events: 2 });
+
+  // After a cancel the run owns nothing: a literal save writes nothing.
+  await patchTask(db, { tenantId, taskId, patch: { status: 'cancelled' } });
+  expect(await runSaveStep(db, { ...run, stepId: 'titled', save: saveOf(taskId, 'titled', 'y') })).toBeNull();
+  await expect(startStep(db, { ...run, stepId: 'titled' })).rejects.toBeInstanceOf(StaleRunError);
+  expect(
+    await db.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM task_outputs WHERE tenant_id = ${tenantId} AND task_id = ${taskId}`),
+  ).toBe(1);
 });
