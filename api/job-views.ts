@@ -1,7 +1,7 @@
 import { outputsById } from '../activities/store/job-outputs';
 import type { GoalRow } from '../activities/store/goals';
 import type { Db } from '../activities/store/db';
-import type { GoalState, PlanStepState } from '../workflows/job-types';
+import type { GoalState, PlanStepState, TickResult } from '../workflows/job-types';
 
 /** A goal's state from its workflow (live) or its row (finished or not yet started). */
 export function stateFromRow(r: GoalRow): GoalState {
@@ -86,6 +86,18 @@ export async function goalView(db: Db, s: GoalState, times: Times) {
 
 export async function sovereignView(db: Db, s: GoalState, times: Times) {
   return sovereignViewWith(await outputsOf(db, s), s, times);
+}
+
+/** A goal's state after a tick: the row as known, with what the tick's update answered (`plan` when newer than the row's). */
+export function stateAfterTick(row: GoalRow, tick: TickResult, plan?: PlanStepState[]): GoalState {
+  return {
+    ...stateFromRow(row),
+    ...(plan ? { plan } : {}),
+    status: tick.status,
+    stepIndex: tick.stepIndex,
+    lastStep: tick.lastStep,
+    error: tick.error,
+  };
 }
 
 /** `sovereignView` with the outputs already read (e.g. by getGoalWithOutputs). */

@@ -3,7 +3,7 @@ import { outputsById } from '../activities/store/job-outputs';
 import type { GoalRow } from '../activities/store/goals';
 import type { PlanStepState, TickResult } from '../workflows/job-types';
 import type { AppContext } from './context';
-import { planEntryView, sovereignViewWith, stateFromRow, viewJsonWithPlan } from './job-views';
+import { planEntryView, sovereignViewWith, stateAfterTick, viewJsonWithPlan } from './job-views';
 
 /**
  * What this process knows of a sovereign goal, so that a tick can answer with the whole goal
@@ -103,14 +103,7 @@ export async function answerFromKnown(ctx: AppContext, tenantId: string, id: str
   k.plan[step.index] = step;
   k.entryJson[step.index] = undefined;
   k.outputs.set(step.outputId!, text);
-  const state = {
-    ...stateFromRow(k.row),
-    plan: k.plan,
-    status: tick.status,
-    stepIndex: tick.stepIndex,
-    lastStep: tick.lastStep,
-    error: tick.error,
-  };
+  const state = stateAfterTick(k.row, tick, k.plan);
   const view = sovereignViewWith(k.outputs, state, { created_at: k.row.created_at, updated_at: saved.updatedAt });
   // The answer's text, from each entry's text made once (a 500-step plan is ~64 KB to serialise).
   const plan = k.plan.map((p, i) => (k.entryJson[i] ??= JSON.stringify(planEntryView(p, k.outputs))));

@@ -14,7 +14,7 @@ import { IdempotencyHeaders } from '../../schema/headers';
 import { ListQuery, SovereignCreateBody, SovereignGoal } from '../../schema/jobs';
 import { isTerminal } from '../../workflows/job-rules';
 import { principalOf, type AppContext } from '../context';
-import { sovereignView, sovereignViewWith, stateFromRow } from '../job-views';
+import { sovereignView, sovereignViewWith, stateAfterTick, stateFromRow } from '../job-views';
 import { defineRoute, type RouteSpec } from '../route';
 import { answerFromKnown, forgetSovereign, knownOutputs, knowsSovereign, rememberSovereign } from '../sovereign-views';
 import { isTemporalUnavailable } from '../start-workflow';
@@ -170,13 +170,7 @@ export function sovereignRoutes(): RouteSpec[] {
             .filter((id): id is string => !!id && !outputs.has(id));
           if (missing.length) for (const [id, text] of await outputsById(db, tenantId, missing)) outputs.set(id, text);
           rememberSovereign(ctx, fresh.row, outputs);
-          const state = {
-            ...stateFromRow(fresh.row),
-            status: tick.status,
-            stepIndex: tick.stepIndex,
-            lastStep: tick.lastStep,
-            error: tick.error,
-          };
+          const state = stateAfterTick(fresh.row, tick);
           return sovereignViewWith(outputs, state, fresh.row);
         } catch (err) {
           if (err instanceof WorkflowUpdateFailedError) {
