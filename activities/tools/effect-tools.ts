@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { sessionOr404, browserCommand, actionCommand } from '../../api/browser-client';
 import { closeSession, createSession } from '../../api/browser-sessions';
 import { queueEmail } from '../../api/routes/email';
-import { startTaskRun } from '../../api/workflow-clients/tasks';
+import { startClaimedRun } from '../../api/workflow-clients/tasks';
 import {
   BrowserActionBody,
   BrowserCommandResponse,
@@ -14,7 +14,7 @@ import {
 import { EmailSendBody, EmailView } from '../../schema/email';
 import { notFound } from '../../schema/errors';
 import { Task, TaskCreateBody } from '../../schema/tasks';
-import { claimTaskRun, releaseTaskRun } from '../store/task-runs';
+import { claimTaskRun } from '../store/task-runs';
 import { derivedId } from '../store/ids';
 import { createTask, getTask, taskRow } from '../store/tasks';
 import { toolAppContext } from './context';
@@ -70,17 +70,7 @@ export const EFFECT_TOOLS: ToolDef[] = [
       const row = await taskRow(db, tenantId, task_id);
       if (!row) throw notFound('Task');
       const claim = await claimTaskRun(db, { tenantId, taskId: row.id });
-      if (claim.run) {
-        const { runKey } = claim.run;
-        await startTaskRun(toolAppContext(ctx), {
-          tenantId,
-          taskId: row.id,
-          title: row.title,
-          surface: row.surface ?? undefined,
-          claim: claim.run,
-          onStartFailed: () => releaseTaskRun(db, { tenantId, taskId: row.id, previous: claim.previous, runKey }),
-        });
-      }
+      await startClaimedRun(toolAppContext(ctx), tenantId, claim);
       const now = await getTask(db, tenantId, row.id);
       return { task_id: row.id, status: now?.status ?? 'running', attached: claim.attached };
     },

@@ -1,11 +1,11 @@
 import { lastEventId } from '../../activities/store/events';
-import { claimTaskRun, releaseTaskRun } from '../../activities/store/task-runs';
+import { claimTaskRun } from '../../activities/store/task-runs';
 import { stepsOf, taskRow, type TaskRow } from '../../activities/store/tasks';
 import { notFound } from '../../schema/errors';
 import { ExecutionStatus, TaskIdParams, taskStream, taskWorkflowId } from '../../schema/tasks';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import { queryTaskRun, startTaskRun } from '../workflow-clients/tasks';
+import { queryTaskRun, startClaimedRun } from '../workflow-clients/tasks';
 import { lastEventIdOf, pipeEventStream, wantsEventStream } from '../sse';
 import { ResumeHeaders } from '../../schema/headers';
 
@@ -79,18 +79,7 @@ export function taskExecuteRoutes(): RouteSpec[] {
         // One statement: the claim reads the row too (404 when it is not the tenant's).
         const claim = await claimTaskRun(ctx.deps.db, { tenantId, taskId: params.id });
         const row = claim.task;
-        if (claim.run) {
-          const { runKey } = claim.run;
-          await startTaskRun(ctx, {
-            tenantId,
-            taskId: row.id,
-            title: row.title,
-            surface: row.surface ?? undefined,
-            claim: claim.run,
-            onStartFailed: () =>
-              releaseTaskRun(ctx.deps.db, { tenantId, taskId: row.id, previous: claim.previous, runKey }),
-          });
-        }
+        await startClaimedRun(ctx, tenantId, claim);
         if (sse) return streamRun(ctx, row.id, claim.floor);
         const now = (await taskRow(ctx.deps.db, tenantId, row.id)) ?? row;
         ctx.status = 202;

@@ -1,5 +1,6 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { TaskRunInput, TaskRunState } from '../../schema/tasks';
+import { releaseTaskRun, type TaskClaim } from '../../activities/store/task-runs';
+import type { TaskRunState } from '../../schema/tasks';
 import { workflowIds } from '../../schema/workflow-ids';
 import { taskStatusQuery } from '../../workflows/task-defs';
 import type { taskDagWorkflow } from '../../workflows/task-dag';
@@ -14,32 +15,27 @@ function handle(ctx: AppContext, taskId: string) {
   return ctx.deps.temporal.client.workflow.getHandle<typeof taskDagWorkflow>(workflowIds.task(taskId));
 }
 
-/** Starts a run of the task's DAG; `onStartFailed` undoes the database claim. */
-export async function startTaskRun(
-  ctx: AppContext,
-  o: {
-    tenantId: string;
-    taskId: string;
-    title: string;
-    surface?: string;
-    /** The claim's run key and plan (`claimTaskRun`): the run needs no begin step of its own. */
-    claim: NonNullable<TaskRunInput['claim']>;
-    onStartFailed: () => Promise<unknown>;
-  },
-): Promise<void> {
+/**
+ * Starts the run a claim decided (`claimTaskRun`): nothing when the claim attached to a running run.
+ * The claim's run key and plan go in the workflow input (the run needs no begin step of its own);
+ * a start that fails releases the claim (`releaseTaskRun`).
+ */
+export async function startClaimedRun(ctx: AppContext, tenantId: string, claim: TaskClaim): Promise<void> {
+  if (!claim.run) return;
+  const { task, previous, run } = claim;
   await startJobWorkflow(ctx, {
     workflow: 'taskDagWorkflow',
-    workflowId: workflowIds.task(o.taskId),
+    workflowId: workflowIds.task(task.id),
     kind: 'task',
-    tenantId: o.tenantId,
-    title: o.title,
-    args: [{ tenantId: o.tenantId, taskId: o.taskId, claim: o.claim }],
-    surface: o.surface,
+    tenantId,
+    title: task.title,
+    args: [{ tenantId, taskId: task.id, claim: run }],
+    surface: task.surface ?? undefined,
     // The database claim already decided that no run owns the task: a leftover execution
     // (e.g. a cancelled run still cleaning up) is replaced, never joined.
     idConflictPolicy: 'TERMINATE_EXISTING',
     idReusePolicy: 'ALLOW_DUPLICATE',
-    onStartFailed: o.onStartFailed,
+    onStartFailed: () => releaseTaskRun(ctx.deps.db, { tenantId, taskId: task.id, previous, runKey: run.runKey }),
   });
 }
 
