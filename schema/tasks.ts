@@ -184,13 +184,22 @@ export interface TaskRunInput {
    */
   claim?: { runKey: string; steps: TaskPlanStep[] };
 }
+/**
+ * What a `save` step with literal args saves (args.title or the step's title, args.content), carried
+ * in the run's plan so its activity writes the start and the completion in one statement. Only when
+ * small: the history carries ids and snippets.
+ */
+export interface LiteralSave {
+  title: string;
+  content: string;
+}
 /** One step of a run's plan: ids and statuses, and a small literal save's title and content. */
 export interface TaskPlanStep {
   id: string;
   action: string;
   depends_on: string[];
   status: StepStatus;
-  lit?: { title: string; content: string };
+  lit?: LiteralSave;
 }
 export interface TaskRunState {
   status: TaskStatus;

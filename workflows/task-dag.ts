@@ -12,7 +12,7 @@ import {
 import type { Activities } from '../activities';
 import { PERMANENT_FAILURE_TYPES } from '../schema/failure-types';
 import { dependantsOf } from '../schema/task-graph';
-import type { StepAction, StepStatus, TaskRunInput, TaskStatus } from '../schema/tasks';
+import type { LiteralSave, StepAction, StepStatus, TaskRunInput, TaskStatus } from '../schema/tasks';
 
 import { taskStatusQuery } from './task-defs';
 
@@ -90,7 +90,7 @@ type StepActivity = (input: {
   taskId: string;
   stepId: string;
   runId: string;
-  lit?: { title: string; content: string };
+  lit?: LiteralSave;
   finish?: boolean;
 }) => Promise<{ snippet: string; finished?: boolean }>;
 const ACTIVITY: Record<StepAction, StepActivity> = {
@@ -115,7 +115,7 @@ interface PlanStep {
   depends_on: string[];
   status: StepStatus;
   /** A small literal save's title and content (the plan carries them; runs begun earlier have none). */
-  lit?: { title: string; content: string };
+  lit?: LiteralSave;
 }
 
 /**

@@ -18,7 +18,7 @@ import type { NewDocument } from './documents';
 import { appendEvent, batchNotify, ROW_NOTIFY } from './events';
 import { GroupWriter } from './group-writer';
 import { newId } from './ids';
-import { appendDone, getTask, STEP_COLS, stepColsOf, StepRow, TASK_COLS, TaskRow, taskRow } from './tasks';
+import { appendDone, getTask, SECRET_ARGS, STEP_COLS, stepColsOf, StepRow, TASK_COLS, TaskRow, taskRow } from './tasks';
 
 /** A step run's outcome text shortened for events (the one snippet helper, re-exported for the task activities). */
 export { snippetOf };
@@ -157,16 +157,6 @@ export async function releaseTaskRun(
 }
 
 const BeganRun = z.object({ owned: z.boolean(), steps: z.array(PlanRow) });
-
-/**
- * What a `save` step with literal args saves (args.title or the step's title, args.content), carried
- * in the run's plan so its activity writes the start and the completion in one statement
- * (`runSaveStep`). Only when small (`LITERAL_SAVE_MAX`): the history carries ids and snippets.
- */
-export interface LiteralSave {
-  title: string;
-  content: string;
-}
 
 /** Largest literal save (title and content, characters) the plan carries. */
 export const LITERAL_SAVE_MAX = 200;
@@ -448,7 +438,7 @@ export async function completeSaveStep(db: Db, opts: StepRef & { save: StepSave 
 }
 
 /**
- * Runs a literal `save` step (see `LiteralSave`) in ONE statement: pending -> completed with its
+ * Runs a literal `save` step (see `LiteralSave` in schema/tasks.ts) in ONE statement: pending -> completed with its
  * `running` and `completed` events, in that order, and what it saves (output row, document),
  * batched with the stream's other step writes. Only for an action without an external effect: a
  * stale run writes nothing, exactly as a start would have refused it.
@@ -502,9 +492,6 @@ export async function settleSteps(
 const isoOf = (col: ReturnType<typeof sql.fragment>) =>
   sql.fragment`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-/** Arg keys whose values are never returned (as `toStep`): the webhook signing key. */
-const REDACTED_ARG = 'secret';
-
 /** The JSON of task row `t` with its steps, as `toTask` returns it (statements whose CTE `t` returns the task's columns). */
 const taskJson = (tenantId: string) => sql.fragment`jsonb_build_object(
   'id', t.id, 'title', t.title, 'description', t.description, 'surface', t.surface, 'session_id', t.session_id,
@@ -513,7 +500,7 @@ const taskJson = (tenantId: string) => sql.fragment`jsonb_build_object(
   'steps', coalesce((
     SELECT jsonb_agg(jsonb_build_object(
         'id', s.id, 'task_id', s.task_id, 'title', s.title, 'action', s.action,
-        'args', coalesce((SELECT jsonb_object_agg(a.key, CASE WHEN a.key = ${REDACTED_ARG} THEN to_jsonb('[redacted]'::text) ELSE a.value END)
+        'args', coalesce((SELECT jsonb_object_agg(a.key, CASE WHEN a.key = ANY(${sql.array([...SECRET_ARGS], 'text')}) THEN to_jsonb('[redacted]'::text) ELSE a.value END)
                           FROM jsonb_each(s.args) a), '{}'::jsonb),
         'depends_on', to_jsonb(s.depends_on), 'order_num', s.order_num, 'status', s.status, 'result', s.result,
         'error', s.error, 'attempts', s.attempts,

@@ -55,7 +55,7 @@ export const stepColsOf = (alias: string) =>
   );
 
 /** Arg keys whose values are secrets (webhook signing key): stored for the worker, never returned. */
-const SECRET_ARGS = new Set(['secret']);
+export const SECRET_ARGS: ReadonlySet<string> = new Set(['secret']);
 
 export function toStep(r: StepRow): Step {
   const { run_id: _r, ...rest } = r;

@@ -1,4 +1,4 @@
-import { STEP_REF, type StepAction } from '../../schema/tasks';
+import { STEP_REF, type LiteralSave, type StepAction } from '../../schema/tasks';
 import type { ActivityDeps } from '../deps';
 import type { ModelRouter } from '../providers/types';
 import type { StepRow } from '../store/tasks';
@@ -98,7 +98,7 @@ export async function prepareSave(input: ActionInput): Promise<StepSave> {
 export function prepareLiteralSave(
   deps: ActivityDeps,
   ref: { tenantId: string; taskId: string; stepId: string; runId: string },
-  lit: { title: string; content: string },
+  lit: LiteralSave,
 ): Promise<StepSave> {
   return saveOf(deps, { ...ref, ...lit });
 }

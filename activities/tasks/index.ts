@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
-import type { StepAction } from '../../schema/tasks';
+import type { LiteralSave, StepAction } from '../../schema/tasks';
 import type { ActivityDeps } from '../deps';
 import { createModelRouter } from '../providers';
 import { fitsOneStatement } from '../store/documents';
@@ -14,7 +14,6 @@ import {
   snippetOf,
   StaleRunError,
   startStep,
-  type LiteralSave,
   type StepSave,
 } from '../store/task-runs';
 import { prepareLiteralSave, prepareSave, resolveArgs, runAction, writeSave, type ActionInput } from './actions';
