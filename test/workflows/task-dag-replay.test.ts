@@ -25,6 +25,17 @@ const markers = (h: temporal.api.history.v1.IHistory) =>
 const replay = (h: temporal.api.history.v1.IHistory) =>
   Worker.runReplayHistory({ workflowBundle: { codePath: testEnv().bundlePath } }, h);
 
+/** The step and settle activities of a run of literal saves (each checks its literal; the last one ends the run). */
+const literalSaveActs = (onStep: (i: { stepId: string; runId: string; finish?: boolean }) => void) => ({
+  taskSettleSteps: async () => undefined,
+  taskFinishRun: async () => ({ finished: true }),
+  taskStepSave: async (i: { stepId: string; runId: string; finish?: boolean; lit?: unknown }) => {
+    onStep(i);
+    expect(i.lit).toEqual({ title: i.stepId, content: 'x' });
+    return { snippet: 'ok', ...(i.finish ? { finished: true } : {}) };
+  },
+});
+
 test.each(['chain', 'fan', 'failedLast'])('a %s run recorded before the change replays on this code', async (name) => {
   const history = decode(fixtures[name]);
   // Recorded with the finishing local activity after the last step (begin + finish; + the failed step's settle).
@@ -44,13 +55,9 @@ test('a run recorded now ends in its last step (no finishing local activity) and
     {
       taskBeginRun: async () =>
         plan.map((p) => ({ ...p, action: 'save', status: 'pending', lit: { title: p.id, content: 'x' } })),
-      taskSettleSteps: async () => undefined,
-      taskFinishRun: async () => ({ finished: true }),
-      taskStepSave: async (i: { stepId: string; finish?: boolean; lit?: unknown }) => {
+      ...literalSaveActs((i) => {
         if (i.finish) finishes.push(i.stepId);
-        expect(i.lit).toEqual({ title: i.stepId, content: 'x' });
-        return { snippet: 'ok', ...(i.finish ? { finished: true } : {}) };
-      },
+      }),
     },
     async (h) => {
       await h.result();
@@ -89,13 +96,7 @@ test('a run started with the claim takes its plan and run key from the input: no
       taskBeginRun: async () => {
         throw new Error('a claimed run does not begin');
       },
-      taskSettleSteps: async () => undefined,
-      taskFinishRun: async () => ({ finished: true }),
-      taskStepSave: async (i: { stepId: string; runId: string; finish?: boolean; lit?: unknown }) => {
-        seen.push(`${i.stepId}:${i.runId}:${i.finish === true}`);
-        expect(i.lit).toEqual({ title: i.stepId, content: 'x' });
-        return { snippet: 'ok', ...(i.finish ? { finished: true } : {}) };
-      },
+      ...literalSaveActs((i) => seen.push(`${i.stepId}:${i.runId}:${i.finish === true}`)),
     },
     async (h) => {
       await h.result();
