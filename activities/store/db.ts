@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createPool, createTypeParserPreset, type DatabasePool, type Interceptor } from 'slonik';
 import type { Logger } from 'pino';
 
@@ -23,6 +24,33 @@ const resultParser: Interceptor = {
 
 const isoTimestamp = (value: string) => new Date(value.includes('T') ? value : value.replace(' ', 'T')).toISOString();
 
+/** Statement text -> its prepared-statement name (the hot statements: a bounded set of texts). */
+const preparedNames = new Map<string, string>();
+const PREPARED_NAMES_MAX = 1000;
+
+/**
+ * Hot statements are named prepared statements (`sql.prepared(name, schema)`): each connection parses
+ * and plans them once instead of on every execution (PostgreSQL's plan cache picks a generic plan
+ * after five runs when it is no worse). The pg driver refuses a name reused for another text on the
+ * same connection, and a statement built from fragments can have variants, so the name given in the
+ * code is only a prefix: this suffixes a hash of the exact text (one prepared statement per variant).
+ * Past `PREPARED_NAMES_MAX` distinct texts (a statement that is not fixed text after all) a statement
+ * runs unnamed, as every other statement does.
+ */
+const preparedStatementNames: Interceptor = {
+  name: 'prepared-statement-names',
+  transformQuery: (_ctx, query) => {
+    if (!query.name) return query;
+    let name = preparedNames.get(query.sql);
+    if (name === undefined) {
+      if (preparedNames.size >= PREPARED_NAMES_MAX) return { sql: query.sql, values: query.values };
+      name = `${query.name.slice(0, 40)}_${createHash('sha1').update(query.sql).digest('hex').slice(0, 16)}`;
+      preparedNames.set(query.sql, name);
+    }
+    return { name, sql: query.sql, values: query.values };
+  },
+};
+
 /** Timestamps as ISO strings, int8 and numeric as numbers. */
 const typeParsers = [
   ...createTypeParserPreset().filter((p) => !['timestamp', 'timestamptz', 'int8', 'numeric', 'date'].includes(p.name)),
@@ -37,7 +65,7 @@ export type Db = DatabasePool;
 
 export async function createDb(opts: { url: string; maxConnections?: number; log?: Logger }): Promise<Db> {
   const pool = await createPool(opts.url, {
-    interceptors: [resultParser],
+    interceptors: [preparedStatementNames, resultParser],
     typeParsers,
     maximumPoolSize: opts.maxConnections ?? 10,
     connectionTimeout: 10_000,

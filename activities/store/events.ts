@@ -39,6 +39,8 @@ export interface EventNotice {
 /** Largest NOTIFY payload that carries its events (PostgreSQL refuses payloads of 8,000 bytes and more). */
 export const NOTICE_MAX_BYTES = 7900;
 
+const EventId = z.object({ id: z.number().int() });
+
 /** One event row as a notice entry (JSON expression over the columns of `events` in scope, optionally qualified by `alias`). */
 function noticeEntry(alias?: string) {
   const c = (name: string) => sql.identifier(alias ? [alias, name] : [name]);
@@ -112,7 +114,7 @@ export async function appendEvent(
   db: CommonQueryMethods,
   opts: { tenantId: string; stream: string; type: string; data: unknown },
 ): Promise<number> {
-  return db.oneFirst(sql.type(z.object({ id: z.number().int() }))`
+  return db.oneFirst(sql.prepared('event_append', EventId)`
     WITH ev AS (${eventInsertFrom(sql.fragment`(SELECT 1) AS one`, opts)}) SELECT id FROM ev`);
 }
 
@@ -122,7 +124,7 @@ export async function readEventsAfter(
   opts: { tenantId: string; stream: string; afterId: number; limit?: number; types?: string[] },
 ): Promise<readonly EventRow[]> {
   const types = opts.types?.length ? sql.fragment`AND type = ANY(${sql.array(opts.types, 'text')})` : sql.fragment``;
-  return db.any(sql.type(EventRow)`
+  return db.any(sql.prepared('events_after', EventRow)`
     SELECT id, stream, type, data, created_at FROM events
     WHERE stream = ${opts.stream} AND tenant_id = ${opts.tenantId} AND id > ${opts.afterId} ${types}
     ORDER BY id LIMIT ${Math.min(Math.max(opts.limit ?? 500, 1), 5000)}`);
@@ -130,6 +132,6 @@ export async function readEventsAfter(
 
 /** Newest event id of a stream (0 when empty). */
 export async function lastEventId(db: CommonQueryMethods, opts: { tenantId: string; stream: string }): Promise<number> {
-  return db.oneFirst(sql.type(z.object({ id: z.number().int() }))`
+  return db.oneFirst(sql.prepared('events_last_id', EventId)`
     SELECT coalesce(max(id), 0)::int8 AS id FROM events WHERE stream = ${opts.stream} AND tenant_id = ${opts.tenantId}`);
 }

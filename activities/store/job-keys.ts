@@ -7,7 +7,7 @@ export async function recordJobKey(
   db: Db,
   o: { workflowId: string; tenantId: string; keyId: string; kind: string },
 ): Promise<void> {
-  await db.query(sql.unsafe`
+  await db.query(sql.prepared('job_key_insert', z.unknown())`
     INSERT INTO job_keys (workflow_id, tenant_id, key_id, kind) VALUES (${o.workflowId}, ${o.tenantId}, ${o.keyId}, ${o.kind})
     ON CONFLICT (workflow_id) DO NOTHING`);
 }

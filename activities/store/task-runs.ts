@@ -105,7 +105,7 @@ export async function claimTaskRun(db: Db, opts: { tenantId: string; taskId: str
   const runKey = newId('run');
   // The plan is read from the statement's snapshot (before the reset): every step not completed runs as pending.
   const planned = sql.fragment`CASE WHEN status = 'completed' THEN 'completed' ELSE 'pending' END`;
-  const r = await db.maybeOne(sql.type(Claim)`
+  const r = await db.maybeOne(sql.prepared('task_claim', Claim)`
     WITH t AS (
       SELECT ${TASK_COLS} FROM tasks WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} FOR UPDATE),
     seq AS (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS floor FROM events_id_seq),
@@ -155,6 +155,8 @@ export async function releaseTaskRun(
     UPDATE task_steps SET run_id = NULL
     WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND run_id = ${opts.runKey} AND EXISTS (SELECT 1 FROM t)`);
 }
+
+const FinishedTask = z.object({ task: Task });
 
 const BeganRun = z.object({ owned: z.boolean(), steps: z.array(PlanRow) });
 
@@ -324,7 +326,8 @@ async function writeStepBatch(db: CommonQueryMethods, writes: StepWrite[]): Prom
     w.fused === true,
   ]);
   const withSaves = writes.some((w) => w.save);
-  const rows = await db.any(sql.type(BatchRow)`
+  // A named prepared statement (one name per text): parsed and planned once per connection, not per step.
+  const rows = await db.any(sql.prepared(withSaves ? 'task_step_batch_save' : 'task_step_batch', BatchRow)`
     WITH input AS (
       SELECT * FROM ${sql.unnest(input, ['int4', 'text', 'text', 'text', 'text', 'text', 'bool'])}
         AS i(ord, step_id, run_key, to_status, new_result, snippet, fused)),
@@ -525,7 +528,7 @@ export async function finishTaskRun(
 ): Promise<Task | null> {
   if (opts.status !== 'cancelled') {
     const stream = taskStream(opts.taskId);
-    return db.maybeOneFirst(sql.type(z.object({ task: Task }))`
+    return db.maybeOneFirst(sql.prepared('task_finish', FinishedTask)`
       WITH t AS (
         UPDATE tasks SET status = ${opts.status}, updated_at = now()
         WHERE id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status = 'running' AND run_id = ${opts.runId}

@@ -73,7 +73,7 @@ export async function stepsOf(
   taskIds: readonly string[],
 ): Promise<readonly StepRow[]> {
   if (!taskIds.length) return [];
-  return db.any(sql.type(StepRow)`
+  return db.any(sql.prepared('task_steps_of', StepRow)`
     SELECT ${STEP_COLS} FROM task_steps
     WHERE tenant_id = ${tenantId} AND task_id = ANY(${sql.array(taskIds, 'text')})
     ORDER BY task_id, order_num, created_at, id`);
@@ -86,7 +86,7 @@ export async function taskRow(
   taskId: string,
   lock = false,
 ): Promise<TaskRow | null> {
-  return db.maybeOne(sql.type(TaskRow)`
+  return db.maybeOne(sql.prepared('task_row', TaskRow)`
     SELECT ${TASK_COLS} FROM tasks WHERE id = ${taskId} AND tenant_id = ${tenantId}
     ${lock ? sql.fragment`FOR UPDATE` : sql.fragment``}`);
 }
@@ -146,7 +146,7 @@ export async function createTask(db: Db, opts: { tenantId: string; body: TaskCre
   if (problems.length) throw graphError(problems, (i) => `body.steps.${i}`);
   const id = opts.id ?? newId('tsk');
   // Step timestamps come back as JSON text: the same ISO form the row parser gives.
-  const row = await db.one(sql.type(CreatedTask)`
+  const row = await db.one(sql.prepared('task_create', CreatedTask)`
     WITH t AS (
       INSERT INTO tasks (id, tenant_id, title, description, surface, session_id, priority, metadata)
       VALUES (${id}, ${opts.tenantId}, ${b.title}, ${b.description ?? null}, ${b.surface ?? null},
