@@ -91,6 +91,8 @@ export interface StartJobOptions<N extends WorkflowName> {
    * workflow that uses the record; the client's retry with the key starts or attaches to it.
    */
   onStartFailed?: () => Promise<unknown>;
+  /** The caller already stored the starting key for this workflow (e.g. in the statement that claimed the job). */
+  keyRecorded?: boolean;
 }
 
 /**
@@ -107,7 +109,7 @@ export async function startJobWorkflow<N extends WorkflowName>(
   const { client, connection } = ctx.deps.temporal;
   // The starting key, so that revoking it cancels this job (api/gateway); stored before the start.
   const p = ctx.state.principal;
-  if (p)
+  if (p && !o.keyRecorded)
     await recordJobKey(ctx.deps.db, { workflowId: o.workflowId, tenantId: o.tenantId, keyId: p.keyId, kind: o.kind });
   try {
     // A start takes milliseconds; when the cluster is unreachable, answer 503 within 10 s instead of retrying on.

@@ -3,6 +3,7 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { notFound } from '../../schema/errors';
 import { snippetOf } from '../../schema/snippet';
+import { workflowIds } from '../../schema/workflow-ids';
 import {
   STEP_STATUSES,
   stepRefs,
@@ -101,7 +102,14 @@ const planJson = (tenantId: string, taskId: string, status: ReturnType<typeof sq
  * its floor. Every later event of this run draws a larger id.
  * @throws AppError not_found
  */
-export async function claimTaskRun(db: Db, opts: { tenantId: string; taskId: string }): Promise<TaskClaim> {
+export async function claimTaskRun(
+  db: Db,
+  opts: {
+    tenantId: string;
+    taskId: string;
+    /** The starting key, recorded for the run's workflow as `recordJobKey` does. */ keyId?: string;
+  },
+): Promise<TaskClaim> {
   const runKey = newId('run');
   // The plan is read from the statement's snapshot (before the reset): every step not completed runs as pending.
   const planned = sql.fragment`CASE WHEN status = 'completed' THEN 'completed' ELSE 'pending' END`;
@@ -116,7 +124,16 @@ export async function claimTaskRun(db: Db, opts: { tenantId: string; taskId: str
     reset AS (
       UPDATE task_steps SET status = 'pending', error = NULL, result = NULL, run_id = ${runKey}, started_at = NULL, finished_at = NULL
       WHERE task_id = ${opts.taskId} AND tenant_id = ${opts.tenantId} AND status <> 'completed'
-        AND EXISTS (SELECT 1 FROM claimed))
+        AND EXISTS (SELECT 1 FROM claimed))${
+          opts.keyId === undefined
+            ? sql.fragment``
+            : sql.fragment`,
+    -- The key that started the run (revoking it cancels the run): recordJobKey, in the same statement.
+    job_key AS (
+      INSERT INTO job_keys (workflow_id, tenant_id, key_id, kind)
+      SELECT ${workflowIds.task(opts.taskId)}, ${opts.tenantId}, ${opts.keyId}, 'task' FROM claimed
+      ON CONFLICT (workflow_id) DO NOTHING)`
+        }
     SELECT c.*, t.status AS previous, false AS attached, c.run_event_floor AS floor,
       ${planJson(opts.tenantId, opts.taskId, planned)} AS plan
     FROM claimed c, t

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { sessionOr404, browserCommand, actionCommand } from '../../api/browser-client';
 import { closeSession, createSession } from '../../api/browser-sessions';
 import { queueEmail } from '../../api/routes/email';
-import { startClaimedRun } from '../../api/workflow-clients/tasks';
+import { claimAndStartRun } from '../../api/workflow-clients/tasks';
 import {
   BrowserActionBody,
   BrowserCommandResponse,
@@ -14,7 +14,6 @@ import {
 import { EmailSendBody, EmailView } from '../../schema/email';
 import { notFound } from '../../schema/errors';
 import { Task, TaskCreateBody } from '../../schema/tasks';
-import { claimTaskRun } from '../store/task-runs';
 import { derivedId } from '../store/ids';
 import { createTask, getTask, taskRow } from '../store/tasks';
 import { toolAppContext } from './context';
@@ -69,8 +68,7 @@ export const EFFECT_TOOLS: ToolDef[] = [
       const tenantId = ctx.principal.tenantId;
       const row = await taskRow(db, tenantId, task_id);
       if (!row) throw notFound('Task');
-      const claim = await claimTaskRun(db, { tenantId, taskId: row.id });
-      await startClaimedRun(toolAppContext(ctx), tenantId, claim);
+      const claim = await claimAndStartRun(toolAppContext(ctx), tenantId, row.id);
       const now = await getTask(db, tenantId, row.id);
       return { task_id: row.id, status: now?.status ?? 'running', attached: claim.attached };
     },

@@ -1,11 +1,10 @@
 import { lastEventId } from '../../activities/store/events';
-import { claimTaskRun } from '../../activities/store/task-runs';
 import { stepsOf, taskRow, type TaskRow } from '../../activities/store/tasks';
 import { notFound } from '../../schema/errors';
 import { ExecutionStatus, TaskIdParams, taskStream, taskWorkflowId } from '../../schema/tasks';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import { queryTaskRun, startClaimedRun } from '../workflow-clients/tasks';
+import { claimAndStartRun, queryTaskRun } from '../workflow-clients/tasks';
 import { lastEventIdOf, pipeEventStream, wantsEventStream } from '../sse';
 import { ResumeHeaders } from '../../schema/headers';
 
@@ -77,9 +76,8 @@ export function taskExecuteRoutes(): RouteSpec[] {
           return executionStatus(ctx, row, row.status === 'running');
         }
         // One statement: the claim reads the row too (404 when it is not the tenant's).
-        const claim = await claimTaskRun(ctx.deps.db, { tenantId, taskId: params.id });
+        const claim = await claimAndStartRun(ctx, tenantId, params.id);
         const row = claim.task;
-        await startClaimedRun(ctx, tenantId, claim);
         if (sse) return streamRun(ctx, row.id, claim.floor);
         const now = (await taskRow(ctx.deps.db, tenantId, row.id)) ?? row;
         ctx.status = 202;

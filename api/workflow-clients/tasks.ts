@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { releaseTaskRun, type TaskClaim } from '../../activities/store/task-runs';
+import { claimTaskRun, releaseTaskRun, type TaskClaim } from '../../activities/store/task-runs';
 import type { TaskRunState } from '../../schema/tasks';
 import { workflowIds } from '../../schema/workflow-ids';
 import { taskStatusQuery } from '../../workflows/task-defs';
@@ -16,12 +16,16 @@ function handle(ctx: AppContext, taskId: string) {
 }
 
 /**
- * Starts the run a claim decided (`claimTaskRun`): nothing when the claim attached to a running run.
- * The claim's run key and plan go in the workflow input (the run needs no begin step of its own);
+ * Claims the task for a run (`claimTaskRun`, which also records the calling key for the run, so revoking
+ * the key cancels it) and starts the run the claim decided: nothing when the claim attached to a running
+ * run. The claim's run key and plan go in the workflow input (the run needs no begin step of its own);
  * a start that fails releases the claim (`releaseTaskRun`).
+ * @throws AppError not_found (not the tenant's task), service_unavailable (Temporal unreachable)
  */
-export async function startClaimedRun(ctx: AppContext, tenantId: string, claim: TaskClaim): Promise<void> {
-  if (!claim.run) return;
+export async function claimAndStartRun(ctx: AppContext, tenantId: string, taskId: string): Promise<TaskClaim> {
+  const keyId = ctx.state.principal?.keyId;
+  const claim = await claimTaskRun(ctx.deps.db, { tenantId, taskId, ...(keyId === undefined ? {} : { keyId }) });
+  if (!claim.run) return claim;
   const { task, previous, run } = claim;
   await startJobWorkflow(ctx, {
     workflow: 'taskDagWorkflow',
@@ -36,7 +40,9 @@ export async function startClaimedRun(ctx: AppContext, tenantId: string, claim: 
     idConflictPolicy: 'TERMINATE_EXISTING',
     idReusePolicy: 'ALLOW_DUPLICATE',
     onStartFailed: () => releaseTaskRun(ctx.deps.db, { tenantId, taskId: task.id, previous, runKey: run.runKey }),
+    keyRecorded: keyId !== undefined,
   });
+  return claim;
 }
 
 /** The live state of a run, or null when no worker answers now or the run just ended (the database answers then). */

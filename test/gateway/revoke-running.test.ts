@@ -52,3 +52,43 @@ test('revoking the key that started a running goal cancels it before its next st
   expect(done.body.status).toBe('completed');
   expect(await jobCancelReason(h.db, starter.tenantId, `goal-${kept.body.id}`)).toBeNull();
 });
+
+test('revoking the key that executed a task cancels the run before its next step (reason key_revoked)', async () => {
+  const starter = await h.key(['runtime:records']);
+  const colleague = await h.key(['runtime:records'], { tenantId: starter.tenantId });
+  fake.reset();
+  fake.script({ reply: 'slow step', delayMs: 4000 });
+  fake.setDefault({ reply: 'quick step' });
+  const created = await h.req('POST', '/v1/tasks', {
+    key: starter.apiKey,
+    body: {
+      title: 'Revocable run',
+      steps: [
+        { id: 'a', title: 'a', action: 'generate', args: { prompt: 'one' } },
+        { id: 'b', title: 'b', action: 'generate', args: { prompt: 'two' }, depends_on: ['a'] },
+      ],
+    },
+  });
+  expect(created.status).toBe(201);
+  const id = created.body.id;
+  // The execute call's claim records the starting key in the same statement (no separate write).
+  const started = await h.req('POST', `/v1/tasks/${id}/execute`, { key: starter.apiKey });
+  expect(started.status).toBe(202);
+  expect(started.body.attached).toBe(false);
+  await fake.waitFor(() => fake.chats.length >= 1, 30_000);
+  // Attaching to the running run (another key) records nothing: the run stays the starter's.
+  const attached = await h.req('POST', `/v1/tasks/${id}/execute`, { key: colleague.apiKey });
+  expect(attached.body.attached).toBe(true);
+
+  await revokeKey(h.db, starter.keyId);
+  const ended = await pollUntil(
+    () => h.req('GET', `/v1/tasks/${id}`, { key: colleague.apiKey }),
+    (r) => ['cancelled', 'completed', 'failed'].includes(r.body?.status),
+    60_000,
+  );
+  expect(ended.body.status).toBe('cancelled');
+  expect(ended.body.steps.find((s: { id: string }) => s.id === 'b').status).not.toBe('completed');
+  expect(fake.chats.length).toBe(1);
+  expect(await jobCancelReason(h.db, starter.tenantId, `task-${id}`)).toBe('key_revoked');
+  expect(await jobCancelReason(h.db, 'ten_other', `task-${id}`)).toBeNull();
+});
