@@ -23,6 +23,8 @@ export type GoalRow = z.infer<typeof GoalRow>;
 
 /** A goal row's `updated_at` as its readers see it (ISO text, see the timestamptz parser in db.ts). */
 const UpdatedAt = z.object({ updated_at: z.string().nullable() });
+const SavedWithEvents = UpdatedAt.extend({ events: z.number() });
+const GoalStatusRow = z.object({ status: z.string() });
 
 const COLS = sql.fragment`id, tenant_id, kind, title, description, lane, status, plan, step_index, last_step, result, error, created_at, updated_at`;
 
@@ -73,9 +75,11 @@ export async function saveGoalState(
       last_step = ${s.lastStep ? sql.jsonb(s.lastStep as never) : null},
       result = ${s.resultOutputId}, error = ${s.error}, updated_at = now()
     WHERE id = ${s.goalId} AND tenant_id = ${s.tenantId}`;
-  if (!events?.items.length) return db.maybeOneFirst(sql.type(UpdatedAt)`${update} RETURNING updated_at`);
+  // Prepared (one name per text: a snapshot's text depends on how many steps it patches).
+  if (!events?.items.length)
+    return db.maybeOneFirst(sql.prepared('goal_save', UpdatedAt)`${update} RETURNING updated_at`);
   const rows = events.items.map((e, n) => [n, e.type, JSON.stringify(e.data)]);
-  const saved = await db.one(sql.type(UpdatedAt.extend({ events: z.number() }))`
+  const saved = await db.one(sql.prepared('goal_save_events', SavedWithEvents)`
     WITH g AS (${update} RETURNING updated_at),
     ev AS (
       INSERT INTO events (tenant_id, stream, type, data)
@@ -96,7 +100,10 @@ export async function getGoalRow(
   id: string,
 ): Promise<GoalRow | null> {
   return db.maybeOne(
-    sql.type(GoalRow)`SELECT ${COLS} FROM goals WHERE id = ${id} AND tenant_id = ${tenantId} AND kind = ${kind}`,
+    sql.prepared(
+      'goal_row',
+      GoalRow,
+    )`SELECT ${COLS} FROM goals WHERE id = ${id} AND tenant_id = ${tenantId} AND kind = ${kind}`,
   );
 }
 
@@ -107,7 +114,7 @@ export async function goalStatus(
   kind: 'goal' | 'sovereign',
   id: string,
 ): Promise<string | null> {
-  return db.maybeOneFirst(sql.type(z.object({ status: z.string() }))`
+  return db.maybeOneFirst(sql.prepared('goal_status', GoalStatusRow)`
     SELECT status FROM goals WHERE id = ${id} AND tenant_id = ${tenantId} AND kind = ${kind}`);
 }
 
@@ -127,7 +134,7 @@ async function goalRowWith(
   id: string,
   outputs: ReturnType<typeof sql.fragment>,
 ): Promise<{ row: GoalRow; outputs: Map<string, string> } | null> {
-  const r = await db.maybeOne(sql.type(GoalWithOutputs)`
+  const r = await db.maybeOne(sql.prepared('goal_with_outputs', GoalWithOutputs)`
     SELECT ${COLS}, ${outputs} AS outputs
     FROM goals g WHERE id = ${id} AND tenant_id = ${tenantId} AND kind = ${kind}`);
   if (!r) return null;

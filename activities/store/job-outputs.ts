@@ -11,7 +11,7 @@ const OutputRow = z.object({
 
 /** The stored output of one job step, or null. Keyed by (job, step key): the idempotency key of a step. */
 export async function findJobOutput(db: CommonQueryMethods, tenantId: string, jobId: string, stepKey: string) {
-  return db.maybeOne(sql.type(OutputRow)`
+  return db.maybeOne(sql.prepared('job_output_find', OutputRow)`
     SELECT id, content, provider, duration_ms FROM job_outputs WHERE tenant_id = ${tenantId} AND job_id = ${jobId} AND step_key = ${stepKey}`);
 }
 
@@ -29,7 +29,7 @@ export async function saveJobOutput(
     durationMs: number;
   },
 ): Promise<{ id: string; content: string; provider: string | null; duration_ms: number | null }> {
-  const inserted = await db.maybeOne(sql.type(OutputRow)`
+  const inserted = await db.maybeOne(sql.prepared('job_output_save', OutputRow)`
     INSERT INTO job_outputs (id, tenant_id, job_id, step_key, lane, provider, content, usage, duration_ms)
     VALUES (${newId('out')}, ${o.tenantId}, ${o.jobId}, ${o.stepKey}, ${o.lane}, ${o.provider}, ${o.content},
             ${sql.jsonb((o.usage ?? null) as never)}, ${Math.round(o.durationMs)})
