@@ -118,22 +118,52 @@ interface PlanStep {
   lit?: LiteralSave;
 }
 
+/** How a run begins and ends: fixed for `taskRunWorkflow`, decided by patches for `taskDagWorkflow`. */
+interface RunMode {
+  /** Local-activity bookkeeping (settle, finish, begin), or task-queue activities for the oldest runs. */
+  book: typeof localBook;
+  /** The API's claim: the run key and the plan (no begin local activity); absent: the run begins itself. */
+  claim?: NonNullable<TaskRunInput['claim']>;
+  /** The run's last step ends the run itself when it completes (no finishing local activity after it). */
+  finishInStep: boolean;
+}
+
 /**
- * Runs a task's step DAG (workflow id `task-<taskId>`): every step whose dependencies are all
- * completed starts at once, so independent steps run in parallel. A failed step skips its
- * dependants; the others keep running; the task ends failed. Step results stay in PostgreSQL:
- * the history carries only ids and short snippets. Cancellation marks open steps cancelled in a
- * non-cancellable scope.
+ * Runs a task's step DAG (workflow id `task-<taskId>`), as started by the API since the workflow type
+ * became `taskRunWorkflow`: the claim's plan and run key, local bookkeeping, the last step ends the
+ * run. Every step whose dependencies are all completed starts at once, so independent steps run in
+ * parallel. A failed step skips its dependants; the others keep running; the task ends failed. Step
+ * results stay in PostgreSQL: the history carries only ids and short snippets. Cancellation marks
+ * open steps cancelled in a non-cancellable scope.
+ *
+ * A workflow type of its own instead of `patched` calls: every patch records a marker and upserts the
+ * TemporalChangeVersion search attribute in each new run's history (three patches: six events and three
+ * visibility writes per run), although no run of this type ever took the paths they guard.
+ */
+export async function taskRunWorkflow(input: TaskRunInput & { claim: NonNullable<TaskRunInput['claim']> }): Promise<{
+  status: TaskStatus;
+}> {
+  return runDag(input, { book: localBook, claim: input.claim, finishInStep: true });
+}
+
+/**
+ * The DAG run of the runs started before `taskRunWorkflow` (kept registered so they finish and
+ * replay): the patches decide, in the order they were always checked, what each run did.
  */
 export async function taskDagWorkflow(input: TaskRunInput): Promise<{ status: TaskStatus }> {
   const book = patched('local-bookkeeping') ? localBook : remoteBook;
   // The API's claim stamped the run key and gave the plan: no begin local activity (the run's first
   // workflow task schedules the first steps). Runs started without a claim in their input begin as before.
   const claim = input.claim !== undefined && patched('plan-from-claim') ? input.claim : undefined;
-  const base = { tenantId: input.tenantId, taskId: input.taskId, runId: claim?.runKey ?? workflowInfo().runId };
   // The run's last step ends the run itself when it completes (no finishing local activity after it);
   // runs started earlier replay with the local activity.
   const finishInStep = patched('finish-in-last-step');
+  return runDag(input, { book, claim, finishInStep });
+}
+
+async function runDag(input: TaskRunInput, mode: RunMode): Promise<{ status: TaskStatus }> {
+  const { book, claim, finishInStep } = mode;
+  const base = { tenantId: input.tenantId, taskId: input.taskId, runId: claim?.runKey ?? workflowInfo().runId };
   let status: TaskStatus = 'running';
   const steps = new Map<string, PlanStep>();
   setHandler(taskStatusQuery, () => ({ status, steps: [...steps].map(([id, s]) => ({ id, status: s.status })) }));

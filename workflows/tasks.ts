@@ -1,2 +1,2 @@
 // Workflows of the task platform.
-export { taskDagWorkflow, taskStatusQuery } from './task-dag';
+export { taskDagWorkflow, taskRunWorkflow, taskStatusQuery } from './task-dag';

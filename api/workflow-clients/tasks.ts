@@ -3,7 +3,7 @@ import { claimTaskRun, releaseTaskRun, type TaskClaim } from '../../activities/s
 import type { TaskRunState } from '../../schema/tasks';
 import { workflowIds } from '../../schema/workflow-ids';
 import { taskStatusQuery } from '../../workflows/task-defs';
-import type { taskDagWorkflow } from '../../workflows/task-dag';
+import type { taskRunWorkflow } from '../../workflows/task-dag';
 import type { AppContext } from '../context';
 import { shortTemporalCall, startJobWorkflow } from '../start-workflow';
 
@@ -12,7 +12,7 @@ import { shortTemporalCall, startJobWorkflow } from '../start-workflow';
  * type and query definition, never a string name; its id comes from `workflowIds`.
  */
 function handle(ctx: AppContext, taskId: string) {
-  return ctx.deps.temporal.client.workflow.getHandle<typeof taskDagWorkflow>(workflowIds.task(taskId));
+  return ctx.deps.temporal.client.workflow.getHandle<typeof taskRunWorkflow>(workflowIds.task(taskId));
 }
 
 /**
@@ -28,7 +28,7 @@ export async function claimAndStartRun(ctx: AppContext, tenantId: string, taskId
   if (!claim.run) return claim;
   const { task, previous, run } = claim;
   await startJobWorkflow(ctx, {
-    workflow: 'taskDagWorkflow',
+    workflow: 'taskRunWorkflow',
     workflowId: workflowIds.task(task.id),
     kind: 'task',
     tenantId,

@@ -10,6 +10,7 @@ import { mockedWorkflows } from './mocked-worker';
 // and the literal saves (fixtures v1: a 3-step chain, a fan-out with a join, a chain whose last step fails,
 // with mocked activities) replay on today's code; so do histories recorded by the code that takes the
 // plan and run key from the claim (`patched('plan-from-claim')`, fixtures v2) and histories recorded now.
+// Runs the API starts now are of the type `taskRunWorkflow` (fixtures v3: no patch at all).
 jest.setTimeout(120_000);
 
 const { run } = mockedWorkflows();
@@ -18,6 +19,9 @@ const fixtures = JSON.parse(
 ) as Record<string, string>;
 const claimed = JSON.parse(
   readFileSync(path.join(__dirname, 'fixtures', 'task-dag-histories-v2.json'), 'utf8'),
+) as Record<string, string>;
+const typed = JSON.parse(
+  readFileSync(path.join(__dirname, 'fixtures', 'task-dag-histories-v3.json'), 'utf8'),
 ) as Record<string, string>;
 const decode = (b64: string) => temporal.api.history.v1.History.decode(Buffer.from(b64, 'base64'));
 const markers = (h: temporal.api.history.v1.IHistory) =>
@@ -141,4 +145,36 @@ test('a claimed run whose key a newer claim replaced ends cancelled without writ
   );
   expect(result).toEqual({ status: 'cancelled' });
   expect(calls).toEqual(['a']);
+});
+
+test.each(['runChain', 'runFan', 'runFailedLast'])(
+  'a %s run of taskRunWorkflow (as the API starts runs now) replays; it records no patch marker and no search-attribute upsert',
+  async (name) => {
+    const history = decode(typed[name]);
+    const events = history.events ?? [];
+    expect(events[0].workflowExecutionStartedEventAttributes?.workflowType?.name).toBe('taskRunWorkflow');
+    expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toHaveLength(0);
+    expect(events.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes)).toHaveLength(0);
+    // No begin; a run that goes well ends in its last step. A failed last step: its settle and the finish.
+    expect(markers(history)).toBe(name === 'runFailedLast' ? 2 : 0);
+    await expect(replay(history)).resolves.toBeUndefined();
+  },
+);
+
+test('taskDagWorkflow still records its patches (runs started before taskRunWorkflow take the same paths)', async () => {
+  const steps = [
+    { id: 'a', action: 'save', depends_on: [], status: 'pending' as const, lit: { title: 'a', content: 'x' } },
+  ];
+  const { result, during } = await run(
+    'taskDagWorkflow',
+    [{ tenantId: 't', taskId: 'x', claim: { runKey: 'run_key', steps } }],
+    literalSaveActs(() => undefined),
+    async (h) => {
+      await h.result();
+      return h.fetchHistory();
+    },
+  );
+  expect(result).toEqual({ status: 'completed' });
+  const patches = (during!.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
+  expect(patches).toHaveLength(3);
 });
