@@ -72,8 +72,9 @@ export async function createDb(opts: { url: string; maxConnections?: number; log
     statementTimeout: 60_000,
     idleTimeout: 10_000,
     // The default sends DISCARD ALL each time a connection goes back to the pool: one extra round
-    // trip per query. Our code never changes session state outside a transaction (no SET, no temp
-    // tables, no session-level prepared statements), so there is nothing to discard.
+    // trip per query, and it would drop the connection's prepared statements (see
+    // preparedStatementNames). Our code never changes session state outside a transaction (no SET,
+    // no temp tables); the only session state is those statements, kept on purpose.
     resetConnection: async () => {},
   });
   // Slonik also emits integrity errors (foreign key, unique, ...) on the pool. Without a listener Node turns
