@@ -36,6 +36,11 @@ export interface RouteSpec<
   summary: string;
   tags: string[];
   body?: B;
+  /**
+   * A checked reader of the body (schema/chat-read.ts): the value `body` gives for the bodies it
+   * handles, undefined for anything else, which then goes through `body` (so errors stay the schema's).
+   */
+  readBody?: (value: unknown) => z.output<B> | undefined;
   query?: Q;
   params?: P;
   /** Request headers the route reads (`schema/headers.ts`), validated like the body; 400 names `headers.<name>`. */

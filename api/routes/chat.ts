@@ -31,6 +31,7 @@ import {
 } from './chat-shared';
 import { sendChunkStream } from './chat-sse';
 import { openTokenTap } from '../live/tokens';
+import { readChatCompletionRequest } from '../../schema/chat-read';
 
 const CHAT = { scope: 'runtime:chat' } as const;
 const UPSTREAM = {
@@ -184,6 +185,7 @@ export function chatRoutes(): RouteSpec[] {
       tags: ['chat'],
       metered: true,
       body: ChatCompletionRequest,
+      readBody: readChatCompletionRequest,
       headers: ChatHeaders,
       response: ChatCompletionResponse,
       produces: ['application/json', 'text/event-stream'],
