@@ -79,7 +79,8 @@ function validate(route: RouteSpec, bodyLimit: number) {
     const query = parseInput(route.query, { ...ctx.query }, 'query');
     const params = parseInput(route.params, (ctx as unknown as { params: unknown }).params, 'path');
     const headers = {
-      ...(parseInput(route.headers, ctx.headers, 'headers') as object | undefined),
+      ...((route.readHeaders?.(ctx.headers) ?? parseInput(route.headers, ctx.headers, 'headers')) as
+        object | undefined),
       ...(route.idempotent ? (parseInput(IdempotencyHeaders, ctx.headers, 'headers') as object) : {}),
     } as Record<string, unknown>;
     rejectUnstorable([

@@ -1,4 +1,5 @@
 import type { ChatCompletionRequest, ChatMessage, UtilityChatRequest } from './chat';
+import type { ChatHeaders } from './headers';
 
 /**
  * Checked readers of the chat request bodies: for the bodies that clients send (plain string
@@ -124,4 +125,13 @@ export function readChatCompletionRequest(v: unknown): ChatCompletionRequest | u
 /** `UtilityChatRequest`'s value for a common body, else undefined (then parse with the schema). */
 export function readUtilityChatRequest(v: unknown): UtilityChatRequest | undefined {
   return read(v, false) as UtilityChatRequest | undefined;
+}
+
+/**
+ * `ChatHeaders`' value when the request has none of its headers (the usual chat), else undefined
+ * (then parse with the schema). Only the skill list has a value then: its transform gives [].
+ */
+export function readChatHeaders(headers: Record<string, unknown>): ChatHeaders | undefined {
+  if ('x-session-id' in headers || 'x-svc-skill' in headers || 'x-timezone' in headers) return undefined;
+  return { 'x-svc-skill': [] } as ChatHeaders;
 }

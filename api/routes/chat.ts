@@ -31,7 +31,7 @@ import {
 } from './chat-shared';
 import { sendChunkStream } from './chat-sse';
 import { openTokenTap } from '../live/tokens';
-import { readChatCompletionRequest } from '../../schema/chat-read';
+import { readChatCompletionRequest, readChatHeaders } from '../../schema/chat-read';
 
 const CHAT = { scope: 'runtime:chat' } as const;
 const UPSTREAM = {
@@ -187,6 +187,7 @@ export function chatRoutes(): RouteSpec[] {
       body: ChatCompletionRequest,
       readBody: readChatCompletionRequest,
       headers: ChatHeaders,
+      readHeaders: readChatHeaders,
       response: ChatCompletionResponse,
       produces: ['application/json', 'text/event-stream'],
       responses: { 404: 'Unknown model (model_not_found).', ...UPSTREAM },

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { ChatCompletionRequest, UtilityChatRequest } from '../../schema/chat';
-import { readChatCompletionRequest, readUtilityChatRequest } from '../../schema/chat-read';
+import { readChatCompletionRequest, readChatHeaders, readUtilityChatRequest } from '../../schema/chat-read';
+import { ChatHeaders } from '../../schema/headers';
 
 // The checked readers of the chat bodies must never accept what the zod schema refuses, and must
 // give exactly the schema's value (same keys in the same order, explicit undefined kept) for what
@@ -219,5 +220,47 @@ describe.each(readers)('$name', ({ read, schema, persona }) => {
       fc.property(fc.jsonValue(), (v) => void agrees(v)),
       { numRuns: 3_000 },
     );
+  });
+});
+
+describe('readChatHeaders', () => {
+  const headerValue = fc.oneof(
+    fc.constant(undefined),
+    fc.constantFrom('', '  ', 'Europe/Paris', 'Not/AZone', 'a,b', 'sess-1', 'bad id!', 'x'.repeat(2001)),
+    fc.string({ maxLength: 4 }),
+    fc.array(fc.string({ maxLength: 2 }), { maxLength: 2 }),
+  );
+  const headers = fc.record(
+    {
+      host: fc.constant('127.0.0.1'),
+      'content-type': fc.constant('application/json'),
+      authorization: fc.string({ maxLength: 4 }),
+      'x-session-id': headerValue,
+      'x-svc-skill': headerValue,
+      'x-timezone': headerValue,
+      'x-svc-context': fc.constantFrom('dev', 'ops'),
+    },
+    { requiredKeys: [] },
+  );
+
+  it('reads a chat without chat headers as the schema does, and leaves any chat header to it', () => {
+    let took = 0;
+    fc.assert(
+      fc.property(headers, (h) => {
+        const mine = readChatHeaders(h);
+        if (mine === undefined) {
+          expect(['x-session-id', 'x-svc-skill', 'x-timezone'].some((k) => k in h)).toBe(true);
+          return;
+        }
+        took++;
+        const ref = ChatHeaders.safeParse(h);
+        expect(ref.success).toBe(true);
+        expect(mine).toStrictEqual(ref.data);
+        expect(shape(mine)).toEqual(shape(ref.data));
+      }),
+      { numRuns: 5_000 },
+    );
+    expect(took).toBeGreaterThan(10);
+    expect(readChatHeaders({ host: 'x', 'content-type': 'application/json' })).toStrictEqual({ 'x-svc-skill': [] });
   });
 });
