@@ -74,11 +74,13 @@ function validate(route: RouteSpec, bodyLimit: number) {
     ctx.state.routeName = route.path;
     if (route.surfaces)
       ctx.state.surface = parseSurface(ctx.get('X-Svc-Context') || undefined, [...GENERAL_SURFACES, ...route.surfaces]);
-    const body = route.body && !route.consumes ? parseInput(route.body, ctx.request.body ?? {}, 'body') : undefined;
+    const raw = route.body && !route.consumes ? (ctx.request.body ?? {}) : undefined;
+    const body = raw === undefined ? undefined : (route.readBody?.(raw) ?? parseInput(route.body, raw, 'body'));
     const query = parseInput(route.query, { ...ctx.query }, 'query');
     const params = parseInput(route.params, (ctx as unknown as { params: unknown }).params, 'path');
     const headers = {
-      ...(parseInput(route.headers, ctx.headers, 'headers') as object | undefined),
+      ...((route.readHeaders?.(ctx.headers) ?? parseInput(route.headers, ctx.headers, 'headers')) as
+        object | undefined),
       ...(route.idempotent ? (parseInput(IdempotencyHeaders, ctx.headers, 'headers') as object) : {}),
     } as Record<string, unknown>;
     rejectUnstorable([

@@ -36,10 +36,17 @@ export interface RouteSpec<
   summary: string;
   tags: string[];
   body?: B;
+  /**
+   * A checked reader of the body (schema/chat-read.ts): the value `body` gives for the bodies it
+   * handles, undefined for anything else, which then goes through `body` (so errors stay the schema's).
+   */
+  readBody?: (value: unknown) => z.output<B> | undefined;
   query?: Q;
   params?: P;
   /** Request headers the route reads (`schema/headers.ts`), validated like the body; 400 names `headers.<name>`. */
   headers?: H;
+  /** A checked reader of the headers, as `readBody` is of the body (undefined: parse with `headers`). */
+  readHeaders?: (headers: Record<string, unknown>) => z.output<H> | undefined;
   /**
    * Stripe-style `Idempotency-Key` support (api/idempotency.ts): a retry with the same key and body
    * gets the stored answer without running the handler again. Implies the Idempotency-Key header.

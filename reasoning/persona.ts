@@ -80,22 +80,48 @@ export function validZone(tz: string | undefined): string | undefined {
   return z && IANAZone.isValidZone(z) ? z : undefined;
 }
 
-/** The last text per zone: the prompt shows whole seconds, and formatting with luxon was ~3% of a chat's CPU. */
-const lastLocalTime = new Map<string, { second: number; text: string }>();
+/** Luxon's text of an instant: the weekday and date to the minute, then the zone and the ISO time. */
+function formatLocal(now: Date, zone: string | undefined): string {
+  const dt = DateTime.fromJSDate(now, { zone: zone ?? 'utc' });
+  return `${dt.toFormat('cccc d LLLL yyyy, HH:mm')} (${zone ?? 'UTC'}, ${dt.toISO({ suppressMilliseconds: true })})`;
+}
 
-function localTime(now: Date, timezone?: string): string {
+const ISO_SECONDS = /^(.*T\d\d:\d\d:)(\d\d)(?:\.\d{3})?([^)]*\))$/;
+
+/**
+ * Per zone, the text of the current minute around its seconds: formatting with luxon costs ~1 ms
+ * in a process that is not hot, and a cache per second still paid it on every new second; now it
+ * is paid once a minute per zone. Within a minute only the seconds (and milliseconds) of the ISO
+ * time change: zone offsets are whole minutes and change on a minute, so the rest is the same text.
+ */
+const minuteText = new Map<string, { minute: number; head: string; tail: string }>();
+
+/** `formatLocal(now, zone)`, from the minute's text when there is one. */
+export function localTime(now: Date, timezone?: string): string {
   const zone = validZone(timezone);
-  const second = Math.floor(now.getTime() / 1000);
   const key = zone ?? 'utc';
-  const hit = lastLocalTime.get(key);
-  if (hit?.second === second) return hit.text;
-  const dt = DateTime.fromJSDate(now, { zone: key });
-  const text = `${dt.toFormat('cccc d LLLL yyyy, HH:mm')} (${zone ?? 'UTC'}, ${dt.toISO({ suppressMilliseconds: true })})`;
-  // Bounded by the IANA zone list (validZone); cleared anyway if it ever grows large.
-  if (lastLocalTime.size > 1000) lastLocalTime.clear();
-  lastLocalTime.set(key, { second, text });
+  const t = now.getTime();
+  const minute = Math.floor(t / 60_000);
+  const second = Math.floor(t / 1000);
+  const ms = t - second * 1000;
+  const hit = minuteText.get(key);
+  if (hit?.minute === minute) {
+    const ss = second - minute * 60;
+    return `${hit.head}${ss < 10 ? '0' : ''}${ss}${ms ? `.${String(ms).padStart(3, '0')}` : ''}${hit.tail}`;
+  }
+  const text = formatLocal(now, zone);
+  const m = ISO_SECONDS.exec(text);
+  // Kept only when the local seconds are the instant's (an offset of whole minutes).
+  if (m && Number(m[2]) === second - minute * 60) {
+    // Bounded by the IANA zone list (validZone); cleared anyway if it ever grows large.
+    if (minuteText.size > 1000) minuteText.clear();
+    minuteText.set(key, { minute, head: m[1], tail: m[3] });
+  }
   return text;
 }
+
+/** The same text, always from luxon (the reference of `localTime`, for its test). */
+export const localTimeUncached = (now: Date, timezone?: string) => formatLocal(now, validZone(timezone));
 
 /**
  * The upstream prompt: one system message (persona first, then surface, profile, tone, skills,

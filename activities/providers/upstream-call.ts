@@ -135,6 +135,12 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
  * caller's abort is forwarded by one listener (removed when the attempt ends) rather than
  * `AbortSignal.any`, whose composite signal and weak references showed in the request profile; a
  * non-streaming call, whose idle and overall limits are the same, runs one timer.
+ *
+ * The timers are armed in the event loop's check phase after the call is dispatched (`attach`), not
+ * before: off the path to the upstream request, which undici writes on an idle keep-alive socket
+ * from that same check phase (queued before ours). A call that cannot be written at once (no free
+ * connection, a slow connect) is timed all the same; the limits count from then (well under a
+ * millisecond after the dispatch).
  */
 export class AttemptControl {
   private call?: UpstreamCall;
@@ -143,13 +149,15 @@ export class AttemptControl {
   private readonly onOuterAbort?: () => void;
   /** The overall timer fires no later than the idle one could: no idle timer then. */
   private readonly idleRedundant: boolean;
+  private armed = false;
+  private finished = false;
   private reason?: Error;
   timedOutAfter = 0;
 
   constructor(
     private readonly outer: AbortSignal | undefined,
     private readonly idleMs: number,
-    overallMs: number,
+    private readonly overallMs: number,
   ) {
     if (outer?.aborted) this.abort(outer.reason as Error);
     else if (outer) {
@@ -158,15 +166,23 @@ export class AttemptControl {
     }
     // setTimeout overflows above 2^31-1 ms (it would fire at once): no overall timer then.
     // With idle ≥ overall the idle timer could never fire first: the overall one is enough.
-    if (overallMs < 2 ** 31 - 1) this.overall = setTimeout(() => this.expire(overallMs), overallMs);
-    this.idleRedundant = this.overall !== undefined && idleMs >= overallMs;
-    this.touch();
+    this.idleRedundant = overallMs < 2 ** 31 - 1 && idleMs >= overallMs;
   }
 
-  /** The call these limits end (an abort that came first ends it at once). */
+  /** The call these limits end (an abort that came first ends it at once); the timers start after its dispatch. */
   attach(call: UpstreamCall) {
     this.call = call;
     if (this.reason) call.abort(this.reason);
+    setImmediate(() => this.arm());
+  }
+
+  /** Starts the timers (once, and not after the attempt ended). */
+  arm() {
+    if (this.armed || this.finished) return;
+    this.armed = true;
+    const overallMs = this.overallMs;
+    if (overallMs < 2 ** 31 - 1) this.overall = setTimeout(() => this.expire(overallMs), overallMs);
+    this.touch();
   }
 
   private abort(reason: Error) {
@@ -181,7 +197,7 @@ export class AttemptControl {
 
   /** Resets the idle timer (first byte, and every streamed read). */
   touch() {
-    if (this.idleRedundant) return;
+    if (this.idleRedundant || !this.armed || this.finished) return;
     if (this.idle) this.idle.refresh();
     else this.idle = setTimeout(() => this.expire(this.idleMs), this.idleMs);
   }
@@ -195,6 +211,7 @@ export class AttemptControl {
   }
 
   done() {
+    this.finished = true;
     clearTimeout(this.idle);
     clearTimeout(this.overall);
     if (this.onOuterAbort) this.outer?.removeEventListener('abort', this.onOuterAbort);

@@ -13,6 +13,7 @@ import {
   samplingOf,
   unlessClientGone,
 } from './chat-shared';
+import { readUtilityChatRequest } from '../../schema/chat-read';
 
 const CHAT = { scope: 'runtime:chat' } as const;
 const PATH = '/v1/slm/commons/completions';
@@ -99,6 +100,7 @@ export function chatCommonsRoutes(): RouteSpec[] {
       tags: ['utility lanes'],
       metered: true,
       body: UtilityChatRequest,
+      readBody: readUtilityChatRequest,
       response: ChatCompletionResponse,
       responses: {
         404: 'Model not served here.',

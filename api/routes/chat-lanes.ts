@@ -15,6 +15,7 @@ import {
   unlessClientGone,
 } from './chat-shared';
 import { sendChunkStream } from './chat-sse';
+import { readUtilityChatRequest } from '../../schema/chat-read';
 
 const MODELS = { scope: 'runtime:models' } as const;
 const CHAT = { scope: 'runtime:chat' } as const;
@@ -63,6 +64,7 @@ function utilityRoute(path: string, lanes: PublicLane[], summary: string): Route
     tags: ['utility lanes'],
     metered: true,
     body: UtilityChatRequest,
+    readBody: readUtilityChatRequest,
     response: ChatCompletionResponse,
     produces: ['application/json', 'text/event-stream'],
     responses: {

@@ -31,6 +31,7 @@ import {
 } from './chat-shared';
 import { sendChunkStream } from './chat-sse';
 import { openTokenTap } from '../live/tokens';
+import { readChatCompletionRequest, readChatHeaders } from '../../schema/chat-read';
 
 const CHAT = { scope: 'runtime:chat' } as const;
 const UPSTREAM = {
@@ -184,7 +185,9 @@ export function chatRoutes(): RouteSpec[] {
       tags: ['chat'],
       metered: true,
       body: ChatCompletionRequest,
+      readBody: readChatCompletionRequest,
       headers: ChatHeaders,
+      readHeaders: readChatHeaders,
       response: ChatCompletionResponse,
       produces: ['application/json', 'text/event-stream'],
       responses: { 404: 'Unknown model (model_not_found).', ...UPSTREAM },

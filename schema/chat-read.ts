@@ -1,0 +1,137 @@
+import type { ChatCompletionRequest, ChatMessage, UtilityChatRequest } from './chat';
+import type { ChatHeaders } from './headers';
+
+/**
+ * Checked readers of the chat request bodies: for the bodies that clients send (plain string
+ * contents, the usual sampling fields), the value `ChatCompletionRequest` / `UtilityChatRequest`
+ * would give, without zod; `undefined` for anything else (invalid input, content parts, skills,
+ * an invalid profile...), which then goes through the schema, so every error answer is the
+ * schema's own. The schemas stay the reference: test/unit/chat-read.test.ts compares both on
+ * generated bodies and fails when a reader accepts what the schema refuses or gives another value.
+ *
+ * The value is built as zod builds it: the schema's keys in the schema's order, a key only when it
+ * is in the input (an explicit `undefined` is kept as such), unknown keys dropped.
+ */
+
+type Plain = Record<string, unknown>;
+
+const isPlain = (v: unknown): v is Plain => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+};
+const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const between = (v: unknown, min: number, max: number) => isNum(v) && v >= min && v <= max;
+/** Code points, a surrogate pair counting once (zod's `max` counts these when the UTF-16 length is over). */
+function codePoints(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length - 1; i++) {
+    if ((s.charCodeAt(i) & 0xfc00) === 0xd800 && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n--;
+      i++;
+    }
+  }
+  return n;
+}
+/** A string within the schema's `max` (UTF-16 length, else code points, as zod counts). */
+const shortString = (v: unknown, max: number) => typeof v === 'string' && (v.length <= max || codePoints(v) <= max);
+const ROLES = new Set(['system', 'user', 'assistant']);
+
+/** One message with a string content; undefined for anything else (content parts go to zod). */
+function readMessage(v: unknown): ChatMessage | undefined {
+  if (!isPlain(v)) return undefined;
+  const { role, content } = v;
+  if (typeof role !== 'string' || !ROLES.has(role) || !shortString(content, 200_000)) return undefined;
+  const out: Plain = { role, content };
+  if ('name' in v) {
+    if (v.name !== undefined && !shortString(v.name, 64)) return undefined;
+    out.name = v.name;
+  }
+  return out as ChatMessage;
+}
+
+/** The sampling fields in the schema's order, each with its check (undefined is allowed: optional). */
+const SAMPLING: Array<[string, (v: unknown) => boolean]> = [
+  ['temperature', (v) => between(v, 0, 2)],
+  ['top_p', (v) => between(v, 0, 1)],
+  ['max_tokens', (v) => Number.isSafeInteger(v) && between(v, 1, 65_536)],
+  ['max_completion_tokens', (v) => Number.isSafeInteger(v) && between(v, 1, 65_536)],
+  ['stop', (v) => shortString(v, 200) || (Array.isArray(v) && v.length <= 4 && v.every((s) => shortString(s, 200)))],
+  ['presence_penalty', (v) => between(v, -2, 2)],
+  ['frequency_penalty', (v) => between(v, -2, 2)],
+  ['seed', (v) => Number.isSafeInteger(v)],
+  ['n', (v) => v === 1],
+  ['user', (v) => shortString(v, 256)],
+  ['stream', (v) => typeof v === 'boolean'],
+];
+
+/** `persona`: the fields of /v1/chat/completions (profile, svc_skills), else the utility lanes' body. */
+function read(v: unknown, persona: boolean): Plain | undefined {
+  if (!isPlain(v)) return undefined;
+  const out: Plain = {};
+  if ('model' in v) {
+    const model = v.model;
+    if (model !== undefined && !(typeof model === 'string' && model.length >= 1 && model.length <= 100))
+      return undefined;
+    out.model = model;
+  }
+  const list = v.messages;
+  if (!Array.isArray(list) || list.length < 1 || list.length > 500) return undefined;
+  const messages: ChatMessage[] = [];
+  for (const m of list) {
+    const read = readMessage(m);
+    if (!read) return undefined;
+    messages.push(read);
+  }
+  out.messages = messages;
+  if (persona) {
+    if ('profile' in v) {
+      // The schema ignores an invalid profile (`.catch(undefined)`): the key stays, without a value.
+      const p = v.profile;
+      out.profile = p === null || shortString(p, 64) ? p : undefined;
+    }
+    if ('svc_skills' in v) {
+      if (v.svc_skills !== undefined) return undefined; // skills: the schema reads them
+      out.svc_skills = undefined;
+    }
+  }
+  for (const [key, ok] of SAMPLING) {
+    if (!(key in v)) continue;
+    const value = v[key];
+    if (value !== undefined && !ok(value)) return undefined;
+    out[key] = Array.isArray(value) ? [...(value as unknown[])] : value;
+  }
+  if ('stream_options' in v) {
+    const o = v.stream_options;
+    if (o === undefined || o === null) out.stream_options = o;
+    else {
+      if (!isPlain(o)) return undefined;
+      const opts: Plain = {};
+      if ('include_usage' in o) {
+        if (o.include_usage !== undefined && typeof o.include_usage !== 'boolean') return undefined;
+        opts.include_usage = o.include_usage;
+      }
+      out.stream_options = opts;
+    }
+  }
+  return out;
+}
+
+/** `ChatCompletionRequest`'s value for a common body, else undefined (then parse with the schema). */
+export function readChatCompletionRequest(v: unknown): ChatCompletionRequest | undefined {
+  return read(v, true) as ChatCompletionRequest | undefined;
+}
+
+/** `UtilityChatRequest`'s value for a common body, else undefined (then parse with the schema). */
+export function readUtilityChatRequest(v: unknown): UtilityChatRequest | undefined {
+  return read(v, false) as UtilityChatRequest | undefined;
+}
+
+/**
+ * `ChatHeaders`' value when the request has none of its headers (the usual chat), else undefined
+ * (then parse with the schema). Only the skill list has a value then: its transform gives [].
+ */
+export function readChatHeaders(headers: Record<string, unknown>): ChatHeaders | undefined {
+  if ('x-session-id' in headers || 'x-svc-skill' in headers || 'x-timezone' in headers) return undefined;
+  return { 'x-svc-skill': [] } as ChatHeaders;
+}
