@@ -51,7 +51,8 @@ async function main(): Promise<void> {
   const running = worker.run();
   await ensureLiveSchedule(temporal.client, { taskQueue: config.temporal.taskQueue, log });
   stops.unshift(async () => {
-    worker.shutdown();
+    // The SDK stops the worker on SIGINT/SIGTERM by itself; shutting a stopped worker down again throws.
+    if (worker.getState() === 'RUNNING') worker.shutdown();
     await running;
     await connection.close();
   });

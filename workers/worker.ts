@@ -23,7 +23,8 @@ async function main(): Promise<void> {
   await ensureLiveSchedule(temporal.client, { taskQueue: config.temporal.taskQueue, log });
   await temporal.connection.close();
   await Promise.race([running, waitForSignal(log)]);
-  worker.shutdown();
+  // The SDK stops the worker on SIGINT/SIGTERM by itself; shutting a stopped worker down again throws.
+  if (worker.getState() === 'RUNNING') worker.shutdown();
   await running;
   await browser?.stop();
   await connection.close();
