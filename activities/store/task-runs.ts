@@ -107,7 +107,8 @@ export async function claimTaskRun(
   opts: {
     tenantId: string;
     taskId: string;
-    /** The starting key, recorded for the run's workflow as `recordJobKey` does. */ keyId?: string;
+    /** The starting key, recorded for the run's workflow as `recordJobKey` does. */
+    keyId?: string;
   },
 ): Promise<TaskClaim> {
   const runKey = newId('run');
