@@ -2,14 +2,28 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Db } from './db';
 
+export interface JobKey {
+  workflowId: string;
+  tenantId: string;
+  keyId: string;
+  kind: string;
+}
+
+/**
+ * The INSERT that records the key that started a job (the first key recorded for a workflow id
+ * stays), once per row of the relation `from` (e.g. a CTE that is empty unless a run was claimed)
+ * when given, else once: for statements that record it along with the job's own row.
+ */
+export function jobKeyInsert(o: JobKey, from?: string) {
+  return sql.fragment`
+    INSERT INTO job_keys (workflow_id, tenant_id, key_id, kind)
+    SELECT ${o.workflowId}, ${o.tenantId}, ${o.keyId}, ${o.kind} ${from ? sql.fragment`FROM ${sql.identifier([from])}` : sql.fragment``}
+    ON CONFLICT (workflow_id) DO NOTHING`;
+}
+
 /** Remembers the key that started a job (the gateway cancels it when the key is revoked). */
-export async function recordJobKey(
-  db: Db,
-  o: { workflowId: string; tenantId: string; keyId: string; kind: string },
-): Promise<void> {
-  await db.query(sql.prepared('job_key_insert', z.unknown())`
-    INSERT INTO job_keys (workflow_id, tenant_id, key_id, kind) VALUES (${o.workflowId}, ${o.tenantId}, ${o.keyId}, ${o.kind})
-    ON CONFLICT (workflow_id) DO NOTHING`);
+export async function recordJobKey(db: Db, o: JobKey): Promise<void> {
+  await db.query(sql.prepared('job_key_insert', z.unknown())`${jobKeyInsert(o)}`);
 }
 
 /** Claims the revoked key's jobs for cancellation (one replica wins each). */

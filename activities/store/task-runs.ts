@@ -18,6 +18,7 @@ import type { Db } from './db';
 import type { NewDocument } from './documents';
 import { appendEvent, batchNotify, ROW_NOTIFY } from './events';
 import { GroupWriter } from './group-writer';
+import { jobKeyInsert } from './job-keys';
 import { newId } from './ids';
 import { appendDone, getTask, SECRET_ARGS, STEP_COLS, stepColsOf, StepRow, TASK_COLS, TaskRow, taskRow } from './tasks';
 
@@ -130,10 +131,10 @@ export async function claimTaskRun(
             ? sql.fragment``
             : sql.fragment`,
     -- The key that started the run (revoking it cancels the run): recordJobKey, in the same statement.
-    job_key AS (
-      INSERT INTO job_keys (workflow_id, tenant_id, key_id, kind)
-      SELECT ${workflowIds.task(opts.taskId)}, ${opts.tenantId}, ${opts.keyId}, 'task' FROM claimed
-      ON CONFLICT (workflow_id) DO NOTHING)`
+    job_key AS (${jobKeyInsert(
+      { workflowId: workflowIds.task(opts.taskId), tenantId: opts.tenantId, keyId: opts.keyId, kind: 'task' },
+      'claimed',
+    )})`
         }
     SELECT c.*, t.status AS previous, false AS attached, c.run_event_floor AS floor,
       ${planJson(opts.tenantId, opts.taskId, planned)} AS plan
