@@ -182,7 +182,12 @@ export interface TaskRunInput {
    * local activity): the run key the claim stamped on the task and its open steps (every step write
    * checks it, so a stale run cannot write) and the plan (the steps to schedule).
    */
-  claim?: { runKey: string; steps: TaskPlanStep[] };
+  claim?: TaskRunClaim;
+}
+/** A claim's run: the run key stamped on the task and its open steps, and the steps to schedule. */
+export interface TaskRunClaim {
+  runKey: string;
+  steps: TaskPlanStep[];
 }
 /**
  * What a `save` step with literal args saves (args.title or the step's title, args.content), carried

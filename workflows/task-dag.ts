@@ -12,7 +12,7 @@ import {
 import type { Activities } from '../activities';
 import { PERMANENT_FAILURE_TYPES } from '../schema/failure-types';
 import { dependantsOf } from '../schema/task-graph';
-import type { LiteralSave, StepAction, StepStatus, TaskRunInput, TaskStatus } from '../schema/tasks';
+import type { LiteralSave, StepAction, StepStatus, TaskRunClaim, TaskRunInput, TaskStatus } from '../schema/tasks';
 
 import { taskStatusQuery } from './task-defs';
 
@@ -123,7 +123,7 @@ interface RunMode {
   /** Local-activity bookkeeping (settle, finish, begin), or task-queue activities for the oldest runs. */
   book: typeof localBook;
   /** The API's claim: the run key and the plan (no begin local activity); absent: the run begins itself. */
-  claim?: NonNullable<TaskRunInput['claim']>;
+  claim?: TaskRunClaim;
   /** The run's last step ends the run itself when it completes (no finishing local activity after it). */
   finishInStep: boolean;
 }
@@ -140,7 +140,7 @@ interface RunMode {
  * TemporalChangeVersion search attribute in each new run's history (three patches: six events and three
  * visibility writes per run), although no run of this type ever took the paths they guard.
  */
-export async function taskRunWorkflow(input: TaskRunInput & { claim: NonNullable<TaskRunInput['claim']> }): Promise<{
+export async function taskRunWorkflow(input: TaskRunInput & { claim: TaskRunClaim }): Promise<{
   status: TaskStatus;
 }> {
   return runDag(input, { book: localBook, claim: input.claim, finishInStep: true });

@@ -12,6 +12,7 @@ import {
   type StepStatus,
   Task,
   type TaskPlanStep,
+  type TaskRunClaim,
   type TaskStatus,
 } from '../../schema/tasks';
 import type { Db } from './db';
@@ -73,7 +74,7 @@ export interface TaskClaim {
   previous: TaskStatus;
   task: TaskRow;
   /** A new run (not attached): the run key stamped on the task and its open steps, and the steps to schedule. */
-  run?: { runKey: string; steps: PlannedStep[] };
+  run?: TaskRunClaim;
 }
 
 /** The JSON of a task's steps as a run plans them (`status` given as an SQL expression over the row). */
@@ -182,8 +183,6 @@ const BeganRun = z.object({ owned: z.boolean(), steps: z.array(PlanRow) });
 /** Largest literal save (title and content, characters) the plan carries. */
 export const LITERAL_SAVE_MAX = 200;
 
-export type PlannedStep = TaskPlanStep;
-
 function literalSave(s: { action: string; title: string | null; args: Record<string, string> | null }) {
   if (s.action !== 'save' || !s.args) return undefined;
   const content = s.args.content;
@@ -195,7 +194,7 @@ function literalSave(s: { action: string; title: string | null; args: Record<str
 }
 
 /** A plan row as the workflow gets it: a small literal save carries what it saves. */
-function toPlanned({ title, args, ...s }: z.infer<typeof PlanRow>): PlannedStep {
+function toPlanned({ title, args, ...s }: z.infer<typeof PlanRow>): TaskPlanStep {
   const lit = literalSave({ action: s.action, title, args });
   return lit ? { ...s, lit } : s;
 }
@@ -208,7 +207,7 @@ function toPlanned({ title, args, ...s }: z.infer<typeof PlanRow>): PlannedStep 
 export async function beginTaskRun(
   db: Db,
   opts: { tenantId: string; taskId: string; runId: string },
-): Promise<PlannedStep[] | null> {
+): Promise<TaskPlanStep[] | null> {
   // One statement (was three round trips). The run id on each open step is what the step path
   // checks instead of locking the task row. The SELECT sees the steps as before the statement,
   // which is right: only run_id changes here. Steps do not change while the task runs.
