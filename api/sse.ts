@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import type { CommonQueryMethods } from 'slonik';
+import { timestamptzText } from '../activities/store/db';
 import { createEventListener, type EventListener } from '../activities/store/event-listener';
 import { readEventsAfter, type EventRow } from '../activities/store/events';
 import { AppError } from '../schema/errors';
@@ -159,7 +160,13 @@ export function pipeEventStream(
     if (notice?.t !== undefined && notice.t !== opts.tenantId) return; // another tenant's stream of that name
     if (notice?.ev) {
       for (const e of notice.ev)
-        carried.push({ id: e.id, stream: opts.stream, type: e.type, data: e.data, created_at: isoOf(e.created_at) });
+        carried.push({
+          id: e.id,
+          stream: opts.stream,
+          type: e.type,
+          data: e.data,
+          created_at: timestamptzText(e.created_at),
+        });
     } else dirty = true;
     wake?.();
   });
@@ -222,9 +229,6 @@ export function pipeEventStream(
     });
   return sse;
 }
-
-/** A notice's `created_at` (a timestamptz as JSON) the way the row parser renders it. */
-const isoOf = (t: string) => new Date(t).toISOString();
 
 /**
  * A job's event stream as SSE, the common way: each event under its own type and id, closed after

@@ -22,6 +22,9 @@ const resultParser: Interceptor = {
   },
 };
 
+/** A timestamptz (as PostgreSQL prints it, or as JSON renders it) the way rows give it: ISO text, UTC, milliseconds. */
+export const timestamptzText = (value: string) => new Date(value).toISOString();
+
 const isoTimestamp = (value: string) => new Date(value.includes('T') ? value : value.replace(' ', 'T')).toISOString();
 
 /** Statement text -> its prepared-statement name (the hot statements: a bounded set of texts). */
@@ -54,7 +57,7 @@ const preparedStatementNames: Interceptor = {
 /** Timestamps as ISO strings, int8 and numeric as numbers. */
 const typeParsers = [
   ...createTypeParserPreset().filter((p) => !['timestamp', 'timestamptz', 'int8', 'numeric', 'date'].includes(p.name)),
-  { name: 'timestamptz', parse: (v: string) => new Date(v).toISOString() },
+  { name: 'timestamptz', parse: timestamptzText },
   { name: 'timestamp', parse: (v: string) => isoTimestamp(v + 'Z') },
   { name: 'int8', parse: (v: string) => Number.parseInt(v, 10) },
   { name: 'numeric', parse: (v: string) => Number.parseFloat(v) },
