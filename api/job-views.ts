@@ -60,12 +60,12 @@ export function viewJsonWithPlan(view: Record<string, unknown>, planJson: string
 type Times = { created_at: string; updated_at: string };
 
 /** The fields goals and sovereign goals share, in answer order: `head`, then the kind's own, then `tail`. */
-const head = (s: GoalState, outputs: ReadonlyMap<string, string>) => ({
+const head = (s: GoalState, plan: unknown) => ({
   id: s.goalId,
   title: s.title,
   description: s.description,
   status: s.status,
-  plan: planView(s, outputs),
+  plan,
 });
 const tail = (s: GoalState, times: Times) => ({
   error: s.error,
@@ -77,7 +77,7 @@ export async function goalView(db: Db, s: GoalState, times: Times) {
   const outputs = await outputsOf(db, s);
   const done = s.plan.filter((p) => p.status === 'completed').length;
   return {
-    ...head(s, outputs),
+    ...head(s, planView(s, outputs)),
     progress: { done, total: s.plan.length },
     result: s.resultOutputId ? (outputs.get(s.resultOutputId) ?? null) : null,
     ...tail(s, times),
@@ -100,10 +100,15 @@ export function stateAfterTick(row: GoalRow, tick: TickResult, plan?: PlanStepSt
   };
 }
 
-/** `sovereignView` with the outputs already read (e.g. by getGoalWithOutputs). */
-export function sovereignViewWith(outputs: ReadonlyMap<string, string>, s: GoalState, times: Times) {
+/** `sovereignView` with the outputs already read (e.g. by getGoalWithOutputs); `plan`: the plan's value when made already. */
+export function sovereignViewWith(
+  outputs: ReadonlyMap<string, string>,
+  s: GoalState,
+  times: Times,
+  plan: unknown = planView(s, outputs),
+) {
   return {
-    ...head(s, outputs),
+    ...head(s, plan),
     step_index: s.stepIndex,
     total_steps: s.plan.length,
     last_step: s.lastStep
@@ -116,4 +121,17 @@ export function sovereignViewWith(outputs: ReadonlyMap<string, string>, s: GoalS
       : null,
     ...tail(s, times),
   };
+}
+
+/**
+ * `JSON.stringify(sovereignViewWith(outputs, s, times))` with the plan's text given (`planJson`, e.g.
+ * joined from entries serialised once): the plan's entries are not built as values at all.
+ */
+export function sovereignJsonWith(
+  outputs: ReadonlyMap<string, string>,
+  s: GoalState,
+  times: Times,
+  planJson: string,
+): string {
+  return viewJsonWithPlan(sovereignViewWith(outputs, s, times, null), planJson);
 }

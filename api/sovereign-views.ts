@@ -3,7 +3,7 @@ import { outputsById } from '../activities/store/job-outputs';
 import type { GoalRow } from '../activities/store/goals';
 import type { PlanStepState, TickResult } from '../workflows/job-types';
 import type { AppContext } from './context';
-import { planEntryView, sovereignViewWith, stateAfterTick, viewJsonWithPlan } from './job-views';
+import { planEntryView, sovereignJsonWith, sovereignViewWith, stateAfterTick } from './job-views';
 
 /**
  * What this process knows of a sovereign goal, so that a tick can answer with the whole goal
@@ -79,12 +79,19 @@ export function forgetSovereign(ctx: AppContext, tenantId: string, id: string): 
 
 /**
  * The answer of a successful tick built from what is known of the goal and the tick's own step,
- * without reading the row, as a value and as its JSON text (the same as `JSON.stringify(view)`).
+ * without reading the row: as a value when `asValue` (an answer stored under an Idempotency-Key),
+ * else as its JSON text only (the same as `JSON.stringify` of the value, made from each entry's text).
  * Undefined when that is not enough (goal not known, a step before this one not known completed
  * with its output, e.g. run by another process, or a tick from an older worker): the caller reads
  * the goal. Only an output longer than its snippet is read (by id).
  */
-export async function answerFromKnown(ctx: AppContext, tenantId: string, id: string, tick: TickResult) {
+export async function answerFromKnown(
+  ctx: AppContext,
+  tenantId: string,
+  id: string,
+  tick: TickResult,
+  asValue: boolean,
+): Promise<{ view: object } | { json: string } | undefined> {
   const saved = tick.saved;
   if (!saved) return undefined;
   const key = keyOf(tenantId, id);
@@ -104,11 +111,15 @@ export async function answerFromKnown(ctx: AppContext, tenantId: string, id: str
   k.entryJson[step.index] = undefined;
   k.outputs.set(step.outputId!, text);
   const state = stateAfterTick(k.row, tick, k.plan);
-  const view = sovereignViewWith(k.outputs, state, { created_at: k.row.created_at, updated_at: saved.updatedAt });
+  const times = { created_at: k.row.created_at, updated_at: saved.updatedAt };
+  if (asValue) {
+    cache.set(key, k); // its size changed
+    return { view: sovereignViewWith(k.outputs, state, times) };
+  }
   // The answer's text, from each entry's text made once (a 500-step plan is ~64 KB to serialise).
   const plan = k.plan.map((p, i) => (k.entryJson[i] ??= JSON.stringify(planEntryView(p, k.outputs))));
   cache.set(key, k); // its size changed
-  return { view, json: viewJsonWithPlan(view, `[${plan.join(',')}]`) };
+  return { json: sovereignJsonWith(k.outputs, state, times, `[${plan.join(',')}]`) };
 }
 
 /** Every entry before `step` is known completed with its output, and the plan has the tick's length. */

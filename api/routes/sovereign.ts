@@ -144,10 +144,10 @@ export function sovereignRoutes(): RouteSpec[] {
         try {
           // The tick answers compactly; the workflow saved the full state to the row before answering.
           const tick = await tickSovereign(ctx, params.id, key);
-          const known = await answerFromKnown(ctx, tenantId, params.id, tick);
+          // A stored answer (Idempotency-Key) is kept as the value it is; otherwise the text as is.
+          const known = await answerFromKnown(ctx, tenantId, params.id, tick, key !== undefined);
           if (known) {
-            // The text as is; a stored answer (Idempotency-Key) is kept as the value it is.
-            if (key) return known.view;
+            if ('view' in known) return known.view;
             ctx.type = 'application/json';
             return known.json;
           }

@@ -1,4 +1,4 @@
-import { planEntryView, sovereignViewWith, viewJsonWithPlan } from '../../api/job-views';
+import { planEntryView, sovereignJsonWith, sovereignViewWith, viewJsonWithPlan } from '../../api/job-views';
 import type { GoalState, PlanStepState } from '../../workflows/job-types';
 
 const entry = (i: number, done: boolean): PlanStepState => ({
@@ -34,5 +34,6 @@ test('a sovereign answer made from its entries\u2019 texts is JSON.stringify of 
     const view = sovereignViewWith(outputs, s, times);
     const entries = s.plan.map((p) => JSON.stringify(planEntryView(p, outputs)));
     expect(viewJsonWithPlan(view, `[${entries.join(',')}]`)).toBe(JSON.stringify(view));
+    expect(sovereignJsonWith(outputs, s, times, `[${entries.join(',')}]`)).toBe(JSON.stringify(view));
   }
 });
