@@ -10,6 +10,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { StepActivityInput, StepOutcome } from '../activities/tasks';
 import { PERMANENT_FAILURE_TYPES } from '../schema/failure-types';
 import { dependantsOf } from '../schema/task-graph';
 import type { LiteralSave, StepAction, StepStatus, TaskRunClaim, TaskRunInput, TaskStatus } from '../schema/tasks';
@@ -85,14 +86,7 @@ const webhookActs = proxyActivities<Activities>({
   },
 });
 
-type StepActivity = (input: {
-  tenantId: string;
-  taskId: string;
-  stepId: string;
-  runId: string;
-  lit?: LiteralSave;
-  finish?: boolean;
-}) => Promise<{ snippet: string; finished?: boolean }>;
+type StepActivity = (input: StepActivityInput) => Promise<StepOutcome>;
 const ACTIVITY: Record<StepAction, StepActivity> = {
   research: modelActs.taskStepResearch,
   summarize: modelActs.taskStepSummarize,
