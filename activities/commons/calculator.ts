@@ -1,5 +1,6 @@
-import { all, create, type MathJsInstance } from 'mathjs';
+import type { MathJsInstance } from 'mathjs';
 import { z } from 'zod';
+import { lazyModule } from '../lazy-module';
 import { runBounded } from './bounded';
 import { defineTool } from './types';
 
@@ -28,11 +29,15 @@ const DISABLED = [
   'sparse',
 ];
 
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- 31 MB of heap: loaded on the calculator's first use
+const mathjs = lazyModule(() => require('mathjs') as typeof import('mathjs'));
+
 let instance: { math: MathJsInstance; evaluate: MathJsInstance['evaluate'] } | undefined;
 
 /** A mathjs instance with the dangerous functions disabled (built once: it is a pure library object). */
 function calculatorMath() {
   if (!instance) {
+    const { create, all } = mathjs();
     const math = create(all);
     const evaluate = math.evaluate;
     const off: Record<string, () => never> = {};

@@ -1,8 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import MailComposer from 'nodemailer/lib/mail-composer';
 import type Mail from 'nodemailer/lib/mailer';
 import type { ActivityDeps } from '../deps';
+import { lazyModule } from '../lazy-module';
 import {
   beginEmailAttempt,
   clearEmailDataSent,
@@ -27,8 +27,15 @@ interface SmtpError extends Error {
 const AMBIGUOUS =
   'The connection to the SMTP server was lost after the whole message had been sent and before the server answered: it may or may not have been delivered. It is not resent automatically (that could deliver it twice); send it again with a new Idempotency-Key if it did not arrive.';
 
+/** nodemailer's MIME composer, loaded on the first email (see lazyModule). */
+const mailComposer = lazyModule(
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- see lazyModule
+  () => (require('nodemailer/lib/mail-composer') as typeof import('nodemailer/lib/mail-composer')).default,
+);
+
 /** The MIME message: plain `body`, with `html` as its alternative; fixed Message-ID and Date so every attempt sends the same message. */
 async function compose(row: EmailRow): Promise<Buffer> {
+  const MailComposer = mailComposer();
   const mail = new MailComposer({
     from: row.from_addr,
     to: row.to_addr,

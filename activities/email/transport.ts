@@ -1,5 +1,8 @@
-import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
+import { lazyModule } from '../lazy-module';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first SMTP pool (see lazyModule)
+const nodemailer = lazyModule(() => require('nodemailer') as typeof import('nodemailer'));
 
 /** Pool settings: a few long-lived connections reused across sends (the pooled p50 is ~10× the unpooled one). */
 const POOL = {
@@ -17,7 +20,7 @@ const POOL = {
 export function createSmtpPool(smtpUrl: string, onDataSent: (messageId: string) => void): Mail {
   const u = new URL(smtpUrl);
   const secure = u.protocol === 'smtps:';
-  return nodemailer.createTransport({
+  return nodemailer().createTransport({
     pool: true,
     ...POOL,
     host: u.hostname.replace(/^\[|\]$/g, ''),

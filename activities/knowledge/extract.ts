@@ -1,9 +1,12 @@
-import mammoth from 'mammoth';
 import { extractText as pdfText, getDocumentProxy, getMeta } from 'unpdf';
 import { AppError } from '../../schema/errors';
 import type { SupportedMediaType } from '../../schema/knowledge';
+import { lazyModule } from '../lazy-module';
 import { extractHtml } from './html';
 import { decodeText } from './sniff';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first DOCX (see lazyModule)
+const mammoth = lazyModule(() => require('mammoth') as typeof import('mammoth'));
 
 export interface Extracted {
   title?: string;
@@ -42,7 +45,7 @@ async function extractPdf(buf: Uint8Array): Promise<Extracted> {
 
 async function extractDocx(buf: Uint8Array): Promise<Extracted> {
   try {
-    const { value } = await mammoth.extractRawText({ buffer: Buffer.from(buf) });
+    const { value } = await mammoth().extractRawText({ buffer: Buffer.from(buf) });
     return { text: value };
   } catch (err) {
     throw unreadable('DOCX document', err);

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { open, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import sharp from 'sharp';
 import type { Config } from '../../schema/config';
 import { AppError } from '../../schema/errors';
 import { fetchWeb } from '../knowledge/web-fetch';
+import { lazyModule } from '../lazy-module';
 
 /** Largest image we accept from any source, before normalising. */
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
@@ -13,6 +13,8 @@ export const MAX_SIDE = 2048;
 const FETCH_TIMEOUT_MS = 15_000;
 /** Decoding bombs: a small file that claims a huge canvas is refused by sharp before decoding. */
 const MAX_PIXELS = 60_000_000;
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first image (see lazyModule)
+const sharp = lazyModule(() => require('sharp') as typeof import('sharp'));
 
 export type ImageType = 'image/png' | 'image/jpeg' | 'image/webp' | 'image/gif';
 
@@ -127,7 +129,7 @@ export async function loadImage(src: ImageSource, config: Config): Promise<Norma
   if (!sourceType)
     throw new AppError('unsupported_media_type', 'The image is not PNG, JPEG, WebP or GIF (checked from its bytes).');
   try {
-    const img = sharp(raw, { limitInputPixels: MAX_PIXELS, animated: false }).rotate();
+    const img = sharp()(raw, { limitInputPixels: MAX_PIXELS, animated: false }).rotate();
     const meta = await img.metadata();
     const resized = img.resize({ width: MAX_SIDE, height: MAX_SIDE, fit: 'inside', withoutEnlargement: true });
     const out = meta.hasAlpha

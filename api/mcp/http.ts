@@ -9,7 +9,11 @@ import type { AppContext } from '../context';
 import { principalOf } from '../context';
 import type { AppDeps } from '../deps';
 import type { RouteSpec } from '../route';
-import { createMcpDispatcher, type McpDispatcher } from './server';
+import { lazyModule } from '../../activities/lazy-module';
+import type { McpDispatcher } from './server';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the SDK's server (4 MB of heap) loads on the first MCP call (see lazyModule)
+const mcpServer = lazyModule(() => require('./server') as typeof import('./server'));
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
@@ -58,7 +62,7 @@ const dispatchers = new WeakMap<AppDeps, Promise<McpDispatcher>>();
 function dispatcherFor(deps: AppDeps, routes: () => RouteSpec[]): Promise<McpDispatcher> {
   let d = dispatchers.get(deps);
   if (!d) {
-    d = createMcpDispatcher({ deps, routes });
+    d = mcpServer().createMcpDispatcher({ deps, routes });
     dispatchers.set(deps, d);
   }
   return d;
