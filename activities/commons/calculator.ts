@@ -1,4 +1,3 @@
-import type { MathJsInstance } from 'mathjs';
 import { z } from 'zod';
 import { lazyModule } from '../lazy-module';
 import { runBounded } from './bounded';
@@ -29,27 +28,23 @@ const DISABLED = [
   'sparse',
 ];
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- 31 MB of heap: loaded on the calculator's first use
-const mathjs = lazyModule(() => require('mathjs') as typeof import('mathjs'));
-
-let instance: { math: MathJsInstance; evaluate: MathJsInstance['evaluate'] } | undefined;
-
-/** A mathjs instance with the dangerous functions disabled (built once: it is a pure library object). */
-function calculatorMath() {
-  if (!instance) {
-    const { create, all } = mathjs();
-    const math = create(all);
-    const evaluate = math.evaluate;
-    const off: Record<string, () => never> = {};
-    for (const name of DISABLED)
-      off[name] = () => {
-        throw new Error(`${name} is disabled in the calculator`);
-      };
-    math.import(off, { override: true });
-    instance = { math, evaluate };
-  }
-  return instance;
-}
+/**
+ * A mathjs instance with the dangerous functions disabled, built once on the calculator's first use
+ * (mathjs is 31 MB of heap: loaded then, not at start; see lazyModule).
+ */
+const calculatorMath = lazyModule(() => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- see lazyModule
+  const { create, all } = require('mathjs') as typeof import('mathjs');
+  const math = create(all);
+  const evaluate = math.evaluate;
+  const off: Record<string, () => never> = {};
+  for (const name of DISABLED)
+    off[name] = () => {
+      throw new Error(`${name} is disabled in the calculator`);
+    };
+  math.import(off, { override: true });
+  return { math, evaluate };
+});
 
 export const calculator = defineTool({
   name: 'calculator',
