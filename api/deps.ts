@@ -15,6 +15,13 @@ export interface AppDeps {
   temporal: {
     connection: Connection;
     client: Client;
+    /**
+     * A client on the connection of this process's own worker (the all-in-one process, `npm start`):
+     * workflow starts go through it with Eager Workflow Start, so the server hands the first workflow
+     * task straight back to that worker instead of through its matching service. Absent when no
+     * worker runs in the process (`npm run api`, API processes of a cluster).
+     */
+    eager?: Client;
   };
   /** Model router; when absent the chat routes build one from `config` (once per deps object). */
   models?: ModelRouter;

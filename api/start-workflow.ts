@@ -106,7 +106,11 @@ export async function startJobWorkflow<N extends WorkflowName>(
   ctx: AppContext,
   o: StartJobOptions<N>,
 ): Promise<{ started: boolean }> {
-  const { client, connection } = ctx.deps.temporal;
+  // In the all-in-one process the worker's own connection starts it, asking for the first workflow task
+  // back at once (Eager Workflow Start; a server that does not offer it starts the workflow as usual).
+  const { eager } = ctx.deps.temporal;
+  const client = eager ?? ctx.deps.temporal.client;
+  const connection = eager ? eager.connection : ctx.deps.temporal.connection;
   // The starting key, so that revoking it cancels this job (api/gateway); stored before the start.
   const p = ctx.state.principal;
   if (p && !o.keyRecorded)
@@ -126,6 +130,7 @@ export async function startJobWorkflow<N extends WorkflowName>(
           { key: SvcSurface, value: o.surface ?? ctx.state.surface ?? 'api' },
         ]),
         memo: { title: o.title },
+        ...(eager ? { requestEagerStart: true } : {}),
       }),
     );
     ctx.metrics.workflowStarts.inc({ kind: o.kind });

@@ -1,3 +1,4 @@
+import { Client } from '@temporalio/client';
 import { createModelRouter } from '../activities/providers';
 import { createDb } from '../activities/store/db';
 import { ConfigError, parseConfig } from '../schema/config';
@@ -60,7 +61,9 @@ async function main(): Promise<void> {
   const browser = await startBrowserWorkers({ config, db, log, address });
   if (browser) stops.unshift(() => browser.stop());
 
-  const server = await serveApi({ config, db, log, temporal, models });
+  // The API starts workflows through the worker's own connection: Eager Workflow Start (api/start-workflow.ts).
+  const eager = new Client({ connection, namespace: config.temporal.namespace });
+  const server = await serveApi({ config, db, log, temporal: { ...temporal, eager }, models });
   stops.unshift(() => closeServer(server));
   const devKey =
     config.devKey || process.argv.includes('--dev-key') ? await mintDevKey({ db, host: config.host, log }) : undefined;

@@ -15,6 +15,7 @@ import { createModelRouter } from '../activities/providers';
 import type { ModelRouter } from '../activities/providers/types';
 import { createEventListener } from '../activities/store/event-listener';
 import type { Db } from '../activities/store/db';
+import type { AppDeps } from '../api/deps';
 import { createApp } from '../api/app';
 import { createLifecycle, type Lifecycle } from '../api/lifecycle';
 import { attachLiveSocket } from '../api/live/socket';
@@ -67,13 +68,18 @@ export async function createRuntimeWorker(opts: {
   bundlePath?: string;
   /** The process's model router (shared with the API in the all-in-one process). */
   models?: ModelRouter;
+  /** Activities registered beside the service's own (benchmarks' baselines); a name of ours cannot be replaced. */
+  extraActivities?: Record<string, (...args: never[]) => Promise<unknown>>;
 }): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect({ address: opts.address });
   const worker = await Worker.create({
     connection,
     namespace: opts.config.temporal.namespace,
     taskQueue: opts.taskQueue ?? opts.config.temporal.taskQueue,
-    activities: createActivities({ config: opts.config, db: opts.db, log: opts.log, models: opts.models }),
+    activities: {
+      ...opts.extraActivities,
+      ...createActivities({ config: opts.config, db: opts.db, log: opts.log, models: opts.models }),
+    },
     // On SIGTERM, activities in flight get this long to finish before they are cancelled (and retried elsewhere).
     shutdownGraceTime: opts.config.workerShutdownGraceMs,
     ...workflowSource(opts.bundlePath),
@@ -88,7 +94,7 @@ export async function serveApi(opts: {
   config: Config;
   db: Db;
   log: Logger;
-  temporal: { connection: Connection; client: Client };
+  temporal: AppDeps['temporal'];
   models?: ModelRouter;
   /** One of several API processes on one port (workers/api-cluster.ts): /v1/metrics sums every process's. */
   inCluster?: boolean;

@@ -196,6 +196,9 @@ async function waitForPort(port: number, child: ChildProcess, timeoutMs: number)
 export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
   // Updates (sovereign ticks) are on by default in recent servers; stated so older CLIs agree.
   'frontend.enableUpdateWorkflowExecution': true,
+  // Eager Workflow Start (the all-in-one process starts through its worker's connection): on by default
+  // in recent servers; stated so older CLIs agree.
+  'system.enableEagerWorkflowStart': true,
   // The dev server has ONE history shard, and each shard reads its transfer queue (the tasks that
   // hand activities and workflow tasks to matching) at most 20 times a second by default. Every
   // workflow of the installation shares that budget: under steady work each activity dispatch

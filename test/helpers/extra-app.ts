@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { Client, Connection } from '@temporalio/client';
 import { createApp } from '../../api/app';
+import type { AppDeps } from '../../api/deps';
 import { freePort } from '../../workers/temporal-dev';
 import type { RouteSpec } from '../../api/route';
 import type { Config } from '../../schema/config';
@@ -20,9 +21,15 @@ export interface ExtraApp {
  */
 export async function startExtraApp(
   h: Pick<Harness, 'config' | 'db' | 'connection' | 'client'>,
-  opts: { config?: Partial<Config>; temporal?: Connection | 'unreachable'; routes?: RouteSpec[] } = {},
+  opts: {
+    config?: Partial<Config>;
+    temporal?: Connection | 'unreachable';
+    routes?: RouteSpec[];
+    /** A client on an in-process worker's connection: starts are eager, as in `npm start`. */
+    eager?: Client;
+  } = {},
 ): Promise<ExtraApp> {
-  let temporal = { connection: h.connection, client: h.client };
+  let temporal: AppDeps['temporal'] = { connection: h.connection, client: h.client };
   let own: Connection | undefined;
   if (opts.temporal) {
     const connection =
@@ -32,6 +39,7 @@ export async function startExtraApp(
     if (opts.temporal === 'unreachable') own = connection;
     temporal = { connection, client: new Client({ connection }) };
   }
+  if (opts.eager) temporal = { ...temporal, eager: opts.eager };
   const deps = { config: { ...h.config, ...opts.config }, db: h.db, log: pino({ level: 'silent' }), temporal };
   const app = opts.routes ? createApp(deps, opts.routes) : createApp(deps);
   const server = http.createServer(app.callback());

@@ -15,6 +15,7 @@ test('every dev server of ours reads its transfer queue up to 1,000 times a seco
   expect(dynamicConfig(devServerExtraArgs())).toMatchObject({
     'history.transferProcessorMaxPollRPS': 1000,
     'frontend.enableUpdateWorkflowExecution': true,
+    'system.enableEagerWorkflowStart': true,
   });
 });
 
