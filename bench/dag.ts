@@ -7,13 +7,19 @@
  *    `echo` activity.
  * Shapes: a 10-step chain, a 10-wide fan-out joined by one step, a 100-wide fan-out/fan-in, and 10
  * concurrent 10-wide runs (throughput in steps/s). API steps are `save` steps of a few bytes (the
- * cheapest action: one insert). Prints p50/p90 per shape, the ratio API/raw and PASS/FAIL against
- * the goals of issue 18; exits non-zero on any FAIL.
+ * cheapest action; it writes an output row and a searchable document with its chunk). Prints p50/p90
+ * per shape, the ratio API/raw and PASS/FAIL against the goals of issue 18; exits non-zero on any FAIL.
+ * A third path, interleaved with the other two and printed as INFO (no goal): raw+save, the raw
+ * workflow whose activities write what the API's save steps store (bench/dag-save-activity.ts), so
+ * API/raw+save is the task platform's own cost (step state, events, NOTIFY, stream, claim, finish).
  * Run: npm run -s bench -- dag   (ROUNDS=8, WIDE_ROUNDS=3 by default; BENCH_BREAKDOWN=1 adds, per shape,
  * where the time went according to the workflow histories)
  */
 import type { Client } from '@temporalio/client';
 import { randomToken } from '../activities/store/ids';
+import { createTenant } from '../activities/store/keys';
+import { createTask } from '../activities/store/tasks';
+import { rawSaveActivities } from './dag-save-activity';
 import {
   addHistoryPhases,
   cpuPer,
@@ -84,11 +90,18 @@ async function viaApi(url: string, key: string, shape: Shape, n: number): Promis
   return performance.now() - started;
 }
 
-async function viaRaw(client: Client, taskQueue: string, shape: Shape, n: number): Promise<number> {
+/** The tenant and task the raw+save path writes into (set in main). */
+let rawSaveTarget: { tenantId: string; taskId: string } | undefined;
+
+async function viaRaw(client: Client, taskQueue: string, shape: Shape, n: number, save = false): Promise<number> {
   const started = performance.now();
   const start = wallMs();
   const workflowId = `raw-${randomToken(10)}`;
-  await client.workflow.execute('rawDagWorkflow', { taskQueue, workflowId, args: [{ shape, n }] });
+  await client.workflow.execute('rawDagWorkflow', {
+    taskQueue,
+    workflowId,
+    args: [{ shape, n, ...(save ? { save: rawSaveTarget } : {}) }],
+  });
   lastCall = { workflowId, start, end: wallMs() };
   return performance.now() - started;
 }
@@ -98,6 +111,7 @@ const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
 async function main(): Promise<void> {
   const stack = await startBenchStack({
     workflowsPath: require.resolve('./dag-raw-workflow'),
+    extraActivities: rawSaveActivities,
   });
   const { app, client, taskQueue, close } = stack;
   const failures: string[] = [];
@@ -107,10 +121,15 @@ async function main(): Promise<void> {
   };
   try {
     const key = await app.key(['runtime:records']);
+    const rawTenant = await createTenant(app.db, { name: 'bench-raw-save' });
+    const rawTask = await createTask(app.db, { tenantId: rawTenant, body: { title: 'raw+save baseline' } as never });
+    rawSaveTarget = { tenantId: rawTenant, taskId: rawTask.id };
+    const info = (line: string) => console.log(`INFO  ${line}`);
     // Warm-up: one of each, not measured.
     for (const shape of ['chain', 'fan'] as const) {
       await viaApi(app.url, key, shape, N);
       await viaRaw(client, taskQueue, shape, N);
+      await viaRaw(client, taskQueue, shape, N, true);
     }
     console.log(`task DAG benchmark: API (SSE to done) vs raw workflow over no-op activities, interleaved, same run`);
     /** The history of the call just made, into `into` (when BENCH_BREAKDOWN=1; not timed). */
@@ -123,12 +142,14 @@ async function main(): Promise<void> {
     for (const shape of ['chain', 'fan'] as const) {
       const api: number[] = [];
       const raw: number[] = [];
+      const rawSave: number[] = [];
       const phases = { API: {} as Phases, raw: {} as Phases };
       for (let i = 0; i < ROUNDS; i++) {
         api.push(await viaApi(app.url, key, shape, N));
         await phasesOf(phases.API);
         raw.push(await viaRaw(client, taskQueue, shape, N));
         await phasesOf(phases.raw);
+        rawSave.push(await viaRaw(client, taskQueue, shape, N, true));
       }
       if (BREAKDOWN) printPhases(phases);
       const a50 = percentile(api, 50);
@@ -142,6 +163,11 @@ async function main(): Promise<void> {
         `${shape === 'chain' ? '10-step chain ' : '10-wide fan-out'} (${ROUNDS} rounds) raw p50 ${fmt(r50)} ms p90 ${fmt(percentile(raw, 90))} ms | ` +
           `API p50 ${fmt(a50)} ms p90 ${fmt(percentile(api, 90))} ms | ratio ${ratio.toFixed(2)}x (goal <= ${goal}x) ` +
           `(+${fmt((a50 - r50) / steps)} ms per step)`,
+      );
+      const s50 = percentile(rawSave, 50);
+      info(
+        `${shape === 'chain' ? '10-step chain ' : '10-wide fan-out'} raw+save p50 ${fmt(s50)} ms | API/raw+save ${(a50 / s50).toFixed(2)}x ` +
+          `(+${fmt((a50 - s50) / steps)} ms per step of bookkeeping; the save's own writes ${fmt((s50 - r50) / steps)} ms per step)`,
       );
       if (shape === 'chain') {
         // Per-step overhead: paired difference of each round, spread over the chain's steps (p50 over rounds).
@@ -159,12 +185,14 @@ async function main(): Promise<void> {
 
     const wideApi: number[] = [];
     const wideRaw: number[] = [];
+    const wideRawSave: number[] = [];
     const widePhases = { API: {} as Phases, raw: {} as Phases };
     for (let i = 0; i < WIDE_ROUNDS; i++) {
       wideApi.push(await viaApi(app.url, key, 'fan', WIDE));
       await phasesOf(widePhases.API);
       wideRaw.push(await viaRaw(client, taskQueue, 'fan', WIDE));
       await phasesOf(widePhases.raw);
+      wideRawSave.push(await viaRaw(client, taskQueue, 'fan', WIDE, true));
     }
     if (BREAKDOWN) printPhases(widePhases);
     const wRatio = percentile(wideApi, 50) / percentile(wideRaw, 50);
@@ -174,13 +202,18 @@ async function main(): Promise<void> {
       `100-wide fan-out/fan-in (${WIDE_ROUNDS} rounds) raw p50 ${fmt(percentile(wideRaw, 50))} ms | API p50 ${fmt(percentile(wideApi, 50))} ms | ` +
         `ratio ${wRatio.toFixed(2)}x (goal <= ${GOALS.wide}x, as fan-out)`,
     );
+    info(
+      `100-wide fan-out/fan-in raw+save p50 ${fmt(percentile(wideRawSave, 50))} ms | ` +
+        `API/raw+save ${(percentile(wideApi, 50) / percentile(wideRawSave, 50)).toFixed(2)}x`,
+    );
 
     // 10 runs at once, each a 10-wide fan-out: steps completed per second of wall time.
     const stepsPerBatch = CONCURRENT * (N + 1);
     const apiRate: number[] = [];
     const rawRate: number[] = [];
+    const rawSaveRate: number[] = [];
     /** BENCH_BREAKDOWN=1: CPU and transactions per step of each path (readings outside the timed batches). */
-    const cpu: { API: CpuSnapshot[]; raw: CpuSnapshot[] } = { API: [], raw: [] };
+    const cpu: Record<'API' | 'raw' | 'raw+save', CpuSnapshot[]> = { API: [], raw: [], 'raw+save': [] };
     const reading = async (into: CpuSnapshot[], batch: () => Promise<unknown>) => {
       const before = BREAKDOWN ? await cpuSnapshot(stack) : undefined;
       const t = performance.now();
@@ -200,6 +233,11 @@ async function main(): Promise<void> {
           Promise.all(Array.from({ length: CONCURRENT }, () => viaRaw(client, taskQueue, 'fan', N))),
         ),
       );
+      rawSaveRate.push(
+        await reading(cpu['raw+save'], () =>
+          Promise.all(Array.from({ length: CONCURRENT }, () => viaRaw(client, taskQueue, 'fan', N, true))),
+        ),
+      );
     }
     if (BREAKDOWN) {
       const med = (xs: CpuSnapshot[], k: keyof CpuSnapshot) =>
@@ -209,7 +247,7 @@ async function main(): Promise<void> {
             50,
           ),
         );
-      for (const path of ['API', 'raw'] as const)
+      for (const path of ['API', 'raw', 'raw+save'] as const)
         console.log(
           `  10 concurrent, per step (p50 of ${cpu[path].length} batches), ${path}: CPU ms bench process ${med(cpu[path], 'bench')}, ` +
             `PostgreSQL ${med(cpu[path], 'pg')}, Temporal ${med(cpu[path], 'temporal')}; transactions ${med(cpu[path], 'xacts')}`,
@@ -221,6 +259,10 @@ async function main(): Promise<void> {
       tRatio >= GOALS.throughput,
       `10 concurrent 10-wide runs (${WIDE_ROUNDS} rounds) raw p50 ${fmt(percentile(rawRate, 50))} steps/s | API p50 ${fmt(percentile(apiRate, 50))} steps/s | ` +
         `API/raw ${tRatio.toFixed(2)} (goal >= ${GOALS.throughput})`,
+    );
+    info(
+      `10 concurrent 10-wide runs raw+save p50 ${fmt(percentile(rawSaveRate, 50))} steps/s | ` +
+        `API/raw+save ${(percentile(apiRate, 50) / percentile(rawSaveRate, 50)).toFixed(2)}`,
     );
   } finally {
     await close();

@@ -9,6 +9,8 @@ import { z } from 'zod';
 import { Client, Connection } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import type { AppDeps } from '../api/deps';
+import type { ActivityDeps } from '../activities/deps';
 import { createDb, type Db } from '../activities/store/db';
 import { createTenant, mintKey } from '../activities/store/keys';
 import { randomToken } from '../activities/store/ids';
@@ -41,6 +43,8 @@ export interface BenchApp {
   url: string;
   db: Db;
   config: Config;
+  /** The app's Temporal clients (startBenchStack adds the worker's `eager` one, as `npm start` does). */
+  temporal: AppDeps['temporal'];
   key(scopes: string[]): Promise<string>;
   close(): Promise<void>;
 }
@@ -73,6 +77,7 @@ export async function startBenchApp(env: Record<string, string> = {}): Promise<B
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     db,
     config,
+    temporal: deps.temporal,
     key: async (scopes) => (await mintKey(db, { tenantId: await createTenant(db), kind: 'runtime', scopes })).apiKey,
     close: async () => {
       server.closeAllConnections();
@@ -164,6 +169,8 @@ export function cpuPer(a: CpuSnapshot, b: CpuSnapshot, units: number): CpuSnapsh
 export async function startBenchStack(opts: {
   workflowsPath: string;
   env?: Record<string, string>;
+  /** Baseline activities for the bench's raw workflows, registered on the same worker as ours. */
+  extraActivities?: (deps: ActivityDeps) => Record<string, (...args: never[]) => Promise<unknown>>;
 }): Promise<BenchStack> {
   const log = pino({ level: 'warn' });
   installTemporalLogging(log);
@@ -191,8 +198,11 @@ export async function startBenchStack(opts: {
     address: temporal.address,
     taskQueue,
     bundlePath,
+    extraActivities: opts.extraActivities?.({ config: app.config, db: app.db, log }),
   });
   const running = worker.run();
+  // As in `npm start` (workers/main.ts): the API starts workflows through the worker's connection, eagerly.
+  app.temporal.eager = new Client({ connection });
   const clientConn = await Connection.connect({ address: temporal.address });
   return {
     app,
