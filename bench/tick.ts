@@ -6,10 +6,14 @@
  * All run the same one-step model call against a local fake OpenAI upstream that answers at once.
  * Prints p50/p99 of each, the ratios, the 1st vs last tick latency (history growth), and PASS/FAIL
  * against the goals of issue 18 (tick <= 1.05x a raw update; a goal step <= 1.10x a raw activity
- * step); exits non-zero on any FAIL.
+ * step); exits non-zero on any FAIL. After the ticks, printed as INFO (no goal): the floor of any HTTP
+ * API in front of the update, one bare HTTP round trip (a node:http server in this process answering
+ * as many bytes as the API's last tick answer, read with the same fetch client, at the ticks' pace).
  * Run: npm run -s bench -- tick   (TICKS=500 by default; BENCH_BREAKDOWN=1 adds where each path's time
  * went according to the workflow histories)
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { insertGoal } from '../activities/store/goals';
 import { randomToken } from '../activities/store/ids';
@@ -85,6 +89,18 @@ async function main(): Promise<void> {
     const api: number[] = [];
     const direct: number[] = [];
     const bare: number[] = [];
+    // The HTTP floor: a server that does nothing but answer the API's last answer size.
+    let answerBytes = 1;
+    const floorServer = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.setHeader('content-type', 'application/json; charset=utf-8');
+        res.end(Buffer.alloc(answerBytes, 0x20));
+      });
+    });
+    await new Promise<void>((r) => floorServer.listen(0, '127.0.0.1', () => r()));
+    const floorUrl = `http://127.0.0.1:${(floorServer.address() as AddressInfo).port}/v1/sovereign/goals/${created.id}/tick`;
+    const floor: number[] = [];
     // Wall-clock start and end of each call, for the history breakdown.
     type Call = { start: number; end: number };
     const spans = { api: [] as Call[], direct: [] as Call[], bare: [] as Call[] };
@@ -106,9 +122,10 @@ async function main(): Promise<void> {
             method: 'POST',
             headers: { authorization: `Bearer ${key}` },
           });
-          await r.arrayBuffer();
+          answerBytes = (await r.arrayBuffer()).byteLength;
           if (r.status !== 200) throw new Error(`API tick ${i} answered ${r.status}`);
         }),
+
       () => timed(direct, spans.direct, () => raw.executeUpdate(tickUpdate).then(() => undefined)),
       (i) =>
         timed(bare, spans.bare, () =>
@@ -133,6 +150,16 @@ async function main(): Promise<void> {
       await addHistoryPhases(client, `rawstep-${rawId}`, paths['raw activity step'], spans.bare, true);
       printPhases(paths);
     }
+    // The floor, at the ticks' pace (a round trip every tick-length, as each API tick came after the others).
+    const pace = percentile(api, 50) + percentile(direct, 50) + percentile(bare, 50);
+    for (let i = 0; i < Math.min(TICKS, 200); i++) {
+      await new Promise((r) => setTimeout(r, pace));
+      const t = performance.now();
+      const r = await fetch(floorUrl, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+      await r.arrayBuffer();
+      floor.push(performance.now() - t);
+    }
+    floorServer.close();
     const avg = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
     const head = (a: number[]) => avg(a.slice(0, 10));
     const tail = (a: number[]) => avg(a.slice(-10));
@@ -153,6 +180,12 @@ async function main(): Promise<void> {
     );
     console.log(
       `1st tick: API ${fmt(api[0])} ms, raw ${fmt(direct[0])} ms; ${TICKS}th tick: API ${fmt(api[TICKS - 1])} ms, raw ${fmt(direct[TICKS - 1])} ms`,
+    );
+    const added = percentile(api, 50) - percentile(direct, 50);
+    console.log(
+      `INFO  bare HTTP round trip in this process (${(answerBytes / 1024).toFixed(0)} KB answer, same fetch client): p50 ${fmt(percentile(floor, 50))} ms; ` +
+        `the API tick adds ${fmt(added)} ms to the raw update, ${fmt(added - percentile(floor, 50))} ms beyond that floor ` +
+        `(the goal allows ${fmt(percentile(direct, 50) * (GOALS.tick - 1))} ms)`,
     );
     const tickRatio = percentile(api, 50) / percentile(direct, 50);
     const stepRatio = percentile(direct, 50) / percentile(bare, 50);
