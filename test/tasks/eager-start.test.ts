@@ -68,6 +68,31 @@ test('a task run is started eagerly on the in-process worker and runs to complet
   }, 60_000);
   expect(done.status).toBe('completed');
   expect(done.steps.map((s: { status: string }) => s.status)).toEqual(['completed', 'completed']);
+  // A second run of the same task (new work appended) reuses the workflow id of the closed first run:
+  // started eagerly as well, and it runs the new step.
+  expect(
+    (
+      await req('POST', `/v1/tasks/${created.body.id}/steps`, {
+        id: 'c',
+        title: 'c',
+        action: 'save',
+        args: { content: 'third' },
+      })
+    ).status,
+  ).toBe(201);
+  expect((await req('POST', `/v1/tasks/${created.body.id}/execute`)).status).toBe(202);
+  expect(start).toHaveBeenCalledTimes(2);
+  expect((await start.mock.results[1].value).eagerlyStarted).toBe(true);
+  const again = await until(async () => {
+    const t = (await req('GET', `/v1/tasks/${created.body.id}`)).body;
+    return t.status === 'completed' || t.status === 'failed' ? t : null;
+  }, 60_000);
+  expect(again.status).toBe('completed');
+  expect(again.steps.map((s: { id: string; status: string }) => `${s.id}:${s.status}`)).toEqual([
+    'a:completed',
+    'b:completed',
+    'c:completed',
+  ]);
 });
 
 test('without a worker in the process, starts take the API client as before (not eager)', async () => {
