@@ -122,7 +122,7 @@ async function main(): Promise<void> {
   try {
     const key = await app.key(['runtime:records']);
     const rawTenant = await createTenant(app.db, { name: 'bench-raw-save' });
-    const rawTask = await createTask(app.db, { tenantId: rawTenant, body: { title: 'raw+save baseline' } as never });
+    const rawTask = await createTask(app.db, { tenantId: rawTenant, body: { title: 'raw+save baseline' } });
     rawSaveTarget = { tenantId: rawTenant, taskId: rawTask.id };
     const info = (line: string) => console.log(`INFO  ${line}`);
     // Warm-up: one of each, not measured.
