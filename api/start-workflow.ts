@@ -110,14 +110,13 @@ export async function startJobWorkflow<N extends WorkflowName>(
   // back at once (Eager Workflow Start; a server that does not offer it starts the workflow as usual).
   const { eager } = ctx.deps.temporal;
   const client = eager ?? ctx.deps.temporal.client;
-  const connection = eager ? eager.connection : ctx.deps.temporal.connection;
   // The starting key, so that revoking it cancels this job (api/gateway); stored before the start.
   const p = ctx.state.principal;
   if (p && !o.keyRecorded)
     await recordJobKey(ctx.deps.db, { workflowId: o.workflowId, tenantId: o.tenantId, keyId: p.keyId, kind: o.kind });
   try {
     // A start takes milliseconds; when the cluster is unreachable, answer 503 within 10 s instead of retrying on.
-    await connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+    await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
       client.workflow.start(o.workflow, {
         taskQueue: ctx.deps.config.temporal.taskQueue,
         workflowId: o.workflowId,

@@ -5,9 +5,9 @@ import type { RawSaveActivities } from './dag-save-activity';
 
 export * from '../workflows';
 
-const retry = { startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 3 } } as const;
-const { echo } = proxyActivities<Activities>(retry);
-const { benchSave } = proxyActivities<RawSaveActivities>(retry);
+const options = { startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 3 } } as const;
+const { echo } = proxyActivities<Activities>(options);
+const { benchSave } = proxyActivities<RawSaveActivities>(options);
 
 /**
  * The same shapes as the benchmark's tasks, with nothing around them: a chain or a fan-out of no-op

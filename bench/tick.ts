@@ -89,18 +89,8 @@ async function main(): Promise<void> {
     const api: number[] = [];
     const direct: number[] = [];
     const bare: number[] = [];
-    // The HTTP floor: a server that does nothing but answer the API's last answer size.
+    /** The size of the API's last tick answer (the HTTP floor answers as much). */
     let answerBytes = 1;
-    const floorServer = http.createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        res.setHeader('content-type', 'application/json; charset=utf-8');
-        res.end(Buffer.alloc(answerBytes, 0x20));
-      });
-    });
-    await new Promise<void>((r) => floorServer.listen(0, '127.0.0.1', () => r()));
-    const floorUrl = `http://127.0.0.1:${(floorServer.address() as AddressInfo).port}/v1/sovereign/goals/${created.id}/tick`;
-    const floor: number[] = [];
     // Wall-clock start and end of each call, for the history breakdown.
     type Call = { start: number; end: number };
     const spans = { api: [] as Call[], direct: [] as Call[], bare: [] as Call[] };
@@ -150,16 +140,30 @@ async function main(): Promise<void> {
       await addHistoryPhases(client, `rawstep-${rawId}`, paths['raw activity step'], spans.bare, true);
       printPhases(paths);
     }
-    // The floor, at the ticks' pace (a round trip every tick-length, as each API tick came after the others).
-    const pace = percentile(api, 50) + percentile(direct, 50) + percentile(bare, 50);
-    for (let i = 0; i < Math.min(TICKS, 200); i++) {
-      await new Promise((r) => setTimeout(r, pace));
-      const t = performance.now();
-      const r = await fetch(floorUrl, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
-      await r.arrayBuffer();
-      floor.push(performance.now() - t);
+    // The HTTP floor: a server that does nothing but answer as many bytes, at the ticks' pace (a round trip
+    // every tick-length, as each API tick came after the others).
+    const floorServer = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.setHeader('content-type', 'application/json; charset=utf-8');
+        res.end(Buffer.alloc(answerBytes, 0x20));
+      });
+    });
+    const floor: number[] = [];
+    try {
+      await new Promise<void>((r) => floorServer.listen(0, '127.0.0.1', () => r()));
+      const floorUrl = `http://127.0.0.1:${(floorServer.address() as AddressInfo).port}/v1/sovereign/goals/${created.id}/tick`;
+      const pace = percentile(api, 50) + percentile(direct, 50) + percentile(bare, 50);
+      for (let i = 0; i < Math.min(TICKS, 200); i++) {
+        await new Promise((r) => setTimeout(r, pace));
+        const t = performance.now();
+        const r = await fetch(floorUrl, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+        await r.arrayBuffer();
+        floor.push(performance.now() - t);
+      }
+    } finally {
+      floorServer.close();
     }
-    floorServer.close();
     const avg = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
     const head = (a: number[]) => avg(a.slice(0, 10));
     const tail = (a: number[]) => avg(a.slice(-10));
