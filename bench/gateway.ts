@@ -35,6 +35,10 @@ import { fmt, percentile } from './helpers';
 const REPLY = 'The quick brown fox jumps over the lazy dog while the gateway streams every token to the client.';
 const N = Number(process.env.BENCH_N ?? 200);
 const CONCURRENCY = 16;
+/** Warm-up requests per target, streamed and not, at CONCURRENCY before anything is measured (BENCH_WARM). */
+const WARM = Number(process.env.BENCH_WARM ?? 2000);
+/** Requests per target in the throughput phase, in interleaved slices of 80 (BENCH_THROUGHPUT_N). */
+const THROUGHPUT_N = Number(process.env.BENCH_THROUGHPUT_N ?? 2000);
 const LAYOUT = process.env.BENCH_GATEWAY_LAYOUT;
 const PROFILE = process.env.BENCH_PROFILE as ProfileKind | undefined;
 /** The phase BENCH_PROFILE covers: the throughput phase (default) or the sequential SSE first-token phase. */
@@ -118,7 +122,7 @@ async function rounds(targets: Target[], n: number, sample: (t: Target) => Promi
 }
 
 /** Requests per second at CONCURRENCY; targets alternate in slices so machine noise hits both. */
-async function throughput(targets: Target[], total: number): Promise<number[]> {
+async function throughput(targets: Target[], total: number, stream = false): Promise<number[]> {
   const busy = targets.map(() => 0);
   const slice = 80;
   for (let done = 0; done < total; done += slice) {
@@ -129,7 +133,7 @@ async function throughput(targets: Target[], total: number): Promise<number[]> {
         Array.from({ length: CONCURRENCY }, async () => {
           while (next < slice) {
             next++;
-            await once(targets[j], false);
+            await once(targets[j], stream);
           }
         }),
       );
@@ -252,7 +256,11 @@ async function runLayout(
       model: 'svc-oracle',
     };
     const all = [direct, proxy, gateway];
-    for (const stream of [false, true]) for (const t of all) for (let i = 0; i < 50; i++) await once(t, stream); // warm-up (JIT, pools, caches)
+    // Warm-up, not timed: first one at a time (pools, caches), then WARM requests per target and kind at
+    // concurrency 16, so every process is measured at its steady state and not while V8 still compiles
+    // its hot paths (which ran on compiler threads and doubled the CPU per request of a fresh process).
+    for (const stream of [false, true]) for (const t of all) for (let i = 0; i < 50; i++) await once(t, stream);
+    if (WARM > 0) for (const stream of [false, true]) await throughput(all, WARM, stream);
     console.log(
       `\n=== ${oneProcess ? 'ONE PROCESS: client, upstream, proxy and gateway in this process' : 'PROCESSES: gateway and bare proxy each in its own process; client and upstream in this one'} ===\n`,
     );
@@ -271,11 +279,11 @@ async function runLayout(
     if (profileThroughput) await app.profileStart(profile);
     // The bare proxy runs too, as a reference (no goal): what a proxy that does no work reaches here.
     const cpuBefore = oneProcess ? [] : await Promise.all([app.cpuMicros(), bare.cpuMicros()]);
-    const rps = await throughput([direct, gateway, proxy], N * 2);
+    const rps = await throughput([direct, gateway, proxy], THROUGHPUT_N);
     if (!oneProcess) {
       // CPU time, not wall time: what each server's process spent per request it relayed in this phase.
       const [g, b] = (await Promise.all([app.cpuMicros(), bare.cpuMicros()])).map(
-        (v, i) => (v - cpuBefore[i]) / (N * 2),
+        (v, i) => (v - cpuBefore[i]) / THROUGHPUT_N,
       );
       console.log(
         `CPU per request in this phase: gateway process ${g.toFixed(0)} µs, bare proxy process ${b.toFixed(0)} µs (${(g / b).toFixed(2)}×)`,
@@ -358,7 +366,7 @@ async function main(): Promise<void> {
   });
   const setBehavior = (b: FakeBehavior) => (behavior = b);
   console.log(
-    `Chat gateway benchmark: ${N} interleaved sequential requests per target and phase; throughput at concurrency ${CONCURRENCY}; fast path ${process.env.SVC_HTTP_FAST_PATH ?? 'true (default)'}.`,
+    `Chat gateway benchmark: ${N} interleaved sequential requests per target and phase; throughput at concurrency ${CONCURRENCY} over ${THROUGHPUT_N} requests per target; after a warm-up of ${WARM} requests per target and kind at that concurrency; fast path ${process.env.SVC_HTTP_FAST_PATH ?? 'true (default)'}.`,
   );
   try {
     if (LAYOUT === 'one' || LAYOUT === 'processes') {
