@@ -12,6 +12,7 @@
  * A third path, interleaved with the other two and printed as INFO (no goal): raw+save, the raw
  * workflow whose activities write what the API's save steps store (bench/dag-save-activity.ts), so
  * API/raw+save is the task platform's own cost (step state, events, NOTIFY, stream, claim, finish).
+ * Every path first runs WARM_RUNS (20) unmeasured 10-step chains and fan-outs and one 100-wide run.
  * Run: npm run -s bench -- dag   (ROUNDS=8, WIDE_ROUNDS=3 by default; BENCH_BREAKDOWN=1 adds, per shape,
  * where the time went according to the workflow histories)
  */
@@ -35,6 +36,8 @@ import {
 
 const ROUNDS = Number(process.env.ROUNDS ?? 8);
 const WIDE_ROUNDS = Number(process.env.WIDE_ROUNDS ?? 3);
+/** Unmeasured runs of each path and 10-step shape before the measured ones (WARM_RUNS). */
+const WARM_RUNS = Number(process.env.WARM_RUNS ?? 20);
 const N = 10;
 const WIDE = 100;
 const CONCURRENT = 10;
@@ -125,12 +128,14 @@ async function main(): Promise<void> {
     const rawTask = await createTask(app.db, { tenantId: rawTenant, body: { title: 'raw+save baseline' } });
     rawSaveTarget = { tenantId: rawTenant, taskId: rawTask.id };
     const info = (line: string) => console.log(`INFO  ${line}`);
-    // Warm-up: one of each, not measured.
-    for (const shape of ['chain', 'fan'] as const) {
-      await viaApi(app.url, key, shape, N);
-      await viaRaw(client, taskQueue, shape, N);
-      await viaRaw(client, taskQueue, shape, N, true);
-    }
+    // Warm-up, not measured: WARM_RUNS of each path and shape, so every path is measured at its steady
+    // state rather than while V8 still compiles its code (the API path runs far more of it than the raw one).
+    for (let i = 0; i < WARM_RUNS; i++)
+      for (const shape of ['chain', 'fan'] as const) {
+        await viaApi(app.url, key, shape, N);
+        await viaRaw(client, taskQueue, shape, N);
+        await viaRaw(client, taskQueue, shape, N, true);
+      }
     console.log(`task DAG benchmark: API (SSE to done) vs raw workflow over no-op activities, interleaved, same run`);
     /** The history of the call just made, into `into` (when BENCH_BREAKDOWN=1; not timed). */
     const phasesOf = async (into: Phases) => {
@@ -187,6 +192,12 @@ async function main(): Promise<void> {
     const wideRaw: number[] = [];
     const wideRawSave: number[] = [];
     const widePhases = { API: {} as Phases, raw: {} as Phases };
+    if (WARM_RUNS > 0) {
+      // One unmeasured 100-wide run of each path: its batches take code paths the 10-step shapes do not.
+      await viaApi(app.url, key, 'fan', WIDE);
+      await viaRaw(client, taskQueue, 'fan', WIDE);
+      await viaRaw(client, taskQueue, 'fan', WIDE, true);
+    }
     for (let i = 0; i < WIDE_ROUNDS; i++) {
       wideApi.push(await viaApi(app.url, key, 'fan', WIDE));
       await phasesOf(widePhases.API);
