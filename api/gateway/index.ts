@@ -86,11 +86,23 @@ export function createGateway(
   ));
   const usage = new UsageRecorder(db, log);
 
+  // One flush at a time. A flush asked for while one runs waits for it and then runs once more
+  // (callers meanwhile share that one): the running one took its counts before the call, so what
+  // was recorded since (e.g. the request just answered before GET /v1/usage) is written too.
   let flushing: Promise<void> | undefined;
-  const flush = () =>
-    (flushing ??= Promise.all([limiter.sync().catch(() => undefined), usage.flush()])
+  let queued: Promise<void> | undefined;
+  const flush = (): Promise<void> => {
+    if (flushing)
+      return (queued ??= flushing
+        .catch(() => undefined)
+        .then(() => {
+          queued = undefined;
+          return flush();
+        }));
+    return (flushing = Promise.all([limiter.sync().catch(() => undefined), usage.flush()])
       .then(() => undefined)
       .finally(() => (flushing = undefined)));
+  };
   const timer = setInterval(() => {
     if (opts.keepListening) listener.touch();
     void flush();

@@ -1,4 +1,6 @@
-import { setLimits } from '../../activities/store/rate-limits';
+import pino from 'pino';
+import { setLimits, usageReport } from '../../activities/store/rate-limits';
+import { createGateway } from '../../api/gateway';
 import { revokeKey } from '../../activities/store/keys';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
@@ -155,4 +157,40 @@ test('revocation: DELETE /v1/key refuses the key at once; a revocation made else
     (r) => r.status === 401,
     5000,
   );
+});
+
+test('a flush asked for while another runs writes what was recorded meanwhile before it resolves', async () => {
+  const k = await h.key(['runtime:chat']);
+  const g = createGateway({
+    config: h.config,
+    db: h.db,
+    log: pino({ level: 'silent' }),
+    temporal: { connection: h.connection, client: h.client },
+  });
+  try {
+    const use = (lane: string) =>
+      g.usage.record({
+        tenantId: k.tenantId,
+        keyId: k.keyId,
+        lane,
+        error: false,
+        tokensIn: 2,
+        tokensOut: 1,
+        estimated: false,
+      });
+    use('first');
+    const running = g.flush(); // takes 'first' at once
+    use('second'); // recorded after that flush took its counts
+    const asked = g.flush();
+    await asked;
+    await running;
+    const day = new Date().toISOString().slice(0, 10);
+    const rows = await usageReport(h.db, { tenantId: k.tenantId, from: day, to: day, groupBy: 'lane' });
+    expect(rows.map((r) => [r.group, Number(r.requests)])).toEqual([
+      ['first', 1],
+      ['second', 1],
+    ]);
+  } finally {
+    await g.close();
+  }
 });
