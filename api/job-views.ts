@@ -123,6 +123,12 @@ export function sovereignViewWith(
   };
 }
 
+/** `sovereignViewWith` without its `plan`: the answer of a tick made with `Prefer: return=minimal`. */
+export function sovereignSummaryWith(outputs: ReadonlyMap<string, string>, s: GoalState, times: Times) {
+  const { plan: _plan, ...summary } = sovereignViewWith(outputs, s, times, null);
+  return summary;
+}
+
 /**
  * `JSON.stringify(sovereignViewWith(outputs, s, times))` with the plan's text given (`planJson`, e.g.
  * joined from entries serialised once): the plan's entries are not built as values at all.

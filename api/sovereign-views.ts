@@ -3,7 +3,7 @@ import { outputsById } from '../activities/store/job-outputs';
 import type { GoalRow } from '../activities/store/goals';
 import type { PlanStepState, TickResult } from '../workflows/job-types';
 import type { AppContext } from './context';
-import { planEntryView, sovereignJsonWith, sovereignViewWith, stateAfterTick } from './job-views';
+import { planEntryView, sovereignJsonWith, sovereignSummaryWith, sovereignViewWith, stateAfterTick } from './job-views';
 
 /**
  * What this process knows of a sovereign goal, so that a tick can answer with the whole goal
@@ -79,8 +79,9 @@ export function forgetSovereign(ctx: AppContext, tenantId: string, id: string): 
 
 /**
  * The answer of a successful tick built from what is known of the goal and the tick's own step,
- * without reading the row: as a value when `asValue` (an answer stored under an Idempotency-Key),
- * else as its JSON text only (the same as `JSON.stringify` of the value, made from each entry's text).
+ * without reading the row: as a value for `'value'` (an answer stored under an Idempotency-Key), as
+ * its JSON text only for `'text'` (the same as `JSON.stringify` of the value, made from each entry's
+ * text), or the goal without its plan for `'minimal'` (`Prefer: return=minimal`).
  * Undefined when that is not enough (goal not known, a step before this one not known completed
  * with its output, e.g. run by another process, or a tick from an older worker): the caller reads
  * the goal. Only an output longer than its snippet is read (by id).
@@ -90,7 +91,7 @@ export async function answerFromKnown(
   tenantId: string,
   id: string,
   tick: TickResult,
-  asValue: boolean,
+  answer: 'value' | 'text' | 'minimal',
 ): Promise<{ view: object } | { json: string } | undefined> {
   const saved = tick.saved;
   if (!saved) return undefined;
@@ -112,8 +113,9 @@ export async function answerFromKnown(
   k.outputs.set(step.outputId!, text);
   const state = stateAfterTick(k.row, tick, k.plan);
   const times = { created_at: k.row.created_at, updated_at: saved.updatedAt };
-  if (asValue) {
+  if (answer !== 'text') {
     cache.set(key, k); // its size changed
+    if (answer === 'minimal') return { view: sovereignSummaryWith(k.outputs, state, times) };
     return { view: sovereignViewWith(k.outputs, state, times) };
   }
   // The answer's text, from each entry's text made once (a 500-step plan is ~64 KB to serialise).

@@ -62,3 +62,26 @@ export type ChatHeaders = z.output<typeof ChatHeaders>;
 
 export const ResumeHeaders = z.object({ 'last-event-id': lastEventIdHeader });
 export const IdempotencyHeaders = z.object({ 'idempotency-key': idempotencyKeyHeader });
+
+/** A sovereign tick's headers: the Idempotency-Key, and `Prefer` (documented; read by `prefersMinimal`). */
+export const TickHeaders = IdempotencyHeaders.extend({
+  prefer: z
+    .string()
+    .optional()
+    .describe('RFC 7240 preferences; `return=minimal` answers without `plan` (ignored with an Idempotency-Key).'),
+});
+
+/**
+ * Whether a `Prefer` header (RFC 7240) asks for `return=minimal`. Preferences are comma-separated
+ * (several headers arrive joined the same way), the name and this value compare case-insensitively,
+ * the value may be quoted, parameters after `;` are ignored, and the first `return` given counts.
+ * Anything else (no header, `return=representation`, other preferences) asks for nothing here.
+ */
+export function prefersMinimal(prefer: string | undefined): boolean {
+  if (!prefer) return false;
+  for (const part of prefer.split(',')) {
+    const m = /^\s*return\s*=\s*("?)([^";\s]*)\1\s*(?:;|$)/i.exec(part);
+    if (m) return m[2].toLowerCase() === 'minimal';
+  }
+  return false;
+}

@@ -10,11 +10,11 @@ import {
 } from '../../activities/store/goals';
 import { outputsById } from '../../activities/store/job-outputs';
 import { AppError, notFound } from '../../schema/errors';
-import { IdempotencyHeaders } from '../../schema/headers';
+import { prefersMinimal, TickHeaders } from '../../schema/headers';
 import { ListQuery, SovereignCreateBody, SovereignGoal } from '../../schema/jobs';
 import { isTerminal } from '../../workflows/job-rules';
 import { principalOf, type AppContext } from '../context';
-import { sovereignView, sovereignViewWith, stateAfterTick, stateFromRow } from '../job-views';
+import { sovereignSummaryWith, sovereignView, sovereignViewWith, stateAfterTick, stateFromRow } from '../job-views';
 import { defineRoute, type RouteSpec } from '../route';
 import { answerFromKnown, forgetSovereign, knownOutputs, knowsSovereign, rememberSovereign } from '../sovereign-views';
 import { isTemporalUnavailable } from '../start-workflow';
@@ -109,13 +109,14 @@ export function sovereignRoutes(): RouteSpec[] {
       params: IdParams,
       response: SovereignGoal,
       idempotent: true,
-      headers: IdempotencyHeaders,
+      headers: TickHeaders,
       responses: {
         409: 'The goal is completed, failed, cancelled or still planning.',
         503: 'The workflow service is unavailable.',
       },
       summary:
-        'Run exactly one step (a Temporal update) and answer with the new state. Concurrent ticks are serialised; an Idempotency-Key makes a retried tick return the same result without running a second step.',
+        'Run exactly one step (a Temporal update) and answer with the new state. Concurrent ticks are serialised; an Idempotency-Key makes a retried tick return the same result without running a second step. ' +
+        'With `Prefer: return=minimal` (RFC 7240) and no Idempotency-Key the answer leaves out `plan` (the step just run is in `last_step`) and carries `Preference-Applied: return=minimal`; with a key the full state is answered, so a retry gets the same answer whatever it prefers.',
       handler: async (ctx: AppContext, { params, headers }) => {
         const db = ctx.deps.db;
         const tenantId = principalOf(ctx).tenantId;
@@ -141,11 +142,20 @@ export function sovereignRoutes(): RouteSpec[] {
           earlier.catch(() => undefined); // awaited below, or dropped with the update's error
         }
         const key = headers['idempotency-key'];
+        // Without a key only: a stored answer must be the same whatever a retry prefers.
+        const minimal = key === undefined && prefersMinimal(headers.prefer);
         try {
           // The tick answers compactly; the workflow saved the full state to the row before answering.
           const tick = await tickSovereign(ctx, params.id, key);
+          if (minimal) ctx.set('Preference-Applied', 'return=minimal');
           // A stored answer (Idempotency-Key) is kept as the value it is; otherwise the text as is.
-          const known = await answerFromKnown(ctx, tenantId, params.id, tick, key !== undefined);
+          const known = await answerFromKnown(
+            ctx,
+            tenantId,
+            params.id,
+            tick,
+            minimal ? 'minimal' : key !== undefined ? 'value' : 'text',
+          );
           if (known) {
             if ('view' in known) return known.view;
             ctx.type = 'application/json';
@@ -171,7 +181,9 @@ export function sovereignRoutes(): RouteSpec[] {
           if (missing.length) for (const [id, text] of await outputsById(db, tenantId, missing)) outputs.set(id, text);
           rememberSovereign(ctx, fresh.row, outputs);
           const state = stateAfterTick(fresh.row, tick);
-          return sovereignViewWith(outputs, state, fresh.row);
+          return minimal
+            ? sovereignSummaryWith(outputs, state, fresh.row)
+            : sovereignViewWith(outputs, state, fresh.row);
         } catch (err) {
           if (err instanceof WorkflowUpdateFailedError) {
             const cause = (err.cause as Error | undefined)?.message ?? err.message;

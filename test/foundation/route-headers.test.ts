@@ -74,13 +74,13 @@ test('declared headers appear in the OpenAPI document as header parameters', asy
   expect(headerNames('/v1/chat/completions', 'post')).toEqual(['x-session-id', 'x-svc-skill', 'x-timezone']);
   expect(headerNames('/v1/tasks/{id}/execute', 'get')).toEqual(['last-event-id']);
   expect(headerNames('/v1/goals', 'post')).toEqual(['idempotency-key']);
-  expect(headerNames('/v1/sovereign/goals/{id}/tick', 'post')).toEqual(['idempotency-key']);
+  expect(headerNames('/v1/sovereign/goals/{id}/tick', 'post')).toEqual(['idempotency-key', 'prefer']);
 });
 
 test('no route reads these headers by hand any more', async () => {
   const { execSync } = await import('node:child_process');
   const out = execSync(
-    `grep -rnE "ctx\\.get\\('(X-Session-ID|Last-Event-ID|Idempotency-Key|X-Svc-Skill|X-Timezone)'" api || true`,
+    `grep -rnE "ctx\\.get\\('(X-Session-ID|Last-Event-ID|Idempotency-Key|X-Svc-Skill|X-Timezone|Prefer)'" api || true`,
     { cwd: `${__dirname}/../..` },
   ).toString();
   expect(out).toBe('');

@@ -181,6 +181,50 @@ test('Idempotency-Key on tick returns the same result without running a second s
   expect(fake.chats).toHaveLength(2);
 });
 
+test('Prefer: return=minimal answers the goal without its plan (also after steps run elsewhere); with an Idempotency-Key the full state', async () => {
+  const id = (await h.req('POST', '/v1/sovereign/goals', { key, body: { title: 'Small', steps: steps(4) } })).body.id;
+  const tick = (headers: Record<string, string> = {}) =>
+    h.req('POST', `/v1/sovereign/goals/${id}/tick`, { key, headers });
+  const read = async () => (await h.req('GET', `/v1/sovereign/goals/${id}`, { key })).body;
+  const withoutPlan = ({ plan: _plan, ...rest }: Record<string, unknown>) => rest;
+
+  const t1 = await tick({ Prefer: 'return=minimal' });
+  expect(t1.status).toBe(200);
+  expect(t1.headers.get('preference-applied')).toBe('return=minimal');
+  expect(t1.body).not.toHaveProperty('plan');
+  expect(t1.body).toMatchObject({
+    id,
+    status: 'ready',
+    step_index: 1,
+    total_steps: 4,
+    last_step: { index: 0, title: 'S1', output: 'out: Do step 1.' },
+  });
+  expect(t1.body).toEqual(withoutPlan(await read()));
+
+  // Step 2 run by another API process (straight through Temporal): this one reads the goal to answer.
+  await h.client.workflow.getHandle(`sovereign-${id}`).executeUpdate(tickUpdate);
+  const t3 = await tick({ Prefer: 'respond-async, return=minimal' });
+  expect(t3.headers.get('preference-applied')).toBe('return=minimal');
+  expect(t3.body).toMatchObject({ step_index: 3, last_step: { index: 2, output: 'out: Do step 3.' } });
+  expect(t3.body).toEqual(withoutPlan(await read()));
+
+  // Without the preference, or with a key (its stored answer must not depend on what a retry prefers): the full state.
+  const keyed = await tick({ Prefer: 'return=minimal', 'Idempotency-Key': 'small-4' });
+  expect(keyed.status).toBe(200);
+  expect(keyed.headers.get('preference-applied')).toBeNull();
+  expect(keyed.body.plan.map((p: any) => p.output)).toEqual([
+    'out: Do step 1.',
+    'out: Do step 2.',
+    'out: Do step 3.',
+    'out: Do step 4.',
+  ]);
+  const again = await tick({ 'Idempotency-Key': 'small-4' });
+  expect(again.body).toEqual(keyed.body);
+  expect(fake.chats).toHaveLength(4);
+  const done = await tick({ Prefer: 'return=representation' });
+  expect(done.status).toBe(409);
+});
+
 test('without steps the plan comes from the model lane; DELETE cancels and later ticks are 409', async () => {
   fake.onRequest((r) =>
     /Answer with JSON only/.test(r.body.messages.at(-1).content)
