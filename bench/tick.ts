@@ -3,6 +3,8 @@
  *  - API: POST /v1/sovereign/goals/{id}/tick (auth, tenant check, Temporal update, state view);
  *  - raw: client.workflow executeUpdate(tick) on an equivalent sovereign workflow started directly.
  *  - raw step: executeUpdate of a bare workflow whose update runs only the model-step activity.
+ * A fourth call, printed as INFO (no goal): the API tick of a second goal with `Prefer: return=minimal`
+ * (the answer without the plan's entries, as small as the raw update's), so the cost of the full answer shows.
  * All run the same one-step model call against a local fake OpenAI upstream that answers at once.
  * Prints p50/p99 of each, the ratios, the 1st vs last tick latency (history growth), and PASS/FAIL
  * against the goals of issue 18 (tick <= 1.05x a raw update; a goal step <= 1.10x a raw activity
@@ -39,11 +41,15 @@ async function main(): Promise<void> {
   try {
     const key = await app.key(['runtime:chat']);
     const steps = Array.from({ length: TICKS }, (_, i) => ({ title: `s${i}`, prompt: `step ${i}` }));
-    const created = await fetch(`${app.url}/v1/sovereign/goals`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ title: 'bench', steps }),
-    }).then((r) => r.json() as Promise<{ id: string }>);
+    const createGoal = () =>
+      fetch(`${app.url}/v1/sovereign/goals`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'bench', steps }),
+      }).then((r) => r.json() as Promise<{ id: string }>);
+    const created = await createGoal();
+    // A second goal ticked with `Prefer: return=minimal` (no plan in the answer, as the raw update's).
+    const small = await createGoal();
 
     // The raw workflow gets its own tenant and goal row, so its activities do the same bookkeeping.
     const rawTenant = await createTenant(app.db, { name: 'bench-raw' });
@@ -87,13 +93,14 @@ async function main(): Promise<void> {
     const rawStep = await client.workflow.start('rawStepWorkflow', { taskQueue, workflowId: `rawstep-${rawId}` });
 
     const api: number[] = [];
+    const apiMinimal: number[] = [];
     const direct: number[] = [];
     const bare: number[] = [];
     /** The size of the API's last tick answer (the HTTP floor answers as much). */
     let answerBytes = 1;
     // Wall-clock start and end of each call, for the history breakdown.
     type Call = { start: number; end: number };
-    const spans = { api: [] as Call[], direct: [] as Call[], bare: [] as Call[] };
+    const spans = { api: [] as Call[], apiMinimal: [] as Call[], direct: [] as Call[], bare: [] as Call[] };
     const timed = async (into: number[], log: Call[], call: () => Promise<void>) => {
       const t = performance.now();
       const start = wallMs();
@@ -115,7 +122,16 @@ async function main(): Promise<void> {
           answerBytes = (await r.arrayBuffer()).byteLength;
           if (r.status !== 200) throw new Error(`API tick ${i} answered ${r.status}`);
         }),
-
+      (i) =>
+        timed(apiMinimal, spans.apiMinimal, async () => {
+          const r = await fetch(`${app.url}/v1/sovereign/goals/${small.id}/tick`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, prefer: 'return=minimal' },
+          });
+          await r.arrayBuffer();
+          if (r.status !== 200 || r.headers.get('preference-applied') !== 'return=minimal')
+            throw new Error(`API minimal tick ${i} answered ${r.status}`);
+        }),
       () => timed(direct, spans.direct, () => raw.executeUpdate(tickUpdate).then(() => undefined)),
       (i) =>
         timed(bare, spans.bare, () =>
@@ -153,7 +169,7 @@ async function main(): Promise<void> {
     try {
       await new Promise<void>((r) => floorServer.listen(0, '127.0.0.1', () => r()));
       const floorUrl = `http://127.0.0.1:${(floorServer.address() as AddressInfo).port}/v1/sovereign/goals/${created.id}/tick`;
-      const pace = percentile(api, 50) + percentile(direct, 50) + percentile(bare, 50);
+      const pace = percentile(api, 50) + percentile(apiMinimal, 50) + percentile(direct, 50) + percentile(bare, 50);
       for (let i = 0; i < Math.min(TICKS, 200); i++) {
         await new Promise((r) => setTimeout(r, pace));
         const t = performance.now();
@@ -172,6 +188,7 @@ async function main(): Promise<void> {
     console.log('|---|---|---|---|---|---|');
     for (const [name, a] of [
       ['API POST /tick', api],
+      ['API POST /tick, Prefer: return=minimal', apiMinimal],
       ['raw executeUpdate(tick)', direct],
       ['raw activity step', bare],
     ] as const) {
@@ -190,6 +207,10 @@ async function main(): Promise<void> {
       `INFO  bare HTTP round trip in this process (${(answerBytes / 1024).toFixed(0)} KB answer, same fetch client): p50 ${fmt(percentile(floor, 50))} ms; ` +
         `the API tick adds ${fmt(added)} ms to the raw update, ${fmt(added - percentile(floor, 50))} ms beyond that floor ` +
         `(the goal allows ${fmt(percentile(direct, 50) * (GOALS.tick - 1))} ms)`,
+    );
+    console.log(
+      `INFO  API tick with Prefer: return=minimal / raw update p50 ${(percentile(apiMinimal, 50) / percentile(direct, 50)).toFixed(2)}x; ` +
+        `adds ${fmt(percentile(apiMinimal, 50) - percentile(direct, 50))} ms`,
     );
     const tickRatio = percentile(api, 50) / percentile(direct, 50);
     const stepRatio = percentile(direct, 50) / percentile(bare, 50);
