@@ -147,7 +147,6 @@ export function sovereignRoutes(): RouteSpec[] {
         try {
           // The tick answers compactly; the workflow saved the full state to the row before answering.
           const tick = await tickSovereign(ctx, params.id, key);
-          if (minimal) ctx.set('Preference-Applied', 'return=minimal');
           // A stored answer (Idempotency-Key) is kept as the value it is; otherwise the text as is.
           const known = await answerFromKnown(
             ctx,
@@ -157,7 +156,10 @@ export function sovereignRoutes(): RouteSpec[] {
             minimal ? 'minimal' : key !== undefined ? 'value' : 'text',
           );
           if (known) {
-            if ('view' in known) return known.view;
+            if ('view' in known) {
+              if (minimal) ctx.set('Preference-Applied', 'return=minimal');
+              return known.view;
+            }
             ctx.type = 'application/json';
             return known.json;
           }
@@ -181,9 +183,9 @@ export function sovereignRoutes(): RouteSpec[] {
           if (missing.length) for (const [id, text] of await outputsById(db, tenantId, missing)) outputs.set(id, text);
           rememberSovereign(ctx, fresh.row, outputs);
           const state = stateAfterTick(fresh.row, tick);
-          return minimal
-            ? sovereignSummaryWith(outputs, state, fresh.row)
-            : sovereignViewWith(outputs, state, fresh.row);
+          if (!minimal) return sovereignViewWith(outputs, state, fresh.row);
+          ctx.set('Preference-Applied', 'return=minimal');
+          return sovereignSummaryWith(outputs, state, fresh.row);
         } catch (err) {
           if (err instanceof WorkflowUpdateFailedError) {
             const cause = (err.cause as Error | undefined)?.message ?? err.message;
