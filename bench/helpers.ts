@@ -202,7 +202,7 @@ export async function startBenchStack(opts: {
   });
   const running = worker.run();
   // As in `npm start` (workers/main.ts): the API starts workflows through the worker's connection, eagerly.
-  app.temporal.eager = new Client({ connection });
+  app.temporal.eager = new Client({ connection, namespace: app.config.temporal.namespace });
   const clientConn = await Connection.connect({ address: temporal.address });
   return {
     app,

@@ -150,8 +150,20 @@ async function main(): Promise<void> {
     }
     if (process.env.BENCH_BREAKDOWN === '1') {
       // Histories of runs continued as new are not followed: the first run's updates are plenty.
-      const paths = { 'API tick': {} as Phases, 'raw tick': {} as Phases, 'raw activity step': {} as Phases };
+      const paths = {
+        'API tick': {} as Phases,
+        'API tick, minimal answer': {} as Phases,
+        'raw tick': {} as Phases,
+        'raw activity step': {} as Phases,
+      };
       await addHistoryPhases(client, `sovereign-${created.id}`, paths['API tick'], spans.api, true);
+      await addHistoryPhases(
+        client,
+        `sovereign-${small.id}`,
+        paths['API tick, minimal answer'],
+        spans.apiMinimal,
+        true,
+      );
       await addHistoryPhases(client, `sovereign-${rawId}`, paths['raw tick'], spans.direct, true);
       await addHistoryPhases(client, `rawstep-${rawId}`, paths['raw activity step'], spans.bare, true);
       printPhases(paths);
