@@ -6,14 +6,8 @@ import { prepareDatabase } from './database';
 import { createLogger } from './logger';
 import { startBrowserWorkers } from './browser-worker';
 import { ensureLiveSchedule } from './live-schedule';
-import {
-  closeServer,
-  connectClient,
-  createRuntimeWorker,
-  installTemporalLogging,
-  serveApi,
-  waitForSignal,
-} from './runtime';
+import { closeServer, connectClient, serveApi, waitForSignal } from './runtime';
+import { createRuntimeWorker, installTemporalLogging } from './runtime-worker';
 import { mintDevKey, readyBanner, type ReadyInfo } from './ready-banner';
 import { startConfiguredTemporal } from './temporal-dev';
 import { tuneV8ForServing } from './v8-flags';

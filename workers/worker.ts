@@ -4,7 +4,8 @@ import { prepareDatabase } from './database';
 import { createLogger } from './logger';
 import { startBrowserWorkers } from './browser-worker';
 import { ensureLiveSchedule } from './live-schedule';
-import { connectClient, createRuntimeWorker, installTemporalLogging, waitForSignal } from './runtime';
+import { connectClient, waitForSignal } from './runtime';
+import { createRuntimeWorker, installTemporalLogging } from './runtime-worker';
 
 /** Worker-only entry (`npm run worker`) for production: polls TEMPORAL_TASK_QUEUE on TEMPORAL_ADDRESS. */
 async function main(): Promise<void> {

@@ -7,7 +7,7 @@ import pino from 'pino';
 import { createDb } from '../../activities/store/db';
 import { parseConfig } from '../../schema/config';
 import { startBrowserWorkers } from '../../workers/browser-worker';
-import { installTemporalLogging } from '../../workers/runtime';
+import { installTemporalLogging } from '../../workers/runtime-worker';
 
 async function main(): Promise<void> {
   const config = parseConfig(process.env);

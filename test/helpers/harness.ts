@@ -11,7 +11,15 @@ import { cloneDatabase, dropDatabase } from './template-db';
 import { randomToken } from '../../activities/store/ids';
 import { createApp } from '../../api/app';
 import { parseConfig, type Config } from '../../schema/config';
-import { createRuntimeWorker, installTemporalLogging } from '../../workers/runtime';
+import { lazyModule } from '../../activities/lazy-module';
+
+/**
+ * The Temporal worker side (its SDK, native bridge and bundler), loaded when a harness first starts a worker:
+ * the benches' API processes import this file for `freshDatabase` and stay as light as `npm run api`.
+ */
+const workerSide = lazyModule(
+  () => require('../../workers/runtime-worker') as typeof import('../../workers/runtime-worker'),
+);
 
 export const PG_BASE = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
 
@@ -97,7 +105,7 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
     ...opts.env,
   });
   const log = pino({ level: config.logLevel });
-  installTemporalLogging(pino({ level: process.env.TEST_LOG_LEVEL ?? 'error' }));
+  workerSide().installTemporalLogging(pino({ level: process.env.TEST_LOG_LEVEL ?? 'error' }));
   const db = await createDb({ url: database.url, maxConnections: 5 });
   // Generous: on a loaded 2-core machine the first connect can take several seconds.
   const connection = await Connection.connect({ address: env.temporalAddress, connectTimeout: '60 seconds' });
@@ -166,7 +174,7 @@ export async function startQueueWorker(
   log: Logger = pino({ level: 'silent' }),
 ): Promise<QueueWorker> {
   const env = testEnv();
-  const { worker, connection } = await createRuntimeWorker({
+  const { worker, connection } = await workerSide().createRuntimeWorker({
     config: h.config,
     db: h.db,
     log,

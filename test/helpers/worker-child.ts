@@ -9,7 +9,7 @@
 import pino from 'pino';
 import { createDb } from '../../activities/store/db';
 import { parseConfig } from '../../schema/config';
-import { createRuntimeWorker, installTemporalLogging } from '../../workers/runtime';
+import { createRuntimeWorker, installTemporalLogging } from '../../workers/runtime-worker';
 
 async function main(): Promise<void> {
   const config = parseConfig(process.env);

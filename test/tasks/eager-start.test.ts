@@ -1,7 +1,7 @@
 import { Client } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import pino from 'pino';
-import { createRuntimeWorker } from '../../workers/runtime';
+import { createRuntimeWorker } from '../../workers/runtime-worker';
 import { startExtraApp, type ExtraApp } from '../helpers/extra-app';
 import { startHarness, testEnv, type Harness } from '../helpers/harness';
 import { until } from './sse-client';

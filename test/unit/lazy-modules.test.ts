@@ -6,14 +6,16 @@ const ROOT = path.resolve(__dirname, '../..');
 /** Libraries only some requests need: loaded on first use (activities/lazy-module.ts), not at start. */
 const HEAVY = ['mathjs', 'linkedom', 'sharp', 'mammoth', 'nodemailer', '@modelcontextprotocol/sdk/dist/cjs/server'];
 
-/** Loads the API app and the activities in a fresh process, runs `then`, and lists the heavy libraries loaded. */
-function loadedAfter(then: string): string[] {
+/**
+ * Loads the API app and the activities in a fresh process (or the given modules), runs `then`, and lists
+ * which of `heavy` were loaded.
+ */
+function loadedAfter(then: string, heavy = HEAVY, modules = ['./api/app', './activities']): string[] {
   const script = `
-    require('./api/app');
-    require('./activities');
+    ${modules.map((m) => `require(${JSON.stringify(m)});`).join('\n')}
     ${then}
     const loaded = Object.keys(require.cache);
-    const heavy = ${JSON.stringify(HEAVY)};
+    const heavy = ${JSON.stringify(heavy)};
     process.stdout.write(JSON.stringify(heavy.filter((h) => loaded.some((f) => f.includes('/node_modules/' + h + '/')))));
   `;
   const out = execFileSync(process.execPath, ['-r', path.join(ROOT, 'bin/ts-register.js'), '-e', script], {
@@ -35,5 +37,11 @@ describe('heavy libraries load on first use', () => {
       if (JSON.parse(r.content).result !== '14') throw new Error('calculator: ' + r.content);
     `);
     expect(loaded).toEqual(['mathjs']);
+  });
+
+  it("an API-only process (`npm run api`) does not load the Temporal worker SDK or its bundler; a worker's does", () => {
+    const worker = ['@temporalio/worker', '@temporalio/core-bridge', 'webpack'];
+    expect(loadedAfter('', worker, ['./workers/runtime', './workers/database', './workers/api-cluster'])).toEqual([]);
+    expect(loadedAfter('', worker, ['./workers/runtime-worker'])).toEqual(worker);
   });
 });
