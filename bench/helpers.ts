@@ -17,17 +17,16 @@ import { lazyModule } from '../activities/lazy-module';
 import { createApp } from '../api/app';
 import { createGateway } from '../api/gateway';
 import { parseConfig, type Config } from '../schema/config';
-import { freshDatabase } from '../test/helpers/harness';
+import { freshDatabase, workerSide } from '../test/helpers/harness';
 import { DEV_SERVER_DYNAMIC_CONFIG, findOrBuildTemporalCli, freePort, startDevServer } from '../workers/temporal-dev';
 
 /**
- * The Temporal worker side (SDK, native bridge, workflow bundler), loaded by `startBenchStack`: the gateway
- * bench's server processes import this file for `startBenchApp` and stay as light as `npm run api`.
+ * The workflow bundler, loaded by `startBenchStack` (with the harness's `workerSide`): the gateway bench's
+ * server processes import this file for `startBenchApp` and stay as light as `npm run api`.
  */
-const workerSide = lazyModule(() => ({
-  ...(require('../workers/runtime-worker') as typeof import('../workers/runtime-worker')),
-  bundleWorkflowCode: (require('@temporalio/worker') as typeof import('@temporalio/worker')).bundleWorkflowCode,
-}));
+const bundler = lazyModule(
+  () => (require('@temporalio/worker') as typeof import('@temporalio/worker')).bundleWorkflowCode,
+);
 
 /** Deterministic PRNG (mulberry32): the same seed gives the same sequence in [0, 1). */
 export function rng(seed: number): () => number {
@@ -181,7 +180,8 @@ export async function startBenchStack(opts: {
   extraActivities?: (deps: ActivityDeps) => Record<string, (...args: never[]) => Promise<unknown>>;
 }): Promise<BenchStack> {
   const log = pino({ level: 'warn' });
-  const { installTemporalLogging, bundleWorkflowCode, createRuntimeWorker } = workerSide();
+  const { installTemporalLogging, createRuntimeWorker } = workerSide();
+  const bundleWorkflowCode = bundler();
   installTemporalLogging(log);
   const cli = await findOrBuildTemporalCli({ log });
   if (cli.path === null) throw new Error(`no Temporal CLI: ${cli.attempts.join('; ')}`);

@@ -17,7 +17,7 @@ import { lazyModule } from '../../activities/lazy-module';
  * The Temporal worker side (its SDK, native bridge and bundler), loaded when a harness first starts a worker:
  * the benches' API processes import this file for `freshDatabase` and stay as light as `npm run api`.
  */
-const workerSide = lazyModule(
+export const workerSide = lazyModule(
   () => require('../../workers/runtime-worker') as typeof import('../../workers/runtime-worker'),
 );
 
