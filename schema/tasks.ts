@@ -183,6 +183,11 @@ export interface TaskRunInput {
    * checks it, so a stale run cannot write) and the plan (the steps to schedule).
    */
   claim?: TaskRunClaim;
+  /**
+   * Set by the API on every run it starts since the run loop waits on one promise per turn (see
+   * `runDag`): runs started earlier (no flag in their input) replay with the loop they ran with.
+   */
+  wakeLoop?: true;
 }
 /** A claim's run: the run key stamped on the task and its open steps, and the steps to schedule. */
 export interface TaskRunClaim {

@@ -172,6 +172,19 @@ async function runDag(input: TaskRunInput, mode: RunMode): Promise<{ status: Tas
   /** Set when the last step's activity ended the run (`finish`): the database already shows the end. */
   let finished = false;
   const inflight = new Map<string, Promise<void>>();
+  // Each turn of the loop below waits for the next step to settle. A run started with `wakeLoop` waits on
+  // one promise per turn, resolved by the step that settles; earlier runs raced every step in flight on
+  // each turn: a new promise per step per turn (~5,000 for a 100-wide fan-out), each paying the SDK's
+  // stack-trace capture. Runs replay with the loop they started with (`wakeLoop` is in their input).
+  let wake: (() => void) | undefined;
+  /** A step's failure handling that threw (a cancellation, bookkeeping that gave up): the loop rethrows it. */
+  let thrown: { err: unknown } | undefined;
+  const settled = (id: string) => {
+    inflight.delete(id);
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
 
   const onFailure = async (id: string, err: unknown) => {
     if (isCancellation(err)) throw err;
@@ -198,26 +211,42 @@ async function runDag(input: TaskRunInput, mode: RunMode): Promise<{ status: Tas
     const last =
       finishInStep && inflight.size === 0 && [...steps].every(([other, o]) => other === id || o.status === 'completed');
     s.status = 'running';
-    const p = ACTIVITY[s.action]({
+    const run = ACTIVITY[s.action]({
       ...base,
       stepId: id,
       ...(s.lit ? { lit: s.lit } : {}),
       ...(last ? { finish: true } : {}),
-    })
-      .then(
+    });
+    const completed = (r: StepOutcome) => {
+      s.status = 'completed';
+      if (last && r.finished === true) finished = true;
+    };
+    if (input.wakeLoop) {
+      const p = run.then(
         (r) => {
-          s.status = 'completed';
-          if (last && r.finished === true) finished = true;
+          completed(r);
+          settled(id);
         },
-        (err: unknown) => onFailure(id, err),
-      )
-      .finally(() => inflight.delete(id));
+        (err: unknown) =>
+          onFailure(id, err).then(
+            () => settled(id),
+            (e: unknown) => {
+              thrown ??= { err: e };
+              settled(id);
+            },
+          ),
+      );
+      inflight.set(id, p);
+      return;
+    }
+    const p = run.then(completed, (err: unknown) => onFailure(id, err)).finally(() => inflight.delete(id));
     p.catch(() => undefined); // rejections are observed through Promise.race below
     inflight.set(id, p);
   };
 
   try {
     for (;;) {
+      if (thrown) throw thrown.err;
       if (!stale) {
         for (const [id, s] of steps) {
           if (
@@ -229,7 +258,8 @@ async function runDag(input: TaskRunInput, mode: RunMode): Promise<{ status: Tas
         }
       }
       if (inflight.size === 0) break;
-      await Promise.race(inflight.values());
+      if (input.wakeLoop) await new Promise<void>((r) => (wake = r));
+      else await Promise.race(inflight.values());
     }
     if (stale) return { status: 'cancelled' };
     const stuck = [...steps].filter(([, s]) => s.status === 'pending').map(([id]) => id);

@@ -33,7 +33,7 @@ export async function claimAndStartRun(ctx: AppContext, tenantId: string, taskId
     kind: 'task',
     tenantId,
     title: task.title,
-    args: [{ tenantId, taskId: task.id, claim: run }],
+    args: [{ tenantId, taskId: task.id, claim: run, wakeLoop: true }],
     surface: task.surface ?? undefined,
     // The database claim already decided that no run owns the task: a leftover execution
     // (e.g. a cancelled run still cleaning up) is replaced, never joined.

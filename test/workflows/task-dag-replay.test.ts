@@ -178,3 +178,41 @@ test('taskDagWorkflow still records its patches (runs started before taskRunWork
   const patches = (during!.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
   expect(patches).toHaveLength(3);
 });
+
+test('a run with the wake loop (as the API starts runs now) settles like the race loop and replays: a 30-wide fan-out, one failed branch', async () => {
+  const fan = Array.from({ length: 30 }, (_, i) => `s${i}`);
+  const save = (id: string, depends_on: string[]) => ({
+    id,
+    action: 'save',
+    depends_on,
+    status: 'pending' as const,
+    lit: { title: id, content: 'x' },
+  });
+  const steps = [...fan.map((id) => save(id, [])), save('after-s3', ['s3']), save('join', fan)];
+  const settles: string[] = [];
+  const ran: string[] = [];
+  const { result, during } = await run(
+    'taskRunWorkflow',
+    [{ tenantId: 't', taskId: 'x', claim: { runKey: 'run_key', steps }, wakeLoop: true }],
+    {
+      taskSettleSteps: async (i: { stepIds: string[]; status: string }) =>
+        void settles.push(`${i.status}:${i.stepIds.join(',')}`),
+      taskFinishRun: async () => ({ finished: true }),
+      taskStepSave: async (i: { stepId: string }) => {
+        ran.push(i.stepId);
+        if (i.stepId === 's3') throw ApplicationFailure.nonRetryable('broke', 'StepPermanentError');
+        return { snippet: 'ok' };
+      },
+    },
+    async (h) => {
+      await h.result();
+      return h.fetchHistory();
+    },
+  );
+  expect(result).toEqual({ status: 'failed' });
+  expect(ran.sort()).toEqual([...fan].sort());
+  expect(settles).toEqual(['failed:s3', 'skipped:after-s3,join']);
+  const scheduled = (during!.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes).length;
+  expect(scheduled).toBe(30);
+  await expect(replay(during!)).resolves.toBeUndefined();
+});

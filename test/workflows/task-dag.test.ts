@@ -8,7 +8,12 @@ type Settle = { stepIds: string[]; status: string };
 const { run } = mockedWorkflows();
 
 /** Runs the workflow over `plan` with mocked activities; `fail` names the steps whose action fails permanently. */
-async function runDag(plan: Array<{ id: string; depends_on: string[] }>, fail: string[] = [], barrier = 1) {
+async function runDag(
+  loop: { wakeLoop?: true },
+  plan: Array<{ id: string; depends_on: string[] }>,
+  fail: string[] = [],
+  barrier = 1,
+) {
   let inflight = 0;
   let peak = 0;
   const settled: Settle[] = [];
@@ -26,7 +31,7 @@ async function runDag(plan: Array<{ id: string; depends_on: string[] }>, fail: s
     if (fail.includes(i.stepId)) throw ApplicationFailure.nonRetryable(`step ${i.stepId} broke`, 'StepPermanentError');
     return { snippet: 'ok' };
   };
-  const { result, error } = await run('taskDagWorkflow', [{ tenantId: 't', taskId: 'x' }], {
+  const { result, error } = await run('taskDagWorkflow', [{ tenantId: 't', taskId: 'x', ...loop }], {
     taskBeginRun: async () => plan.map((p) => ({ ...p, action: 'save', status: 'pending' })),
     taskSettleSteps: async (i: Settle) => void settled.push({ stepIds: i.stepIds, status: i.status }),
     taskFinishRun: async () => ({ finished: true }),
@@ -36,36 +41,45 @@ async function runDag(plan: Array<{ id: string; depends_on: string[] }>, fail: s
   return { result, peak, settled, ran };
 }
 
-test('independent steps run in parallel; the join waits for all of them', async () => {
-  const r = await runDag(
-    [
-      { id: 'a', depends_on: [] },
-      { id: 'b', depends_on: [] },
-      { id: 'c', depends_on: [] },
-      { id: 'join', depends_on: ['a', 'b', 'c'] },
-    ],
-    [],
-    3,
-  );
-  expect(r.result).toEqual({ status: 'completed' });
-  expect(r.peak).toBe(3);
-  expect(r.ran.at(-1)).toBe('join');
-});
+// Both run loops: the race over every step in flight (runs started before `wakeLoop`, which replay with it)
+// and the one wake-up promise per turn that the API's runs use now.
+describe.each([
+  ['the race loop (earlier runs)', {}],
+  ['the wake loop', { wakeLoop: true as const }],
+])('%s', (_name, loop: { wakeLoop?: true }) => {
+  test('independent steps run in parallel; the join waits for all of them', async () => {
+    const r = await runDag(
+      loop,
+      [
+        { id: 'a', depends_on: [] },
+        { id: 'b', depends_on: [] },
+        { id: 'c', depends_on: [] },
+        { id: 'join', depends_on: ['a', 'b', 'c'] },
+      ],
+      [],
+      3,
+    );
+    expect(r.result).toEqual({ status: 'completed' });
+    expect(r.peak).toBe(3);
+    expect(r.ran.at(-1)).toBe('join');
+  });
 
-test('a failed step skips its dependants, the others still run, and the task ends failed', async () => {
-  const r = await runDag(
-    [
-      { id: 'a', depends_on: [] },
-      { id: 'b', depends_on: [] },
-      { id: 'after-a', depends_on: ['a'] },
-      { id: 'after-b', depends_on: ['b'] },
-    ],
-    ['a'],
-  );
-  expect(r.result).toEqual({ status: 'failed' });
-  expect(r.ran.sort()).toEqual(['a', 'after-b', 'b']);
-  expect(r.settled).toEqual([
-    { stepIds: ['a'], status: 'failed' },
-    { stepIds: ['after-a'], status: 'skipped' },
-  ]);
+  test('a failed step skips its dependants, the others still run, and the task ends failed', async () => {
+    const r = await runDag(
+      loop,
+      [
+        { id: 'a', depends_on: [] },
+        { id: 'b', depends_on: [] },
+        { id: 'after-a', depends_on: ['a'] },
+        { id: 'after-b', depends_on: ['b'] },
+      ],
+      ['a'],
+    );
+    expect(r.result).toEqual({ status: 'failed' });
+    expect(r.ran.sort()).toEqual(['a', 'after-b', 'b']);
+    expect(r.settled).toEqual([
+      { stepIds: ['a'], status: 'failed' },
+      { stepIds: ['after-a'], status: 'skipped' },
+    ]);
+  });
 });
