@@ -233,10 +233,16 @@ type StepWithDeps = z.infer<typeof StepWithDeps>;
 
 type StepRef = { tenantId: string; taskId: string; stepId: string; runId: string };
 
-/** The dependencies' results of the updated row `s` (a RETURNING expression). */
-const DEP_RESULTS = sql.fragment`(
-  SELECT jsonb_object_agg(d.id, coalesce(d.result, '')) FROM task_steps d
-  WHERE d.task_id = s.task_id AND d.tenant_id = s.tenant_id AND d.id = ANY(s.depends_on)) AS dep_results`;
+/**
+ * The dependencies' results of row `s` (an expression): one primary-key lookup per dependency, so
+ * it reads only those rows whatever plan a prepared statement keeps.
+ */
+const DEP_RESULTS_OF = sql.fragment`(
+  SELECT jsonb_object_agg(d.id, coalesce(d.result, ''))
+  FROM unnest(s.depends_on) AS dep(id) JOIN task_steps d ON d.task_id = s.task_id AND d.id = dep.id
+  WHERE d.tenant_id = s.tenant_id)`;
+/** The dependencies' results of the updated row `s` (a RETURNING column). */
+const DEP_RESULTS = sql.fragment`${DEP_RESULTS_OF} AS dep_results`;
 
 /**
  * What a `save` step stores, written by the statement that completes the step (see completeSaveStep):
@@ -254,7 +260,7 @@ export interface StepSave {
  * One step transition with its event: pending -> running (start) or running -> completed (with the
  * result, or a save); `fused`: pending -> completed with both events (a literal save, `runSaveStep`).
  */
-interface StepWrite {
+export interface StepWrite {
   ref: StepRef;
   to: 'running' | 'completed';
   result: string | null;
@@ -332,6 +338,13 @@ function saveCtes(tenantId: string, taskId: string, writes: StepWrite[]) {
  * @returns per write, its updated row with the dependencies' results (and a save's result), or null when the condition did not match
  */
 async function writeStepBatch(db: CommonQueryMethods, writes: StepWrite[]): Promise<Array<BatchResult | null>> {
+  const rows = await db.any(stepBatchQuery(writes));
+  const byOrd = new Map(rows.map(({ ord, ...row }) => [ord, row]));
+  return writes.map((_, i) => byOrd.get(i) ?? null);
+}
+
+/** The statement of `writeStepBatch` (exported for the test that checks what its plans read). */
+export function stepBatchQuery(writes: StepWrite[]) {
   const { tenantId, taskId } = writes[0].ref;
   const stream = taskStream(taskId);
   const input = writes.map((w, i) => [
@@ -345,7 +358,7 @@ async function writeStepBatch(db: CommonQueryMethods, writes: StepWrite[]): Prom
   ]);
   const withSaves = writes.some((w) => w.save);
   // A named prepared statement (one name per text): parsed and planned once per connection, not per step.
-  const rows = await db.any(sql.prepared(withSaves ? 'task_step_batch_save' : 'task_step_batch', BatchRow)`
+  return sql.prepared(withSaves ? 'task_step_batch_save' : 'task_step_batch', BatchRow)`
     WITH input AS (
       SELECT * FROM ${sql.unnest(input, ['int4', 'text', 'text', 'text', 'text', 'text', 'bool'])}
         AS i(ord, step_id, run_key, to_status, new_result, snippet, fused)),
@@ -362,7 +375,9 @@ async function writeStepBatch(db: CommonQueryMethods, writes: StepWrite[]): Prom
       WHERE s.tenant_id = ${tenantId} AND s.task_id = ${taskId} AND s.id = i.step_id AND s.run_id = i.run_key
         AND s.status = CASE WHEN i.to_status = 'running' OR i.fused THEN 'pending' ELSE 'running' END
       RETURNING i.ord, i.fused, ${withSaves ? sql.fragment`coalesce(o.doc_id, i.snippet)` : sql.fragment`i.snippet`} AS snippet,
-        ${withSaves ? sql.fragment`o.doc_id` : sql.fragment`NULL::text`} AS save_result, ${stepColsOf('s')}, ${DEP_RESULTS}),
+        ${withSaves ? sql.fragment`o.doc_id` : sql.fragment`NULL::text`} AS save_result, ${stepColsOf('s')},
+        -- Only a start resolves its arguments from its dependencies' results; a completion needs none.
+        CASE WHEN i.to_status = 'running' THEN ${DEP_RESULTS_OF} END AS dep_results),
     ev AS (
       INSERT INTO events (tenant_id, stream, type, data)
       SELECT ${tenantId}, ${stream}, 'step',
@@ -376,9 +391,7 @@ async function writeStepBatch(db: CommonQueryMethods, writes: StepWrite[]): Prom
       ORDER BY u.ord, x.k
       RETURNING id, type, data, created_at)
     SELECT up.ord, up.save_result, ${STEP_COLS}, up.dep_results, ${batchNotify('ev', stream, tenantId)} IS NULL AS notified
-    FROM up`);
-  const byOrd = new Map(rows.map(({ ord, ...row }) => [ord, row]));
-  return writes.map((_, i) => byOrd.get(i) ?? null);
+    FROM up`;
 }
 
 const stepWriters = new WeakMap<CommonQueryMethods, GroupWriter<StepWrite, BatchResult | null>>();
