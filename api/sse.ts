@@ -126,13 +126,59 @@ export function eventListenerOf(deps: AppDeps): EventListener {
 }
 
 /**
+ * A subscription to one persisted event stream on the process's LISTEN connection: the events its
+ * notices carry, in arrival order (= id order on one connection), and whether the reader must read
+ * back from the database (`dirty`: a notice without its events, a (re)connect of the listener).
+ */
+export interface StreamFeed {
+  /** Events carried by notices, in arrival order; those at or below the reader's last id were read back already. */
+  carried: EventRow[];
+  /** Read back from the reader's last id before anything else. */
+  dirty: boolean;
+  /** Called on every notice (set by the reader that waits). */
+  wake?: () => void;
+  unsubscribe(): void;
+}
+
+/**
+ * Subscribes to `stream` of `tenantId` now. Opened before a run is started (POST /v1/tasks/{id}/execute),
+ * every event of the run comes through its notices, and the reader needs no first read from the
+ * database (`dirty` is false while the listener was up from the start and every notice carried its
+ * events); otherwise the reader reads back first.
+ */
+export function subscribeStream(ctx: AppContext, o: { tenantId: string; stream: string }): StreamFeed {
+  const listener = eventListenerOf(ctx.deps);
+  const feed: StreamFeed = {
+    carried: [],
+    dirty: !listener.connected,
+    unsubscribe: () => unsubscribe(),
+  };
+  const unsubscribe = listener.subscribe(o.stream, (notice) => {
+    if (notice?.t !== undefined && notice.t !== o.tenantId) return; // another tenant's stream of that name
+    if (notice?.ev) {
+      for (const e of notice.ev)
+        feed.carried.push({
+          id: e.id,
+          stream: o.stream,
+          type: e.type,
+          data: e.data,
+          created_at: timestamptzText(e.created_at),
+        });
+    } else feed.dirty = true;
+    feed.wake?.();
+  });
+  return feed;
+}
+
+/**
  * Streams a persisted event stream as SSE from `afterId` on: each row once, in id order, with
  * its id as the SSE id, until `isFinal(row)` or the client leaves. NOTIFY wakes the reader and
  * usually carries the new events (see `EventNotice`): on one LISTEN connection a stream's notices
  * come in id order with none missing, so those events are sent as they are; a notice without
  * them, a (re)connect of the listener and the slow poll (which covers a listener that is down)
- * make the reader read back from its last id instead. Returns at once: the stream runs in the
- * background.
+ * make the reader read back from its last id instead. The reader reads back first, unless it is
+ * given a `feed` opened before any event after `afterId` could exist and still clean. Returns at
+ * once: the stream runs in the background.
  */
 export function pipeEventStream(
   ctx: AppContext,
@@ -146,30 +192,15 @@ export function pipeEventStream(
     isFinal: (row: EventRow) => boolean;
     heartbeatMs?: number;
     pollMs?: number;
+    /** A subscription opened before the first event after `afterId` (see `subscribeStream`); the stream owns it now. */
+    feed?: StreamFeed;
   },
 ): SseWriter {
   const sse = openSse(ctx, { heartbeatMs: opts.heartbeatMs });
   const listener = eventListenerOf(ctx.deps);
   let last = opts.afterId;
-  /** Read back from `last` before anything else (the start, a gap, a notice without its events). */
-  let dirty = true;
-  /** Events carried by notices, in arrival order (= id order); those at or below `last` were read back already. */
-  let carried: EventRow[] = [];
-  let wake: (() => void) | undefined;
-  const unsubscribe = listener.subscribe(opts.stream, (notice) => {
-    if (notice?.t !== undefined && notice.t !== opts.tenantId) return; // another tenant's stream of that name
-    if (notice?.ev) {
-      for (const e of notice.ev)
-        carried.push({
-          id: e.id,
-          stream: opts.stream,
-          type: e.type,
-          data: e.data,
-          created_at: timestamptzText(e.created_at),
-        });
-    } else dirty = true;
-    wake?.();
-  });
+  const feed = opts.feed ?? subscribeStream(ctx, opts);
+  if (!opts.feed) feed.dirty = true;
   /** Sends the rows after `last` (ascending ids); true when the final one was sent. */
   const deliver = (rows: readonly EventRow[], filter: boolean): boolean => {
     for (const row of rows) {
@@ -187,8 +218,8 @@ export function pipeEventStream(
   };
   const loop = async () => {
     while (!sse.closed) {
-      if (dirty) {
-        dirty = false;
+      if (feed.dirty) {
+        feed.dirty = false;
         const rows = await readEventsAfter(opts.db, {
           tenantId: opts.tenantId,
           stream: opts.stream,
@@ -197,25 +228,26 @@ export function pipeEventStream(
           limit: 500,
         });
         if (deliver(rows, false)) return;
-        if (rows.length === 500) dirty = true;
+        if (rows.length === 500) feed.dirty = true;
         continue;
       }
-      if (carried.length) {
-        const rows = carried;
-        carried = [];
+      if (feed.carried.length) {
+        const rows = feed.carried;
+        feed.carried = [];
         if (deliver(rows, true)) return;
         continue;
       }
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
-        new Promise<void>((r) => (wake = r)),
+        new Promise<void>((r) => (feed.wake = r)),
         new Promise<void>(
-          (r) => (timer = setTimeout(() => ((dirty = true), r()), listener.connected ? (opts.pollMs ?? 5000) : 500)),
+          (r) =>
+            (timer = setTimeout(() => ((feed.dirty = true), r()), listener.connected ? (opts.pollMs ?? 5000) : 500)),
         ),
         sse.done,
       ]);
       clearTimeout(timer);
-      wake = undefined;
+      feed.wake = undefined;
     }
   };
   loop()
@@ -224,7 +256,7 @@ export function pipeEventStream(
       sse.comment('error: stream interrupted; reconnect with Last-Event-ID');
     })
     .finally(() => {
-      unsubscribe();
+      feed.unsubscribe();
       sse.close();
     });
   return sse;

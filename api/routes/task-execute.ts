@@ -5,7 +5,7 @@ import { ExecutionStatus, TaskIdParams, taskStream, taskWorkflowId } from '../..
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { claimAndStartRun, queryTaskRun } from '../workflow-clients/tasks';
-import { lastEventIdOf, pipeEventStream, wantsEventStream } from '../sse';
+import { lastEventIdOf, pipeEventStream, subscribeStream, wantsEventStream, type StreamFeed } from '../sse';
 import { ResumeHeaders } from '../../schema/headers';
 
 async function executionStatus(ctx: AppContext, read: TaskRow, attached?: boolean): Promise<ExecutionStatus> {
@@ -33,7 +33,7 @@ async function executionStatus(ctx: AppContext, read: TaskRow, attached?: boolea
 }
 
 /** Streams the task's execution events after `afterId` until the run's `done` event. */
-function streamRun(ctx: AppContext, taskId: string, afterId: number): void {
+function streamRun(ctx: AppContext, taskId: string, afterId: number, feed?: StreamFeed): void {
   pipeEventStream(ctx, {
     db: ctx.deps.db,
     tenantId: principalOf(ctx).tenantId,
@@ -42,6 +42,7 @@ function streamRun(ctx: AppContext, taskId: string, afterId: number): void {
     types: ['step', 'done'],
     toMessage: (row) => ({ data: row.data }),
     isFinal: (row) => row.type === 'done',
+    ...(feed ? { feed } : {}),
   });
 }
 
@@ -75,10 +76,22 @@ export function taskExecuteRoutes(): RouteSpec[] {
           ctx.status = 202;
           return executionStatus(ctx, row, row.status === 'running');
         }
-        // One statement: the claim reads the row too (404 when it is not the tenant's).
-        const claim = await claimAndStartRun(ctx, tenantId, params.id);
+        // Subscribed before the run can write anything: a new run's events all arrive in notices, so
+        // the stream needs no first read (an attached run's earlier events are read back).
+        const feed = sse ? subscribeStream(ctx, { tenantId, stream: taskStream(params.id) }) : undefined;
+        let claim;
+        try {
+          // One statement: the claim reads the row too (404 when it is not the tenant's).
+          claim = await claimAndStartRun(ctx, tenantId, params.id);
+        } catch (err) {
+          feed?.unsubscribe();
+          throw err;
+        }
         const row = claim.task;
-        if (sse) return streamRun(ctx, row.id, claim.floor);
+        if (feed) {
+          if (claim.attached) feed.dirty = true;
+          return streamRun(ctx, row.id, claim.floor, feed);
+        }
         const now = (await taskRow(ctx.deps.db, tenantId, row.id)) ?? row;
         ctx.status = 202;
         return executionStatus(ctx, now, claim.attached);

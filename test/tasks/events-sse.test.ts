@@ -5,7 +5,7 @@ import { appendEvent, lastEventId, readEventsAfter, type EventNotice } from '../
 import { createTenant } from '../../activities/store/keys';
 import type { AppContext } from '../../api/context';
 import { defineRoute } from '../../api/route';
-import { eventListenerOf, openSse, pipeEventStream, type SseWriter } from '../../api/sse';
+import { eventListenerOf, openSse, pipeEventStream, subscribeStream, type SseWriter } from '../../api/sse';
 import { startHarness, type Harness } from '../helpers/harness';
 import { openStream, sleep, until } from './sse-client';
 import { startExtraApp } from '../helpers/extra-app';
@@ -240,6 +240,74 @@ test('pipeEventStream sends carried events without reading them back; a large ev
     const ids = got.events.map((e) => Number(e.id));
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
     expect(got.events[2].data.pad).toHaveLength(9000);
+  } finally {
+    await api.close();
+  }
+});
+
+test('a stream subscribed before its first event (a new run) sends every event without reading the table; a dirty feed reads back first', async () => {
+  let deps: AppContext['deps'] | undefined;
+  let reads = 0;
+  const counted = new Proxy(h.db, {
+    get(target, prop, receiver) {
+      if (prop === 'any') reads++;
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+  let subscribed = false;
+  const routes = [
+    defineRoute({
+      method: 'get',
+      path: '/test/:stream',
+      access: 'public',
+      summary: 'test',
+      tags: ['test'],
+      handler: async (ctx: AppContext) => {
+        deps = ctx.deps;
+        const stream = String((ctx as unknown as { params: { stream: string } }).params.stream);
+        // As POST /v1/tasks/{id}/execute does: subscribe, then decide the floor (the claim), then stream.
+        const feed = subscribeStream(ctx, { tenantId: tenant, stream });
+        const floor = stream === 's8' ? 0 : await lastEventId(h.db, { tenantId: tenant, stream });
+        if (stream === 's8') feed.dirty = true; // like a claim that attached to a running run
+        pipeEventStream(ctx, {
+          db: counted,
+          tenantId: tenant,
+          stream,
+          afterId: floor,
+          feed,
+          toMessage: (row) => ({ data: row.data }),
+          isFinal: (row) => row.type === 'end',
+        });
+        subscribed = true;
+      },
+    }),
+  ];
+  const api = await startExtraApp(h, { routes });
+  const add = (stream: string, type: string, data: Record<string, unknown>) =>
+    appendEvent(h.db, { tenantId: tenant, stream, type, data });
+  try {
+    // The listener is up (another stream's subscriber brought it up).
+    const warm = openStream(`${api.url}/test/s7-warm`, { key: 'unused', method: 'GET' });
+    await until(async () => deps !== undefined && eventListenerOf(deps).connected);
+    await add('s7', 'old', { i: -1 }); // before the floor: never sent
+    subscribed = false;
+    const stream = openStream(`${api.url}/test/s7`, { key: 'unused', method: 'GET' });
+    await until(async () => subscribed);
+    const readsBefore = reads;
+    for (let i = 0; i < 3; i++) await add('s7', 'tick', { i });
+    await add('s7', 'end', { i: 3 });
+    const got = await stream;
+    expect(got.events.map((e) => e.data.i)).toEqual([0, 1, 2, 3]);
+    expect(reads - readsBefore).toBe(0);
+    // A feed marked dirty reads back from its floor first: the event appended before the request is sent.
+    await add('s8', 'tick', { i: 0 });
+    const before8 = reads;
+    const attached = openStream(`${api.url}/test/s8`, { key: 'unused', method: 'GET' });
+    await until(async () => reads > before8);
+    await add('s8', 'end', { i: 1 });
+    expect((await attached).events.map((e) => e.data.i)).toEqual([0, 1]);
+    await add('s7-warm', 'end', {});
+    await warm;
   } finally {
     await api.close();
   }
