@@ -266,10 +266,16 @@ export interface StepWrite {
   result: string | null;
   save?: StepSave;
   fused?: boolean;
+  /** The run's last step: the completion also ends the run (completed, `done` event), see `stepBatchQuery`. */
+  finish?: boolean;
 }
 
-const BatchRow = StepWithDeps.extend({ ord: z.number().int(), save_result: z.string().nullable() });
-type BatchResult = StepWithDeps & { save_result: string | null };
+const BatchRow = StepWithDeps.extend({
+  ord: z.number().int(),
+  save_result: z.string().nullable(),
+  finished: z.boolean(),
+});
+type BatchResult = StepWithDeps & { save_result: string | null; finished: boolean };
 
 /**
  * CTEs `sv` (the saves of a batch), `o` (their output rows), `d` (their documents) and `c` (the
@@ -328,6 +334,30 @@ function saveCtes(tenantId: string, taskId: string, writes: StepWrite[]) {
 }
 
 /**
+ * CTEs `fin`, `dn` and `allev` of a batch whose write `finish`es the run (its last step): when that
+ * step's row was updated (`up`), the task is set completed on condition that the run still owns it
+ * (as `finishTaskRun`), and its `done` event carries the task as the API returns it, the steps as
+ * this statement leaves them (`up` overlays the rows it updated). The `done` event draws its id
+ * after every step event of the batch (it reads `ev` to the end first), and one NOTIFY carries
+ * them all in id order (`allev`), so a stream never sees `done` before the step it ends with.
+ */
+function finishCtes(tenantId: string, taskId: string, stream: string) {
+  return sql.fragment`,
+    fin AS (
+      UPDATE tasks t SET status = 'completed', updated_at = now()
+      WHERE t.id = ${taskId} AND t.tenant_id = ${tenantId} AND t.status = 'running'
+        AND t.run_id = (SELECT i.run_key FROM input i JOIN up ON up.ord = i.ord WHERE i.finish LIMIT 1)
+      RETURNING t.id, t.title, t.description, t.surface, t.session_id, t.priority, t.metadata, t.status, t.created_at, t.updated_at),
+    dn AS (
+      INSERT INTO events (tenant_id, stream, type, data)
+      SELECT ${tenantId}, ${stream}, 'done',
+        jsonb_build_object('done', true, 'task_id', t.id, 'status', t.status, 'task', ${taskJson(tenantId, 'up')})
+      FROM fin t, (SELECT count(*) AS n FROM ev) AS after_step_events
+      RETURNING id, type, data, created_at),
+    allev AS (SELECT * FROM ev UNION ALL SELECT * FROM dn)`;
+}
+
+/**
  * The step transitions of one task stream, N at once, as ONE statement (one implicit
  * transaction, one commit): each row is updated only if this run still owns it (`run_id`) and it
  * is in the expected state; one `step` event per updated row, ids drawn in the order the writes
@@ -355,13 +385,16 @@ export function stepBatchQuery(writes: StepWrite[]) {
     w.result,
     w.to === 'completed' ? snippetOf(w.result) : '',
     w.fused === true,
+    w.finish === true && w.to === 'completed',
   ]);
   const withSaves = writes.some((w) => w.save);
+  const finishing = writes.some((w) => w.finish === true && w.to === 'completed');
   // A named prepared statement (one name per text): parsed and planned once per connection, not per step.
-  return sql.prepared(withSaves ? 'task_step_batch_save' : 'task_step_batch', BatchRow)`
+  const name = `task_step_batch${withSaves ? '_save' : ''}${finishing ? '_finish' : ''}`;
+  return sql.prepared(name, BatchRow)`
     WITH input AS (
-      SELECT * FROM ${sql.unnest(input, ['int4', 'text', 'text', 'text', 'text', 'text', 'bool'])}
-        AS i(ord, step_id, run_key, to_status, new_result, snippet, fused)),
+      SELECT * FROM ${sql.unnest(input, ['int4', 'text', 'text', 'text', 'text', 'text', 'bool', 'bool'])}
+        AS i(ord, step_id, run_key, to_status, new_result, snippet, fused, finish)),
     ${withSaves ? saveCtes(tenantId, taskId, writes) : sql.fragment``}
     up AS (
       UPDATE task_steps s SET
@@ -389,8 +422,10 @@ export function stepBatchQuery(writes: StepWrite[]) {
         -- Correlated with u, so it runs after the sort, i.e. after every row of up is updated.
         LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${stream}, 7426)) WHERE u.ord >= 0) AS stream_lock
       ORDER BY u.ord, x.k
-      RETURNING id, type, data, created_at)
-    SELECT up.ord, up.save_result, ${STEP_COLS}, up.dep_results, ${batchNotify('ev', stream, tenantId)} IS NULL AS notified
+      RETURNING id, type, data, created_at)${finishing ? finishCtes(tenantId, taskId, stream) : sql.fragment``}
+    SELECT up.ord, up.save_result, ${STEP_COLS}, up.dep_results,
+      ${finishing ? sql.fragment`EXISTS (SELECT 1 FROM dn)` : sql.fragment`false`} AS finished,
+      ${batchNotify(finishing ? 'allev' : 'ev', stream, tenantId)} IS NULL AS notified
     FROM up`;
 }
 
@@ -457,32 +492,45 @@ export async function completeStep(db: Db, opts: StepRef & { result: string }): 
   await completedBefore(db, ref);
 }
 
+/** A save step's outcome: its result (the document id), and whether its statement also ended the run (`finish`). */
+export interface SaveDone {
+  result: string;
+  finished: boolean;
+}
+
 /**
  * Completes a `save` step and writes what it saves (its output row and document) in the same
  * statement, batched with the stream's other step writes: one round trip for the action and the
- * completion. A stale run writes neither.
- * @returns the step's result: the document id
+ * completion. A stale run writes neither. With `finish` (the run's last step), the same statement
+ * ends the run (see `finishCtes`).
  * @throws StaleRunError
  */
-export async function completeSaveStep(db: Db, opts: StepRef & { save: StepSave }): Promise<string> {
-  const { save, ...ref } = opts;
-  const row = await writeStep(db, { ref, to: 'completed', result: null, save });
-  if (row) return row.save_result ?? row.result ?? '';
-  return (await completedBefore(db, ref)) ?? '';
+export async function completeSaveStep(
+  db: Db,
+  opts: StepRef & { save: StepSave; finish?: boolean },
+): Promise<SaveDone> {
+  const { save, finish, ...ref } = opts;
+  const row = await writeStep(db, { ref, to: 'completed', result: null, save, finish });
+  if (row) return { result: row.save_result ?? row.result ?? '', finished: row.finished };
+  return { result: (await completedBefore(db, ref)) ?? '', finished: false };
 }
 
 /**
  * Runs a literal `save` step (see `LiteralSave` in schema/tasks.ts) in ONE statement: pending -> completed with its
  * `running` and `completed` events, in that order, and what it saves (output row, document),
- * batched with the stream's other step writes. Only for an action without an external effect: a
- * stale run writes nothing, exactly as a start would have refused it.
+ * batched with the stream's other step writes; with `finish` (the run's last step) the statement
+ * also ends the run. Only for an action without an external effect: a stale run writes nothing,
+ * exactly as a start would have refused it.
  * @returns the step's result (the document id), or null when the step was not pending for this run
  * (a retry, or a stale run): the caller takes the ordinary path (`startStep`), which decides
  */
-export async function runSaveStep(db: Db, opts: StepRef & { save: StepSave }): Promise<string | null> {
-  const { save, ...ref } = opts;
-  const row = await writeStep(db, { ref, to: 'completed', result: null, save, fused: true });
-  return row ? (row.save_result ?? row.result ?? '') : null;
+export async function runSaveStep(
+  db: Db,
+  opts: StepRef & { save: StepSave; finish?: boolean },
+): Promise<SaveDone | null> {
+  const { save, finish, ...ref } = opts;
+  const row = await writeStep(db, { ref, to: 'completed', result: null, save, fused: true, finish });
+  return row ? { result: row.save_result ?? row.result ?? '', finished: row.finished } : null;
 }
 
 /**
@@ -527,7 +575,14 @@ const isoOf = (col: ReturnType<typeof sql.fragment>) =>
   sql.fragment`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** The JSON of task row `t` with its steps, as `toTask` returns it (statements whose CTE `t` returns the task's columns). */
-const taskJson = (tenantId: string) => sql.fragment`jsonb_build_object(
+const taskJson = (tenantId: string, overlay?: string) => {
+  // `overlay`: a CTE of step rows this statement updated (the rest of the statement still sees them as before).
+  const col = (c: string) =>
+    overlay
+      ? sql.fragment`CASE WHEN u.id IS NULL THEN ${sql.identifier(['s', c])} ELSE ${sql.identifier(['u', c])} END`
+      : sql.fragment`${sql.identifier(['s', c])}`;
+  const join = overlay ? sql.fragment`LEFT JOIN ${sql.identifier([overlay])} u ON u.id = s.id` : sql.fragment``;
+  return sql.fragment`jsonb_build_object(
   'id', t.id, 'title', t.title, 'description', t.description, 'surface', t.surface, 'session_id', t.session_id,
   'priority', t.priority, 'metadata', t.metadata, 'status', t.status,
   'created_at', ${isoOf(sql.fragment`t.created_at`)}, 'updated_at', ${isoOf(sql.fragment`t.updated_at`)},
@@ -536,11 +591,12 @@ const taskJson = (tenantId: string) => sql.fragment`jsonb_build_object(
         'id', s.id, 'task_id', s.task_id, 'title', s.title, 'action', s.action,
         'args', coalesce((SELECT jsonb_object_agg(a.key, CASE WHEN a.key = ANY(${sql.array([...SECRET_ARGS], 'text')}) THEN to_jsonb('[redacted]'::text) ELSE a.value END)
                           FROM jsonb_each(s.args) a), '{}'::jsonb),
-        'depends_on', to_jsonb(s.depends_on), 'order_num', s.order_num, 'status', s.status, 'result', s.result,
-        'error', s.error, 'attempts', s.attempts,
-        'started_at', ${isoOf(sql.fragment`s.started_at`)}, 'finished_at', ${isoOf(sql.fragment`s.finished_at`)})
+        'depends_on', to_jsonb(s.depends_on), 'order_num', s.order_num, 'status', ${col('status')}, 'result', ${col('result')},
+        'error', ${col('error')}, 'attempts', ${col('attempts')},
+        'started_at', ${isoOf(col('started_at'))}, 'finished_at', ${isoOf(col('finished_at'))})
       ORDER BY s.order_num, s.created_at, s.id)
-    FROM task_steps s WHERE s.tenant_id = ${tenantId} AND s.task_id = t.id), '[]'::jsonb))`;
+    FROM task_steps s ${join} WHERE s.tenant_id = ${tenantId} AND s.task_id = t.id), '[]'::jsonb))`;
+};
 
 /**
  * Ends a run: sets the task's final status and appends the `done` event with the task.

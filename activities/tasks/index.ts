@@ -14,6 +14,7 @@ import {
   snippetOf,
   StaleRunError,
   startStep,
+  type SaveDone,
   type StepSave,
 } from '../store/task-runs';
 import { prepareLiteralSave, prepareSave, resolveArgs, runAction, writeSave, type ActionInput } from './actions';
@@ -57,14 +58,17 @@ export function createTasksActivities(deps: ActivityDeps) {
         if (!finish) return { snippet };
         return { snippet, finished: (await finishTaskRun(deps.db, { ...ref, status: 'completed' })) !== null };
       };
+      /** A save step's outcome: the last step's statement ended the run itself, unless the run no longer owned the task. */
+      const saved = async (done: SaveDone): Promise<StepOutcome> =>
+        done.finished ? { snippet: snippetOf(done.result), finished: true } : outcome(done.result);
       try {
         let save: StepSave | undefined;
         if (action === 'save' && lit) {
           // No external effect: the start and the completion (with what it saves) are one statement.
           save = await prepareLiteralSave(deps, ref, lit);
           if (fitsOneStatement(save.doc)) {
-            const result = await runSaveStep(deps.db, { ...ref, save });
-            if (result !== null) return await outcome(result);
+            const done = await runSaveStep(deps.db, { ...ref, save, finish });
+            if (done !== null) return await saved(done);
           }
           // Not pending for this run (a retry, a stale run) or too large: the ordinary path decides.
         }
@@ -86,7 +90,7 @@ export function createTasksActivities(deps: ActivityDeps) {
           save ??= await prepareSave(actionInput);
           // The common case: the save's output and document go with the completion, one statement
           // batched with the run's other step writes. Vectors or many chunks: written first, on their own.
-          if (fitsOneStatement(save.doc)) return await outcome(await completeSaveStep(deps.db, { ...ref, save }));
+          if (fitsOneStatement(save.doc)) return await saved(await completeSaveStep(deps.db, { ...ref, save, finish }));
           result = await writeSave(actionInput, save);
         } else {
           result = await runAction(action, actionInput);

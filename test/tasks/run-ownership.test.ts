@@ -317,6 +317,47 @@ test('the finish is one statement: its done event carries the task exactly as GE
   expect(await finishTaskRun(db, { ...run, status: 'failed' })).toBeNull();
 });
 
+test('the last step’s save ends the run in its own statement: done after its events, the task as the API returns it', async () => {
+  const steps = [
+    { id: 'a', title: 'A', action: 'save' as const, args: { content: 'first' }, depends_on: [] },
+    { id: 'b', title: 'B', action: 'save' as const, args: { content: 'second' }, depends_on: ['a'] },
+  ];
+  const taskId = (await createTask(db, { tenantId, body: { title: 'fold', steps } as never })).id;
+  const run = { tenantId, taskId, runId: (await claimTaskRun(db, { tenantId, taskId })).run!.runKey };
+  expect(await runSaveStep(db, { ...run, stepId: 'a', save: saveOf(taskId, 'a', 'first') })).toMatchObject({
+    finished: false,
+  });
+  const last = await runSaveStep(db, { ...run, stepId: 'b', save: saveOf(taskId, 'b', 'second'), finish: true });
+  expect(last).toEqual({ result: expect.stringMatching(/^doc_/), finished: true });
+  const stored = await getTask(db, tenantId, taskId);
+  expect(stored!.status).toBe('completed');
+  expect(stored!.steps[1]).toMatchObject({ id: 'b', status: 'completed', result: last!.result, attempts: 1 });
+  const events = await readEventsAfter(db, { tenantId, stream: taskStream(taskId), afterId: 0 });
+  expect(
+    events.map(
+      (e) =>
+        `${e.type}:${(e.data as { step_id?: string; status: string }).step_id ?? ''}:${(e.data as { status: string }).status}`,
+    ),
+  ).toEqual(['step:a:running', 'step:a:completed', 'step:b:running', 'step:b:completed', 'done::completed']);
+  const ids = events.map((e) => e.id);
+  expect(ids).toEqual([...ids].sort((x, y) => x - y));
+  // The task in `done` shows the last step as the statement left it, exactly as a read does now.
+  expect(events.at(-1)!.data).toEqual({ done: true, task_id: taskId, status: 'completed', task: stored });
+  expect(await finishTaskRun(db, { ...run, status: 'completed' })).toBeNull();
+
+  // A run whose key no longer owns the task (a newer claim stamped another): the save is stored, the run is not ended.
+  const other = (await createTask(db, { tenantId, body: { title: 'lost', steps: steps.slice(0, 1) } as never })).id;
+  const lost = { tenantId, taskId: other, runId: (await claimTaskRun(db, { tenantId, taskId: other })).run!.runKey };
+  await db.query(sql.unsafe`UPDATE tasks SET run_id = 'run-newer' WHERE id = ${other}`);
+  expect(await runSaveStep(db, { ...lost, stepId: 'a', save: saveOf(other, 'a', 'first'), finish: true })).toEqual({
+    result: expect.stringMatching(/^doc_/),
+    finished: false,
+  });
+  expect((await taskRow(db, tenantId, other))!.status).toBe('running');
+  const otherEvents = await readEventsAfter(db, { tenantId, stream: taskStream(other), afterId: 0 });
+  expect(otherEvents.map((e) => e.type)).toEqual(['step', 'step']);
+});
+
 test('a retried step activity after its completion committed records the step once', async () => {
   const taskId = await newTask([{ id: 'only', depends_on: [] }]);
   const run = { tenantId, taskId, runId: (await claimTaskRun(db, { tenantId, taskId })).run!.runKey };
@@ -369,7 +410,11 @@ test("save completions write the step's output and document in the completing st
   await Promise.all(specs.map((s) => startStep(db, { ...run, stepId: s.id })));
   const save = (stepId: string, text: string) => saveOf(taskId, stepId, text);
   const results = await Promise.all(
-    specs.map((s) => completeSaveStep(db, { ...run, stepId: s.id, save: save(s.id, `text of ${s.id}`) })),
+    specs.map(async (s) => {
+      const done = await completeSaveStep(db, { ...run, stepId: s.id, save: save(s.id, `text of ${s.id}`) });
+      expect(done.finished).toBe(false); // no `finish`: the run goes on
+      return done.result;
+    }),
   );
 
   const Row = z.object({
@@ -412,7 +457,10 @@ test("save completions write the step's output and document in the completing st
   );
 
   // A retry after the completion committed answers the same document and writes nothing new.
-  expect(await completeSaveStep(db, { ...run, stepId: 'v0', save: save('v0', 'other text') })).toBe(results[0]);
+  expect(await completeSaveStep(db, { ...run, stepId: 'v0', save: save('v0', 'other text') })).toEqual({
+    result: results[0],
+    finished: false,
+  });
   // A run that does not own the step writes neither an output nor a document.
   await expect(
     completeSaveStep(db, { ...run, runId: 'run-stale', stepId: 'v1', save: save('v1', 'stale text') }),
@@ -458,8 +506,9 @@ test('a literal save runs in one statement: the plan carries what it saves, its 
   expect(
     await runSaveStep(db, { ...run, runId: 'run-stale', stepId: 'lit', save: saveOf(taskId, 'lit', 'stale') }),
   ).toBeNull();
-  const result = await runSaveStep(db, { ...run, stepId: 'lit', save: saveOf(taskId, 'lit', 'literal text') });
-  expect(result).toMatch(/^doc_/);
+  const done = await runSaveStep(db, { ...run, stepId: 'lit', save: saveOf(taskId, 'lit', 'literal text') });
+  expect(done).toEqual({ result: expect.stringMatching(/^doc_/), finished: false });
+  const result = done!.result;
   const [row] = (await stepsOf(db, tenantId, [taskId])).filter((r) => r.id === 'lit');
   expect(row).toMatchObject({ status: 'completed', result, attempts: 1, run_id: run.runId });
   expect(row.started_at).not.toBeNull();
