@@ -169,15 +169,21 @@ test('a NOTIFY carries its event when it fits (the row as read back, with its te
   }
 });
 
-test('pipeEventStream sends carried events without reading them back; a large event, a gap and another tenant are handled', async () => {
-  let deps: AppContext['deps'] | undefined;
-  let reads = 0;
-  const counted = new Proxy(h.db, {
+/** The harness's database, counting the reads made through `any` (the event reader's). */
+function countingDb() {
+  const counter = { reads: 0 };
+  const db = new Proxy(h.db, {
     get(target, prop, receiver) {
-      if (prop === 'any') reads++;
+      if (prop === 'any') counter.reads++;
       return Reflect.get(target, prop, receiver);
     },
   });
+  return { db, counter };
+}
+
+test('pipeEventStream sends carried events without reading them back; a large event, a gap and another tenant are handled', async () => {
+  let deps: AppContext['deps'] | undefined;
+  const { db: counted, counter } = countingDb();
   const routes = [
     defineRoute({
       method: 'get',
@@ -212,17 +218,17 @@ test('pipeEventStream sends carried events without reading them back; a large ev
     });
     await until(async () => received === 1);
     await until(async () => deps && eventListenerOf(deps).connected);
-    const readsBefore = reads;
+    const readsBefore = counter.reads;
     await add('tick', { i: 1 });
     await add('other', { skipped: true }); // not one of the stream's types
     await add('tick', { i: 2 }, otherTenant); // another tenant's stream of that name
     await add('tick', { i: 3, pad: 'z'.repeat(9000) }); // too large to carry: read back
     await add('tick', { i: 4 });
-    await until(async () => reads > readsBefore); // the large event's read-back
+    await until(async () => counter.reads > readsBefore); // the large event's read-back
     await add('tick', { i: 5 });
     await until(async () => received === 5);
     // Six notices, one read back: the large event's (each notice was read back before).
-    expect(reads - readsBefore).toBe(1);
+    expect(counter.reads - readsBefore).toBe(1);
     // A gap: the LISTEN connection dies and events are appended before it is back.
     const admin = new pg.Client({ connectionString: h.dbUrl });
     await admin.connect();
@@ -247,13 +253,7 @@ test('pipeEventStream sends carried events without reading them back; a large ev
 
 test('a stream subscribed before its first event (a new run) sends every event without reading the table; a dirty feed reads back first', async () => {
   let deps: AppContext['deps'] | undefined;
-  let reads = 0;
-  const counted = new Proxy(h.db, {
-    get(target, prop, receiver) {
-      if (prop === 'any') reads++;
-      return Reflect.get(target, prop, receiver);
-    },
-  });
+  const { db: counted, counter } = countingDb();
   let subscribed = false;
   const routes = [
     defineRoute({
@@ -293,17 +293,17 @@ test('a stream subscribed before its first event (a new run) sends every event w
     subscribed = false;
     const stream = openStream(`${api.url}/test/s7`, { key: 'unused', method: 'GET' });
     await until(async () => subscribed);
-    const readsBefore = reads;
+    const readsBefore = counter.reads;
     for (let i = 0; i < 3; i++) await add('s7', 'tick', { i });
     await add('s7', 'end', { i: 3 });
     const got = await stream;
     expect(got.events.map((e) => e.data.i)).toEqual([0, 1, 2, 3]);
-    expect(reads - readsBefore).toBe(0);
+    expect(counter.reads - readsBefore).toBe(0);
     // A feed marked dirty reads back from its floor first: the event appended before the request is sent.
     await add('s8', 'tick', { i: 0 });
-    const before8 = reads;
+    const before8 = counter.reads;
     const attached = openStream(`${api.url}/test/s8`, { key: 'unused', method: 'GET' });
-    await until(async () => reads > before8);
+    await until(async () => counter.reads > before8);
     await add('s8', 'end', { i: 1 });
     expect((await attached).events.map((e) => e.data.i)).toEqual([0, 1]);
     await add('s7-warm', 'end', {});
