@@ -148,12 +148,8 @@ export interface StreamFeed {
  */
 export function subscribeStream(ctx: AppContext, o: { tenantId: string; stream: string }): StreamFeed {
   const listener = eventListenerOf(ctx.deps);
-  const feed: StreamFeed = {
-    carried: [],
-    dirty: !listener.connected,
-    unsubscribe: () => unsubscribe(),
-  };
-  const unsubscribe = listener.subscribe(o.stream, (notice) => {
+  const feed: StreamFeed = { carried: [], dirty: !listener.connected, unsubscribe: () => undefined };
+  feed.unsubscribe = listener.subscribe(o.stream, (notice) => {
     if (notice?.t !== undefined && notice.t !== o.tenantId) return; // another tenant's stream of that name
     if (notice?.ev) {
       for (const e of notice.ev)

@@ -266,7 +266,7 @@ export interface StepWrite {
   result: string | null;
   save?: StepSave;
   fused?: boolean;
-  /** The run's last step: the completion also ends the run (completed, `done` event), see `stepBatchQuery`. */
+  /** A completion of the run's last step: it also ends the run (completed, `done` event), see `finishCtes`. */
   finish?: boolean;
 }
 
@@ -385,10 +385,10 @@ export function stepBatchQuery(writes: StepWrite[]) {
     w.result,
     w.to === 'completed' ? snippetOf(w.result) : '',
     w.fused === true,
-    w.finish === true && w.to === 'completed',
+    w.finish === true,
   ]);
   const withSaves = writes.some((w) => w.save);
-  const finishing = writes.some((w) => w.finish === true && w.to === 'completed');
+  const finishing = writes.some((w) => w.finish === true);
   // A named prepared statement (one name per text): parsed and planned once per connection, not per step.
   const name = `task_step_batch${withSaves ? '_save' : ''}${finishing ? '_finish' : ''}`;
   return sql.prepared(name, BatchRow)`

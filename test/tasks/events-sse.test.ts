@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { z } from 'zod';
 import pino from 'pino';
 import { createEventListener } from '../../activities/store/event-listener';
 import { appendEvent, lastEventId, readEventsAfter, type EventNotice } from '../../activities/store/events';
@@ -262,9 +263,10 @@ test('a stream subscribed before its first event (a new run) sends every event w
       access: 'public',
       summary: 'test',
       tags: ['test'],
-      handler: async (ctx: AppContext) => {
+      params: z.object({ stream: z.string() }),
+      handler: async (ctx: AppContext, { params }) => {
         deps = ctx.deps;
-        const stream = String((ctx as unknown as { params: { stream: string } }).params.stream);
+        const { stream } = params;
         // As POST /v1/tasks/{id}/execute does: subscribe, then decide the floor (the claim), then stream.
         const feed = subscribeStream(ctx, { tenantId: tenant, stream });
         const floor = stream === 's8' ? 0 : await lastEventId(h.db, { tenantId: tenant, stream });
