@@ -17,6 +17,8 @@ export interface SseMessage {
 export interface SseWriter {
   send(msg: SseMessage): void;
   comment(text: string): void;
+  /** Runs `fn` and writes what it sent as one write (events that arrived together go out in one chunk). */
+  batch<T>(fn: () => T): T;
   close(): void;
   readonly closed: boolean;
   /** Resolves when the client goes away or `close()` is called. */
@@ -72,11 +74,21 @@ export function openSse(ctx: AppContext, opts: { heartbeatMs?: number; retryMs?:
   const heartbeat = setInterval(() => write(': keep-alive\n\n'), opts.heartbeatMs ?? 15_000);
   heartbeat.unref();
 
+  /** Text sent inside `batch`, written when it ends (or at close). */
+  let held: string | undefined;
   function write(text: string) {
-    if (!closed && !body.destroyed) body.write(text);
+    if (closed || body.destroyed) return;
+    if (held !== undefined) held += text;
+    else body.write(text);
+  }
+  function flush() {
+    const text = held;
+    held = held === undefined ? undefined : '';
+    if (text && !body.destroyed) body.write(text);
   }
   function close() {
     if (closed) return;
+    flush();
     closed = true;
     clearInterval(heartbeat);
     body.end();
@@ -103,6 +115,16 @@ export function openSse(ctx: AppContext, opts: { heartbeatMs?: number; retryMs?:
     },
     comment(text) {
       write(`: ${text.replace(/[\r\n]/g, ' ')}\n\n`);
+    },
+    batch(fn) {
+      if (held !== undefined) return fn();
+      held = '';
+      try {
+        return fn();
+      } finally {
+        flush();
+        held = undefined;
+      }
     },
     close,
     get closed() {
@@ -197,8 +219,9 @@ export function pipeEventStream(
   let last = opts.afterId;
   const feed = opts.feed ?? subscribeStream(ctx, opts);
   if (!opts.feed) feed.dirty = true;
-  /** Sends the rows after `last` (ascending ids); true when the final one was sent. */
-  const deliver = (rows: readonly EventRow[], filter: boolean): boolean => {
+  /** Sends the rows after `last` (ascending ids) in one write; true when the final one was sent. */
+  const deliver = (rows: readonly EventRow[], filter: boolean): boolean => sse.batch(() => deliverEach(rows, filter));
+  const deliverEach = (rows: readonly EventRow[], filter: boolean): boolean => {
     for (const row of rows) {
       if (row.id <= last) continue;
       last = row.id;

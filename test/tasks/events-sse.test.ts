@@ -1,3 +1,4 @@
+import net from 'node:net';
 import pg from 'pg';
 import { z } from 'zod';
 import pino from 'pino';
@@ -310,6 +311,77 @@ test('a stream subscribed before its first event (a new run) sends every event w
     expect((await attached).events.map((e) => e.data.i)).toEqual([0, 1]);
     await add('s7-warm', 'end', {});
     await warm;
+  } finally {
+    await api.close();
+  }
+});
+
+/** The data chunks of a chunked HTTP/1.1 response, as the server wrote them (raw socket, no client parsing). */
+async function rawChunks(url: string): Promise<string[]> {
+  const { hostname, port, pathname } = new URL(url);
+  const raw = await new Promise<Buffer>((resolve, reject) => {
+    const parts: Buffer[] = [];
+    const socket = net.connect(Number(port), hostname, () =>
+      socket.write(`GET ${pathname} HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n\r\n`),
+    );
+    // The stream's last chunk is the terminating zero-size one (the server keeps the connection alive).
+    socket.on('data', (b: Buffer) => {
+      parts.push(b);
+      const all = Buffer.concat(parts);
+      if (all.includes('\r\n0\r\n\r\n')) {
+        socket.destroy();
+        resolve(all);
+      }
+    });
+    socket.on('end', () => resolve(Buffer.concat(parts)));
+    socket.on('error', reject);
+  });
+  const text = raw.toString('latin1');
+  const head = text.indexOf('\r\n\r\n');
+  expect(text.slice(0, head)).toMatch(/transfer-encoding: chunked/i);
+  const chunks: string[] = [];
+  for (let at = head + 4; ;) {
+    const eol = text.indexOf('\r\n', at);
+    const size = Number.parseInt(text.slice(at, eol), 16);
+    if (!size) break;
+    chunks.push(Buffer.from(text.slice(eol + 2, eol + 2 + size), 'latin1').toString('utf8'));
+    at = eol + 2 + size + 2;
+  }
+  return chunks;
+}
+
+test('events that arrive together go out in one write: one HTTP chunk for a read-back of four events', async () => {
+  const routes = [
+    defineRoute({
+      method: 'get',
+      path: '/test/s9',
+      access: 'public',
+      summary: 'test',
+      tags: ['test'],
+      handler: (ctx: AppContext) => {
+        pipeEventStream(ctx, {
+          db: h.db,
+          tenantId: tenant,
+          stream: 's9',
+          afterId: 0,
+          toMessage: (row) => ({ event: row.type, data: row.data }),
+          isFinal: (row) => row.type === 'end',
+        });
+      },
+    }),
+  ];
+  const api = await startExtraApp(h, { routes });
+  try {
+    for (let i = 0; i < 3; i++) await appendEvent(h.db, { tenantId: tenant, stream: 's9', type: 'tick', data: { i } });
+    await appendEvent(h.db, { tenantId: tenant, stream: 's9', type: 'end', data: { i: 3 } });
+    const chunks = await rawChunks(`${api.url}/test/s9`);
+    // The stream reads the four events back at once: one chunk with all of them, in id order, then the end.
+    expect(chunks).toHaveLength(1);
+    const events = chunks[0].split('\n\n').filter(Boolean);
+    expect(events.map((e) => /^event: (\w+)$/m.exec(e)?.[1])).toEqual(['tick', 'tick', 'tick', 'end']);
+    expect(events.map((e) => JSON.parse(/^data: (.*)$/m.exec(e)![1]).i)).toEqual([0, 1, 2, 3]);
+    const ids = events.map((e) => Number(/^id: (\d+)$/m.exec(e)![1]));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
   } finally {
     await api.close();
   }
