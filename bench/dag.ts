@@ -12,8 +12,9 @@
  * A third path, interleaved with the other two and printed as INFO (no goal): raw+save, the raw
  * workflow whose activities write what the API's save steps store (bench/dag-save-activity.ts), so
  * API/raw+save is the task platform's own cost (step state, events, NOTIFY, stream, claim, finish).
- * Every path first runs WARM_RUNS (20) unmeasured 10-step chains and fan-outs and one 100-wide run.
- * Run: npm run -s bench -- dag   (ROUNDS=8, WIDE_ROUNDS=3 by default; BENCH_BREAKDOWN=1 adds, per shape,
+ * Every path first runs WARM_RUNS (20) unmeasured 10-step chains and fan-outs, and SHAPE_WARM_RUNS (3) unmeasured
+ * 100-wide runs and concurrent batches before those shapes are measured.
+ * Run: npm run -s bench -- dag   (ROUNDS=8, WIDE_ROUNDS=5 by default; BENCH_BREAKDOWN=1 adds, per shape,
  * where the time went according to the workflow histories)
  */
 import type { Client } from '@temporalio/client';
@@ -35,9 +36,11 @@ import {
 } from './helpers';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 8);
-const WIDE_ROUNDS = Number(process.env.WIDE_ROUNDS ?? 3);
+const WIDE_ROUNDS = Number(process.env.WIDE_ROUNDS ?? 5);
 /** Unmeasured runs of each path and 10-step shape before the measured ones (WARM_RUNS). */
 const WARM_RUNS = Number(process.env.WARM_RUNS ?? 20);
+/** Unmeasured runs of the 100-wide shape, and unmeasured batches of the concurrent shape, per path (when WARM_RUNS > 0). */
+const SHAPE_WARM_RUNS = Number(process.env.SHAPE_WARM_RUNS ?? 3);
 const N = 10;
 const WIDE = 100;
 const CONCURRENT = 10;
@@ -192,8 +195,10 @@ async function main(): Promise<void> {
     const wideRaw: number[] = [];
     const wideRawSave: number[] = [];
     const widePhases = { API: {} as Phases, raw: {} as Phases };
-    if (WARM_RUNS > 0) {
-      // One unmeasured 100-wide run of each path: its batches take code paths the 10-step shapes do not.
+    // Unmeasured 100-wide runs of each path: their batches take code paths the 10-step shapes do not, and V8
+    // still optimizes them for a few runs (--trace-opt: the API path compiled 50-150 ms of code per run in
+    // the 2nd to 4th 100-wide run, ~10 ms from the 5th on).
+    for (let i = 0; i < (WARM_RUNS > 0 ? SHAPE_WARM_RUNS : 0); i++) {
       await viaApi(app.url, key, 'fan', WIDE);
       await viaRaw(client, taskQueue, 'fan', WIDE);
       await viaRaw(client, taskQueue, 'fan', WIDE, true);
@@ -233,6 +238,16 @@ async function main(): Promise<void> {
       if (before) into.push(cpuPer(before, await cpuSnapshot(stack, true), stepsPerBatch));
       return rate;
     };
+    // Unmeasured concurrent batches of each path, for the same reason: ten runs at once make bigger step
+    // batches and interleave differently (--trace-opt: ~200 ms of compiled code in the API path's first
+    // concurrent batch, after every warm-up above).
+    for (let i = 0; i < (WARM_RUNS > 0 ? SHAPE_WARM_RUNS : 0); i++)
+      for (const save of [undefined, false, true])
+        await Promise.all(
+          Array.from({ length: CONCURRENT }, () =>
+            save === undefined ? viaApi(app.url, key, 'fan', N) : viaRaw(client, taskQueue, 'fan', N, save),
+          ),
+        );
     for (let i = 0; i < WIDE_ROUNDS; i++) {
       apiRate.push(
         await reading(cpu.API, () =>
