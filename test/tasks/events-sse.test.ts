@@ -22,6 +22,10 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.close());
 
+/** A public GET route of the test app (no parameters). */
+const getRoute = (path: string, handler: (ctx: AppContext) => void) =>
+  defineRoute({ method: 'get', path, access: 'public', summary: 'test', tags: ['test'], handler });
+
 test('append and read-after-id: monotonic per stream, tenant-filtered, typed', async () => {
   const ids: number[] = [];
   await Promise.all(
@@ -77,33 +81,19 @@ test('the listener wakes subscribers on NOTIFY and again after reconnecting a ki
 test('openSse sends heartbeats and cleans up when the client disconnects; pipeEventStream resumes by id', async () => {
   let writer: SseWriter | undefined;
   const routes = [
-    defineRoute({
-      method: 'get',
-      path: '/test/sse',
-      access: 'public',
-      summary: 'test',
-      tags: ['test'],
-      handler: (ctx: AppContext) => {
-        writer = openSse(ctx, { heartbeatMs: 30 });
-        writer.send({ id: 1, event: 'hello', data: { a: 'line1\nline2' } });
-      },
+    getRoute('/test/sse', (ctx) => {
+      writer = openSse(ctx, { heartbeatMs: 30 });
+      writer.send({ id: 1, event: 'hello', data: { a: 'line1\nline2' } });
     }),
-    defineRoute({
-      method: 'get',
-      path: '/test/stream',
-      access: 'public',
-      summary: 'test',
-      tags: ['test'],
-      handler: (ctx: AppContext) => {
-        pipeEventStream(ctx, {
-          db: h.db,
-          tenantId: tenant,
-          stream: 's3',
-          afterId: Number(ctx.get('Last-Event-ID') || 0),
-          toMessage: (row) => ({ data: row.data }),
-          isFinal: (row) => row.type === 'end',
-        });
-      },
+    getRoute('/test/stream', (ctx) => {
+      pipeEventStream(ctx, {
+        db: h.db,
+        tenantId: tenant,
+        stream: 's3',
+        afterId: Number(ctx.get('Last-Event-ID') || 0),
+        toMessage: (row) => ({ data: row.data }),
+        isFinal: (row) => row.type === 'end',
+      });
     }),
   ];
   const api = await startExtraApp(h, { routes });
@@ -187,24 +177,17 @@ test('pipeEventStream sends carried events without reading them back; a large ev
   let deps: AppContext['deps'] | undefined;
   const { db: counted, counter } = countingDb();
   const routes = [
-    defineRoute({
-      method: 'get',
-      path: '/test/s6',
-      access: 'public',
-      summary: 'test',
-      tags: ['test'],
-      handler: (ctx: AppContext) => {
-        deps = ctx.deps;
-        pipeEventStream(ctx, {
-          db: counted,
-          tenantId: tenant,
-          stream: 's6',
-          afterId: 0,
-          types: ['tick', 'end'],
-          toMessage: (row) => ({ data: row.data }),
-          isFinal: (row) => row.type === 'end',
-        });
-      },
+    getRoute('/test/s6', (ctx) => {
+      deps = ctx.deps;
+      pipeEventStream(ctx, {
+        db: counted,
+        tenantId: tenant,
+        stream: 's6',
+        afterId: 0,
+        types: ['tick', 'end'],
+        toMessage: (row) => ({ data: row.data }),
+        isFinal: (row) => row.type === 'end',
+      });
     }),
   ];
   const api = await startExtraApp(h, { routes });
@@ -352,22 +335,15 @@ async function rawChunks(url: string): Promise<string[]> {
 
 test('events that arrive together go out in one write: one HTTP chunk for a read-back of four events', async () => {
   const routes = [
-    defineRoute({
-      method: 'get',
-      path: '/test/s9',
-      access: 'public',
-      summary: 'test',
-      tags: ['test'],
-      handler: (ctx: AppContext) => {
-        pipeEventStream(ctx, {
-          db: h.db,
-          tenantId: tenant,
-          stream: 's9',
-          afterId: 0,
-          toMessage: (row) => ({ event: row.type, data: row.data }),
-          isFinal: (row) => row.type === 'end',
-        });
-      },
+    getRoute('/test/s9', (ctx) => {
+      pipeEventStream(ctx, {
+        db: h.db,
+        tenantId: tenant,
+        stream: 's9',
+        afterId: 0,
+        toMessage: (row) => ({ event: row.type, data: row.data }),
+        isFinal: (row) => row.type === 'end',
+      });
     }),
   ];
   const api = await startExtraApp(h, { routes });
