@@ -82,9 +82,10 @@ export function openSse(ctx: AppContext, opts: { heartbeatMs?: number; retryMs?:
     else body.write(text);
   }
   function flush() {
+    if (!held) return;
     const text = held;
-    held = held === undefined ? undefined : '';
-    if (text && !body.destroyed) body.write(text);
+    held = '';
+    if (!body.destroyed) body.write(text);
   }
   function close() {
     if (closed) return;

@@ -196,8 +196,8 @@ async function main(): Promise<void> {
     const wideRawSave: number[] = [];
     const widePhases = { API: {} as Phases, raw: {} as Phases };
     // Unmeasured 100-wide runs of each path: their batches take code paths the 10-step shapes do not, and V8
-    // still optimizes them for a few runs (--trace-opt: the API path compiled 50-150 ms of code per run in
-    // the 2nd to 4th 100-wide run, ~10 ms from the 5th on).
+    // still optimizes them for a few runs (--trace-opt: the API path compiled 35-150 ms of code per run in
+    // its 2nd to 4th 100-wide run, ~10 ms from the 5th on).
     for (let i = 0; i < (WARM_RUNS > 0 ? SHAPE_WARM_RUNS : 0); i++) {
       await viaApi(app.url, key, 'fan', WIDE);
       await viaRaw(client, taskQueue, 'fan', WIDE);
@@ -240,7 +240,7 @@ async function main(): Promise<void> {
     };
     // Unmeasured concurrent batches of each path, for the same reason: ten runs at once make bigger step
     // batches and interleave differently (--trace-opt: ~200 ms of compiled code in the API path's first
-    // concurrent batch, after every warm-up above).
+    // concurrent batch after sequential warm-up runs, still ~100 ms in its 3rd to 5th).
     for (let i = 0; i < (WARM_RUNS > 0 ? SHAPE_WARM_RUNS : 0); i++)
       for (const save of [undefined, false, true])
         await Promise.all(
