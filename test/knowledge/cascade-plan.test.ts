@@ -1,23 +1,17 @@
 import pg from 'pg';
 import { sql } from 'slonik';
-import { createDb, type Db } from '../../activities/store/db';
 import { deleteKnowledge } from '../../activities/store/documents';
-import { createTenant } from '../../activities/store/keys';
-import { freshDatabase } from '../helpers/harness';
+import { useStoreDatabase } from '../helpers/store-db';
 
 // Deleting a document cascades to its memory fragments through memories.document_id and, once per
 // deleted chunk, through memories.chunk_id. Without an index on those columns every cascade step scans
 // all memories of all tenants (measured: 989 ms for a 200-chunk document next to 50,000 memories).
 jest.setTimeout(120_000);
 
-let database: { url: string; drop(): Promise<void> };
-let db: Db;
-let tenantId: string;
+const store = useStoreDatabase({ maxConnections: 2 });
 
 beforeAll(async () => {
-  database = await freshDatabase();
-  db = await createDb({ url: database.url, maxConnections: 2 });
-  tenantId = await createTenant(db);
+  const { db, tenantId } = store;
   // Memories told directly (no document) and two documents of 20 chunks, each chunk with its memory.
   await db.query(sql.unsafe`
     INSERT INTO memories (id, tenant_id, kind, provenance, content)
@@ -35,17 +29,13 @@ beforeAll(async () => {
   }
   await db.query(sql.unsafe`ANALYZE memories`);
 }, 120_000);
-afterAll(async () => {
-  await db?.end();
-  await database?.drop();
-});
 
 type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; Plans?: PlanNode[] };
 const nodesOf = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodesOf)];
 
 /** The plan of the statement PostgreSQL's cascade runs for `column` (a cached, generic plan), not executed. */
 async function cascadePlan(column: 'document_id' | 'chunk_id'): Promise<PlanNode[]> {
-  const client = new pg.Client({ connectionString: database.url });
+  const client = new pg.Client({ connectionString: store.url });
   await client.connect();
   try {
     await client.query('SET plan_cache_mode = force_generic_plan');
@@ -72,6 +62,7 @@ test.each([
 );
 
 test('deleting a document still takes its chunks and memory fragments, and nothing else', async () => {
+  const { db, tenantId } = store;
   const count = async (table: 'chunks' | 'memories', where = sql.fragment`TRUE`) =>
     db.oneFirst(sql.unsafe`SELECT count(*)::int FROM ${sql.identifier([table])} WHERE ${where}`);
   expect(await deleteKnowledge(db, { tenantId, documentId: 'd1' })).toEqual({ documents: 1, chunks: 20 });

@@ -1,6 +1,4 @@
 import pg from 'pg';
-import { createDb, type Db } from '../../activities/store/db';
-import { createTenant } from '../../activities/store/keys';
 import {
   claimTaskRun,
   completeStep,
@@ -9,7 +7,7 @@ import {
   type StepWrite,
 } from '../../activities/store/task-runs';
 import { createTask } from '../../activities/store/tasks';
-import { freshDatabase } from '../helpers/harness';
+import { useStoreDatabase } from '../helpers/store-db';
 
 // What a step write reads of task_steps must not grow with the tenant's other tasks. The batch
 // statement is a named prepared statement, so a connection keeps the generic plan it chose while the
@@ -17,19 +15,7 @@ import { freshDatabase } from '../helpers/harness';
 // every step of the tenant (measured in `bench dag`: 2-9 ms a step write after a few hundred runs).
 jest.setTimeout(120_000);
 
-let database: { url: string; drop(): Promise<void> };
-let db: Db;
-let tenantId: string;
-
-beforeAll(async () => {
-  database = await freshDatabase();
-  db = await createDb({ url: database.url, maxConnections: 4 });
-  tenantId = await createTenant(db);
-}, 120_000);
-afterAll(async () => {
-  await db?.end();
-  await database?.drop();
-});
+const store = useStoreDatabase();
 
 /** A value as an SQL literal of the prepared statement's parameter (arrays in PostgreSQL's array text form). */
 function literal(client: pg.Client, v: unknown): string {
@@ -61,7 +47,7 @@ function stepRowsRead(node: PlanNode): number {
 /** Runs the batch statement of `writes` with a generic plan (as a prepared statement gets), rolled back. */
 async function genericPlanOf(writes: StepWrite[]): Promise<PlanNode> {
   const q = stepBatchQuery(writes);
-  const client = new pg.Client({ connectionString: database.url });
+  const client = new pg.Client({ connectionString: store.url });
   await client.connect();
   try {
     await client.query('SET plan_cache_mode = force_generic_plan');
@@ -80,6 +66,7 @@ async function genericPlanOf(writes: StepWrite[]): Promise<PlanNode> {
 }
 
 test('a step start reads its own task and its dependencies, not the tenant’s 1,200 other steps', async () => {
+  const { db, tenantId } = store;
   // The tenant's history: 48 tasks of 25 steps.
   for (let t = 0; t < 48; t++)
     await createTask(db, {
