@@ -221,21 +221,21 @@ export function pipeEventStream(
   const feed = opts.feed ?? subscribeStream(ctx, opts);
   if (!opts.feed) feed.dirty = true;
   /** Sends the rows after `last` (ascending ids) in one write; true when the final one was sent. */
-  const deliver = (rows: readonly EventRow[], filter: boolean): boolean => sse.batch(() => deliverEach(rows, filter));
-  const deliverEach = (rows: readonly EventRow[], filter: boolean): boolean => {
-    for (const row of rows) {
-      if (row.id <= last) continue;
-      last = row.id;
-      if (filter && opts.types && !opts.types.includes(row.type)) continue;
-      const msg = opts.toMessage(row);
-      if (msg) sse.send({ id: row.id, ...msg });
-      if (opts.isFinal(row)) {
-        sse.close();
-        return true;
+  const deliver = (rows: readonly EventRow[], filter: boolean): boolean =>
+    sse.batch(() => {
+      for (const row of rows) {
+        if (row.id <= last) continue;
+        last = row.id;
+        if (filter && opts.types && !opts.types.includes(row.type)) continue;
+        const msg = opts.toMessage(row);
+        if (msg) sse.send({ id: row.id, ...msg });
+        if (opts.isFinal(row)) {
+          sse.close();
+          return true;
+        }
       }
-    }
-    return false;
-  };
+      return false;
+    });
   const loop = async () => {
     while (!sse.closed) {
       if (feed.dirty) {

@@ -241,13 +241,13 @@ async function main(): Promise<void> {
     // Unmeasured concurrent batches of each path, for the same reason: ten runs at once make bigger step
     // batches and interleave differently (--trace-opt: ~200 ms of compiled code in the API path's first
     // concurrent batch after sequential warm-up runs, still ~100 ms in its 3rd to 5th).
+    const concurrentRuns = [
+      () => viaApi(app.url, key, 'fan', N),
+      () => viaRaw(client, taskQueue, 'fan', N),
+      () => viaRaw(client, taskQueue, 'fan', N, true),
+    ];
     for (let i = 0; i < (WARM_RUNS > 0 ? SHAPE_WARM_RUNS : 0); i++)
-      for (const save of [undefined, false, true])
-        await Promise.all(
-          Array.from({ length: CONCURRENT }, () =>
-            save === undefined ? viaApi(app.url, key, 'fan', N) : viaRaw(client, taskQueue, 'fan', N, save),
-          ),
-        );
+      for (const run of concurrentRuns) await Promise.all(Array.from({ length: CONCURRENT }, run));
     for (let i = 0; i < WIDE_ROUNDS; i++) {
       apiRate.push(
         await reading(cpu.API, () =>

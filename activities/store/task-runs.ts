@@ -498,6 +498,11 @@ export interface SaveDone {
   finished: boolean;
 }
 
+const saveDoneOf = (row: BatchResult): SaveDone => ({
+  result: row.save_result ?? row.result ?? '',
+  finished: row.finished,
+});
+
 /**
  * Completes a `save` step and writes what it saves (its output row and document) in the same
  * statement, batched with the stream's other step writes: one round trip for the action and the
@@ -511,7 +516,7 @@ export async function completeSaveStep(
 ): Promise<SaveDone> {
   const { save, finish, ...ref } = opts;
   const row = await writeStep(db, { ref, to: 'completed', result: null, save, finish });
-  if (row) return { result: row.save_result ?? row.result ?? '', finished: row.finished };
+  if (row) return saveDoneOf(row);
   return { result: (await completedBefore(db, ref)) ?? '', finished: false };
 }
 
@@ -530,7 +535,7 @@ export async function runSaveStep(
 ): Promise<SaveDone | null> {
   const { save, finish, ...ref } = opts;
   const row = await writeStep(db, { ref, to: 'completed', result: null, save, fused: true, finish });
-  return row ? { result: row.save_result ?? row.result ?? '', finished: row.finished } : null;
+  return row ? saveDoneOf(row) : null;
 }
 
 /**
