@@ -112,6 +112,9 @@ function fromHttpError(
   return code ? new AppError(code, err.expose && err.message ? err.message : 'Request refused.') : null;
 }
 
+/** Retry-After of a 503 whose error named none (seconds). */
+const UNAVAILABLE_RETRY_AFTER_S = '2';
+
 /** The one error middleware: every failure becomes an ErrorResponse body; 5xx never leak internals. */
 export function errorHandler(): AppMiddleware {
   return async (ctx: AppContext, next) => {
@@ -128,6 +131,8 @@ export function errorHandler(): AppMiddleware {
       if (err) {
         ctx.status = err.status;
         if (err.headers) for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
+        // Every 503 says when to come back; a site that knows better (database 2 s, Temporal 5 s) sets its own.
+        if (err.status === 503 && !ctx.response.get('Retry-After')) ctx.set('Retry-After', UNAVAILABLE_RETRY_AFTER_S);
         ctx.body = {
           error: err.message,
           code: err.code,

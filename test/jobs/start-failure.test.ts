@@ -23,7 +23,7 @@ test('when Temporal is unreachable, creates answer 503 and leave nothing behind;
       },
       body: JSON.stringify(body),
     });
-    return { status: res.status, body: (await res.json()) as any };
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as any };
   };
   try {
     const steps = [{ title: 'a', prompt: 'b' }];
@@ -38,6 +38,8 @@ test('when Temporal is unreachable, creates answer 503 and leave nothing behind;
     results.forEach((r, i) => {
       const path = creates[i][0];
       expect({ path, status: r.status, code: r.body.code }).toEqual({ path, status: 503, code: 'service_unavailable' });
+      // A 503 always tells the client when to retry, whichever site raised it.
+      expect(r.retryAfter).toMatch(/^\d+$/);
       expect(r.body.error).toMatch(/workflow service is unavailable/);
     });
     const count = (table: string) =>
