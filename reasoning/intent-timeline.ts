@@ -9,8 +9,8 @@ import {
 import { isoOut, parseInstant, resolveZone } from './lib/luxon-time';
 import { splitWordsEach } from './lib/text-segments';
 
-/** Verb lexicon for events that carry no intent label. */
-const LEXICON: Record<string, string> = {};
+/** Verb lexicon for events that carry no intent label (a Map: a word such as `__proto__` finds nothing). */
+const LEXICON = new Map<string, string>();
 for (const [intent, words] of Object.entries({
   research: 'search find look compare research browse explore investigate google lookup',
   create: 'write draft create design build compose sketch code implement edit',
@@ -21,7 +21,7 @@ for (const [intent, words] of Object.entries({
   review: 'review check approve read proofread verify test',
   learn: 'learn study practice course tutorial lesson',
 }))
-  for (const w of words.split(' ')) LEXICON[w] = intent;
+  for (const w of words.split(' ')) LEXICON.set(w, intent);
 
 const norm = (s: string) =>
   s
@@ -32,7 +32,7 @@ const r2 = (x: number) => Math.round(x * 100) / 100;
 
 function inferIntent(words: readonly string[]): string | null {
   for (const w of words) {
-    const hit = LEXICON[w] ?? LEXICON[w.replace(/(ing|ed|es|s)$/, '')];
+    const hit = LEXICON.get(w) ?? LEXICON.get(w.replace(/(ing|ed|es|s)$/, ''));
     if (hit) return hit;
   }
   return null;

@@ -35,6 +35,16 @@ describe('intent/timeline golden', () => {
     expect(o.transitions).toEqual([expect.objectContaining({ from_phase: 'ph4', to_phase: 'ph5' })]);
     expect(o.summary.phases_total).toBe(5);
   });
+  it('infers nothing from words that name built-in object properties (__proto__, constructor)', () => {
+    const o = run({
+      events: [
+        { id: 'a', time: '2026-07-01T09:00:00Z', text: '__proto__' },
+        { id: 'b', time: '2026-07-01T09:10:00Z', text: 'constructor toString' },
+      ],
+    });
+    expect(o.phases.map((p) => p.intent)).toEqual(['unknown']);
+    expect(ep.response.safeParse(o).success).toBe(true);
+  });
   it('reads times without offset in the given zone', () => {
     const o = run({ timezone: 'America/New_York', events: [{ id: 'a', time: '2026-07-01T09:00', intent: 'Plan' }] });
     expect(o.phases[0]).toMatchObject({ intent: 'plan', start: '2026-07-01T09:00:00-04:00' });
