@@ -132,7 +132,8 @@ export function errorHandler(): AppMiddleware {
         ctx.status = err.status;
         if (err.headers) for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
         // Every 503 says when to come back; a site that knows better (database 2 s, Temporal 5 s) sets its own.
-        if (err.status === 503 && !ctx.response.get('Retry-After')) ctx.set('Retry-After', UNAVAILABLE_RETRY_AFTER_S);
+        if (err.status === 503 && !Object.keys(err.headers ?? {}).some((k) => k.toLowerCase() === 'retry-after'))
+          ctx.set('Retry-After', UNAVAILABLE_RETRY_AFTER_S);
         ctx.body = {
           error: err.message,
           code: err.code,

@@ -144,6 +144,7 @@ describe('upstream faults and fallbacks through the API', () => {
     expect(r.status).toBe(503);
     expect(r.body.code).toBe('service_unavailable');
     expect(r.body.error).toMatch(/OPENAI_BASE_URL.*SVC_CONFIG/);
+    expect(r.headers.get('retry-after')).toBe('2'); // the chat route's fast path answers 503s like every route
     const models = await bare.req('GET', '/v1/models', { key: k });
     expect(models.status).toBe(200);
     expect(models.body.data.every((m: { available: boolean }) => !m.available)).toBe(true);
