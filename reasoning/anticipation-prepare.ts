@@ -17,7 +17,8 @@ import { clip, keywordSet, keywordSetEach, splitSentences } from './lib/text-seg
  */
 type Res = AnticipationPrepareResponse;
 type Ev = AnticipationPrepareRequest['events'][number];
-const IMPORTANCE: Record<string, number> = { low: 1, medium: 2, normal: 2, high: 3, critical: 4, urgent: 4 };
+/** A Map, not an object literal: a word such as `constructor` or `__proto__` must not find Object.prototype's members. */
+const IMPORTANCE = new Map(Object.entries({ low: 1, medium: 2, normal: 2, high: 3, critical: 4, urgent: 4 }));
 const HEAVY_KIND = /interview|presentation|demo|pitch|exam|review|board|talk|workshop/i;
 const BUFFER_MIN = 15;
 
@@ -25,7 +26,7 @@ function importanceOf(v?: string): number {
   if (!v) return 2;
   const n = Number(v);
   if (Number.isFinite(n)) return Math.max(1, Math.min(4, Math.round((n / 5) * 4)));
-  return IMPORTANCE[v.trim().toLowerCase()] ?? 2;
+  return IMPORTANCE.get(v.trim().toLowerCase()) ?? 2;
 }
 
 export function compileAnticipationPrepare(input: AnticipationPrepareRequest, _ctx: { surface?: string }): Res {

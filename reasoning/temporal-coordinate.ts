@@ -24,15 +24,18 @@ const MIN = 60_000;
 const SCAN = 48; // candidate segments examined per task: keeps placement O(n log n)
 const CLOSED = /^(done|completed?|cancell?ed|skipped|archived)$/i;
 const HELD = /^(blocked|waiting|on[ _-]?hold|paused)$/i;
-const IMPORTANCE: Record<string, number> = {
-  critical: 4,
-  urgent: 4,
-  high: 3,
-  medium: 2,
-  normal: 2,
-  low: 1,
-  trivial: 0.5,
-};
+/** A Map, not an object literal: a word such as `constructor` or `__proto__` must not find Object.prototype's members. */
+const IMPORTANCE = new Map(
+  Object.entries({
+    critical: 4,
+    urgent: 4,
+    high: 3,
+    medium: 2,
+    normal: 2,
+    low: 1,
+    trivial: 0.5,
+  }),
+);
 
 function importanceOf(v: string | number | undefined): number {
   if (typeof v === 'number') return Math.min(4, v / 2.5);
@@ -40,7 +43,7 @@ function importanceOf(v: string | number | undefined): number {
   const n = Number(v);
   return Number.isFinite(n) && v.trim() !== ''
     ? Math.min(4, Math.max(0, n / 2.5))
-    : (IMPORTANCE[v.trim().toLowerCase()] ?? 2);
+    : (IMPORTANCE.get(v.trim().toLowerCase()) ?? 2);
 }
 
 export function compileTemporalCoordinate(input: Req, _ctx: { surface?: string } = {}): Res {

@@ -42,6 +42,8 @@ const ODD_TEXT = [
   'Ünïcödé café. Second sentence?',
   'a\u0301',
   'e.g. Dr. Smith said: "no."',
+  '__proto__', // names of Object.prototype members (see prototype-keys.test.ts)
+  'constructor',
 ];
 
 /** One mutation: where (an index into the value sites), what (kind), and the material it may use. */
