@@ -126,9 +126,12 @@ export interface ScanResult {
 const MAX_FILES = 100_000;
 const MAX_READ = 1024 * 1024;
 
+/** Own keys only: a file named `constructor` or `toString` must not find Object.prototype's members. */
+const lookup = (table: Record<string, string>, key: string) => (Object.hasOwn(table, key) ? table[key] : undefined);
+
 export function languageOf(rel: string): string | undefined {
   const base = path.basename(rel);
-  return BY_NAME[base] ?? LANGUAGES[path.extname(base).toLowerCase()];
+  return lookup(BY_NAME, base) ?? lookup(LANGUAGES, path.extname(base).toLowerCase());
 }
 
 function scanSecrets(text: string, rel: string, out: ScanResult['secrets']): void {

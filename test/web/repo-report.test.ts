@@ -48,6 +48,9 @@ beforeAll(async () => {
   );
   write('.github/workflows/ci.yml', 'on: push\njobs: {}\n');
   write('scripts/deploy.sh', `#!/bin/sh\nexport TOKEN=${TOKEN}\n`);
+  // File names that are also names of Object.prototype members: no language of their own.
+  write('bin/constructor', '#!/bin/sh\necho census\n');
+  write('bin/toString', '#!/bin/sh\necho burrows\n');
   symlinkSync(outside, path.join(repo, 'escape'));
   git('init', '-q', '-b', 'main');
   git('add', '-A');
@@ -73,6 +76,8 @@ test('a local repository is reported: languages, tree, manifests, tests and CI, 
     files: 3,
     lines: 5,
   });
+  // Every entry names its language (bin/constructor and bin/toString have none and are not counted).
+  for (const l of b.languages) expect(typeof l.language).toBe('string');
   expect(b.tree).toMatch(/^src\/$/m);
   expect(b.tree).toMatch(/^ {2}index\.ts$/m);
   expect(b.manifests).toEqual(
