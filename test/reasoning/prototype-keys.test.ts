@@ -5,7 +5,8 @@ import { expectCompilesCleanlyFromBody } from './properties';
 /**
  * Words that name members of Object.prototype. A compiler that looks a user's word up in a plain
  * object (`TABLE[word] ?? fallback`) finds a function for them instead of its fallback, and its
- * answer then fails the response schema (NaN scores, a function as an intent): a 500 on valid input.
+ * answer then fails the response schema (a NaN score, sent as null; a function as an intent): a 200 that
+ * breaks its own contract on valid input.
  */
 const PROTOTYPE_WORDS = ['__proto__', 'constructor', 'toString', 'valueOf', 'hasOwnProperty'];
 
