@@ -1,6 +1,7 @@
 import { allRoutes } from '../../api/routes';
 import { SCOPES } from '../../schema/auth';
 import { startHarness, type Harness } from '../helpers/harness';
+import { jsonAt, jsonSites, withValueAt, type Json, type JsonPath } from '../helpers/json-sites';
 
 /**
  * Names of Object.prototype members as input. Code that looks a user's word up in a plain object
@@ -21,38 +22,18 @@ afterAll(async () => h?.close());
 
 const WORDS = ['__proto__', 'constructor', 'toString'];
 
-type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-type Path = Array<string | number>;
-
-/** Paths of the string values and of the objects in `v`. */
-function sitesOf(v: Json, path: Path = [], out = { strings: [] as Path[], objects: [] as Path[] }) {
-  if (typeof v === 'string') out.strings.push(path);
-  else if (Array.isArray(v)) v.forEach((x, i) => sitesOf(x, [...path, i], out));
-  else if (v && typeof v === 'object') {
-    out.objects.push(path);
-    for (const k of Object.keys(v)) sitesOf(v[k], [...path, k], out);
-  }
-  return out;
-}
-
-const at = (root: Json, p: Path) => p.reduce<Json>((c, k) => (c as Record<string | number, Json>)[k], root);
-
 /** The example's variants: a word at each string (words taken in turn), each word at all strings, each word as a key of each object. */
 function variantsOf(example: Json): Array<[string, Json]> {
-  const { strings, objects } = sitesOf(example);
+  const { strings, objects } = jsonSites(example);
   const out: Array<[string, Json]> = [];
-  const put = (label: string, paths: Path[], word: string) => {
-    const body = structuredClone(example);
-    for (const p of paths) (at(body, p.slice(0, -1)) as Record<string | number, Json>)[p[p.length - 1]] = word;
-    out.push([label, body]);
-  };
+  const put = (label: string, paths: JsonPath[], word: string) => out.push([label, withValueAt(example, paths, word)]);
   strings.forEach((p, i) => put(`${WORDS[i % WORDS.length]} at ${p.join('.')}`, [p], WORDS[i % WORDS.length]));
   for (const w of WORDS) {
     if (strings.length > 1) put(`${w} at every string`, strings, w);
     for (const p of objects) {
       const body = structuredClone(example);
       // An own property named like the member, as JSON.parse makes it (plain assignment would set the prototype).
-      Object.defineProperty(at(body, p), w, { value: 'x', enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(jsonAt(body, p), w, { value: 'x', enumerable: true, writable: true, configurable: true });
       out.push([`key ${w} in ${p.join('.') || 'the body'}`, body]);
     }
   }
