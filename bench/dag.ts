@@ -14,10 +14,15 @@
  * API/raw+save is the task platform's own cost (step state, events, NOTIFY, stream, claim, finish).
  * Every path first runs WARM_RUNS (20) unmeasured 10-step chains and fan-outs, and SHAPE_WARM_RUNS (3) unmeasured
  * 100-wide runs and concurrent batches before those shapes are measured.
+ * Printed first as INFO (no goal): this machine's cost of waking up for a PostgreSQL round trip, `SELECT 1`
+ * back to back against after 10 ms idle (a chain step's pace); an API step makes one such round trip (its
+ * statement) that a no-op raw step does not, so the chain's ratio moves with it from machine to machine.
  * Run: npm run -s bench -- dag   (ROUNDS=8, WIDE_ROUNDS=5 by default; BENCH_BREAKDOWN=1 adds, per shape,
  * where the time went according to the workflow histories)
  */
 import type { Client } from '@temporalio/client';
+import { sql } from 'slonik';
+import type { Db } from '../activities/store/db';
 import { randomToken } from '../activities/store/ids';
 import { createTenant } from '../activities/store/keys';
 import { createTask } from '../activities/store/tasks';
@@ -112,6 +117,26 @@ async function viaRaw(client: Client, taskQueue: string, shape: Shape, n: number
   return performance.now() - started;
 }
 
+/**
+ * p50 of `SELECT 1` through the pool, back to back and after `idleMs` of idle each: the second pays what
+ * the machine charges to wake the database backend and this process for one round trip.
+ */
+async function roundTripFloor(db: Db, idleMs: number): Promise<{ hot: number; idle: number }> {
+  const one = async () => {
+    const t = performance.now();
+    await db.query(sql.unsafe`SELECT 1`);
+    return performance.now() - t;
+  };
+  const hot: number[] = [];
+  const idle: number[] = [];
+  for (let i = 0; i < 200; i++) hot.push(await one());
+  for (let i = 0; i < 200; i++) {
+    await new Promise((r) => setTimeout(r, idleMs));
+    idle.push(await one());
+  }
+  return { hot: percentile(hot, 50), idle: percentile(idle, 50) };
+}
+
 const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
 
 async function main(): Promise<void> {
@@ -140,6 +165,11 @@ async function main(): Promise<void> {
         await viaRaw(client, taskQueue, shape, N, true);
       }
     console.log(`task DAG benchmark: API (SSE to done) vs raw workflow over no-op activities, interleaved, same run`);
+    const floor = await roundTripFloor(app.db, 10);
+    info(
+      `PostgreSQL round trip (SELECT 1) p50: back to back ${fmt(floor.hot)} ms, after 10 ms idle ${fmt(floor.idle)} ms ` +
+        `(this machine's wake-up cost; each API step's statement pays the second)`,
+    );
     /** The history of the call just made, into `into` (when BENCH_BREAKDOWN=1; not timed). */
     const phasesOf = async (into: Phases) => {
       if (!BREAKDOWN || !lastCall) return;
