@@ -1,9 +1,8 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { rng } from '../../bench/helpers';
-import { createDb, type Db } from '../../activities/store/db';
+import type { Db } from '../../activities/store/db';
 import { readEventsAfter, type EventRow } from '../../activities/store/events';
-import { createTenant } from '../../activities/store/keys';
 import {
   beginTaskRun,
   claimTaskRun,
@@ -19,24 +18,17 @@ import {
 } from '../../activities/store/task-runs';
 import { createTask, getTask, patchTask, stepsOf, taskRow } from '../../activities/store/tasks';
 import { taskStream } from '../../schema/tasks';
-import { freshDatabase } from '../helpers/harness';
+import { useStoreDatabase } from '../helpers/store-db';
 
 // The run bookkeeping of the step path against the real PostgreSQL, driven the way the DAG
 // workflow drives it (every ready step at once), without Temporal in between.
 jest.setTimeout(180_000);
 
-let database: { url: string; drop(): Promise<void> };
+const store = useStoreDatabase({ maxConnections: 10 });
 let db: Db;
 let tenantId: string;
-
-beforeAll(async () => {
-  database = await freshDatabase();
-  db = await createDb({ url: database.url, maxConnections: 10 });
-  tenantId = await createTenant(db);
-}, 120_000);
-afterAll(async () => {
-  await db?.end();
-  await database?.drop();
+beforeAll(() => {
+  ({ db, tenantId } = store);
 });
 
 type Spec = { id: string; depends_on: string[] };
