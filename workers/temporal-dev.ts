@@ -206,6 +206,13 @@ export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
   // no-op activities took ~1,050 ms; with 1,000 reads a second ~180 ms). Reads are still made
   // only when tasks are waiting (the queue is notified), so an idle server does not read more.
   'history.transferProcessorMaxPollRPS': 1000,
+  // A workflow task in flight holds the events that arrive meanwhile (an activity's completion is two: started
+  // and completed), and the server force-closes the task once more than 100 are held (the task fails with
+  // FORCE_CLOSE_COMMAND, the worker drops its cached run and replays the history). A task's fan-out reaches 200
+  // steps, so 51 branches ending during one workflow task did it: seen in 1-2 of 30 100-wide runs on either
+  // path, a failed workflow task in the history of a run that went well. 1,000 covers a task's widest fan-out
+  // twice over; the 2 MiB limit on those events' size stays.
+  'history.maximumBufferedEventsBatch': 1000,
 };
 
 /** Search attributes and dynamic config every dev server of ours starts with (CLI or SDK download). */

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../../workers/temporal-dev';
 
 const ROOT = path.resolve(__dirname, '../..');
 const file = path.join(ROOT, 'docker-compose.yml');
@@ -32,4 +33,16 @@ test("the compose file passes the compose client's own validation", () => {
     env: { ...process.env, SVC_REGISTRATION_TOKEN: 'x' },
   });
   expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+});
+
+test("the compose file's Temporal server reads our dynamic config: the buffered-events limit our dev servers have", () => {
+  const temporal = parse(readFileSync(file, 'utf8')).services.temporal;
+  const [host, container] = String(temporal.volumes[0]).split(':');
+  // The image resolves DYNAMIC_CONFIG_FILE_PATH from /etc/temporal.
+  expect(path.posix.join('/etc/temporal', temporal.environment.DYNAMIC_CONFIG_FILE_PATH)).toBe(container);
+  const config = parse(readFileSync(path.join(ROOT, host), 'utf8'));
+  const key = 'history.maximumBufferedEventsBatch';
+  expect(config[key]).toEqual([{ value: DEV_SERVER_DYNAMIC_CONFIG[key], constraints: {} }]);
+  // The image's own development settings, which the mounted file replaces, are kept.
+  expect(config['system.forceSearchAttributesCacheRefreshOnRead'][0].value).toBe(true);
 });
