@@ -10,7 +10,9 @@ export interface Received {
   headers: http.IncomingHttpHeaders;
   body: string;
   json: any;
+  /** When the request's body had arrived, in epoch ms with sub-millisecond resolution (`nowMs`). */
   startedAt: number;
+  /** When its answer was closed (`nowMs`); absent while it is in flight. */
   endedAt?: number;
   /** True when the client went away before the answer was sent (an aborted fetch). */
   closedEarly: boolean;
@@ -50,6 +52,13 @@ export function verifySignature(r: Received, secret: string): boolean {
   return sig.length === expected.length && timingSafeEqual(Buffer.from(sig), Buffer.from(expected));
 }
 
+/**
+ * Epoch milliseconds with sub-millisecond resolution. `Date.now()` gives two events less than a
+ * millisecond apart the same stamp, so a check that one came strictly before the other (two gated
+ * requests that overlap) failed now and then when the gate opened within the millisecond they arrived.
+ */
+const nowMs = () => performance.timeOrigin + performance.now();
+
 export async function startReceiver(): Promise<Receiver> {
   const got: Received[] = [];
   const routes = new Map<string, RouteHow>();
@@ -74,7 +83,7 @@ export async function startReceiver(): Promise<Receiver> {
         headers: req.headers,
         body,
         json,
-        startedAt: Date.now(),
+        startedAt: nowMs(),
         closedEarly: false,
       };
       got.push(rec);
@@ -84,7 +93,7 @@ export async function startReceiver(): Promise<Receiver> {
       res.on('close', () => {
         if (!done) rec.closedEarly = true;
         inFlight--;
-        rec.endedAt = Date.now();
+        rec.endedAt = nowMs();
       });
       const how = routes.get(path) ?? {};
       if (how.delayMs) await new Promise((r) => setTimeout(r, how.delayMs));
