@@ -19,6 +19,7 @@ import { createGateway } from '../api/gateway';
 import { parseConfig, type Config } from '../schema/config';
 import { freshDatabase, workerSide } from '../test/helpers/harness';
 import { DEV_SERVER_DYNAMIC_CONFIG, findOrBuildTemporalCli, freePort, startDevServer } from '../workers/temporal-dev';
+import type { WorkerTuning } from '../workers/runtime-worker';
 
 /**
  * The workflow bundler, loaded by `startBenchStack` (with the harness's `workerSide`): the gateway bench's
@@ -107,6 +108,34 @@ function benchTemporalConfig(): Record<string, unknown> {
   const extra = process.env.BENCH_TEMPORAL_CONFIG ? (JSON.parse(process.env.BENCH_TEMPORAL_CONFIG) as object) : {};
   console.log(`Temporal dev server dynamic config: ${JSON.stringify({ ...DEV_SERVER_DYNAMIC_CONFIG, ...extra })}`);
   return { ...extra };
+}
+
+/** The worker settings a bench may vary (`WorkerTuning`), the only keys BENCH_WORKER_OPTIONS accepts. */
+const TUNING_KEYS = [
+  'maxConcurrentActivityTaskExecutions',
+  'maxConcurrentLocalActivityExecutions',
+  'maxConcurrentWorkflowTaskExecutions',
+  'maxConcurrentActivityTaskPolls',
+  'maxConcurrentWorkflowTaskPolls',
+  'workflowTaskPollerBehavior',
+  'activityTaskPollerBehavior',
+  'nonStickyToStickyPollRatio',
+  'maxCachedWorkflows',
+  'workflowThreadPoolSize',
+] as const satisfies ReadonlyArray<keyof WorkerTuning>;
+
+/**
+ * Worker settings over the SDK defaults, as JSON in BENCH_WORKER_OPTIONS (e.g.
+ * `{"maxConcurrentActivityTaskPolls":2}`), for measuring them; the service runs the defaults. The raw
+ * baselines run on the same worker, so a setting moves both paths. Printed, so a run's output says what
+ * it measured; an unknown key stops the bench.
+ */
+function benchWorkerTuning(): WorkerTuning {
+  const given = process.env.BENCH_WORKER_OPTIONS ? (JSON.parse(process.env.BENCH_WORKER_OPTIONS) as object) : {};
+  const unknown = Object.keys(given).filter((k) => !(TUNING_KEYS as readonly string[]).includes(k));
+  if (unknown.length) throw new Error(`BENCH_WORKER_OPTIONS: not a worker tuning setting: ${unknown.join(', ')}`);
+  console.log(`Worker settings over the SDK defaults: ${JSON.stringify(given)}`);
+  return given as WorkerTuning;
 }
 
 export interface BenchStack {
@@ -208,6 +237,7 @@ export async function startBenchStack(opts: {
     taskQueue,
     bundlePath,
     extraActivities: opts.extraActivities?.({ config: app.config, db: app.db, log }),
+    tuning: benchWorkerTuning(),
   });
   const running = worker.run();
   // As in `npm start` (workers/main.ts): the API starts workflows through the worker's connection, eagerly.

@@ -44,6 +44,21 @@ export function workflowSource(bundlePath?: string): Pick<WorkerOptions, 'workfl
   return { workflowsPath: require.resolve(path.join(__dirname, '../workflows')) };
 }
 
+/** The worker settings that tune its slots, pollers and workflow cache (nothing that changes what it runs). */
+export type WorkerTuning = Pick<
+  WorkerOptions,
+  | 'maxConcurrentActivityTaskExecutions'
+  | 'maxConcurrentLocalActivityExecutions'
+  | 'maxConcurrentWorkflowTaskExecutions'
+  | 'maxConcurrentActivityTaskPolls'
+  | 'maxConcurrentWorkflowTaskPolls'
+  | 'workflowTaskPollerBehavior'
+  | 'activityTaskPollerBehavior'
+  | 'nonStickyToStickyPollRatio'
+  | 'maxCachedWorkflows'
+  | 'workflowThreadPoolSize'
+>;
+
 export async function createRuntimeWorker(opts: {
   config: Config;
   db: Db;
@@ -55,6 +70,8 @@ export async function createRuntimeWorker(opts: {
   models?: ModelRouter;
   /** Activities registered beside the service's own (benchmarks' baselines); a name of ours cannot be replaced. */
   extraActivities?: Record<string, (...args: never[]) => Promise<unknown>>;
+  /** Slot, poller and cache settings over the SDK defaults (the benches measure them; the service keeps the defaults). */
+  tuning?: WorkerTuning;
 }): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect({ address: opts.address });
   const worker = await Worker.create({
@@ -68,6 +85,7 @@ export async function createRuntimeWorker(opts: {
     // On SIGTERM, activities in flight get this long to finish before they are cancelled (and retried elsewhere).
     shutdownGraceTime: opts.config.workerShutdownGraceMs,
     ...workflowSource(opts.bundlePath),
+    ...opts.tuning,
   });
   return { worker, connection };
 }
