@@ -86,6 +86,7 @@ async function main(): Promise<void> {
   const stack = await startBenchStack({
     workflowsPath: path.join(__dirname, '../workflows'),
     env: { OPENAI_BASE_URL: model.url },
+    peers: [model],
   });
   try {
     const key = await stack.app.key(['runtime:chat']);

@@ -122,6 +122,7 @@ async function main(): Promise<void> {
   const stack = await startBenchStack({
     workflowsPath: require.resolve('../workflows'),
     env: { SVC_ALLOW_PRIVATE_FETCH: 'true' },
+    peers: [pages],
   });
   const { app } = stack;
   const bw = await startBrowserWorkers({

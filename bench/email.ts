@@ -20,6 +20,7 @@ async function main(): Promise<void> {
   const { app, client, taskQueue, close } = await startBenchStack({
     workflowsPath: require.resolve('../workflows'),
     env: { SVC_SMTP_URL: smtp.url, SVC_SMTP_FROM: FROM, SVC_EMAIL_RATE_PER_MINUTE: '100000' },
+    peers: [smtp],
   });
   const direct = nodemailer.createTransport({
     pool: true,

@@ -19,7 +19,7 @@ import { createGateway } from '../api/gateway';
 import { parseConfig, type Config } from '../schema/config';
 import { freshDatabase, workerSide } from '../test/helpers/harness';
 import { DEV_SERVER_DYNAMIC_CONFIG, findOrBuildTemporalCli, freePort, startDevServer } from '../workers/temporal-dev';
-import type { WorkerTuning } from '../workers/runtime-worker';
+import { WORKER_TUNING_KEYS, type WorkerTuning } from '../workers/worker-tuning';
 
 /**
  * The workflow bundler, loaded by `startBenchStack` (with the harness's `workerSide`): the gateway bench's
@@ -110,20 +110,6 @@ function benchTemporalConfig(): Record<string, unknown> {
   return { ...extra };
 }
 
-/** The worker settings a bench may vary (`WorkerTuning`), the only keys BENCH_WORKER_OPTIONS accepts. */
-const TUNING_KEYS = [
-  'maxConcurrentActivityTaskExecutions',
-  'maxConcurrentLocalActivityExecutions',
-  'maxConcurrentWorkflowTaskExecutions',
-  'maxConcurrentActivityTaskPolls',
-  'maxConcurrentWorkflowTaskPolls',
-  'workflowTaskPollerBehavior',
-  'activityTaskPollerBehavior',
-  'nonStickyToStickyPollRatio',
-  'maxCachedWorkflows',
-  'workflowThreadPoolSize',
-] as const satisfies ReadonlyArray<keyof WorkerTuning>;
-
 /**
  * Worker settings over the SDK defaults, as JSON in BENCH_WORKER_OPTIONS (e.g.
  * `{"maxConcurrentActivityTaskPolls":2}`), for measuring them; the service runs the defaults. The raw
@@ -131,8 +117,10 @@ const TUNING_KEYS = [
  * it measured; an unknown key stops the bench.
  */
 function benchWorkerTuning(): WorkerTuning {
-  const given = process.env.BENCH_WORKER_OPTIONS ? (JSON.parse(process.env.BENCH_WORKER_OPTIONS) as object) : {};
-  const unknown = Object.keys(given).filter((k) => !(TUNING_KEYS as readonly string[]).includes(k));
+  const given: unknown = process.env.BENCH_WORKER_OPTIONS ? JSON.parse(process.env.BENCH_WORKER_OPTIONS) : {};
+  if (typeof given !== 'object' || given === null || Array.isArray(given))
+    throw new Error('BENCH_WORKER_OPTIONS: give a JSON object of worker settings');
+  const unknown = Object.keys(given).filter((k) => !(WORKER_TUNING_KEYS as readonly string[]).includes(k));
   if (unknown.length) throw new Error(`BENCH_WORKER_OPTIONS: not a worker tuning setting: ${unknown.join(', ')}`);
   console.log(`Worker settings over the SDK defaults: ${JSON.stringify(given)}`);
   return given as WorkerTuning;
@@ -202,12 +190,28 @@ export function cpuPer(a: CpuSnapshot, b: CpuSnapshot, units: number): CpuSnapsh
  * added), the workflows at `workflowsPath` bundled and run by a runtime worker on a fresh task
  * queue, and a Temporal client.
  */
-export async function startBenchStack(opts: {
+export async function startBenchStack(opts: BenchStackOptions): Promise<BenchStack> {
+  try {
+    return await startStack(opts);
+  } catch (err) {
+    // A peer left open would keep the process running after the error is printed.
+    await Promise.allSettled((opts.peers ?? []).map((p) => p.close()));
+    throw err;
+  }
+}
+
+interface BenchStackOptions {
   workflowsPath: string;
   env?: Record<string, string>;
   /** Baseline activities for the bench's raw workflows, registered on the same worker as ours. */
   extraActivities?: (deps: ActivityDeps) => Record<string, (...args: never[]) => Promise<unknown>>;
-}): Promise<BenchStack> {
+  /** Local peers the bench started first (fake upstreams, page or SMTP servers): closed when the stack fails to start. */
+  peers?: Array<{ close(): Promise<unknown> }>;
+}
+
+async function startStack(opts: BenchStackOptions): Promise<BenchStack> {
+  // Checked before anything starts: a wrong setting stops the bench at once, with nothing left running.
+  const tuning = benchWorkerTuning();
   const log = pino({ level: 'warn' });
   const { installTemporalLogging, createRuntimeWorker } = workerSide();
   const bundleWorkflowCode = bundler();
@@ -237,7 +241,7 @@ export async function startBenchStack(opts: {
     taskQueue,
     bundlePath,
     extraActivities: opts.extraActivities?.({ config: app.config, db: app.db, log }),
-    tuning: benchWorkerTuning(),
+    tuning,
   });
   const running = worker.run();
   // As in `npm start` (workers/main.ts): the API starts workflows through the worker's connection, eagerly.

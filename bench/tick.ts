@@ -36,6 +36,7 @@ async function main(): Promise<void> {
   const { app, client, taskQueue, close } = await startBenchStack({
     workflowsPath: require.resolve('./tick-raw-workflow'),
     env: { OPENAI_BASE_URL: fake.url },
+    peers: [fake],
   });
 
   try {

@@ -12,6 +12,7 @@ import { createActivities } from '../activities';
 import type { ModelRouter } from '../activities/providers/types';
 import type { Db } from '../activities/store/db';
 import type { Config } from '../schema/config';
+import type { WorkerTuning } from './worker-tuning';
 
 // The worker's side of a process (`npm start`, `npm run worker`): apart from workers/runtime.ts so that an
 // API-only process (`npm run api`, the API processes of a cluster) never loads the Temporal worker SDK, its
@@ -43,21 +44,6 @@ export function workflowSource(bundlePath?: string): Pick<WorkerOptions, 'workfl
   if (bundlePath) return { workflowBundle: { codePath: bundlePath } };
   return { workflowsPath: require.resolve(path.join(__dirname, '../workflows')) };
 }
-
-/** The worker settings that tune its slots, pollers and workflow cache (nothing that changes what it runs). */
-export type WorkerTuning = Pick<
-  WorkerOptions,
-  | 'maxConcurrentActivityTaskExecutions'
-  | 'maxConcurrentLocalActivityExecutions'
-  | 'maxConcurrentWorkflowTaskExecutions'
-  | 'maxConcurrentActivityTaskPolls'
-  | 'maxConcurrentWorkflowTaskPolls'
-  | 'workflowTaskPollerBehavior'
-  | 'activityTaskPollerBehavior'
-  | 'nonStickyToStickyPollRatio'
-  | 'maxCachedWorkflows'
-  | 'workflowThreadPoolSize'
->;
 
 export async function createRuntimeWorker(opts: {
   config: Config;
