@@ -101,6 +101,37 @@ describe('persona and registry (pure)', () => {
     );
   });
 
+  test("the current time is the system message's last line, to the minute: a stable prefix for upstream prompt caches", () => {
+    const prompt = (now: Date) =>
+      assemblePrompt({
+        surface: 'red',
+        skills: [],
+        custom: [{ name: 'units', instructions: 'Use metric units.' }],
+        sass: 0.3,
+        now,
+        timezone: 'Europe/Paris',
+        env: { os: 'linux', project: 'svc' },
+        lessons: ['Be brief.'],
+        history: [{ role: 'user', content: 'earlier' }],
+        messages: [
+          { role: 'system', content: 'A long client system prompt that a coding agent sends every turn.' },
+          { role: 'user', content: 'hello' },
+        ],
+      }).messages;
+    const t = Date.UTC(2026, 10, 26, 16, 52, 0);
+    const a = prompt(new Date(t + 1_000));
+    const lines = a[0].content.split('\n');
+    expect(lines.at(-1)).toBe('Current time: Thursday 26 November 2026, 17:52 (Europe/Paris, 2026-11-26T17:52+01:00).');
+    expect(a[0].content.indexOf('Current time:')).toBeGreaterThan(a[0].content.indexOf('A long client system prompt'));
+    // Within the minute the whole request is the same; in the next minute only that last line differs.
+    expect(prompt(new Date(t + 59_999))).toEqual(a);
+    const b = prompt(new Date(t + 60_000));
+    expect(b[0].content).not.toBe(a[0].content);
+    const head = (c: string) => c.slice(0, c.lastIndexOf('\n'));
+    expect(head(b[0].content)).toBe(head(a[0].content));
+    expect(b.slice(1)).toEqual(a.slice(1));
+  });
+
   test('sass: surface baseline, profile nudge, feedback pull bounded to half weight', () => {
     expect(baseSass('red')).toBe(SURFACE_REGISTRY.red.sass);
     expect(baseSass('red', SURFACE_REGISTRY.red.profiles.auditor)).toBeCloseTo(0.5);

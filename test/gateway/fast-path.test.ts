@@ -149,8 +149,8 @@ test('the fast path answers what Koa answers: JSON and streamed chats, every fai
   const [f502, k502] = await both({ headers: plain('req-502'), body: chatBody() }, keys);
   expect(f502.status).toBe('502 Bad Gateway');
   expect(f502).toEqual(k502);
-  // Usage given, not estimated from the prompt's length: the prompt's current time leaves out its
-  // milliseconds when they are 0, so two requests' prompts can differ by four characters.
+  // Usage given, not estimated from the prompt's length: the two requests' prompts carry the current
+  // time, which can differ between them (a new minute; before, milliseconds written or not).
   fake.setDefault({ reply: 'ok', usage: { prompt_tokens: 9, completion_tokens: 1 } });
   // Rate limits: one request a minute on each key; the answers carry the x-ratelimit-* headers, then 429.
   const l1 = await h.key(['runtime:chat']);

@@ -3,7 +3,8 @@ import { DateTime } from 'luxon';
 import { localTime, localTimeUncached } from '../../reasoning/persona';
 
 // The prompt's current time comes from a text cached per zone and minute; it must be luxon's text
-// for every instant, and luxon must run once a minute per zone, not once a second.
+// for every instant, name the minute without its seconds (the system message stays the same for a
+// minute: upstream prompt caches match it), and luxon must run once a minute per zone, not once a second.
 
 const ZONES = [
   undefined,
@@ -42,6 +43,21 @@ describe('localTime', () => {
       }),
       { numRuns: 3_000 },
     );
+  });
+
+  it('names the minute, never its seconds: every instant of a minute gets the same text', () => {
+    const minute = Date.UTC(2026, 10, 26, 16, 52, 0, 0);
+    for (const zone of ZONES) {
+      const first = localTimeUncached(new Date(minute), zone);
+      for (const t of [minute + 1, minute + 9_000, minute + 9_842, minute + 59_999])
+        expect(localTime(new Date(t), zone)).toBe(first);
+      expect(first).not.toMatch(/:\d\d:\d\d/);
+    }
+    expect(localTime(new Date(minute + 9_842))).toBe('Thursday 26 November 2026, 16:52 (UTC, 2026-11-26T16:52Z)');
+    expect(localTime(new Date(minute + 9_842), 'Asia/Kolkata')).toBe(
+      'Thursday 26 November 2026, 22:22 (Asia/Kolkata, 2026-11-26T22:22+05:30)',
+    );
+    expect(localTime(new Date(minute + 60_000))).toBe('Thursday 26 November 2026, 16:53 (UTC, 2026-11-26T16:53Z)');
   });
 
   it('formats with luxon once a minute per zone', () => {
