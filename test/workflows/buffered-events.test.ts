@@ -1,39 +1,28 @@
-import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { randomToken } from '../../activities/store/ids';
-import { testEnv } from '../helpers/harness';
+import { gate, temporalConnections } from './mocked-worker';
 
 const EventType = temporal.api.enums.v1.EventType;
 const N = 80; // 79 branches end during one workflow task: 158 held events, over the server's stock limit of 100
 
-let clientConn: Connection;
-let workerConn: NativeConnection;
+const conns = temporalConnections();
 let bundle: string;
 beforeAll(async () => {
-  const { temporalAddress } = testEnv();
-  clientConn = await Connection.connect({ address: temporalAddress });
-  workerConn = await NativeConnection.connect({ address: temporalAddress });
   ({ code: bundle } = await bundleWorkflowCode({
     workflowsPath: require.resolve('./buffered/fanout-workflow'),
     logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never,
   }));
 });
-afterAll(async () => {
-  await clientConn?.close();
-  await workerConn?.close();
-});
 
 test('a wide fan-out whose branches end while a workflow task is open keeps that task (our dev servers hold up to 1,000 events)', async () => {
-  const client = new Client({ connection: clientConn });
+  const { client } = conns;
   const taskQueue = `buffered-${randomToken(8)}`;
-  let holding!: () => void;
-  const held = new Promise<void>((r) => (holding = r));
+  const held = gate();
   let ended = 0;
-  let allEnded!: () => void;
-  const others = new Promise<void>((r) => (allEnded = r));
+  const others = gate();
   const worker = await Worker.create({
-    connection: workerConn,
+    connection: conns.workerConn,
     taskQueue,
     workflowBundle: { code: bundle },
     maxConcurrentActivityTaskExecutions: N,
@@ -41,14 +30,14 @@ test('a wide fan-out whose branches end while a workflow task is open keeps that
       async branch(i: number) {
         // The first ends at once; the rest only once the workflow task after it is held open.
         if (i > 0) {
-          await held;
-          if (++ended === N - 1) allEnded();
+          await held.promise;
+          if (++ended === N - 1) others.open();
         }
         return i;
       },
       async hold() {
-        holding();
-        await others;
+        held.open();
+        await others.promise;
         await new Promise((r) => setTimeout(r, 1_000)); // their completions reach the server meanwhile
       },
     },

@@ -6,11 +6,8 @@ import type { WorkflowName } from '../../api/start-workflow';
 import type * as workflows from '../../workflows';
 import { testEnv } from '../helpers/harness';
 
-/**
- * One workflow at a time against the run's real dev server, with mocked activities (no database,
- * no model): connects in beforeAll, closes in afterAll. Each run gets its own task queue.
- */
-export function mockedWorkflows() {
+/** A client and a worker connection to the run's real dev server: opened in beforeAll, closed in afterAll. */
+export function temporalConnections(): { readonly client: Client; readonly workerConn: NativeConnection } {
   let client: Client;
   let clientConn: Connection;
   let workerConn: NativeConnection;
@@ -24,6 +21,22 @@ export function mockedWorkflows() {
     await clientConn?.close();
     await workerConn?.close();
   });
+  return {
+    get client() {
+      return client;
+    },
+    get workerConn() {
+      return workerConn;
+    },
+  };
+}
+
+/**
+ * One workflow at a time against the run's real dev server, with mocked activities (no database,
+ * no model): connects in beforeAll, closes in afterAll. Each run gets its own task queue.
+ */
+export function mockedWorkflows() {
+  const temporal = temporalConnections();
 
   /**
    * Starts workflow `name` with `args` on a worker running `activities`, calls `during` with its
@@ -38,7 +51,7 @@ export function mockedWorkflows() {
   ): Promise<{ result?: Awaited<ReturnType<(typeof workflows)[N]>>; error?: Error; during?: T }> {
     const taskQueue = `wf-${randomToken(8)}`;
     const worker = await Worker.create({
-      connection: workerConn,
+      connection: temporal.workerConn,
       taskQueue,
       workflowBundle: { codePath: testEnv().bundlePath },
       activities,
@@ -47,7 +60,7 @@ export function mockedWorkflows() {
       defaultHeartbeatThrottleInterval: '200 ms',
     });
     return worker.runUntil(async () => {
-      const handle = await client.workflow.start<Workflow>(name, {
+      const handle = await temporal.client.workflow.start<Workflow>(name, {
         taskQueue,
         workflowId: `${name}-${randomToken(8)}`,
         args: args as unknown[],
