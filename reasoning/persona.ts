@@ -84,10 +84,12 @@ export function validZone(tz: string | undefined): string | undefined {
  * Luxon's text of an instant's minute: the weekday and date to the minute, then the zone and the ISO
  * time to the minute. No seconds: the system message then stays byte-identical for a whole minute, so an
  * upstream's prompt cache (a prefix match) also covers the history and the conversation that follow it.
+ * Given with the zoned instant, whose offset decides whether the text may be cached.
  */
-function formatLocal(dt: DateTime, zone: string | undefined): string {
+function formatLocal(now: Date, zone: string | undefined): { dt: DateTime; text: string } {
+  const dt = DateTime.fromJSDate(now, { zone: zone ?? 'utc' });
   const iso = dt.startOf('minute').toISO({ suppressSeconds: true, suppressMilliseconds: true });
-  return `${dt.toFormat('cccc d LLLL yyyy, HH:mm')} (${zone ?? 'UTC'}, ${iso})`;
+  return { dt, text: `${dt.toFormat('cccc d LLLL yyyy, HH:mm')} (${zone ?? 'UTC'}, ${iso})` };
 }
 
 /**
@@ -104,8 +106,7 @@ export function localTime(now: Date, timezone?: string): string {
   const minute = Math.floor(now.getTime() / 60_000);
   const hit = minuteText.get(key);
   if (hit?.minute === minute) return hit.text;
-  const dt = DateTime.fromJSDate(now, { zone: zone ?? 'utc' });
-  const text = formatLocal(dt, zone);
+  const { dt, text } = formatLocal(now, zone);
   if (Number.isInteger(dt.offset)) {
     // Bounded by the IANA zone list (validZone); cleared anyway if it ever grows large.
     if (minuteText.size > 1000) minuteText.clear();
@@ -115,10 +116,7 @@ export function localTime(now: Date, timezone?: string): string {
 }
 
 /** The same text, always from luxon (the reference of `localTime`, for its test). */
-export const localTimeUncached = (now: Date, timezone?: string) => {
-  const zone = validZone(timezone);
-  return formatLocal(DateTime.fromJSDate(now, { zone: zone ?? 'utc' }), zone);
-};
+export const localTimeUncached = (now: Date, timezone?: string) => formatLocal(now, validZone(timezone)).text;
 
 /**
  * The upstream prompt: one system message (persona first, then surface, profile, tone, skills,
