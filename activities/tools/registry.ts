@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { COMMONS_TOOLS } from '../commons';
 import { reasoningEndpoints } from '../../reasoning/registry';
+import { AppError, invalid, zodDetails, type ErrorDetail } from '../../schema/errors';
 import { inlineJsonSchema } from '../../schema/json-schema';
+import { unstorablePaths } from '../../schema/storable';
 import { EFFECT_TOOLS } from './effect-tools';
 import { RUNTIME_TOOLS } from './runtime-tools';
 import { SERVICE_TOOLS } from './service-tools';
@@ -47,7 +49,14 @@ function commonsTools(): ToolDef[] {
       scope: 'runtime:chat',
       group: 'commons',
       run: (args) => {
-        const r = t.run(args);
+        let r: unknown;
+        try {
+          r = t.run(args);
+        } catch (err) {
+          // A commons tool throws only over its input (a bad expression or pattern, a bound hit): the
+          // caller reads why, as the chat tool loop's model does (runCommonsTool).
+          throw new AppError('invalid_request', (err as Error).message.slice(0, 500));
+        }
         return r !== null && typeof r === 'object' && !Array.isArray(r)
           ? (r as Record<string, unknown>)
           : { result: r };
@@ -107,16 +116,20 @@ export type ToolOutcome = { ok: true; result: Record<string, unknown> } | { ok: 
  * `{ ok: false }` with a message naming the field (MCP reports them as tool errors, not protocol errors).
  */
 export async function runTool(tool: ToolDef, args: unknown, ctx: ToolContext): Promise<ToolOutcome> {
+  /** The same sentence as a request's 400 (`invalid`), with the fields named from the arguments' root. */
+  const invalidArgs = (details: ErrorDetail[]): ToolOutcome => ({
+    ok: false,
+    error: invalid(
+      details.map((d) => ({ ...d, path: d.path.replace(/^arguments\.?/, '') || 'arguments' })),
+      'arguments',
+    ).message,
+  });
   const parsed = tool.input.safeParse(args ?? {});
-  if (!parsed.success) {
-    return {
-      ok: false,
-      error: `Invalid arguments: ${parsed.error.issues
-        .slice(0, 5)
-        .map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`)
-        .join('; ')}`,
-    };
-  }
+  if (!parsed.success) return invalidArgs(zodDetails(parsed.error.issues, 'arguments'));
+  // What the HTTP edge refuses in every request body (NUL, lone surrogates), refused here too: MCP,
+  // agents and plans hand tools arguments that never passed that edge.
+  const unstorable = unstorablePaths(parsed.data, 'arguments');
+  if (unstorable.length) return invalidArgs(unstorable);
   try {
     const raw = await tool.run(parsed.data, ctx);
     const out = tool.output.safeParse(raw);

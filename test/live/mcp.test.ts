@@ -102,6 +102,35 @@ test('a reasoning tool gives the same result as its HTTP route; bad arguments ar
   await client.close();
 });
 
+test('arguments PostgreSQL cannot store are a tool error naming the field, and nothing is stored', async () => {
+  // MCP reads its own body, so the HTTP edge's check of every request body does not see tool arguments.
+  const key = await h.key(['runtime:chat']);
+  const client = await sdkClient(key.apiKey);
+  const nul = await client.callTool({ name: 'memory_write', arguments: { text: 'before\u0000after' } });
+  const lone = await client.callTool({ name: 'task_create', arguments: { title: 'half \ud800 a pair' } });
+  for (const [r, field, what] of [
+    [nul, 'text', 'NUL'],
+    [lone, 'title', 'surrogate'],
+  ] as const) {
+    expect(r.isError).toBe(true);
+    const text = (r.content as Array<{ text: string }>)[0].text;
+    expect(text).toMatch(new RegExp(`^Invalid arguments: ${field}: .*${what}`));
+  }
+  expect((await h.req('GET', '/v1/documents', { key: key.apiKey })).body.data).toEqual([]);
+  expect((await h.req('GET', '/v1/tasks', { key: key.apiKey })).body.data).toEqual([]);
+  await client.close();
+});
+
+test('a commons tool that cannot evaluate its input says why', async () => {
+  const client = await sdkClient(chatKey.apiKey);
+  const r = await client.callTool({ name: 'calculator', arguments: { expression: 'hello world' } });
+  expect(r.isError).toBe(true);
+  expect(r.content).toEqual([{ type: 'text', text: 'Undefined symbol hello' }]);
+  const ok = await client.callTool({ name: 'calculator', arguments: { expression: '2 * 21' } });
+  expect(ok.structuredContent).toEqual({ expression: '2 * 21', result: '42' });
+  await client.close();
+});
+
 test('tools/list shows only what the key may call; a forbidden tool looks exactly like an unknown one', async () => {
   const client = await sdkClient(modelsKey.apiKey);
   const { tools } = await client.listTools();
