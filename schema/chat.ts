@@ -167,6 +167,8 @@ export const FeedbackResponse = z
 
 /** X-Session-ID: a client-chosen id, e.g. a UUID. */
 export const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** A session id as X-Session-ID and the WebSocket's subscribe message take it. */
+export const SessionId = z.string().regex(SESSION_ID, '1-128 letters, digits, ".", "_", ":" or "-" (a UUID works)');
 
 export const SessionSummary = z
   .object({

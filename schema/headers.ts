@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SESSION_ID } from './chat';
+import { SessionId } from './chat';
 
 // Request headers the API reads, declared on each route (`RouteSpec.headers`) and parsed by zod
 // beside body, query and params: one place validates them, and the OpenAPI document lists them.
@@ -10,10 +10,7 @@ const blank = (v: unknown) =>
   typeof v === 'string' && v.trim() === '' ? undefined : typeof v === 'string' ? v.trim() : v;
 
 export const sessionIdHeader = z
-  .preprocess(
-    blank,
-    z.string().regex(SESSION_ID, '1-128 letters, digits, ".", "_", ":" or "-" (a UUID works)').optional(),
-  )
+  .preprocess(blank, SessionId.optional())
   .describe('Client-generated session id: when present the exchange is stored and the session continued.');
 
 /** Comma-separated builtin skill ids, merged into svc_skills.enabled. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SessionId } from './chat';
 
 /*
  * WebSocket frames of GET /v1/ws (server → client) and the messages a client may send. Every
@@ -84,7 +85,7 @@ export const AuthMessage = z
 export const SubscribeMessage = z
   .object({
     type: z.literal('subscribe'),
-    session: z.string().min(1).max(200).describe('The X-Session-ID whose generations to receive.'),
+    session: SessionId.describe('The X-Session-ID whose generations to receive.'),
   })
   .meta({ id: 'SubscribeMessage' });
 export const ClientMessage = z.discriminatedUnion('type', [AuthMessage, SubscribeMessage]);

@@ -212,3 +212,30 @@ test('the per-address connection cap also refuses WebSocket upgrades: 429 with t
     await new Promise<void>((r) => server.close(() => r()));
   }
 });
+
+test('a subscribe message names a session id X-Session-ID could carry, or is refused naming the field', async () => {
+  const a = await apiReplica();
+  const owner = await h.key(['runtime:chat']);
+  const c = await client(a.ws);
+  c.ws.send(JSON.stringify({ type: 'auth', key: owner.apiKey }));
+  await until(c.frames, (f) => f.type === 'auth_ok');
+  // No chat can ever publish to these sessions: subscribing to one would wait forever in silence.
+  for (const session of ['a\u0000b', 'x\ud800y', 'with spaces', 'x'.repeat(129)]) {
+    const seen = c.frames.length;
+    c.ws.send(JSON.stringify({ type: 'subscribe', session }));
+    const reply = await until(
+      c.frames,
+      (f) => c.frames.indexOf(f) >= seen && f.type !== 'resonance_sync' && f.type !== 'sensory_sync',
+    );
+    expect({ session: session.slice(0, 20), reply }).toEqual({
+      session: session.slice(0, 20),
+      reply: { type: 'error', message: expect.stringMatching(/^Invalid message: session: 1-128 letters/) },
+    });
+  }
+  c.ws.send(JSON.stringify({ type: 'subscribe', session: 'sess_2026-11-26:a.b' }));
+  expect(await until(c.frames, (f) => f.type === 'subscribed')).toEqual({
+    type: 'subscribed',
+    message: 'sess_2026-11-26:a.b',
+  });
+  c.ws.close();
+});
