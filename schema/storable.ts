@@ -14,6 +14,15 @@ export function unstorable(s: string): string | undefined {
 }
 
 /**
+ * Text from outside the request (a model's answer) made storable: NUL and lone surrogates become
+ * U+FFFD, the replacement character, as a UTF-8 decoder shows bytes it cannot read. Unchanged (the
+ * same string) when already storable, which is the common case and costs two scans.
+ */
+export function storableText(s: string): string {
+  return s.includes(NUL) || !s.isWellFormed() ? s.replaceAll(NUL, '\uFFFD').toWellFormed() : s;
+}
+
+/**
  * Every string (value or object key) PostgreSQL cannot store: refused up front for every route with
  * the field's path, so nothing is half-stored. Walks plain objects and arrays only. A path is
  * joined only for a field that is refused (the walk itself allocates no strings).

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent } from 'undici';
 import { z } from 'zod';
+import { storableText } from '../../schema/storable';
 import { faultFromStatus, upstreamFault } from './errors';
 import { SseEvents } from './sse';
 import type { ChatMessageIn, ModelRequest, ModelResult, ModelStreamChunk, ModelUsage } from './types';
@@ -217,8 +218,11 @@ export async function completeOnce(t: Target, req: ModelRequest, remainingMs: nu
       );
     }
     const choice = parsed.choices[0];
-    const content = choice.message.content ?? '';
-    const toolCalls = choice.message.tool_calls ?? undefined;
+    const content = storableText(choice.message.content ?? '');
+    const toolCalls = choice.message.tool_calls?.map((c) => ({
+      ...c,
+      function: { name: storableText(c.function.name), arguments: storableText(c.function.arguments) },
+    }));
     return {
       content,
       finish_reason: choice.finish_reason ?? (toolCalls?.length ? 'tool_calls' : 'stop'),
@@ -288,11 +292,12 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
     for (const tc of choice.delta?.tool_calls ?? []) {
       const c = (calls[tc.index] ??= { id: '', name: '', arguments: '' });
       if (tc.id) c.id = tc.id;
-      if (tc.function?.name) c.name += tc.function.name;
-      if (tc.function?.arguments) c.arguments += tc.function.arguments;
+      if (tc.function?.name) c.name += storableText(tc.function.name);
+      if (tc.function?.arguments) c.arguments += storableText(tc.function.arguments);
     }
     if (choice.finish_reason) finish = choice.finish_reason;
-    return choice.delta?.content ?? '';
+    // Each delta on its own: a server writes a character's surrogate pair in one chunk's JSON string.
+    return storableText(choice.delta?.content ?? '');
   };
   async function* chunks(): AsyncGenerator<ModelStreamChunk> {
     let ended = false;

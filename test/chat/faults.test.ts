@@ -101,6 +101,30 @@ describe('upstream faults and fallbacks through the API', () => {
     ).rejects.toMatchObject({ status: 502 });
   });
 
+  test('an answer with NUL or a lone surrogate reaches the client and its session as U+FFFD, JSON and stream', async () => {
+    // PostgreSQL stores neither; the answer used to be lost: a 400 blaming the request, or a stream ending "internal".
+    for (const stream of [false, true]) {
+      const session = `odd-answer-${stream}`;
+      a.script({ reply: 'nul\u0000here and half\ud800pair' });
+      const r = await h.req('POST', '/v1/chat/completions', {
+        key,
+        headers: { 'X-Session-ID': session },
+        body: { model: 'svc-oracle', messages: [{ role: 'user', content: 'x' }], stream },
+      });
+      expect(r.status).toBe(200);
+      const content = stream
+        ? r.text
+            .split('\n\n')
+            .filter((e) => e.startsWith('data: {'))
+            .map((e) => JSON.parse(e.slice(6)).choices[0]?.delta?.content ?? '')
+            .join('')
+        : r.body.choices[0].message.content;
+      expect(content).toBe('nul\uFFFDhere and half\uFFFDpair');
+      const stored = await h.req('GET', `/v1/sessions/${session}`, { key });
+      expect(stored.body.messages.map((m: { content: string }) => m.content)).toEqual(['x', content]);
+    }
+  });
+
   test('timeout → 504 (JSON and stream before the first byte)', async () => {
     a.script({ hang: true }, { hang: true });
     const t = await ask('micro');
