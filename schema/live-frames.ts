@@ -85,7 +85,7 @@ export const AuthMessage = z
 export const SubscribeMessage = z
   .object({
     type: z.literal('subscribe'),
-    session: SessionId.describe('The X-Session-ID whose generations to receive.'),
+    session: SessionId.describe("The X-Session-ID (or the chat's X-Request-Id) whose generations to receive."),
   })
   .meta({ id: 'SubscribeMessage' });
 export const ClientMessage = z.discriminatedUnion('type', [AuthMessage, SubscribeMessage]);
