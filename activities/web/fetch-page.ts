@@ -8,7 +8,7 @@ import { FetchFailure, guardedRequest, type GuardedResponse } from '../net/guard
 import type { PrivateFetchPolicy } from '../net/ssrf';
 import { getCachedPage, putCachedPage, refreshCachedPage } from '../store/web-cache';
 import { decodeBody } from './charset';
-import { extractHtmlPage } from './extract-html';
+import { checkSelector, extractHtmlPage } from './extract-html';
 import { truncateBlocks } from './truncate';
 
 /** The page as extracted and cached (before the per-request format, links and token cut). */
@@ -180,6 +180,7 @@ export async function fetchPage(
   req: WebFetchBody,
   signal?: AbortSignal,
 ): Promise<WebPage> {
+  if (req.selector !== undefined) checkSelector(req.selector);
   const cacheKey = createHash('sha256')
     .update(`${req.url}\n${req.selector ?? ''}`)
     .digest('hex');

@@ -179,6 +179,33 @@ test('the per-URL cache: fresh hits skip the network, stale entries revalidate w
   ]);
 });
 
+test('a page nested thousands of elements deep is read as flat text, with its title and every paragraph', async () => {
+  // Before: Readability's time grew with the cube of the depth (20 s at 1,000) and Turndown overflowed
+  // its stack from ~5,000 levels, so this page came back empty after the process had been blocked for minutes.
+  const deep = 6000;
+  const page =
+    '<!doctype html><html><head><title>Deep &amp; narrow</title></head><body>' +
+    '<p>The first paragraph tells how the burrows were mapped over three decades of fieldwork.</p>' +
+    '<div>'.repeat(deep) +
+    '<p>The innermost paragraph reports that the colony counted eighty-one marmots this year.</p>' +
+    '</div>'.repeat(deep) +
+    '</body></html>';
+  pages.route('/deep', (_q, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(page));
+  const r = await fetchUrl({ url: `${pages.url}/deep`, cache: false });
+  expect(r.status).toBe(200);
+  expect(r.body.title).toBe('Deep & narrow');
+  expect(r.body.markdown).toContain('three decades of fieldwork.');
+  expect(r.body.markdown).toContain('eighty-one marmots this year.');
+});
+
+test('a selector that does not parse is 400 naming body.selector, before any download', async () => {
+  pages.route('/never-fetched', (_q, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(ARTICLE));
+  const r = await fetchUrl({ url: `${pages.url}/never-fetched`, selector: 'div:has(> p))' });
+  expect(r.status).toBe(400);
+  expect(r.body.details).toEqual([{ path: 'body.selector', message: expect.stringMatching(/^not a CSS selector/) }]);
+  expect(pages.hits.get('/never-fetched')).toBeUndefined();
+});
+
 test('bad input is 400 naming the field; upstream errors 502; binary 415; refused schemes and credentials on a redirect hop are 400', async () => {
   pages.route('/boom', (_q, res) => res.writeHead(500).end('oops'));
   pages.route('/png', (_q, res) =>
