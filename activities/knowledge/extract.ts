@@ -73,7 +73,7 @@ export async function extractDocument(
   else {
     const text = decodeText(buf);
     if (text === null) throw new AppError('unsupported_media_type', 'The file is not text.');
-    if (mediaType === 'text/html') out = extractHtml(text, url);
+    if (mediaType === 'text/html') out = await extractHtml(text, url);
     else out = { title: mediaType === 'text/markdown' ? firstHeading(text) : undefined, text };
   }
   const text = out.text.replaceAll('\u0000', '').trim();

@@ -8,7 +8,8 @@ import { FetchFailure, guardedRequest, type GuardedResponse } from '../net/guard
 import type { PrivateFetchPolicy } from '../net/ssrf';
 import { getCachedPage, putCachedPage, refreshCachedPage } from '../store/web-cache';
 import { decodeBody } from './charset';
-import { checkSelector, extractHtmlPage } from './extract-html';
+import { checkSelector } from './extract-html';
+import { extractHtmlInThread } from './extract-pool';
 import { truncateBlocks } from './truncate';
 
 /** The page as extracted and cached (before the per-request format, links and token cut). */
@@ -114,7 +115,7 @@ export async function extractBody(
     };
   }
   if (kind === 'html') {
-    const page = extractHtmlPage(text, { url: res.url, selector: opts.selector });
+    const page = await extractHtmlInThread(text, { url: res.url, selector: opts.selector });
     return {
       ...base,
       content_type: 'text/html',

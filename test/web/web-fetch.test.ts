@@ -1,6 +1,7 @@
 import iconv from 'iconv-lite';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { startHarness, type Harness } from '../helpers/harness';
+import { pollUntil } from '../helpers/poll';
 import { startPages, type PageServer } from './pages';
 
 jest.setTimeout(120_000);
@@ -196,6 +197,29 @@ test('a page nested thousands of elements deep is read as flat text, with its ti
   expect(r.body.title).toBe('Deep & narrow');
   expect(r.body.markdown).toContain('three decades of fieldwork.');
   expect(r.body.markdown).toContain('eighty-one marmots this year.');
+});
+
+test('a page too heavy to read is stopped at the extraction deadline with 502, and the API answers others meanwhile', async () => {
+  // 2 MB of "<": linkedom, Readability and Turndown took ~30 s of the API process's only thread.
+  pages.route('/heavy', (_q, res) =>
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(`<html><body><p>hi</p>${'<'.repeat(2_000_000)}</body></html>`),
+  );
+  let settled = false;
+  const heavy = fetchUrl({ url: `${pages.url}/heavy`, cache: false }).finally(() => (settled = true));
+  await pollUntil(
+    async () => pages.hits.get('/heavy') ?? 0,
+    (n) => n > 0,
+    10_000,
+  );
+  await new Promise((r) => setTimeout(r, 500)); // the body is read and handed to a thread
+  const health = await h.req('GET', '/v1/health');
+  expect({ status: health.status, heavyStillRunning: !settled }).toEqual({ status: 200, heavyStillRunning: true });
+  expect(await heavy).toMatchObject({
+    status: 502,
+    body: { code: 'upstream_error', error: expect.stringMatching(/could not be read within 10 s/) },
+  });
 });
 
 test('a selector that does not parse is 400 naming body.selector, before any download', async () => {
