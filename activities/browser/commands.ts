@@ -26,6 +26,16 @@ export function mapError(err: unknown, what: string): ApplicationFailure {
     return fail('NavigationFailed', `${what} failed: ${msg}`);
   if (/strict mode violation/.test(msg))
     return fail('BadInput', `${what}: the selector matches several elements (${msg}).`);
+  // The caller's selector or key, not the browser: 400 saying which (these came back as 502).
+  if (
+    /while parsing (css )?selector|InvalidSelectorError|is not a valid XPath expression|Selector cannot start/.test(msg)
+  )
+    return fail('BadInput', `${what}: the selector does not parse (${msg}).`);
+  if (/Unknown key: /.test(msg))
+    return fail(
+      'BadInput',
+      `${what}: ${msg.replace(/^.*?(Unknown key: )/, '$1')}; use key names such as Enter, Tab, ArrowDown, Control+A.`,
+    );
   if (/not a (select|checkbox|input)|Element is not|Cannot type|Error: Element/i.test(msg))
     return fail('BadInput', `${what}: ${msg}`);
   return fail('BrowserError', `${what} failed: ${msg}`);

@@ -174,6 +174,24 @@ test('bad input → 400 naming the field', async () => {
   expect(q.body.details[0].path).toBe('query.max_chars');
 });
 
+test('a selector that does not parse or a key Playwright does not know → 400 saying which (was 502)', async () => {
+  const id = await f.session();
+  expect((await f.open(id, '/form')).status).toBe(200);
+  const cases: Array<[Record<string, unknown>, RegExp]> = [
+    [{ action: 'click', selector: 'div:has(> p))' }, /^The click action: the selector does not parse \(/],
+    [{ action: 'fill', selector: 'xpath=//[', text: 'x' }, /^The fill action: the selector does not parse \(/],
+    [{ action: 'hover', selector: 'role=' }, /^The hover action: the selector does not parse \(/],
+    [{ action: 'press', key: 'Ctrl+A' }, /^The press action: Unknown key: "Ctrl"; use key names such as Enter/],
+    [{ action: 'press', key: 'F99' }, /^The press action: Unknown key: "F99"/],
+  ];
+  for (const [body, message] of cases) {
+    const r = await f.act(id, { ...body, timeout_ms: 1000 });
+    expect({ body, status: r.status, code: r.body.code }).toEqual({ body, status: 400, code: 'invalid_request' });
+    expect(r.body.error).toMatch(message);
+  }
+  expect((await f.act(id, { action: 'press', key: 'Control+A' })).status).toBe(200);
+});
+
 test("tenant isolation: another tenant's session answers 404 on every route; missing scope 403", async () => {
   const id = await f.session();
   await f.open(id, '/form');
