@@ -1,3 +1,4 @@
+import { strToU8, zipSync } from 'fflate';
 import { startHarness, type Harness } from '../helpers/harness';
 import { makeDocx, makePdf, upload } from './fixtures';
 
@@ -89,6 +90,36 @@ test('unsupported content is 415; a non-multipart body is 415; a missing or empt
   const r2 = await upload(h, '/v1/documents/upload', key, { bytes: broken });
   expect(r2.status).toBe(400);
   expect(r2.body.error).toMatch(/PDF could not be read/);
+});
+
+test('a DOCX whose XML expands past 12 MB is 413 before it is parsed; nothing stored', async () => {
+  // 13 MB of XML in a file of ~40 KB: mammoth holds ~30x the XML, and 400 MB (1.4 MB zipped) crashed the process.
+  const run = '<w:p><w:r><w:t>' + 'a'.repeat(80) + '</w:t></w:r></w:p>';
+  const xml = `<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${run.repeat(Math.ceil((13 * 1024 * 1024) / run.length))}</w:body></w:document>`;
+  const bomb = Buffer.from(
+    zipSync(
+      {
+        '[Content_Types].xml': strToU8(
+          '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+        ),
+        '_rels/.rels': strToU8(
+          '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
+        ),
+        'word/document.xml': strToU8(xml),
+      },
+      { level: 9 },
+    ),
+  );
+  expect(bomb.length).toBeLessThan(LIMIT);
+  const before = (await h.req('GET', '/v1/documents', { key })).body.data.length;
+  const r = await upload(h, '/v1/documents/upload', key, {
+    bytes: bomb,
+    name: 'big.docx',
+    type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  });
+  expect([r.status, r.body.code]).toEqual([413, 'payload_too_large']);
+  expect(r.body.error).toBe('The DOCX document expands to 14 MB of XML; at most 12 MB is read.');
+  expect((await h.req('GET', '/v1/documents', { key })).body.data.length).toBe(before);
 });
 
 test('uploads over the configured limit are 413, just under it are accepted', async () => {
