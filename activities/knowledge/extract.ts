@@ -61,7 +61,7 @@ export async function readDocx(buf: Uint8Array): Promise<Extracted> {
  * (~9 M characters of text) reads in ~4 s and ~400 MB, while 400 MB of XML (a 1.4 MB file) filled the
  * process's 4 GB heap and crashed it.
  */
-export const DOCX_MAX_XML_BYTES = 12 * 1024 * 1024;
+const DOCX_MAX_XML_BYTES = 12 * 1024 * 1024;
 
 /** @throws AppError payload_too_large past DOCX_MAX_XML_BYTES, invalid_request when the zip does not read */
 function checkDocxSize(buf: Uint8Array): void {

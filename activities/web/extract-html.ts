@@ -142,8 +142,7 @@ function withoutInert(html: string): string {
 }
 
 /** The text of the page's first `<title>` (found with `indexOf`, for the reason `withoutInert` gives). */
-function titleOf(html: string): string {
-  const lower = html.toLowerCase();
+function titleOf(html: string, lower: string): string {
   const open = lower.indexOf('<title');
   const start = open < 0 ? -1 : lower.indexOf('>', open) + 1;
   const end = start > 0 ? lower.indexOf('</title', start) : -1;
@@ -158,7 +157,7 @@ function titleOf(html: string): string {
  * the square of the depth (91 s and 3.5 s at 100,000), and Turndown's recursion overflows the stack
  * from ~5,000 levels, so the page came back empty after minutes of a blocked process.
  */
-export const MAX_NESTING = 256;
+const MAX_NESTING = 256;
 
 const VOID_TAGS = new Set('area base br col embed hr img input link meta param source track wbr'.split(' '));
 /** Elements whose end tag may be left out: the parser closes them itself, so they do not nest without bound. */
@@ -168,7 +167,7 @@ const OPTIONAL_END_TAGS = new Set(
 const TAG = /<(\/?)([A-Za-z][A-Za-z0-9-]*)[^<>]*?(\/?)>/g;
 
 /** How deep the page's elements nest, counted from its tags in one pass, before any DOM is built. */
-export function nestingDepth(html: string): number {
+function nestingDepth(html: string): number {
   let depth = 0;
   let max = 0;
   for (const [, close, name, selfClosing] of html.matchAll(TAG)) {
@@ -185,7 +184,8 @@ const BLOCK_TAG =
 
 /** A page nested past MAX_NESTING as a flat one: its title, then one paragraph per block of text. */
 function flattened(html: string): string {
-  const bodyAt = html.toLowerCase().indexOf('<body');
+  const lower = html.toLowerCase();
+  const bodyAt = lower.indexOf('<body');
   const text = html
     .slice(Math.max(0, bodyAt))
     .replace(BLOCK_TAG, '\n\n')
@@ -194,7 +194,7 @@ function flattened(html: string): string {
     .split(/\n\s*\n/)
     .map((p) => p.replace(/\s+/g, ' ').trim())
     .filter(Boolean);
-  return `<html><head><title>${titleOf(html)}</title></head><body>${paragraphs.map((p) => `<p>${p}</p>`).join('')}</body></html>`;
+  return `<html><head><title>${titleOf(html, lower)}</title></head><body>${paragraphs.map((p) => `<p>${p}</p>`).join('')}</body></html>`;
 }
 
 /** @throws AppError invalid_request naming `body.selector` when the selector does not parse (checked before any download). */

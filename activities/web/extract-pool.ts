@@ -15,7 +15,7 @@ import type { ExtractReply, ExtractTask } from './extract-thread';
  * down ("Reached heap limit"), which is worse than no cap; memory is bounded by the download limits
  * and the DOCX check in `knowledge/extract.ts`.
  */
-export const EXTRACT_TIMEOUT_MS = { html: 10_000, file: 30_000 } as const;
+const EXTRACT_TIMEOUT_MS = { html: 10_000, file: 30_000 } as const;
 /** Pages waiting for a thread beyond this are refused (503): each holds its body, up to tens of MB. */
 const MAX_QUEUE = 64;
 
