@@ -57,11 +57,10 @@ async function commonsCompletion(ctx: AppContext, body: UtilityChatRequest) {
     usage = addUsage(usage, result.usage);
     const calls = result.tool_calls ?? [];
     if (calls.length === 0 || budget <= 0) {
-      const finish = result.finish_reason === 'tool_calls' ? 'stop' : result.finish_reason;
       return completionBody({
         id: completionId(),
         lane,
-        result: { ...result, finish_reason: finish, usage },
+        result: { ...result, usage },
         meta: { sass_factor: 0, tool_calls: ran },
       });
     }

@@ -69,6 +69,14 @@ export async function unlessClientGone<T>(abort: AbortController, work: () => Pr
   }
 }
 
+/**
+ * The finish reason a client of these routes is told: they hand the client no tool calls (the commons lane runs
+ * its own, the others offer the upstream none), so an upstream's "tool_calls" would promise calls that are not there.
+ */
+export function clientFinishReason(reason: string): string {
+  return reason === 'tool_calls' || reason === 'function_call' ? 'stop' : reason;
+}
+
 export function completionBody(opts: { id: string; lane: string; result: ModelResult; meta: Record<string, unknown> }) {
   return {
     id: opts.id,
@@ -81,7 +89,7 @@ export function completionBody(opts: { id: string; lane: string; result: ModelRe
         index: 0,
         message: { role: 'assistant' as const, content: opts.result.content, refusal: null },
         logprobs: null,
-        finish_reason: opts.result.finish_reason,
+        finish_reason: clientFinishReason(opts.result.finish_reason),
       },
     ],
     usage: opts.result.usage,

@@ -3,6 +3,7 @@ import type { ModelStreamChunk, ModelUsage } from '../../activities/providers/ty
 import { AppError } from '../../schema/errors';
 import type { AppContext } from '../context';
 import { directStream } from '../fast-path';
+import { clientFinishReason } from './chat-shared';
 import type { TokenTap } from '../live/tokens';
 
 export interface StreamOptions {
@@ -72,7 +73,7 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
           o.tap?.push(c.delta);
           writeDelta(c.delta);
         }
-        if (c.finish_reason) finish = c.finish_reason;
+        if (c.finish_reason) finish = clientFinishReason(c.finish_reason);
         if (c.usage) usage = c.usage;
         next = await it.next();
       }

@@ -125,6 +125,26 @@ describe('upstream faults and fallbacks through the API', () => {
     }
   });
 
+  test('an upstream asking for tool calls the route never offered: the client is told "stop", not calls that are not there', async () => {
+    for (const stream of [false, true]) {
+      a.script({ reply: 'partial', toolCalls: [{ name: 'lookup', arguments: { q: 1 } }] });
+      const r = await h.req('POST', '/v1/chat/completions', {
+        key,
+        body: { model: 'svc-oracle', messages: [{ role: 'user', content: 'x' }], stream },
+      });
+      expect(r.status).toBe(200);
+      const finish = stream
+        ? r.text
+            .split('\n\n')
+            .filter((e) => e.startsWith('data: {'))
+            .map((e) => JSON.parse(e.slice(6)).choices[0]?.finish_reason)
+            .filter(Boolean)
+        : [r.body.choices[0].finish_reason];
+      expect(finish).toEqual(['stop']);
+      if (!stream) expect(r.body.choices[0].message.tool_calls).toBeUndefined();
+    }
+  });
+
   test('timeout → 504 (JSON and stream before the first byte)', async () => {
     a.script({ hang: true }, { hang: true });
     const t = await ask('micro');
