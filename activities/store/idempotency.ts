@@ -60,7 +60,7 @@ export async function completeIdempotencyKey(
   o: { tenantId: string; route: string; key: string; status: number; response: unknown },
 ): Promise<unknown> {
   const r = await db.query(sql.unsafe`
-    UPDATE idempotency_keys SET status = ${o.status}, response = ${sql.jsonb(o.response as never)}
+    UPDATE idempotency_keys SET status = ${o.status}, response = ${sql.json(o.response as never)}
     WHERE tenant_id = ${o.tenantId} AND route = ${o.route} AND key = ${o.key} AND response IS NULL`);
   if (r.rowCount === 1) return o.response;
   const row = await db.maybeOne(sql.type(Row)`
