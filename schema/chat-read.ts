@@ -114,6 +114,18 @@ function read(v: unknown, persona: boolean): Plain | undefined {
       out.stream_options = opts;
     }
   }
+  // A response format goes through the schema (its checks are the schema's); an explicit undefined stays a key.
+  if ('response_format' in v) {
+    if (v.response_format !== undefined) return undefined;
+    out.response_format = undefined;
+  }
+  // Client tools: an empty list is read; any tool is the schema's refusal.
+  for (const key of ['tools', 'functions']) {
+    if (!(key in v)) continue;
+    const list = v[key];
+    if (list !== undefined && !(Array.isArray(list) && list.length === 0)) return undefined;
+    out[key] = list === undefined ? undefined : [];
+  }
   return out;
 }
 

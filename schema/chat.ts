@@ -49,6 +49,48 @@ export const SvcSkills = z
   .strict()
   .meta({ id: 'SvcSkills' });
 
+/**
+ * OpenAI's `response_format` (Structured Outputs): passed to the lane as given. The schema itself is the client's
+ * (any JSON object, at most 64 KB); the name follows OpenAI's rule.
+ */
+export const ResponseFormat = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('text') }).strict(),
+    z.object({ type: z.literal('json_object') }).strict(),
+    z
+      .object({
+        type: z.literal('json_schema'),
+        json_schema: z
+          .object({
+            name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, '1 to 64 of a-z, A-Z, 0-9, underscore and dash'),
+            description: z.string().max(4000).optional(),
+            schema: z
+              .record(z.string(), z.unknown())
+              .refine((v) => JSON.stringify(v).length <= 65_536, 'at most 64 KB of JSON')
+              .optional(),
+            strict: z.boolean().nullish(),
+          })
+          .strict(),
+      })
+      .strict(),
+  ])
+  .meta({ id: 'ResponseFormat' })
+  .describe('text, json_object or json_schema, as in OpenAI; passed to the lane, whose model must support it.');
+
+/**
+ * Client tools (`tools`, and the older `functions`): these routes call none, so a list with any is refused rather
+ * than dropped, which would leave a client's agent loop waiting for calls that never come. An empty list is fine.
+ */
+const noClientTools = (field: 'tools' | 'functions') =>
+  z
+    .array(z.unknown())
+    .max(
+      0,
+      `this route does not call client ${field} (its lane answers in text); send none, or use ` +
+        'POST /v1/slm/commons/completions (server-side tools), POST /v1/capabilities/agent or POST /v1/mcp',
+    )
+    .optional();
+
 /** OpenAI sampling parameters we pass through to the lane. */
 const Sampling = {
   temperature: z.number().min(0).max(2).optional(),
@@ -63,6 +105,9 @@ const Sampling = {
   user: z.string().max(256).optional(),
   stream: z.boolean().optional().describe('true: server-sent events in the OpenAI chunk format.'),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
+  response_format: ResponseFormat.optional(),
+  tools: noClientTools('tools'),
+  functions: noClientTools('functions'),
 };
 export const SAMPLING_KEYS = [
   'temperature',
@@ -72,6 +117,7 @@ export const SAMPLING_KEYS = [
   'frequency_penalty',
   'seed',
   'user',
+  'response_format',
 ] as const;
 
 export const ChatCompletionRequest = z

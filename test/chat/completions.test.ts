@@ -132,6 +132,77 @@ describe('POST /v1/chat/completions with the official openai client', () => {
     expect(fake.chats).toHaveLength(0);
   });
 
+  test('response_format reaches the lane as given (Structured Outputs, JSON and stream, persona and utility lanes)', async () => {
+    const format = {
+      type: 'json_schema' as const,
+      json_schema: {
+        name: 'verdict',
+        strict: true,
+        schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+      },
+    };
+    fake.script({ reply: '{"ok":true}' }, { reply: '{"ok":true}' }, { reply: '{"ok":true}' });
+    const res = await client.chat.completions.create({
+      model: 'svc-oracle',
+      messages: [{ role: 'user', content: 'Is it fine?' }],
+      response_format: format,
+    });
+    expect(JSON.parse(res.choices[0].message.content!)).toEqual({ ok: true });
+    const stream = await client.chat.completions.create({
+      messages: [{ role: 'user', content: 'Is it fine?' }],
+      response_format: { type: 'json_object' },
+      stream: true,
+    });
+    for await (const _ of stream);
+    const lane = await h.req('POST', '/v1/mid/chat/completions', {
+      key,
+      body: { messages: [{ role: 'user', content: 'x' }], response_format: format },
+    });
+    expect(lane.status).toBe(200);
+    expect(fake.chats.map((c) => c.body.response_format)).toEqual([format, { type: 'json_object' }, format]);
+
+    const bad = await h.req('POST', '/v1/chat/completions', {
+      key,
+      body: {
+        messages: [{ role: 'user', content: 'x' }],
+        response_format: { type: 'json_schema', json_schema: { name: 'has space' } },
+      },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.details.map((d: { path: string }) => d.path)).toEqual(['body.response_format.json_schema.name']);
+    const unknown = await h.req('POST', '/v1/chat/completions', {
+      key,
+      body: { messages: [{ role: 'user', content: 'x' }], response_format: { type: 'yaml' } },
+    });
+    expect(unknown.status).toBe(400);
+    expect(fake.chats).toHaveLength(3);
+  });
+
+  test('client tools are refused with a 400 saying where tools run, not dropped; an empty list is fine', async () => {
+    const tools = [{ type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object' } } }];
+    await expect(
+      client.chat.completions.create({ messages: [{ role: 'user', content: 'x' }], tools }),
+    ).rejects.toMatchObject({ status: 400 });
+    for (const [path, body] of [
+      ['/v1/chat/completions', { tools }],
+      ['/v1/chat/completions', { functions: [{ name: 'lookup' }] }],
+      ['/v1/micro/chat/completions', { tools }],
+      ['/v1/slm/commons/completions', { tools }],
+    ] as const) {
+      const r = await h.req('POST', path, { key, body: { messages: [{ role: 'user', content: 'x' }], ...body } });
+      expect(r.status).toBe(400);
+      const field = Object.keys(body)[0];
+      expect(r.body.details).toEqual([
+        { path: `body.${field}`, message: expect.stringContaining(`does not call client ${field}`) },
+      ]);
+      expect(r.body.error).toContain('/v1/capabilities/agent');
+    }
+    expect(fake.chats).toHaveLength(0);
+    fake.script({ reply: 'plain' });
+    const empty = await client.chat.completions.create({ messages: [{ role: 'user', content: 'x' }], tools: [] });
+    expect(empty.choices[0].message.content).toBe('plain');
+    expect(fake.chats[0].body.tools).toBeUndefined();
+  });
   test('401 without a key, 403 with the scope named when the key lacks runtime:chat', async () => {
     expect(
       (await h.req('POST', '/v1/chat/completions', { body: { messages: [{ role: 'user', content: 'x' }] } })).status,

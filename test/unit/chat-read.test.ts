@@ -113,6 +113,18 @@ const fields = {
   user: text(256),
   stream: fc.boolean(),
   stream_options: shaped({ include_usage: fc.boolean() }),
+  // Rare, as in real traffic: a body with one is always left to the schema.
+  response_format: fc.oneof(
+    { weight: 12, arbitrary: fc.constant(undefined) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        { type: 'json_object' },
+        { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object' }, strict: true } },
+        { type: 'json_schema', json_schema: { name: 'bad name' } },
+      ),
+    },
+  ),
 };
 const personaFields = {
   profile: fc.oneof(text(64), fc.constantFrom('architect', 'coach')),
@@ -191,6 +203,9 @@ describe.each(readers)('$name', ({ read, schema, persona }) => {
       { messages: [{ role: 'user', content: 'x' }], stop: ['a', 'b', 'c', 'd', 'e'] },
       { messages: [{ role: 'user', content: 'x' }], stream: 'true' },
       { messages: [{ role: 'user', content: 'x' }], stream_options: { include_usage: 1 } },
+      { messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_object' } },
+      { messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'f' } }] },
+      { messages: [{ role: 'user', content: 'x' }], functions: [{ name: 'f' }], tools: [] },
       ...(persona ? [{ messages: [{ role: 'user', content: 'x' }], svc_skills: { enabled: ['a'] } }] : []),
     ];
     for (const b of left) {
