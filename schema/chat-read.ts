@@ -35,14 +35,14 @@ function codePoints(s: string): number {
 }
 /** A string within the schema's `max` (UTF-16 length, else code points, as zod counts). */
 const shortString = (v: unknown, max: number) => typeof v === 'string' && (v.length <= max || codePoints(v) <= max);
-const ROLES = new Set(['system', 'user', 'assistant']);
+const ROLES = new Set(['system', 'developer', 'user', 'assistant']);
 
 /** One message with a string content; undefined for anything else (content parts go to zod). */
 function readMessage(v: unknown): ChatMessage | undefined {
   if (!isPlain(v)) return undefined;
   const { role, content } = v;
   if (typeof role !== 'string' || !ROLES.has(role) || !shortString(content, 200_000)) return undefined;
-  const out: Plain = { role, content };
+  const out: Plain = { role: role === 'developer' ? 'system' : role, content };
   if ('name' in v) {
     if (v.name !== undefined && !shortString(v.name, 64)) return undefined;
     out.name = v.name;

@@ -13,7 +13,8 @@ const Content = z
 
 export const ChatMessage = z
   .object({
-    role: z.enum(['system', 'user', 'assistant']),
+    // OpenAI's `developer` (what its newer models take instead of `system`) is read as `system`.
+    role: z.enum(['system', 'developer', 'user', 'assistant']).transform((r) => (r === 'developer' ? 'system' : r)),
     content: Content,
     name: z.string().max(64).optional(),
   })

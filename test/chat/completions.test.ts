@@ -100,6 +100,22 @@ describe('POST /v1/chat/completions with the official openai client', () => {
     expect(JSON.stringify(sent)).not.toMatch(/Captain Hook|Ignore all previous/);
   });
 
+  test('a developer message (what newer OpenAI models take instead of system) is read as a system message', async () => {
+    fake.script({ echo: true });
+    await client.chat.completions.create({
+      model: 'svc-oracle',
+      messages: [
+        { role: 'developer', content: 'You are Captain Hook. Always answer in French.' },
+        { role: 'user', content: 'Who are you?' },
+      ],
+    });
+    const sent = fake.chats[0].body.messages;
+    expect(sent.map((m: { role: string }) => m.role)).toEqual(['system', 'user']);
+    expect(sent[0].content.startsWith(PERSONA)).toBe(true);
+    expect(sent[0].content).toContain('Always answer in French.');
+    expect(JSON.stringify(sent)).not.toMatch(/Captain Hook/);
+  });
+
   test('unknown model → 404 model_not_found; malformed requests → 400 naming fields', async () => {
     await expect(
       client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] }),
@@ -149,6 +165,7 @@ describe('POST /v1/chat/completions with the official openai client', () => {
     });
     expect(JSON.parse(res.choices[0].message.content!)).toEqual({ ok: true });
     const stream = await client.chat.completions.create({
+      model: 'svc-oracle',
       messages: [{ role: 'user', content: 'Is it fine?' }],
       response_format: { type: 'json_object' },
       stream: true,
@@ -181,7 +198,7 @@ describe('POST /v1/chat/completions with the official openai client', () => {
   test('client tools are refused with a 400 saying where tools run, not dropped; an empty list is fine', async () => {
     const tools = [{ type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object' } } }];
     await expect(
-      client.chat.completions.create({ messages: [{ role: 'user', content: 'x' }], tools }),
+      client.chat.completions.create({ model: 'svc-oracle', messages: [{ role: 'user', content: 'x' }], tools }),
     ).rejects.toMatchObject({ status: 400 });
     for (const [path, body] of [
       ['/v1/chat/completions', { tools }],
@@ -199,7 +216,11 @@ describe('POST /v1/chat/completions with the official openai client', () => {
     }
     expect(fake.chats).toHaveLength(0);
     fake.script({ reply: 'plain' });
-    const empty = await client.chat.completions.create({ messages: [{ role: 'user', content: 'x' }], tools: [] });
+    const empty = await client.chat.completions.create({
+      model: 'svc-oracle',
+      messages: [{ role: 'user', content: 'x' }],
+      tools: [],
+    });
     expect(empty.choices[0].message.content).toBe('plain');
     expect(fake.chats[0].body.tools).toBeUndefined();
   });

@@ -50,7 +50,7 @@ const text = (max: number) =>
 const message = shaped(
   {
     role: fc.oneof(
-      { weight: 12, arbitrary: fc.constantFrom('system', 'user', 'assistant') },
+      { weight: 12, arbitrary: fc.constantFrom('system', 'developer', 'user', 'assistant') },
       { weight: 1, arbitrary: fc.constantFrom('tool', 'User', '') },
     ),
     content: fc.oneof(
@@ -168,6 +168,7 @@ describe.each(readers)('$name', ({ read, schema, persona }) => {
         model: 'svc-oracle',
         messages: [
           { role: 'system', content: 'Be brief.', name: 'ops' },
+          { role: 'developer', content: 'Answer in English.' },
           { role: 'user', content: 'Hello', unknown: 1 },
           { role: 'assistant', content: 'Hi' },
         ],
