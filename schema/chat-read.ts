@@ -65,6 +65,9 @@ const SAMPLING: Array<[string, (v: unknown) => boolean]> = [
   ['stream', (v) => typeof v === 'boolean'],
 ];
 
+/** Sampling fields OpenAI's contract makes nullable: the schema reads null as absent. */
+const NULLABLE = new Set(SAMPLING.map(([key]) => key).filter((key) => key !== 'user'));
+
 /** `persona`: the fields of /v1/chat/completions (profile, svc_skills), else the utility lanes' body. */
 function read(v: unknown, persona: boolean): Plain | undefined {
   if (!isPlain(v)) return undefined;
@@ -98,6 +101,10 @@ function read(v: unknown, persona: boolean): Plain | undefined {
   for (const [key, ok] of SAMPLING) {
     if (!(key in v)) continue;
     const value = v[key];
+    if (value === null && NULLABLE.has(key)) {
+      out[key] = undefined;
+      continue;
+    }
     if (value !== undefined && !ok(value)) return undefined;
     out[key] = Array.isArray(value) ? [...(value as unknown[])] : value;
   }

@@ -92,19 +92,22 @@ const noClientTools = (field: 'tools' | 'functions') =>
     )
     .optional();
 
+/** A field OpenAI's contract makes nullable: null is taken as absent (clients that serialise None send it). */
+const nullable = <T extends z.ZodType>(t: T) => t.nullish().transform((v) => v ?? undefined);
+
 /** OpenAI sampling parameters we pass through to the lane. */
 const Sampling = {
-  temperature: z.number().min(0).max(2).optional(),
-  top_p: z.number().min(0).max(1).optional(),
-  max_tokens: z.number().int().min(1).max(65_536).optional(),
-  max_completion_tokens: z.number().int().min(1).max(65_536).optional(),
-  stop: z.union([z.string().max(200), z.array(z.string().max(200)).max(4)]).optional(),
-  presence_penalty: z.number().min(-2).max(2).optional(),
-  frequency_penalty: z.number().min(-2).max(2).optional(),
-  seed: z.number().int().optional(),
-  n: z.literal(1).optional().describe('Only one choice is supported.'),
+  temperature: nullable(z.number().min(0).max(2)),
+  top_p: nullable(z.number().min(0).max(1)),
+  max_tokens: nullable(z.number().int().min(1).max(65_536)),
+  max_completion_tokens: nullable(z.number().int().min(1).max(65_536)),
+  stop: nullable(z.union([z.string().max(200), z.array(z.string().max(200)).max(4)])),
+  presence_penalty: nullable(z.number().min(-2).max(2)),
+  frequency_penalty: nullable(z.number().min(-2).max(2)),
+  seed: nullable(z.number().int()),
+  n: nullable(z.literal(1)).describe('Only one choice is supported.'),
   user: z.string().max(256).optional(),
-  stream: z.boolean().optional().describe('true: server-sent events in the OpenAI chunk format.'),
+  stream: nullable(z.boolean()).describe('true: server-sent events in the OpenAI chunk format.'),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
   response_format: ResponseFormat.optional(),
   tools: noClientTools('tools'),

@@ -195,6 +195,33 @@ describe('POST /v1/chat/completions with the official openai client', () => {
     expect(fake.chats).toHaveLength(3);
   });
 
+  test('null where OpenAI allows it (clients that serialise None) is taken as absent, not a 400', async () => {
+    fake.script({ reply: 'fine' });
+    const nulls = ['temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'stop', 'presence_penalty']
+      .concat(['frequency_penalty', 'seed', 'n', 'stream', 'stream_options'])
+      .map((k) => [k, null]);
+    const r = await h.req('POST', '/v1/chat/completions', {
+      key,
+      body: { messages: [{ role: 'user', content: 'x' }], ...Object.fromEntries(nulls) },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.choices[0].message.content).toBe('fine');
+    const sent = fake.chats[0].body;
+    for (const [k] of nulls) if (k !== 'stream') expect(sent[k as string]).toBeUndefined();
+    expect(sent.stream).toBe(false);
+    const lane = await h.req('POST', '/v1/micro/chat/completions', {
+      key,
+      body: { messages: [{ role: 'user', content: 'x' }], temperature: null, stream: null },
+    });
+    expect(lane.status).toBe(200);
+    // A null user is not in OpenAI's contract either: still 400.
+    const user = await h.req('POST', '/v1/chat/completions', {
+      key,
+      body: { messages: [{ role: 'user', content: 'x' }], user: null },
+    });
+    expect(user.status).toBe(400);
+  });
+
   test('client tools are refused with a 400 saying where tools run, not dropped; an empty list is fine', async () => {
     const tools = [{ type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object' } } }];
     await expect(

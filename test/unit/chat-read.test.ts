@@ -180,6 +180,15 @@ describe.each(readers)('$name', ({ read, schema, persona }) => {
         tools: [],
       },
       { messages: [{ role: 'user', content: 'x' }], stream_options: null, seed: 7, n: 1, user: 'u1' },
+      // Nulls where OpenAI's contract allows them (clients that serialise None).
+      {
+        messages: [{ role: 'user', content: 'x' }],
+        ...Object.fromEntries(
+          ['temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'stop', 'presence_penalty']
+            .concat(['frequency_penalty', 'seed', 'n', 'stream', 'stream_options'])
+            .map((k) => [k, null]),
+        ),
+      },
       ...(persona ? [{ messages: [{ role: 'user', content: 'x' }], profile: 'x'.repeat(65) }] : []),
       ...(persona ? [{ messages: [{ role: 'user', content: 'x' }], profile: 5, svc_skills: undefined }] : []),
     ];
