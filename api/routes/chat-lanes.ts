@@ -1,5 +1,6 @@
 import { MODULE_REGISTRY, SKILL_REGISTRY, SURFACE_REGISTRY, surfacesOf } from '../../reasoning/surfaces-registry';
-import { ChatCompletionResponse, ModelList, ModulesResponse, UtilityChatRequest } from '../../schema/chat';
+import { z } from 'zod';
+import { ChatCompletionResponse, ModelList, ModelObject, ModulesResponse, UtilityChatRequest } from '../../schema/chat';
 import { AppError } from '../../schema/errors';
 import type { PublicLane } from '../../schema/model-config';
 import { SURFACES } from '../../schema/surfaces';
@@ -23,19 +24,16 @@ const CLOUD: PublicLane[] = ['svc-oracle', 'mid', 'mid-strong', 'micro', 'nano']
 const SLM: PublicLane[] = ['slm-fast', 'slm-code', 'slm-reason'];
 const CREATED = Math.floor(Date.parse('2026-04-25T00:00:00Z') / 1000);
 
-function modelList(ctx: AppContext, only?: PublicLane[]) {
-  const lanes = modelsOf(ctx.deps)
+function modelObjects(ctx: AppContext) {
+  return modelsOf(ctx.deps)
     .lanes()
-    .filter((l) => !only || only.includes(l.id as PublicLane));
+    .map((l) => ({ id: l.id, object: 'model' as const, created: CREATED, owned_by: 'svc', available: l.available }));
+}
+
+function modelList(ctx: AppContext, only?: PublicLane[]) {
   return {
     object: 'list' as const,
-    data: lanes.map((l) => ({
-      id: l.id,
-      object: 'model' as const,
-      created: CREATED,
-      owned_by: 'svc',
-      available: l.available,
-    })),
+    data: modelObjects(ctx).filter((m) => !only || only.includes(m.id as PublicLane)),
   };
 }
 
@@ -111,6 +109,27 @@ export function chatLaneRoutes(): RouteSpec[] {
       tags: ['models'],
       response: ModelList,
       handler: (ctx: AppContext) => modelList(ctx),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/models/:id',
+      access: MODELS,
+      summary: 'One public model lane (OpenAI model object); 404 model_not_found for any other id.',
+      tags: ['models'],
+      // The path segment as sent: any id that is not a lane is the 404 below, as OpenAI answers.
+      params: z.object({ id: z.string().max(200) }),
+      response: ModelObject,
+      responses: { 404: 'No such model lane.' },
+      handler: (ctx: AppContext, { params }) => {
+        const model = modelObjects(ctx).find((m) => m.id === params.id);
+        if (!model) {
+          throw new AppError(
+            'model_not_found',
+            `The model '${params.id}' does not exist; GET /v1/models lists the lanes.`,
+          );
+        }
+        return model;
+      },
     }),
     defineRoute({
       method: 'get',

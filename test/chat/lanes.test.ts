@@ -38,6 +38,18 @@ describe('models and modules', () => {
     expect((await h.req('GET', '/v1/models', { key: chatOnly })).status).toBe(403);
   });
 
+  test('GET /v1/models/{id} (the SDK’s models.retrieve): a lane’s model object; any other id 404 model_not_found', async () => {
+    const client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 0 });
+    const listed = (await h.req('GET', '/v1/models', { key })).body.data;
+    for (const m of listed) expect(await client.models.retrieve(m.id)).toEqual(m);
+    await expect(client.models.retrieve('gpt-4o')).rejects.toMatchObject({ status: 404 });
+    const unknown = await h.req('GET', '/v1/models/gpt-4o', { key });
+    expect(unknown.body.code).toBe('model_not_found');
+    expect(unknown.body.error).toContain('/v1/models');
+    const chatOnly = (await h.key(['runtime:chat'])).apiKey;
+    expect((await h.req('GET', '/v1/models/svc-oracle', { key: chatOnly })).status).toBe(403);
+  });
+
   test('GET /v1/modules lists built-in skills and modules with their surfaces', async () => {
     const r = await h.req('GET', '/v1/modules', { key });
     expect(r.status).toBe(200);

@@ -94,3 +94,9 @@ test.each(['/v1/models', '/v1/cloud/models', '/v1/slm/models'])(
     expect(contractErrors('ListModelsResponse', r.body)).toEqual([]);
   },
 );
+
+test('GET /v1/models/{id} validates against Model', async () => {
+  const r = await h.req('GET', '/v1/models/slm-fast', { key });
+  expect(r.status).toBe(200);
+  expect(contractErrors('Model', r.body)).toEqual([]);
+});
