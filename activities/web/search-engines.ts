@@ -1,4 +1,5 @@
 import type { SearchIntent, WebSearchBody } from '../../schema/web';
+import { storableText } from '../../schema/storable';
 import { guardedRequest } from '../net/guarded-http';
 import type { SearchEngineConfig } from './search-config';
 import { SEARXNG_CATEGORY } from './search-intent';
@@ -20,7 +21,25 @@ export interface EngineQuery {
   signal?: AbortSignal;
 }
 
-const str = (v: unknown) => (typeof v === 'string' ? v : '');
+/** Hits read per engine answer: more than any `max_results` (50) asks for; the rest is never looked at. */
+const MAX_HITS = 100;
+
+/** An engine's text, made storable (NUL and lone surrogates → U+FFFD): results end up in runs, tasks and prompts. */
+const str = (v: unknown) => (typeof v === 'string' ? storableText(v) : '');
+/** The URL as the WHATWG parser writes it (controls and bad escapes percent-encoded), or '' when it does not parse. */
+const href = (v: unknown) => {
+  const s = str(v);
+  return URL.canParse(s) ? new URL(s).href : '';
+};
+
+/** The result objects of an engine's answer; anything but a list where the list belongs is the engine's error. */
+function hitsOf(engine: SearchEngineConfig, data: unknown, pick: (d: Record<string, any>) => unknown) {
+  const list = typeof data === 'object' && data !== null && !Array.isArray(data) ? (pick(data) ?? []) : undefined;
+  if (!Array.isArray(list)) throw new Error(`${engine.name} answered JSON without a list of results`);
+  return list
+    .slice(0, MAX_HITS)
+    .filter((r): r is Record<string, unknown> => typeof r === 'object' && r !== null && !Array.isArray(r));
+}
 const iso = (v: unknown) => {
   const t = typeof v === 'string' ? Date.parse(v) : NaN;
   return Number.isFinite(t) ? new Date(t).toISOString() : undefined;
@@ -65,16 +84,18 @@ async function searxng(engine: SearchEngineConfig, q: EngineQuery): Promise<Engi
   url.searchParams.set('format', 'json');
   url.searchParams.set('categories', SEARXNG_CATEGORY[q.intent]);
   if (q.timeRange) url.searchParams.set('time_range', SEARXNG_RANGE[q.timeRange]);
-  const data = (await call(
+  const data = await call(
     engine,
     url,
     { headers: engine.api_key ? { authorization: `Bearer ${engine.api_key}` } : {} },
     q.signal,
-  )) as { results?: unknown[] };
-  return (data.results ?? []).map((r) => {
-    const o = r as Record<string, unknown>;
-    return { title: str(o.title), url: str(o.url), snippet: str(o.content), published_at: iso(o.publishedDate) };
-  });
+  );
+  return hitsOf(engine, data, (d) => d.results).map((o) => ({
+    title: str(o.title),
+    url: href(o.url),
+    snippet: str(o.content),
+    published_at: iso(o.publishedDate),
+  }));
 }
 
 /** Brave Search API: GET /res/v1/web/search (news intent: /res/v1/news/search), X-Subscription-Token. */
@@ -84,14 +105,13 @@ async function brave(engine: SearchEngineConfig, q: EngineQuery): Promise<Engine
   url.searchParams.set('q', q.query);
   url.searchParams.set('count', String(Math.min(q.count, 20)));
   if (q.timeRange) url.searchParams.set('freshness', BRAVE_RANGE[q.timeRange]);
-  const data = (await call(engine, url, { headers: { 'x-subscription-token': engine.api_key ?? '' } }, q.signal)) as {
-    web?: { results?: unknown[] };
-    results?: unknown[];
-  };
-  return (data.web?.results ?? data.results ?? []).map((r) => {
-    const o = r as Record<string, unknown>;
-    return { title: str(o.title), url: str(o.url), snippet: str(o.description), published_at: iso(o.page_age) };
-  });
+  const data = await call(engine, url, { headers: { 'x-subscription-token': engine.api_key ?? '' } }, q.signal);
+  return hitsOf(engine, data, (d) => d.web?.results ?? d.results).map((o) => ({
+    title: str(o.title),
+    url: href(o.url),
+    snippet: str(o.description),
+    published_at: iso(o.page_age),
+  }));
 }
 
 /** Tavily: POST /search with a Bearer key; topic news for the news intent. */
@@ -105,7 +125,7 @@ async function tavily(engine: SearchEngineConfig, q: EngineQuery): Promise<Engin
     ...(q.includeDomains?.length ? { include_domains: q.includeDomains } : {}),
     ...(q.excludeDomains?.length ? { exclude_domains: q.excludeDomains } : {}),
   };
-  const data = (await call(
+  const data = await call(
     engine,
     url,
     {
@@ -114,11 +134,13 @@ async function tavily(engine: SearchEngineConfig, q: EngineQuery): Promise<Engin
       body: JSON.stringify(body),
     },
     q.signal,
-  )) as { results?: unknown[] };
-  return (data.results ?? []).map((r) => {
-    const o = r as Record<string, unknown>;
-    return { title: str(o.title), url: str(o.url), snippet: str(o.content), published_at: iso(o.published_date) };
-  });
+  );
+  return hitsOf(engine, data, (d) => d.results).map((o) => ({
+    title: str(o.title),
+    url: href(o.url),
+    snippet: str(o.content),
+    published_at: iso(o.published_date),
+  }));
 }
 
 export function queryEngine(engine: SearchEngineConfig, q: EngineQuery): Promise<EngineHit[]> {

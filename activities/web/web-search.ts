@@ -99,9 +99,11 @@ export async function webSearch(
   const merged = new Map<string, { hit: EngineHit; engines: string[] }>();
   const ranked = lists.map(({ engine, hits }) => {
     const ids: Array<{ id: string }> = [];
+    const seen = new Set<string>();
     for (const hit of hits) {
       const id = normaliseUrl(hit.url);
-      if (!id || ids.some((x) => x.id === id)) continue;
+      if (!id || seen.has(id)) continue;
+      seen.add(id);
       if (body.include_domains?.length && !hostMatches(hit.url, body.include_domains)) continue;
       if (body.exclude_domains?.length && hostMatches(hit.url, body.exclude_domains)) continue;
       ids.push({ id });

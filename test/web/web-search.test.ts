@@ -2,7 +2,8 @@ import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { classifyIntent } from '../../activities/web/search-intent';
-import { normaliseUrl } from '../../activities/web/web-search';
+import { normaliseUrl, webSearch } from '../../activities/web/web-search';
+import { unstorablePaths } from '../../schema/storable';
 import { startHarness, type Harness } from '../helpers/harness';
 import { startPages, type PageServer } from './pages';
 
@@ -173,4 +174,31 @@ test('bad input is 400 naming the field; no engine configured is 503 saying how 
   const k = (await none.key(['runtime:chat'])).apiKey;
   const r = await none.req('POST', '/v1/capabilities/web-search', { key: k, body: { query: 'marmots' } });
   expect(r).toMatchObject({ status: 503, body: { error: expect.stringMatching(/search\.engines.*SVC_CONFIG/) } });
+});
+
+test('an engine answering odd JSON: bad items skipped, text made storable, a missing list is the engine failing', async () => {
+  // Research runs and agent transcripts store these results: one title with NUL or a lone surrogate used to fail the
+  // whole research run ("…contains a null byte…"); one null item failed the engine with a TypeError's message.
+  let answer = '';
+  engines.route('/odd/search', (_q, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(answer));
+  const odd = [{ name: 'odd', type: 'searxng' as const, base_url: `${engines.url}/odd`, timeout_ms: 2000 }];
+  const search = () => webSearch(odd, { query: 'marmots', max_results: 50 });
+  answer =
+    '{"results":[null,7,"x",[],{"url":"https://example.org/n\\u0000ul","title":"ti\\u0000tle","content":"half\\ud800"},' +
+    '{"url":5,"title":{}},{"url":"javascript:alert(1)","title":"js"},{"url":"https://example.org/ok","title":"Ok"}]}';
+  const r = await search();
+  expect(r.results.map((x) => [x.title, x.url, x.snippet])).toEqual([
+    ['ti\uFFFDtle', 'https://example.org/n%EF%BF%BDul', 'half\uFFFD'],
+    ['Ok', 'https://example.org/ok', ''],
+  ]);
+  expect(unstorablePaths(r, 'r')).toEqual([]);
+  for (const bad of ['{"results":{"a":1}}', 'null', '[1,2]']) {
+    answer = bad;
+    await expect(search()).rejects.toThrow(
+      'Every search engine failed: odd error (odd answered JSON without a list of results).',
+    );
+  }
+  // Only the first 100 of a huge list are read (20,000 took 2 s to merge).
+  answer = JSON.stringify({ results: Array.from({ length: 20_000 }, (_, i) => ({ url: `https://example.org/${i}` })) });
+  expect((await search()).engines[0].results).toBe(100);
 });
