@@ -76,19 +76,41 @@ export async function fetchWeb(raw: string, limits: FetchLimits): Promise<Fetche
   return { finalUrl: r.url, contentType: r.contentType, body: r.body };
 }
 
+/** The text type a Content-Type declares (HTML, Markdown, else plain for any other text or JSON), or undefined. */
+function declaredTextType(contentType: string): SupportedMediaType | undefined {
+  const ct = contentType.toLowerCase();
+  if (/html/.test(ct)) return 'text/html';
+  if (/markdown/.test(ct)) return 'text/markdown';
+  if (/^text\/|json/.test(ct)) return 'text/plain';
+  return undefined;
+}
+
 /** Fetches a page or file and extracts its readable text; the type is sniffed from the bytes. */
 export async function fetchDocument(
   raw: string,
   limits: FetchLimits,
 ): Promise<Extracted & Fetched & { mediaType: SupportedMediaType }> {
   const fetched = await fetchWeb(raw, limits);
-  let mediaType = await detectMediaType(fetched.body);
+  // Bytes the sniffer calls binary (a stray NUL, a UTF-16 body it takes for audio) that the server declares as text
+  // are read as that text by web-fetch's extraction; when that refuses them too, the sniffer's answer stands.
+  let refused: AppError | undefined;
+  let mediaType = await detectMediaType(fetched.body).catch((err: unknown) => {
+    const declared = declaredTextType(fetched.contentType);
+    if (!declared || !(err instanceof AppError && err.code === 'unsupported_media_type')) throw err;
+    refused = err;
+    return declared;
+  });
   // A server-declared HTML page whose start does not look like HTML (fragments) is still HTML.
   if (mediaType === 'text/plain' && /^text\/html/i.test(fetched.contentType)) mediaType = 'text/html';
   // Pages and text go through web-fetch's extraction (charset from headers/meta, main content,
   // JSON); PDF and DOCX through the document parsers (web-fetch uses the same PDF parser).
   if (mediaType.startsWith('text/')) {
-    const page = await extractBody({ body: fetched.body, contentType: fetched.contentType, url: fetched.finalUrl }, {});
+    const page = await extractBody(
+      { body: fetched.body, contentType: fetched.contentType, url: fetched.finalUrl },
+      {},
+    ).catch((err: unknown) => {
+      throw refused && err instanceof AppError && err.code === 'unsupported_media_type' ? refused : err;
+    });
     const text = page.text.replaceAll('\u0000', '').trim();
     if (!text) throw new AppError('invalid_request', 'No text could be extracted from the page.');
     return { ...fetched, title: page.title?.replace(/\s+/g, ' ').slice(0, 300) ?? undefined, text, mediaType };

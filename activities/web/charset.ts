@@ -23,9 +23,15 @@ export function detectCharset(body: Uint8Array, contentType: string): string {
   }
 }
 
-/** Decodes a text body in its detected character set (BOM stripped). */
+/**
+ * Decodes a text body in its detected character set (BOM stripped). NULs are dropped (as a browser shows a page) and
+ * unpaired UTF-16 surrogates (a UTF-16 body can hold them) become U+FFFD: pages end up in documents, runs and steps,
+ * which PostgreSQL could not store otherwise.
+ */
 export function decodeBody(body: Uint8Array, contentType: string): { text: string; charset: string } {
   const charset = detectCharset(body, contentType);
-  const text = iconv.decode(Buffer.from(body), charset, { stripBOM: true });
+  let text = iconv.decode(Buffer.from(body), charset, { stripBOM: true });
+  if (text.includes('\u0000')) text = text.replaceAll('\u0000', '');
+  if (!text.isWellFormed()) text = text.toWellFormed();
   return { text, charset };
 }

@@ -51,12 +51,25 @@ export function fetchError(err: unknown): unknown {
   return new AppError('upstream_error', err.message);
 }
 
+/**
+ * Whether zero bytes in the head of a body still leave it text: a UTF-16 byte-order mark or declared UTF-16/32 (every
+ * ASCII character has one), or a declared text type with a few stray NULs (a broken CMS; browsers show the page and
+ * drop them). Otherwise zero bytes mean a binary file, whatever the server calls it.
+ */
+function textWithNuls(head: Buffer, ct: string): boolean {
+  if (head[0] === 0xff || head[0] === 0xfe || /charset\s*=\s*["']?utf-?(16|32)/.test(ct)) return true;
+  if (!/^text\/|html|xml|json|markdown/.test(ct)) return false;
+  let zeros = 0;
+  for (const b of head) if (b === 0) zeros++;
+  return zeros <= head.length / 100;
+}
+
 function kindOf(body: Buffer, contentType: string): 'pdf' | 'json' | 'html' | 'markdown' | 'text' | 'binary' {
   if (body.subarray(0, 5).toString('latin1') === '%PDF-') return 'pdf';
   const ct = contentType.toLowerCase();
   if (/^application\/pdf/.test(ct)) return 'pdf';
   const head = body.subarray(0, 8192);
-  if (head.includes(0) && !(head[0] === 0xff || head[0] === 0xfe)) return 'binary';
+  if (head.includes(0) && !textWithNuls(head, ct)) return 'binary';
   if (/json/.test(ct)) return 'json';
   if (/html|xhtml/.test(ct)) return 'html';
   if (/markdown/.test(ct)) return 'markdown';

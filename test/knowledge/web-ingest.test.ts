@@ -41,6 +41,17 @@ beforeAll(async () => {
         res.setHeader('content-type', 'text/html'),
         res.end(Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000', 'hex'))
       );
+    if (url === '/utf16') {
+      // Declared UTF-16 text; file-type takes the byte-order mark for an MPEG audio frame.
+      res.setHeader('content-type', 'text/plain; charset=utf-16le');
+      return res.end(
+        Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('Marmots whistle. '.repeat(30), 'utf16le')]),
+      );
+    }
+    if (url === '/stray-nul') {
+      res.setHeader('content-type', 'text/html; charset=utf-8');
+      return res.end(ARTICLE.replace('Alpine marmots', 'Alpine\u0000 marmots'));
+    }
     if (url === '/boom') return res.writeHead(500).end('oops');
     if (url === '/slow') return void setTimeout(() => res.end('late'), 2000);
     res.writeHead(404).end('no');
@@ -81,6 +92,19 @@ test('gzip bodies are decoded and redirects followed (final_url recorded)', asyn
   expect(z.body.document.excerpt).toContain('Alpine marmots hibernate');
   const m = await h.req('POST', '/v1/ingest/web', { key, body: { url: `${base}/moved` } });
   expect(m.body.document.provenance).toEqual({ url: `${base}/moved`, final_url: `${base}/article` });
+});
+
+test('text the server declares is read as text: a UTF-16 page, and a page with a stray NUL (browsers drop it)', async () => {
+  // Both were 415: the sniffer called the first audio/mpeg and the second binary.
+  const utf16 = await h.req('POST', '/v1/ingest/web', { key, body: { url: `${base}/utf16` } });
+  expect(utf16.status).toBe(201);
+  expect(utf16.body.document.media_type).toBe('text/plain');
+  const nul = await h.req('POST', '/v1/ingest/web', { key, body: { url: `${base}/stray-nul` } });
+  expect(nul.status).toBe(201);
+  expect(nul.body.document).toMatchObject({ media_type: 'text/html', title: 'Field guide: alpine marmots' });
+  const text = await h.req('GET', `/v1/documents/${nul.body.document.id}`, { key });
+  expect(text.status).toBe(200);
+  expect(JSON.stringify(text.body)).not.toContain('\\u0000');
 });
 
 test('upstream failures map to 502 with a useful message; unsupported content to 415', async () => {

@@ -139,6 +139,37 @@ test('PDF, JSON, plain text and legacy charsets (header and meta) are read', asy
   expect(c.body.text).toContain('\u0421\u0443\u0440\u043a\u0438 \u0436\u0438\u0432\u0443\u0442');
 });
 
+test('stray NULs and unpaired UTF-16 surrogates: the page is read and cached, not refused or lost', async () => {
+  // A page with one NUL was 415 "not a page"; a UTF-16 page with an unpaired surrogate was 400 "a value the database
+  // cannot store" (the cache write), and both failed research sources and task steps.
+  pages.route('/stray-nul', (_q, res) =>
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(ARTICLE.replace('Alpine marmots', 'Alpine\u0000 marmots')),
+  );
+  const lone = Buffer.concat([
+    Buffer.from([0xff, 0xfe]),
+    Buffer.from('Lone ', 'utf16le'),
+    Buffer.from([0x00, 0xd8]),
+    Buffer.from(' surrogate. '.repeat(20), 'utf16le'),
+  ]);
+  pages.route('/lone', (_q, res) => res.writeHead(200, { 'content-type': 'text/plain; charset=utf-16le' }).end(lone));
+  pages.route('/zeros', (_q, res) =>
+    res.writeHead(200, { 'content-type': 'text/plain' }).end(Buffer.alloc(4096, 'ab\u0000\u0000')),
+  );
+  const nul = await fetchUrl({ url: `${pages.url}/stray-nul` });
+  expect(nul.status).toBe(200);
+  expect(nul.body.markdown).toContain('Alpine marmots hibernate');
+  expect(nul.body.markdown).not.toContain('\u0000');
+  for (const cached of [false, true]) {
+    const r = await fetchUrl({ url: `${pages.url}/lone` });
+    expect([r.status, r.body.cached]).toEqual([200, cached]);
+    expect(r.body.text).toMatch(/^Lone \uFFFD surrogate\./);
+  }
+  // Mostly zero bytes is a binary file whatever the server calls it.
+  expect((await fetchUrl({ url: `${pages.url}/zeros` })).status).toBe(415);
+});
+
 test('the per-URL cache: fresh hits skip the network, stale entries revalidate with ETag / Last-Modified (304), cache:false downloads', async () => {
   let version = 'one';
   pages.route('/cached', (_q, res) =>
