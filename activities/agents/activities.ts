@@ -1,6 +1,7 @@
 import { rm, mkdir } from 'node:fs/promises';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { z } from 'zod';
+import { storableText } from '../../schema/storable';
 import { streams, workflowIds } from '../../schema/workflow-ids';
 import type { ActivityDeps } from '../deps';
 import { FetchFailure, guardedRequest } from '../net/guarded-http';
@@ -224,7 +225,11 @@ export function createAgentActivities(deps: ActivityDeps) {
       }
       if (res.status >= 500) throw new Error(`The delegate answered HTTP ${res.status}.`);
       const body = z
-        .object({ pr_link: z.url().nullable().optional(), summary: z.string().max(20_000).optional() })
+        .object({
+          pr_link: z.url().nullable().optional(),
+          // Another system's text, stored as the run's answer: NUL and lone surrogates become U+FFFD.
+          summary: z.string().max(20_000).transform(storableText).optional(),
+        })
         .safeParse(safeJson(res.body.toString('utf8')));
       if (res.status >= 400 || !body.success)
         throw ApplicationFailure.nonRetryable(

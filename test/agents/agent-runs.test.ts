@@ -27,10 +27,13 @@ beforeAll(async () => {
     let raw = '';
     req.on('data', (c) => (raw += c));
     req.on('end', () => {
-      delegated.push({ headers: req.headers, body: JSON.parse(raw) });
+      const body = JSON.parse(raw);
+      delegated.push({ headers: req.headers, body });
+      // A delegate whose summary holds NUL and a lone surrogate (PostgreSQL stores neither).
+      const summary = String(body.task).includes('ODD SUMMARY') ? 'Opened\u0000 PR #43 \ud800.' : 'Opened PR #42.';
       res
         .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ pr_link: 'https://git.example.com/acme/app/pull/42', summary: 'Opened PR #42.' }));
+        .end(JSON.stringify({ pr_link: 'https://git.example.com/acme/app/pull/42', summary }));
     });
   });
   await new Promise<void>((r) => delegate.listen(0, '127.0.0.1', () => r()));
@@ -191,6 +194,10 @@ test('delegation: a code change with a configured delegate is handed over throug
   expect(delegated[0].headers['idempotency-key']).toBe(r.body.id);
   expect(delegated[0].headers.authorization).toBe('Bearer dlg-secret');
   expect(model.chats.length).toBe(before); // no model turn ran
+
+  // The delegate's summary is made storable, not a run stuck retrying its write.
+  const odd = await start({ query: 'Fix the ODD SUMMARY bug in src/app.ts and open a pull request.', wait_s: 60 });
+  expect(odd.body).toMatchObject({ status: 'completed', answer: 'Opened\uFFFD PR #43 \uFFFD.' });
 });
 
 test('SSE progress with ids and Last-Event-ID resume', async () => {
