@@ -4,7 +4,7 @@ import { Router } from '@koa/router';
 import { koaBody } from 'koa-body';
 import type { z } from 'zod';
 import { AppError, invalid, zodDetails } from '../schema/errors';
-import { unstorablePaths } from '../schema/storable';
+import { tooDeep, unstorablePaths } from '../schema/storable';
 import { IdempotencyHeaders } from '../schema/headers';
 import { GENERAL_SURFACES, parseSurface } from '../schema/surfaces';
 import type { AppContext, AppExtras, AppState } from './context';
@@ -75,6 +75,8 @@ function validate(route: RouteSpec, bodyLimit: number) {
     if (route.surfaces)
       ctx.state.surface = parseSurface(ctx.get('X-Svc-Context') || undefined, [...GENERAL_SURFACES, ...route.surfaces]);
     const raw = route.body && !route.consumes ? (ctx.request.body ?? {}) : undefined;
+    const deep = raw === undefined ? undefined : tooDeep(raw, 'body');
+    if (deep) throw invalid([deep], 'request body');
     const body = raw === undefined ? undefined : (route.readBody?.(raw) ?? parseInput(route.body, raw, 'body'));
     const query = parseInput(route.query, { ...ctx.query }, 'query');
     const params = parseInput(route.params, (ctx as unknown as { params: unknown }).params, 'path');

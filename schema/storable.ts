@@ -58,3 +58,42 @@ function walk(value: unknown, parts: Array<string | number>, out: ErrorDetail[],
     }
   }
 }
+
+/** How deep a request's JSON may nest (OpenAI's Structured Outputs schemas stay well within it). */
+export const MAX_JSON_DEPTH = 64;
+
+/** Whether `value` holds objects and arrays nested `levels` deep or more (explicit stacks, no strings built). */
+function nestsAtLeast(value: unknown, levels: number): boolean {
+  const values: unknown[] = [value];
+  const depths: number[] = [0];
+  while (values.length) {
+    const v = values.pop();
+    const depth = depths.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth + 1 >= levels) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      values.push(child);
+      depths.push(depth + 1);
+    }
+  }
+  return false;
+}
+
+/**
+ * Where `value` nests more than MAX_JSON_DEPTH objects and arrays deep, or undefined. A value nested thousands deep
+ * (JSON.parse takes it) overflows every recursive walk after it (JSON.stringify, validation, PostgreSQL's jsonb)
+ * with an error that is not the client's answer; it is refused first.
+ */
+export function tooDeep(value: unknown, path: string): ErrorDetail | undefined {
+  if (!nestsAtLeast(value, MAX_JSON_DEPTH + 1)) return undefined;
+  // Rare: follow a branch that is too deep, to name the place.
+  let v = value as object;
+  let at = path;
+  for (let left = MAX_JSON_DEPTH; left > 0; left--) {
+    const entries = Object.entries(v) as Array<[string, unknown]>;
+    const [k, child] = entries.find(([, x]) => nestsAtLeast(x, left))!;
+    v = child as object;
+    at = `${at}.${k}`;
+  }
+  return { path: at, message: `must not nest more than ${MAX_JSON_DEPTH} levels deep` };
+}

@@ -151,6 +151,40 @@ describe('item 6: lone surrogates and NUL reach no jsonb column', () => {
     expect((await h.req('GET', `/v1/entities/${entity.body.id}`, { key })).body.events).toEqual([]);
   });
 
+  test('a body nested deeper than 64 levels is 400 naming where (it was 500: stack overflow after parsing)', async () => {
+    const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+    const cases: Array<[string, string, string]> = [
+      [
+        '/v1/chat/completions',
+        `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"n","schema":{"a":${deep(20_000)}}}}}`,
+        'body.response_format.json_schema.schema.a.0.0',
+      ],
+      [
+        '/v1/tools/plan',
+        `{"goal":"g","steps":[{"id":"a","tool":"calculator","args":{"expression":${deep(5_000)}}}]}`,
+        'body.steps.0.args.expression.0.0',
+      ],
+    ];
+    for (const [route, raw, at] of cases) {
+      const r = await h.req('POST', route, { key, raw, headers: { 'content-type': 'application/json' } });
+      expect(r.status).toBe(400);
+      expect(r.body.details).toEqual([
+        {
+          path: expect.stringMatching(new RegExp(`^${at.replaceAll('.', '\\.')}`)),
+          message: 'must not nest more than 64 levels deep',
+        },
+      ]);
+    }
+    // 64 levels are fine (the body is one of them).
+    const ok = `{"goal":"g","steps":[{"id":"a","tool":"calculator","args":{"expression":"1+1","x":${deep(60)}}}]}`;
+    const fine = await h.req('POST', '/v1/tools/plan', {
+      key,
+      raw: ok,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect([fine.status, fine.body.steps?.[0]?.tool]).toEqual([201, 'calculator']);
+  });
+
   test('a well-formed astral character (a surrogate pair) is stored unchanged', async () => {
     const r = await h.req('POST', '/v1/tasks', { key, body: { title: 't', metadata: { mood: 'ok 🎉' } } });
     expect(r.status).toBe(201);

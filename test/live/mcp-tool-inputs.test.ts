@@ -21,6 +21,10 @@ afterAll(async () => h?.close());
 
 type Schema = Record<string, any>;
 
+/** Stands for arrays nested 10,000 deep, spliced into the request text (JSON.parse takes them; JSON.stringify does not). */
+const DEEP = '\u0001deep';
+const DEEP_TEXT = '['.repeat(10_000) + ']'.repeat(10_000);
+
 /** The smallest value the schema describes (first choice of a union or enum, required properties only). */
 function sample(s: Schema | undefined, defs: Record<string, Schema>): Json {
   if (!s) return 'x';
@@ -45,7 +49,7 @@ test('no tool fails unexpectedly on arguments built from its schema, or with NUL
   const rpc = (method: string, params: unknown) =>
     rawRequest(`${h.url}/v1/mcp`, {
       headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }).replace(JSON.stringify(DEEP), DEEP_TEXT),
     });
   const tools = (await rpc('tools/list', {})).json.result.tools as Array<{ name: string; inputSchema: Schema }>;
   const problems: string[] = [];
@@ -58,12 +62,14 @@ test('no tool fails unexpectedly on arguments built from its schema, or with NUL
       ['built', args, false],
       ['empty', {}, false],
     ];
-    for (const p of jsonSites(args).strings)
+    for (const p of jsonSites(args).strings) {
       for (const [what, text] of [
         ['NUL', 'a\u0000b'],
         ['lone surrogate', 'a\ud800b'],
       ])
         variants.push([`${what} at ${p.join('.')}`, withValueAt(args, [p], text), true]);
+      variants.push([`nested 10,000 deep at ${p.join('.')}`, withValueAt(args, [p], DEEP), true]);
+    }
     for (const [label, a, bad] of variants) {
       const r = await rpc('tools/call', { name: t.name, arguments: a });
       const text: string = r.json?.result?.content?.[0]?.text ?? '';
