@@ -194,13 +194,19 @@ export function createApp(deps: AppDeps, routes: RouteSpec[] = allRoutes()): Koa
     (ctx as unknown as { params: object }).params = {};
     return hit(ctx, next);
   });
-  app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => new AppError('method_not_allowed', 'This method is not allowed on this path.'),
-      notImplemented: () => new AppError('method_not_allowed', 'This method is not supported.'),
-    }),
-  );
+  // The router answers a known path with another method 405 (501 for a method it does not know) and the Allow
+  // header RFC 9110 requires; that answer becomes our JSON error, Allow kept.
+  app.use(async (ctx, next) => {
+    await next();
+    if (ctx.body !== undefined || (ctx.status !== 405 && ctx.status !== 501)) return;
+    const allow = ctx.response.get('Allow');
+    throw new AppError(
+      'method_not_allowed',
+      ctx.status === 405 ? 'This method is not allowed on this path.' : 'This method is not supported.',
+      allow ? { headers: { Allow: allow } } : {},
+    );
+  });
+  app.use(router.allowedMethods());
   if (deps.config.http.fastPath !== false) {
     // The model routes (metered) by their exact path; idempotent and non-JSON routes never qualify.
     const hot = new Map<string, Dispatch[]>();

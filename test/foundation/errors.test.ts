@@ -30,10 +30,18 @@ describe('one error model', () => {
     expect(r.headers.get('x-request-id')).toBe('trace-123');
   });
 
-  test('405 for a known path with the wrong method', async () => {
+  test('405 for a known path with the wrong method, with the Allow header RFC 9110 requires', async () => {
     const r = await h.req('DELETE', '/v1/waitlist');
     expect(r.status).toBe(405);
     expect(r.body.code).toBe('method_not_allowed');
+    expect(r.headers.get('allow')).toBe('POST');
+    const tasks = await h.req('PUT', '/v1/tasks');
+    expect([tasks.status, tasks.headers.get('allow')?.split(', ').sort()]).toEqual([405, ['GET', 'HEAD', 'POST']]);
+    const mcp = await h.req('GET', '/v1/mcp');
+    expect([mcp.status, mcp.headers.get('allow')]).toEqual([405, 'POST']);
+    // A method nobody implements: the same JSON error, with what the path allows.
+    const odd = await h.req('PROPFIND', '/v1/waitlist');
+    expect([odd.status, odd.body.code, odd.headers.get('allow')]).toEqual([405, 'method_not_allowed', 'POST']);
   });
 
   test('malformed JSON is 400 invalid_json, never 500', async () => {
