@@ -1,6 +1,7 @@
 import { unzipSync } from 'fflate';
 import { extractText as pdfText, getDocumentProxy, getMeta } from 'unpdf';
 import { AppError } from '../../schema/errors';
+import { storableText } from '../../schema/storable';
 import type { SupportedMediaType } from '../../schema/knowledge';
 import { lazyModule } from '../lazy-module';
 import { extractFileInThread } from '../web/extract-pool';
@@ -109,11 +110,13 @@ export async function extractDocument(
     if (mediaType === 'text/html') out = await extractHtml(text, url);
     else out = { title: mediaType === 'text/markdown' ? firstHeading(text) : undefined, text };
   }
-  const text = out.text.replaceAll('\u0000', '').trim();
+  // The file's own text and metadata (a PDF title can hold NUL): what PostgreSQL cannot store is dropped or replaced.
+  const text = out.text.replaceAll('\u0000', '').toWellFormed().trim();
   if (!text)
     throw new AppError(
       'invalid_request',
       'No text could be extracted from the document (scanned pages need OCR, which is not offered).',
     );
-  return { title: out.title?.replace(/\s+/g, ' ').slice(0, 300), text };
+  const title = out.title === undefined ? undefined : storableText(out.title).replace(/\s+/g, ' ').slice(0, 300);
+  return { title, text };
 }

@@ -111,7 +111,7 @@ export async function fetchDocument(
     ).catch((err: unknown) => {
       throw refused && err instanceof AppError && err.code === 'unsupported_media_type' ? refused : err;
     });
-    const text = page.text.replaceAll('\u0000', '').trim();
+    const text = page.text.trim();
     if (!text) throw new AppError('invalid_request', 'No text could be extracted from the page.');
     return { ...fetched, title: page.title?.replace(/\s+/g, ' ').slice(0, 300) ?? undefined, text, mediaType };
   }

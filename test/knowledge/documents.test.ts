@@ -37,6 +37,14 @@ test('PDF: a generated two-page PDF is parsed by unpdf, titled from its metadata
   expect(s.body.data[0].highlight).toContain('<mark>Glacier</mark>');
 });
 
+test('a PDF whose title metadata holds NUL is stored (it was 400 blaming the request)', async () => {
+  const pdf = await makePdf([['Marmots', 'Marmots hibernate in burrows.']], 'Mar\u0000mots');
+  const r = await upload(h, '/v1/documents/upload', key, { bytes: pdf, name: 'nul-title.pdf' });
+  expect(r.status).toBe(201);
+  expect(r.body.title).not.toContain('\u0000');
+  expect(r.body.excerpt).toContain('Marmots hibernate in burrows.');
+});
+
 test('DOCX: a generated Word document is parsed by mammoth; the title field wins', async () => {
   const docx = await makeDocx('Onboarding', [
     'Every new hire receives a hardware stipend.',
