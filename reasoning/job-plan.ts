@@ -2,6 +2,8 @@
  * Pure helpers for model-planned jobs: the planning prompt and a robust parser of the model's
  * answer into steps. Deterministic; safe inside workflows and activities alike.
  */
+import { parseStorableJson } from '../schema/storable';
+
 export interface PlannedStep {
   title: string;
   prompt: string;
@@ -34,7 +36,7 @@ export function parsePlan(text: string, title: string, description: string | nul
     if (start < 0 || end <= start) return [];
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text.slice(start, end + 1));
+      parsed = parseStorableJson(text.slice(start, end + 1));
     } catch {
       return [];
     }

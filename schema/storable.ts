@@ -23,6 +23,20 @@ export function storableText(s: string): string {
 }
 
 /**
+ * JSON.parse for JSON another system wrote (a model's answer): a `\u0000` or lone-surrogate escape decodes to what
+ * PostgreSQL cannot store, so every string and key is made storable as it is read. @throws SyntaxError as JSON.parse
+ */
+export function parseStorableJson(text: string): unknown {
+  return JSON.parse(text, (_key, value: unknown) => {
+    if (typeof value === 'string') return storableText(value);
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+    const keys = Object.keys(value);
+    if (keys.every((k) => storableText(k) === k)) return value;
+    return Object.fromEntries(keys.map((k) => [storableText(k), (value as Record<string, unknown>)[k]]));
+  });
+}
+
+/**
  * Every string (value or object key) PostgreSQL cannot store: refused up front for every route with
  * the field's path, so nothing is half-stored. Walks plain objects and arrays only. A path is
  * joined only for a field that is refused (the walk itself allocates no strings).

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../../schema/config';
 import { AppError } from '../../schema/errors';
+import { parseStorableJson } from '../../schema/storable';
 import { VisionAnswer } from '../../schema/vision';
 import { completeOnce } from '../providers/openai-client';
 import type { ChatMessageIn } from '../providers/types';
@@ -57,7 +58,7 @@ export async function describeImage(
   const json = /\{[\s\S]*\}/.exec(res.content)?.[0];
   let parsed: z.infer<typeof VisionAnswer> | undefined;
   try {
-    parsed = json ? VisionAnswer.parse(JSON.parse(json)) : undefined;
+    parsed = json ? VisionAnswer.parse(parseStorableJson(json)) : undefined;
   } catch {
     parsed = undefined;
   }

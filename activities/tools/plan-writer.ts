@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../../schema/errors';
+import { parseStorableJson } from '../../schema/storable';
 import { PlanStepIn } from '../../schema/tools-plans';
 import type { ModelRouter } from '../providers/types';
 import { compilePlan } from './plan-check';
@@ -91,7 +92,7 @@ export async function writePlanSteps(
       timeoutMs: 60_000,
     });
     try {
-      const steps = Written.parse(JSON.parse(answer.content)).steps;
+      const steps = Written.parse(parseStorableJson(answer.content)).steps;
       compilePlan({ steps, scopes: o.scopes, allowedTools: o.tools.map((t) => t.name) });
       return { steps, repaired: round > 0 };
     } catch (err) {

@@ -126,6 +126,12 @@ test('model-written plan: JSON-schema output, an invalid first answer repaired o
   fake.script({ reply: 'not json' }, { reply: '{"steps": []}' });
   const twice = await plan({ goal: 'x', tools: ['calculator'] });
   expect(twice.status).toBe(502);
+  // A \u0000 or lone-surrogate escape in the model's JSON decodes to what PostgreSQL cannot store: it was a 400
+  // blaming the client's request; the plan is stored with U+FFFD.
+  fake.script({ reply: '{"steps":[{"id":"x","tool":"calculator","args":{"expression":"6*7\\u0000\\ud800"}}]}' });
+  const odd = await plan({ goal: 'What is six times seven?', tools: ['calculator'] });
+  expect(odd.status).toBe(201);
+  expect(odd.body.steps[0].args.expression).toBe('6*7\uFFFD\uFFFD');
 });
 
 test('execute-plan: independent steps run in parallel, a reference feeds the next step, results stored', async () => {

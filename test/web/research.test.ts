@@ -55,6 +55,9 @@ beforeAll(async () => {
     const system = String(req.body?.messages?.[0]?.content ?? '');
     if (system.includes('Plan web research'))
       return { reply: '{"queries": ["marmot hibernation", "marmot colony winter"]}' };
+    // A report whose JSON holds \u0000 and lone-surrogate escapes (PostgreSQL stores neither once decoded).
+    if (system.includes('research report') && JSON.stringify(req.body?.messages).includes('odd escapes'))
+      return { reply: '{"report":"Marmots\\u0000 sleep\\ud800.","citations":[]}' };
     if (system.includes('research report') && String(req.body?.messages?.[1]?.content ?? '').includes('Slow page')) {
       return {
         reply: JSON.stringify({
@@ -154,6 +157,12 @@ test('zero search results give a report that says so, without citations; Idempot
   expect(a.body.report.markdown).toMatch(/^No sources could be found/);
   const clash = await start({ query: 'another question entirely', wait_s: 0 }, { 'idempotency-key': 'research-1' });
   expect(clash.status).toBe(409);
+});
+
+test('a report whose JSON holds \\u0000 or a lone-surrogate escape completes with U+FFFD (the run used to fail)', async () => {
+  const r = await start({ query: 'marmots with odd escapes', depth: 'quick', wait_s: 60 });
+  expect(r.body).toMatchObject({ status: 'completed', error: null });
+  expect(r.body.report.markdown).toBe('Marmots\uFFFD sleep\uFFFD.');
 });
 
 test('bad input is 400 naming the field; an unknown id is 404; cancel works', async () => {
