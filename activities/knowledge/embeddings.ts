@@ -43,14 +43,15 @@ export async function embedTexts(
       data?: Array<{ index?: number; embedding?: unknown }>;
     } | null;
     const data = body?.data;
-    if (!Array.isArray(data) || data.length !== batch.length)
+    if (!Array.isArray(data) || data.length !== batch.length || !data.every((d) => d && typeof d === 'object'))
       throw new AppError('upstream_error', 'The embeddings provider sent a malformed answer.');
     const sorted = [...data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
     for (const d of sorted) {
-      if (!Array.isArray(d.embedding) || !d.embedding.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+      const v = d.embedding;
+      if (!Array.isArray(v) || !v.length || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) {
         throw new AppError('upstream_error', 'The embeddings provider sent a malformed vector.');
       }
-      out.push(d.embedding as number[]);
+      out.push(v as number[]);
     }
   }
   return out;

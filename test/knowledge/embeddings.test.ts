@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { embedTexts } from '../../activities/knowledge/embeddings';
@@ -84,6 +86,35 @@ test('the client maps a missing provider, a provider without embeddings and a re
   await expect(
     embedTexts(parseConfig({ DATABASE_URL: h.dbUrl, OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'wrong' }), ['x']),
   ).rejects.toMatchObject({ code: 'upstream_error', message: expect.stringContaining('HTTP 401') });
+});
+
+test('odd answers from the embeddings provider are its error (a null item was a TypeError), never a vector', async () => {
+  const bodies = [
+    '{"data":[null]}',
+    '{"data":[7]}',
+    '{"data":[{"index":0,"embedding":[]}]}',
+    '{"data":[{"index":0,"embedding":["1"]}]}',
+    '{"data":[{"index":0}]}',
+    '{"data":{}}',
+    'null',
+    'not json',
+  ];
+  let body = '';
+  const server = http.createServer((_q, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const config = parseConfig({
+    DATABASE_URL: h.dbUrl,
+    OPENAI_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+  });
+  try {
+    for (body of bodies)
+      await expect(embedTexts(config, ['x'])).rejects.toMatchObject({
+        code: 'upstream_error',
+        message: expect.stringMatching(/^The embeddings provider sent a malformed (answer|vector)\.$/),
+      });
+  } finally {
+    server.close();
+  }
 });
 
 test('the mode check sees working embeddings; without pgvector search stays full-text', async () => {
