@@ -50,6 +50,13 @@ beforeEach(() => resetWhenIdle(a, b));
 const ask = (model: string, extra: Record<string, unknown> = {}) =>
   h.req('POST', '/v1/chat/completions', { key, body: { model, messages: [{ role: 'user', content: 'x' }], ...extra } });
 
+/** The JSON chunks of an SSE chat answer (its `data: {...}` events). */
+const chunksOf = (text: string): any[] =>
+  text
+    .split('\n\n')
+    .filter((e) => e.startsWith('data: {'))
+    .map((e) => JSON.parse(e.slice(6)));
+
 describe('upstream faults and fallbacks through the API', () => {
   test('fallback to the next provider on 5xx (JSON) and on 429 (stream, before the first byte)', async () => {
     a.script({ status: 503 });
@@ -113,10 +120,8 @@ describe('upstream faults and fallbacks through the API', () => {
       });
       expect(r.status).toBe(200);
       const content = stream
-        ? r.text
-            .split('\n\n')
-            .filter((e) => e.startsWith('data: {'))
-            .map((e) => JSON.parse(e.slice(6)).choices[0]?.delta?.content ?? '')
+        ? chunksOf(r.text)
+            .map((c) => c.choices[0]?.delta?.content ?? '')
             .join('')
         : r.body.choices[0].message.content;
       expect(content).toBe('nul\uFFFDhere and half\uFFFDpair');
@@ -134,10 +139,8 @@ describe('upstream faults and fallbacks through the API', () => {
       });
       expect(r.status).toBe(200);
       const finish = stream
-        ? r.text
-            .split('\n\n')
-            .filter((e) => e.startsWith('data: {'))
-            .map((e) => JSON.parse(e.slice(6)).choices[0]?.finish_reason)
+        ? chunksOf(r.text)
+            .map((c) => c.choices[0]?.finish_reason)
             .filter(Boolean)
         : [r.body.choices[0].finish_reason];
       expect(finish).toEqual(['stop']);
