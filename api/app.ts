@@ -24,8 +24,17 @@ import { allRoutes } from './routes';
 function parseInput<T extends z.ZodType | undefined>(schema: T, value: unknown, where: string) {
   if (!schema) return value;
   const r = schema.safeParse(value);
-  if (!r.success)
-    throw invalid(zodDetails(r.error.issues, where), where === 'body' ? 'request body' : `${where} parameters`);
+  if (!r.success) {
+    const details = zodDetails(r.error.issues, where);
+    // A query field given twice arrives as a list: say so rather than "expected number, received NaN".
+    if (where === 'query')
+      for (const d of details) {
+        const field = d.path.split('.')[1];
+        if (field !== undefined && Array.isArray((value as Record<string, unknown>)[field]))
+          d.message = 'given more than once: give it once';
+      }
+    throw invalid(details, where === 'body' ? 'request body' : `${where} parameters`);
+  }
   return r.data;
 }
 

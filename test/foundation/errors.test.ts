@@ -64,6 +64,16 @@ describe('one error model', () => {
     expect(r.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['body.email', 'body.name']);
   });
 
+  test('a query field given twice is 400 saying so (it read "expected number, received NaN")', async () => {
+    const key = (await h.key(['runtime:chat'])).apiKey;
+    const r = await h.req('GET', '/v1/tasks?limit=1&limit=2&offset=x', { key });
+    expect(r.status).toBe(400);
+    expect(r.body.details).toEqual([
+      { path: 'query.limit', message: 'given more than once: give it once' },
+      { path: 'query.offset', message: expect.not.stringContaining('once') },
+    ]);
+  });
+
   test('a body over the limit is 413', async () => {
     const r = await h.req('POST', '/v1/waitlist', { body: { name: 'x'.repeat(5000) } });
     expect(r.status).toBe(413);
