@@ -1,3 +1,4 @@
+import { cutText } from '../../schema/snippet';
 import { STEP_REF, type LiteralSave, type StepAction } from '../../schema/tasks';
 import type { ActivityDeps } from '../deps';
 import type { ModelRouter } from '../providers/types';
@@ -69,7 +70,7 @@ async function fetchAction(input: ActionInput): Promise<string> {
   } catch (err) {
     throw new StepPermanentError(`Fetching ${url}: ${(err as Error).message}`);
   }
-  return text.trim().slice(0, MAX_RESULT_CHARS);
+  return cutText(text.trim(), MAX_RESULT_CHARS);
 }
 
 /**
@@ -174,7 +175,7 @@ async function webhookAction(input: ActionInput): Promise<string> {
       results: Object.fromEntries(input.step.depends_on.map((id) => [id, input.depResults[id] ?? null])),
     },
   });
-  return `HTTP ${res.status}${res.body ? `: ${res.body.slice(0, 2000)}` : ''}`;
+  return `HTTP ${res.status}${res.body ? `: ${cutText(res.body, 2000)}` : ''}`;
 }
 
 const INSTRUCTIONS: Record<
@@ -224,7 +225,7 @@ async function modelAction(action: keyof typeof INSTRUCTIONS, input: ActionInput
     signal: input.signal,
     timeoutMs: 110_000,
   });
-  return result.content.slice(0, MAX_RESULT_CHARS);
+  return cutText(result.content, MAX_RESULT_CHARS);
 }
 
 /** Runs one step's side effect and returns the result text to store. */

@@ -1,4 +1,6 @@
 import { createHmac } from 'node:crypto';
+import { cutText } from '../../schema/snippet';
+import { storableText } from '../../schema/storable';
 import { StepPermanentError } from './errors';
 import { safeFetch } from './safe-fetch';
 import type { PrivateFetchPolicy } from '../net/ssrf';
@@ -43,10 +45,11 @@ export async function postWebhook(opts: {
     maxRedirects: 0,
     signal: opts.signal,
   });
-  const text = res.body.toString('utf8');
+  // The receiver's bytes, kept in the step's result or error: NUL (a binary answer) made storable.
+  const text = storableText(res.body.toString('utf8'));
   if (res.status >= 200 && res.status < 300) return { status: res.status, body: text };
   if (res.status === 408 || res.status === 429 || res.status >= 500) {
     throw new Error(`Webhook answered HTTP ${res.status}; will retry.`);
   }
-  throw new StepPermanentError(`Webhook answered HTTP ${res.status}: ${text.slice(0, 200)}`);
+  throw new StepPermanentError(`Webhook answered HTTP ${res.status}: ${cutText(text, 200)}`);
 }

@@ -152,6 +152,20 @@ test('a webhook answering 503 is retried with backoff until it succeeds', async 
   expect(times[2] - times[1]).toBeGreaterThanOrEqual(1900);
 });
 
+test('a webhook answering with NUL bytes (or refusing with them) is recorded, not a failed write', async () => {
+  // The receiver answers 200 with a NUL byte in its body (a binary answer), then a run of emoji.
+  rx.route('/r/binary', { body: 'ok\u0000done!' + '🎉'.repeat(1500) });
+  rx.route('/r/refuse', { status: 422, body: 'no\u0000pe' });
+  const t = await createTask({ title: 'binary', steps: [hook('ok', '/r/binary'), hook('no', '/r/refuse')] });
+  const done = await runToEnd(t.id);
+  const [ok, no] = ['ok', 'no'].map((id) => done.steps.find((s: { id: string }) => s.id === id));
+  expect(ok).toMatchObject({ status: 'completed', attempts: 1 });
+  // The body is cut at 2,000 characters (here between two pairs).
+  expect(ok.result).toMatch(/^HTTP 200: ok\uFFFDdone!(🎉)+$/);
+  expect(ok.result.isWellFormed()).toBe(true);
+  expect(no).toMatchObject({ status: 'failed', attempts: 1, error: expect.stringContaining('422: no\uFFFDpe') });
+});
+
 test('fetch cleans HTML to text and passes it on', async () => {
   rx.route('/page', {
     contentType: 'text/html',
