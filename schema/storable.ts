@@ -23,6 +23,15 @@ export function storableText(s: string): string {
 }
 
 /**
+ * Text read out of a file or page, as a reader shows it: NULs dropped and unpaired surrogates as U+FFFD, so PostgreSQL
+ * can store it. Unchanged (the same string) when already clean.
+ */
+export function readableText(s: string): string {
+  const t = s.includes(NUL) ? s.replaceAll(NUL, '') : s;
+  return t.isWellFormed() ? t : t.toWellFormed();
+}
+
+/**
  * JSON.parse for JSON another system wrote (a model's answer): a `\u0000` or lone-surrogate escape decodes to what
  * PostgreSQL cannot store, so every string and key is made storable as it is read. @throws SyntaxError as JSON.parse
  */

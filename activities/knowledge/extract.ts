@@ -1,7 +1,7 @@
 import { unzipSync } from 'fflate';
 import { extractText as pdfText, getDocumentProxy, getMeta } from 'unpdf';
 import { AppError } from '../../schema/errors';
-import { storableText } from '../../schema/storable';
+import { readableText, storableText } from '../../schema/storable';
 import type { SupportedMediaType } from '../../schema/knowledge';
 import { lazyModule } from '../lazy-module';
 import { extractFileInThread } from '../web/extract-pool';
@@ -111,7 +111,7 @@ export async function extractDocument(
     else out = { title: mediaType === 'text/markdown' ? firstHeading(text) : undefined, text };
   }
   // The file's own text and metadata (a PDF title can hold NUL): what PostgreSQL cannot store is dropped or replaced.
-  const text = out.text.replaceAll('\u0000', '').toWellFormed().trim();
+  const text = readableText(out.text).trim();
   if (!text)
     throw new AppError(
       'invalid_request',

@@ -1,4 +1,5 @@
 import iconv from 'iconv-lite';
+import { readableText } from '../../schema/storable';
 
 /**
  * The character set of a text body, in the order browsers use (WHATWG "encoding sniffing", simplified):
@@ -30,8 +31,5 @@ export function detectCharset(body: Uint8Array, contentType: string): string {
  */
 export function decodeBody(body: Uint8Array, contentType: string): { text: string; charset: string } {
   const charset = detectCharset(body, contentType);
-  let text = iconv.decode(Buffer.from(body), charset, { stripBOM: true });
-  if (text.includes('\u0000')) text = text.replaceAll('\u0000', '');
-  if (!text.isWellFormed()) text = text.toWellFormed();
-  return { text, charset };
+  return { text: readableText(iconv.decode(Buffer.from(body), charset, { stripBOM: true })), charset };
 }

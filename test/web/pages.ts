@@ -9,6 +9,8 @@ export interface PageServer {
   port: number;
   hits: Map<string, number>;
   route(path: string, handler: Handler): void;
+  /** A path that always answers 200 with this body and Content-Type. */
+  serve(path: string, contentType: string, body: string | Buffer): void;
   close(): Promise<void>;
 }
 
@@ -30,6 +32,7 @@ export async function startPages(host = '127.0.0.1'): Promise<PageServer> {
     port,
     hits,
     route: (p, h) => void routes.set(p, h),
+    serve: (p, type, body) => void routes.set(p, (_q, res) => res.writeHead(200, { 'content-type': type }).end(body)),
     close: async () => {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

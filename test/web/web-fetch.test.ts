@@ -29,7 +29,7 @@ beforeAll(async () => {
   h = await startHarness({ env: { SVC_ALLOW_PRIVATE_FETCH: 'true' } });
   key = (await h.key(['runtime:chat'])).apiKey;
   pages = await startPages();
-  pages.route('/article', (_q, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE));
+  pages.serve('/article', 'text/html; charset=utf-8', ARTICLE);
 });
 afterAll(async () => {
   await pages?.close();
@@ -93,34 +93,24 @@ test('PDF, JSON, plain text and legacy charsets (header and meta) are read', asy
   pdf.setTitle('Marmot census 2024');
   pdf.addPage().drawText('The marmot census counted 412 animals in 38 burrows.', { x: 50, y: 700, size: 12, font });
   const pdfBytes = Buffer.from(await pdf.save());
-  pages.route('/census.pdf', (_q, res) =>
-    res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(pdfBytes),
+  pages.serve('/census.pdf', 'application/octet-stream', pdfBytes);
+  pages.serve('/data', 'application/json', '{"colony":"Gemsstock","count":41}');
+  pages.serve('/notes.txt', 'text/plain', 'Plain notes about marmots.\n\nSecond paragraph.');
+  pages.serve(
+    '/latin1',
+    'text/html; charset=iso-8859-1',
+    iconv.encode(
+      '<html><body><p>Caf\u00e9 cr\u00e8me near the marmot burrows, served na\u00efvely all summer long by the hut keeper.</p></body></html>',
+      'latin1',
+    ),
   );
-  pages.route('/data', (_q, res) =>
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{"colony":"Gemsstock","count":41}'),
-  );
-  pages.route('/notes.txt', (_q, res) =>
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('Plain notes about marmots.\n\nSecond paragraph.'),
-  );
-  pages.route('/latin1', (_q, res) =>
-    res
-      .writeHead(200, { 'content-type': 'text/html; charset=iso-8859-1' })
-      .end(
-        iconv.encode(
-          '<html><body><p>Caf\u00e9 cr\u00e8me near the marmot burrows, served na\u00efvely all summer long by the hut keeper.</p></body></html>',
-          'latin1',
-        ),
-      ),
-  );
-  pages.route('/cyrillic', (_q, res) =>
-    res
-      .writeHead(200, { 'content-type': 'text/html' })
-      .end(
-        iconv.encode(
-          '<html><head><meta charset="windows-1251"></head><body><p>\u0421\u0443\u0440\u043a\u0438 \u0436\u0438\u0432\u0443\u0442 \u0432 \u0433\u043e\u0440\u0430\u0445 \u0438 \u0441\u043f\u044f\u0442 \u0432\u0441\u044e \u0437\u0438\u043c\u0443.</p></body></html>',
-          'win1251',
-        ),
-      ),
+  pages.serve(
+    '/cyrillic',
+    'text/html',
+    iconv.encode(
+      '<html><head><meta charset="windows-1251"></head><body><p>\u0421\u0443\u0440\u043a\u0438 \u0436\u0438\u0432\u0443\u0442 \u0432 \u0433\u043e\u0440\u0430\u0445 \u0438 \u0441\u043f\u044f\u0442 \u0432\u0441\u044e \u0437\u0438\u043c\u0443.</p></body></html>',
+      'win1251',
+    ),
   );
 
   const p = await fetchUrl({ url: `${pages.url}/census.pdf` });
@@ -142,21 +132,15 @@ test('PDF, JSON, plain text and legacy charsets (header and meta) are read', asy
 test('stray NULs and unpaired UTF-16 surrogates: the page is read and cached, not refused or lost', async () => {
   // A page with one NUL was 415 "not a page"; a UTF-16 page with an unpaired surrogate was 400 "a value the database
   // cannot store" (the cache write), and both failed research sources and task steps.
-  pages.route('/stray-nul', (_q, res) =>
-    res
-      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-      .end(ARTICLE.replace('Alpine marmots', 'Alpine\u0000 marmots')),
-  );
+  pages.serve('/stray-nul', 'text/html; charset=utf-8', ARTICLE.replace('Alpine marmots', 'Alpine\u0000 marmots'));
   const lone = Buffer.concat([
     Buffer.from([0xff, 0xfe]),
     Buffer.from('Lone ', 'utf16le'),
     Buffer.from([0x00, 0xd8]),
     Buffer.from(' surrogate. '.repeat(20), 'utf16le'),
   ]);
-  pages.route('/lone', (_q, res) => res.writeHead(200, { 'content-type': 'text/plain; charset=utf-16le' }).end(lone));
-  pages.route('/zeros', (_q, res) =>
-    res.writeHead(200, { 'content-type': 'text/plain' }).end(Buffer.alloc(4096, 'ab\u0000\u0000')),
-  );
+  pages.serve('/lone', 'text/plain; charset=utf-16le', lone);
+  pages.serve('/zeros', 'text/plain', Buffer.alloc(4096, 'ab\u0000\u0000'));
   const nul = await fetchUrl({ url: `${pages.url}/stray-nul` });
   expect(nul.status).toBe(200);
   expect(nul.body.markdown).toContain('Alpine marmots hibernate');
@@ -172,6 +156,7 @@ test('stray NULs and unpaired UTF-16 surrogates: the page is read and cached, no
 
 test('the per-URL cache: fresh hits skip the network, stale entries revalidate with ETag / Last-Modified (304), cache:false downloads', async () => {
   let version = 'one';
+  // The body is read per request: `version` changes below.
   pages.route('/cached', (_q, res) =>
     res.writeHead(200, { 'content-type': 'text/plain' }).end(`Cached page version ${version}.`),
   );
@@ -222,7 +207,7 @@ test('a page nested thousands of elements deep is read as flat text, with its ti
     '<p>The innermost paragraph reports that the colony counted eighty-one marmots this year.</p>' +
     '</div>'.repeat(deep) +
     '</body></html>';
-  pages.route('/deep', (_q, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(page));
+  pages.serve('/deep', 'text/html', page);
   const r = await fetchUrl({ url: `${pages.url}/deep`, cache: false });
   expect(r.status).toBe(200);
   expect(r.body.title).toBe('Deep & narrow');
@@ -232,11 +217,7 @@ test('a page nested thousands of elements deep is read as flat text, with its ti
 
 test('a page too heavy to read is stopped at the extraction deadline with 502, and the API answers others meanwhile', async () => {
   // 2 MB of "<": linkedom, Readability and Turndown took ~30 s of the API process's only thread.
-  pages.route('/heavy', (_q, res) =>
-    res
-      .writeHead(200, { 'content-type': 'text/html' })
-      .end(`<html><body><p>hi</p>${'<'.repeat(2_000_000)}</body></html>`),
-  );
+  pages.serve('/heavy', 'text/html', `<html><body><p>hi</p>${'<'.repeat(2_000_000)}</body></html>`);
   let settled = false;
   const heavy = fetchUrl({ url: `${pages.url}/heavy`, cache: false }).finally(() => (settled = true));
   await pollUntil(
@@ -254,7 +235,7 @@ test('a page too heavy to read is stopped at the extraction deadline with 502, a
 });
 
 test('a selector that does not parse is 400 naming body.selector, before any download', async () => {
-  pages.route('/never-fetched', (_q, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(ARTICLE));
+  pages.serve('/never-fetched', 'text/html', ARTICLE);
   const r = await fetchUrl({ url: `${pages.url}/never-fetched`, selector: 'div:has(> p))' });
   expect(r.status).toBe(400);
   expect(r.body.details).toEqual([{ path: 'body.selector', message: expect.stringMatching(/^not a CSS selector/) }]);
@@ -263,9 +244,7 @@ test('a selector that does not parse is 400 naming body.selector, before any dow
 
 test('bad input is 400 naming the field; upstream errors 502; binary 415; refused schemes and credentials on a redirect hop are 400', async () => {
   pages.route('/boom', (_q, res) => res.writeHead(500).end('oops'));
-  pages.route('/png', (_q, res) =>
-    res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from('89504e470d0a1a0a0000000d4948445200', 'hex')),
-  );
+  pages.serve('/png', 'image/png', Buffer.from('89504e470d0a1a0a0000000d4948445200', 'hex'));
   pages.route('/to-file', (_q, res) => res.writeHead(302, { location: 'file:///etc/passwd' }).end());
   pages.route('/to-creds', (_q, res) =>
     res.writeHead(302, { location: `http://user:pw@127.0.0.1:${pages.port}/article` }).end(),
