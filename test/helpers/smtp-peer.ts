@@ -87,6 +87,9 @@ export async function startSmtpPeer(): Promise<SmtpPeer> {
       });
     },
   });
+  // smtp-server emits a connection's error mid-transaction (a sending worker killed -9: ECONNRESET) on the server;
+  // without a listener that is an uncaught error in the test process. An MTA notes it and carries on.
+  server.on('error', () => undefined);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const port = (server.server.address() as AddressInfo).port;
   return {

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { startHarness, type Harness } from '../helpers/harness';
@@ -60,6 +61,29 @@ test('delivers headers and both parts; stable Message-ID; GET shows sent with th
   expect(String(m.headers.get('content-type') && (m.headers.get('content-type') as { value: string }).value)).toBe(
     'multipart/alternative',
   );
+});
+
+test('the SMTP peer outlives a sender reset mid-transaction (a worker killed -9), then delivers the next email', async () => {
+  // The peer used to leave smtp-server's error unheard: an uncaught ECONNRESET in the fault suite's process.
+  const sock = net.connect(smtp.port, '127.0.0.1');
+  const said: string[] = [];
+  sock.on('data', (d) => said.push(d.toString()));
+  const heard = (re: RegExp) =>
+    pollUntil(
+      async () => said.join(''),
+      (t) => re.test(t),
+      10_000,
+    );
+  await heard(/^220 /m);
+  sock.write('EHLO killed.test\r\n');
+  await heard(/^250 /m);
+  sock.write('MAIL FROM:<runtime@svc.test>\r\n');
+  await heard(/2\.1\.0|250 Accepted/);
+  sock.resetAndDestroy();
+  await new Promise((r) => setTimeout(r, 200));
+  const res = await send({ to: 'ada@example.com', subject: 'After a reset', body: 'Still here.' });
+  expect((await settled(res.body.id)).body.status).toBe('sent');
+  expect(delivered('After a reset')).toHaveLength(1);
 });
 
 test('451 then success: retried with backoff, exactly one message', async () => {
