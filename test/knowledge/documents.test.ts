@@ -1,6 +1,7 @@
-import { strToU8, zipSync } from 'fflate';
 import { startHarness, type Harness } from '../helpers/harness';
-import { makeDocx, makePdf, upload } from './fixtures';
+import { bulkyDocx, makeDocx, makePdf, upload } from './fixtures';
+
+const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
 let h: Harness;
 let key: string;
@@ -102,31 +103,44 @@ test('unsupported content is 415; a non-multipart body is 415; a missing or empt
 
 test('a DOCX whose XML expands past 12 MB is 413 before it is parsed; nothing stored', async () => {
   // 13 MB of XML in a file of ~40 KB: mammoth holds ~30x the XML, and 400 MB (1.4 MB zipped) crashed the process.
-  const run = '<w:p><w:r><w:t>' + 'a'.repeat(80) + '</w:t></w:r></w:p>';
-  const xml = `<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${run.repeat(Math.ceil((13 * 1024 * 1024) / run.length))}</w:body></w:document>`;
-  const bomb = Buffer.from(
-    zipSync(
-      {
-        '[Content_Types].xml': strToU8(
-          '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
-        ),
-        '_rels/.rels': strToU8(
-          '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
-        ),
-        'word/document.xml': strToU8(xml),
-      },
-      { level: 9 },
-    ),
-  );
+  const bomb = bulkyDocx(13 * 1024 * 1024);
   expect(bomb.length).toBeLessThan(LIMIT);
   const before = (await h.req('GET', '/v1/documents', { key })).body.data.length;
-  const r = await upload(h, '/v1/documents/upload', key, {
-    bytes: bomb,
-    name: 'big.docx',
-    type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  });
+  const r = await upload(h, '/v1/documents/upload', key, { bytes: bomb, name: 'big.docx', type: DOCX });
   expect([r.status, r.body.code]).toEqual([413, 'payload_too_large']);
   expect(r.body.error).toBe('The DOCX document expands to 14 MB of XML; at most 12 MB is read.');
+  expect((await h.req('GET', '/v1/documents', { key })).body.data.length).toBe(before);
+});
+
+test('a DOCX whose main part is not named .xml still counts: past its size plus 12 MB is 413', async () => {
+  // Mammoth follows the package relationship to any part name, so the XML-only count let this through (201).
+  const bomb = bulkyDocx(13 * 1024 * 1024, 'word/body.bin');
+  const r = await upload(h, '/v1/documents/upload', key, { bytes: bomb, name: 'renamed.docx', type: DOCX });
+  expect([r.status, r.body.code]).toEqual([413, 'payload_too_large']);
+  expect(r.body.error).toBe("The DOCX document expands to 14 MB; at most 12 MB (the file's size plus 12 MB) is read.");
+  // The same document at 1 MB reads through the same relationship.
+  const ok = await upload(h, '/v1/documents/upload', key, {
+    bytes: bulkyDocx(1024 * 1024, 'word/body.bin'),
+    name: 'renamed-small.docx',
+    type: DOCX,
+  });
+  expect(ok.status).toBe(201);
+  expect(ok.body.excerpt).toMatch(/^a{80}/);
+});
+
+test('a DOCX whose zip declares less than a part holds is 400 naming the part, read no further; nothing stored', async () => {
+  // Declared 1,000 bytes, holds 11 MB: mammoth (JSZip) inflated all of it before comparing (a 2 MB file holding 2 GB
+  // took 2.2 GB of memory); the part is now stopped at its declared size.
+  const liar = bulkyDocx(11 * 1024 * 1024, 'word/document.xml', 1000);
+  const before = (await h.req('GET', '/v1/documents', { key })).body.data.length;
+  const r = await upload(h, '/v1/documents/upload', key, { bytes: liar, name: 'liar.docx', type: DOCX });
+  expect([r.status, r.body.code]).toEqual([400, 'invalid_request']);
+  const m =
+    /^The DOCX document could not be read: part word\/document\.xml: too many bytes in the stream\. expected 1000\. got at least (\d+)$/.exec(
+      r.body.error,
+    );
+  expect(m).not.toBeNull();
+  expect(Number(m![1])).toBeLessThanOrEqual(64 * 1024); // one inflated chunk, not the 11 MB
   expect((await h.req('GET', '/v1/documents', { key })).body.data.length).toBe(before);
 });
 
