@@ -42,6 +42,8 @@ module.exports = tseslint.config(
       'workers/worker.ts',
       'workers/keys-cli.ts',
       'workers/spaces-cli.ts',
+      'activities/web/extract-process.ts',
+      'test/unit/fixtures/pool-child.ts',
       'test/run-all.js',
     ],
     rules: { 'no-restricted-syntax': 'off' },

@@ -7,6 +7,7 @@ import { createJobsActivities } from './jobs';
 import { createKnowledgeActivities } from './knowledge';
 import { createLiveActivities } from './live';
 import { createTasksActivities } from './tasks';
+import { configureFileReading } from './web/extract-pool';
 import { createResearchActivities } from './web/research-activities';
 import { createPlanActivities } from './tools/plan-activities';
 
@@ -16,6 +17,7 @@ export type { ActivityDeps } from './deps';
 export function createActivities(given: ActivityDeps) {
   // One model router for every activity family (and the API, when the caller passes its own).
   const deps: ActivityDeps = { ...given, models: given.models ?? createModelRouter(given.config, { log: given.log }) };
+  configureFileReading({ memoryMb: deps.config.extractMemoryMb });
   return {
     /** Smoke activity: proves the round trip through the worker. */
     async echo(input: { message: string }): Promise<string> {

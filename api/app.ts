@@ -15,6 +15,7 @@ import { plainJsonBody, readJsonBody } from './json-body';
 import { Metrics } from './metrics';
 import { authorize } from './middleware/auth';
 import { bodyTimeout } from './middleware/body-timeout';
+import { configureFileReading } from '../activities/web/extract-pool';
 import { errorHandler } from './middleware/errors';
 import { meter } from './middleware/meter';
 import { requestContext } from './middleware/request-context';
@@ -154,6 +155,7 @@ class ServiceApp extends Koa<AppState, AppExtras> {
 export function createApp(deps: AppDeps, routes: RouteSpec[] = allRoutes()): Koa<AppState, AppExtras> {
   const app = new ServiceApp({ proxy: false });
   app.context.deps = deps;
+  configureFileReading({ memoryMb: deps.config.extractMemoryMb });
   app.context.metrics = new Metrics();
   app.silent = true;
   app.on('error', (err: NodeJS.ErrnoException) => {

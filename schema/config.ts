@@ -54,6 +54,13 @@ export const EnvSchema = z.object({
     .int()
     .min(1024)
     .default(20 * 1024 * 1024),
+  // The data-segment cap of each PDF/DOCX reading process (activities/web/extract-pool.ts), in MiB; 0: no cap.
+  // Node alone reserves ~520 MiB of it on start, so the floor is 1024.
+  SVC_EXTRACT_MEMORY_MB: z.coerce
+    .number()
+    .int()
+    .refine((v) => v === 0 || (v >= 1024 && v <= 1_048_576), 'must be 0 (no cap) or 1024 to 1048576')
+    .default(2048),
   // true/1 = every private address; false/0 = none; else a comma-separated allow list of addresses,
   // CIDRs and host names (activities/net/ssrf.ts `PrivateFetchPolicy`).
   SVC_ALLOW_PRIVATE_FETCH: z
@@ -160,6 +167,8 @@ export interface Config {
   devKey: boolean;
   bodyLimit: number;
   uploadLimit: number;
+  /** SVC_EXTRACT_MEMORY_MB */
+  extractMemoryMb: number;
   /** true = all private addresses, a list = these addresses/CIDRs/hosts only, false = none. */
   allowPrivateFetch: PrivateFetchPolicy;
   publicUrl?: string;
@@ -256,6 +265,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     devKey: e.SVC_DEV_KEY,
     bodyLimit: e.SVC_BODY_LIMIT,
     uploadLimit: e.SVC_UPLOAD_LIMIT,
+    extractMemoryMb: e.SVC_EXTRACT_MEMORY_MB,
     allowPrivateFetch: e.SVC_ALLOW_PRIVATE_FETCH,
     publicUrl: e.SVC_PUBLIC_URL,
     workerShutdownGraceMs: e.SVC_WORKER_SHUTDOWN_GRACE_MS,

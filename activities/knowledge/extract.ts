@@ -4,7 +4,7 @@ import { AppError } from '../../schema/errors';
 import { readableText, storableText } from '../../schema/storable';
 import type { SupportedMediaType } from '../../schema/knowledge';
 import { lazyModule } from '../lazy-module';
-import { extractFileInThread } from '../web/extract-pool';
+import { extractFileInProcess } from '../web/extract-pool';
 import { extractHtml } from './html';
 import { decodeText } from './sniff';
 
@@ -24,7 +24,7 @@ function unreadable(kind: string, err: unknown): AppError {
   return new AppError('invalid_request', `The ${kind} could not be read: ${reason}`, { cause: err });
 }
 
-/** PDF text by unpdf (pdf.js); run in the extraction pool's threads (`extract-thread.ts`). */
+/** PDF text by unpdf (pdf.js); run in the file-reading processes (`extract-process.ts`). */
 export async function readPdf(buf: Uint8Array): Promise<Extracted> {
   let pdf;
   try {
@@ -51,7 +51,7 @@ export async function readPdf(buf: Uint8Array): Promise<Extracted> {
 }
 
 /**
- * DOCX text by mammoth; run in the extraction pool's threads (`extract-thread.ts`). Mammoth (JSZip) inflates a part
+ * DOCX text by mammoth; run in the file-reading processes (`extract-process.ts`). Mammoth (JSZip) inflates a part
  * whole before it compares the result with the size the zip declares, so a zip that declares small sizes and holds
  * gigabytes (2 GB in a 2 MB file: 2.2 GB of memory, 9 s) is read here first (`boundedDocx`), and mammoth is given
  * a stored (uncompressed) zip of the parts as read.
@@ -139,9 +139,9 @@ export async function extractDocument(
   url?: string,
 ): Promise<Extracted> {
   let out: Extracted;
-  if (mediaType === 'application/pdf') out = await extractFileInThread('pdf', buf);
+  if (mediaType === 'application/pdf') out = await extractFileInProcess('pdf', buf);
   else if (mediaType === 'application/vnd.openxmlformats-officedocument.wordprocessingml.document') {
-    out = await extractFileInThread('docx', buf);
+    out = await extractFileInProcess('docx', buf);
   } else {
     const text = decodeText(buf);
     if (text === null) throw new AppError('unsupported_media_type', 'The file is not text.');

@@ -1,5 +1,6 @@
 import { Document, HeadingLevel, Packer, Paragraph, TextRun } from 'docx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
+import zlib from 'node:zlib';
 import { strToU8, zipSync } from 'fflate';
 import type { Harness } from '../helpers/harness';
 
@@ -100,4 +101,53 @@ export function bulkyDocx(xmlBytes: number, main = 'word/document.xml', declare?
     if (patched !== 2) throw new Error(`bulkyDocx: patched ${patched} size fields, expected 2`);
   }
   return zip;
+}
+
+/**
+ * A one-page PDF whose content stream shows `text` and then holds `padding` bytes of spaces, Flate-compressed
+ * (~1 KB a MB): pdf.js inflates a content stream whole before it reads it.
+ */
+export async function paddedPdf(text: string, padding: number): Promise<Buffer> {
+  const spaces = Buffer.alloc(16 * 1024 * 1024, 0x20);
+  const deflate = zlib.createDeflate({ level: 9 });
+  const out: Buffer[] = [];
+  deflate.on('data', (c: Buffer) => out.push(c));
+  const ended = new Promise((resolve, reject) => deflate.on('end', resolve).on('error', reject));
+  deflate.write(Buffer.from(`BT /F1 12 Tf 50 700 Td (${text}) Tj ET\n`));
+  for (let left = padding; left > 0; left -= spaces.length)
+    if (!deflate.write(left >= spaces.length ? spaces : spaces.subarray(0, left)))
+      await new Promise((r) => deflate.once('drain', r));
+  deflate.end();
+  await ended;
+  const stream = Buffer.concat(out);
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
+    null,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+  ];
+  const parts: Buffer[] = [Buffer.from('%PDF-1.4\n')];
+  const offsets: number[] = [];
+  let length = parts[0].length;
+  objects.forEach((o, i) => {
+    offsets.push(length);
+    const part =
+      o === null
+        ? Buffer.concat([
+            Buffer.from(`${i + 1} 0 obj\n<< /Length ${stream.length} /Filter /FlateDecode >>\nstream\n`),
+            stream,
+            Buffer.from('\nendstream\nendobj\n'),
+          ])
+        : Buffer.from(`${i + 1} 0 obj\n${o}\nendobj\n`);
+    parts.push(part);
+    length += part.length;
+  });
+  const xref = offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('');
+  parts.push(
+    Buffer.from(
+      `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`,
+    ),
+  );
+  return Buffer.concat(parts);
 }

@@ -52,9 +52,18 @@ describe('parseConfig', () => {
     ['SVC_API_PROCESSES', '1.5'],
     ['SVC_API_PROCESSES', 'many'],
     ['SVC_HTTP_FAST_PATH', 'maybe'],
+    ['SVC_EXTRACT_MEMORY_MB', '512'],
+    ['SVC_EXTRACT_MEMORY_MB', '-1'],
+    ['SVC_EXTRACT_MEMORY_MB', 'lots'],
   ])('a bad %s stops start-up naming the variable', (name, value) => {
     expect(() => parseConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => parseConfig({ [name]: value })).toThrow(name);
+  });
+
+  test('SVC_EXTRACT_MEMORY_MB: 2048 by default, 0 for no cap, else at least 1024', () => {
+    expect(parseConfig({}).extractMemoryMb).toBe(2048);
+    expect(parseConfig({ SVC_EXTRACT_MEMORY_MB: '0' }).extractMemoryMb).toBe(0);
+    expect(parseConfig({ SVC_EXTRACT_MEMORY_MB: '1024' }).extractMemoryMb).toBe(1024);
   });
 
   test('SVC_API_PROCESSES: 1 by default, a count, or auto', () => {
