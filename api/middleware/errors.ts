@@ -115,6 +115,19 @@ function fromHttpError(
 /** Retry-After of a 503 whose error named none (seconds). */
 const UNAVAILABLE_RETRY_AFTER_S = '2';
 
+/**
+ * A request answered with an error before its body was read to the end (a compressed body past the limit once
+ * inflated, a multipart upload past its limit): the rest is read and dropped. Node drains a body nobody started to
+ * read, but not one a parser stopped reading; left paused, it held the connection, and the client's next request on
+ * that kept-alive connection waited until the server closed it (ECONNRESET). The body timeout bounds the drain.
+ */
+function discardRestOfBody(ctx: AppContext): void {
+  const req = ctx.req;
+  if (req.complete || req.destroyed) return;
+  req.unpipe();
+  req.resume();
+}
+
 /** The one error middleware: every failure becomes an ErrorResponse body; 5xx never leak internals. */
 export function errorHandler(): AppMiddleware {
   return async (ctx: AppContext, next) => {
@@ -124,6 +137,7 @@ export function errorHandler(): AppMiddleware {
         throw new AppError('not_found', `No route for ${ctx.method} ${ctx.path}.`);
       }
     } catch (raw) {
+      discardRestOfBody(ctx);
       // Input that reached the database although validation should have refused it: worth a look.
       const badInput = () =>
         ctx.deps.log.warn({ request_id: ctx.state.requestId, err: raw }, 'database refused the input');

@@ -104,6 +104,39 @@ describe('item 5: undecodable bodies', () => {
   });
 });
 
+describe('bodies refused before their end: the connection stays usable', () => {
+  // One kept-alive connection: the second request goes on the socket the refused one used.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  afterAll(() => agent.destroy());
+  function send(method: string, path: string, headers: Record<string, string>, body?: Buffer) {
+    return new Promise<{ status: number; socket: number; body: string }>((resolve, reject) => {
+      const req = http.request(
+        `http://127.0.0.1:${port}${path}`,
+        { method, agent, headers: { authorization: `Bearer ${key}`, ...headers } },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode!, socket: req.socket!.localPort!, body: text }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  test.each([
+    ['a chunked JSON body past the limit', { 'transfer-encoding': 'chunked' }, (b: Buffer) => b],
+    ['a gzip body that inflates past the limit', { 'content-encoding': 'gzip' }, (b: Buffer) => gzipSync(b)],
+  ])('%s is 413 and the next request on that connection is answered', async (_name, headers, encode) => {
+    const big = Buffer.concat([Buffer.from('{"title":"'), Buffer.alloc(3 * 1024 * 1024, 0x61), Buffer.from('"}')]);
+    const refused = await send('POST', '/v1/tasks', { 'content-type': 'application/json', ...headers }, encode(big));
+    expect([refused.status, JSON.parse(refused.body).code]).toEqual([413, 'payload_too_large']);
+    // The parser stopped reading; the rest of the body held the connection until the server closed it (ECONNRESET).
+    const next = await send('GET', '/v1/health', {});
+    expect([next.status, next.socket]).toEqual([200, refused.socket]);
+  });
+});
+
 describe('item 6: lone surrogates and NUL reach no jsonb column', () => {
   const lone = '\ud800';
   test.each([
