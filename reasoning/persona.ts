@@ -12,9 +12,16 @@ export const PERSONA = [
   'Be accurate, say when you are unsure, and never invent facts, sources or tool results.',
 ].join(' ');
 
+/**
+ * A message of the upstream prompt. Besides text turns, a client's tool loop passes through as sent: assistant
+ * turns holding `tool_calls` (content null) and `tool` results naming the call they answer.
+ */
 export interface PromptMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string | null;
+  name?: string;
+  tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
+  tool_call_id?: string;
 }
 
 export interface PromptInput {
@@ -123,7 +130,10 @@ export const localTimeUncached = (now: Date, timezone?: string) => formatLocal(n
  * environment, lessons, the client's own system guidance with identity claims removed, and last the
  * current time to the minute), then the stored session history, then the client's conversation.
  */
-export function assemblePrompt(input: PromptInput): { messages: PromptMessage[]; neutralised: number } {
+export function assemblePrompt(input: PromptInput): {
+  messages: [{ role: 'system'; content: string }, ...PromptMessage[]];
+  neutralised: number;
+} {
   const parts: string[] = [PERSONA];
   const surface = input.surface ? SURFACE_REGISTRY[input.surface] : BASELINE;
   parts.push(`Surface: ${surface.title}. ${surface.guidance}`);
@@ -159,7 +169,7 @@ export function assemblePrompt(input: PromptInput): { messages: PromptMessage[];
       conversation.push(m);
       continue;
     }
-    const n = neutraliseIdentity(m.content);
+    const n = neutraliseIdentity(m.content ?? '');
     neutralised += n.dropped;
     if (n.kept) guidance.push(n.kept);
   }

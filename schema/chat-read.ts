@@ -42,6 +42,8 @@ function readMessage(v: unknown): ChatMessage | undefined {
   if (!isPlain(v)) return undefined;
   const { role, content } = v;
   if (typeof role !== 'string' || !ROLES.has(role) || !shortString(content, 200_000)) return undefined;
+  // A client's tool loop (assistant tool_calls, tool results) is the schema's to read.
+  if ('tool_calls' in v || 'tool_call_id' in v) return undefined;
   const out: Plain = { role: role === 'developer' ? 'system' : role, content };
   if ('name' in v) {
     if (v.name !== undefined && !shortString(v.name, 64)) return undefined;
@@ -97,6 +99,8 @@ function read(v: unknown, persona: boolean): Plain | undefined {
       if (v.svc_skills !== undefined) return undefined; // skills: the schema reads them
       out.svc_skills = undefined;
     }
+    // Client tools and how to choose them: the schema reads them (an empty tool list is read below).
+    if ('tool_choice' in v || 'parallel_tool_calls' in v) return undefined;
   }
   for (const [key, ok] of SAMPLING) {
     if (!(key in v)) continue;
@@ -126,8 +130,8 @@ function read(v: unknown, persona: boolean): Plain | undefined {
     if (v.response_format !== undefined) return undefined;
     out.response_format = undefined;
   }
-  // Client tools: an empty list is read; any tool is the schema's refusal.
-  for (const key of ['tools', 'functions']) {
+  // Client tools: an empty list is read; any tool is the schema's to read (or refuse).
+  for (const key of ['functions', 'tools']) {
     if (!(key in v)) continue;
     const list = v[key];
     if (list !== undefined && !(Array.isArray(list) && list.length === 0)) return undefined;

@@ -21,6 +21,93 @@ export const ChatMessage = z
   .meta({ id: 'ChatMessage' });
 export type ChatMessage = z.output<typeof ChatMessage>;
 
+/** OpenAI's function name rule. */
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const toolName = z.string().regex(TOOL_NAME, '1 to 64 of a-z, A-Z, 0-9, underscore and dash');
+
+/** A tool call as an assistant message carries it (and as the answer gives it). */
+export const ToolCall = z
+  .object({
+    id: z.string().min(1).max(200),
+    type: z.literal('function'),
+    function: z.object({ name: toolName, arguments: z.string().max(200_000) }).strict(),
+  })
+  .strict()
+  .meta({ id: 'ToolCall' });
+
+/**
+ * A message of /v1/chat/completions: the text roles as above, plus what a client's tool loop sends back: an
+ * assistant turn holding `tool_calls` (its content may then be null or absent), and `tool` messages answering them
+ * by `tool_call_id`.
+ */
+export const PersonaChatMessage = z
+  .object({
+    role: z
+      .enum(['system', 'developer', 'user', 'assistant', 'tool'])
+      .transform((r) => (r === 'developer' ? 'system' : r)),
+    content: Content.nullish(),
+    name: z.string().max(64).optional(),
+    tool_calls: z.array(ToolCall).min(1).max(128).optional(),
+    tool_call_id: z.string().min(1).max(200).optional(),
+  })
+  .superRefine((m, ctx) => {
+    if (m.tool_calls && m.role !== 'assistant')
+      ctx.addIssue({ code: 'custom', path: ['tool_calls'], message: 'only an assistant message carries tool_calls' });
+    if (m.role === 'tool' && m.tool_call_id === undefined)
+      ctx.addIssue({ code: 'custom', path: ['tool_call_id'], message: 'a tool message names the call it answers' });
+    if (m.role !== 'tool' && m.tool_call_id !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['tool_call_id'], message: 'only a tool message carries tool_call_id' });
+    if ((m.content === null || m.content === undefined) && !(m.role === 'assistant' && m.tool_calls))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['content'],
+        message: 'content is required (only an assistant message with tool_calls may leave it null)',
+      });
+  })
+  .transform((m) => {
+    const out: PersonaMessage = { role: m.role, content: m.content ?? null };
+    if ('name' in m) out.name = m.name; // an explicit undefined stays a key, as zod keeps it
+    if (m.tool_calls) out.tool_calls = m.tool_calls;
+    if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
+    return out;
+  })
+  .meta({ id: 'PersonaChatMessage' });
+/** A message as the persona route passes it on: content null only beside tool_calls. */
+export interface PersonaMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string | null;
+  name?: string;
+  tool_calls?: Array<z.output<typeof ToolCall>>;
+  tool_call_id?: string;
+}
+
+/** A client tool, as OpenAI's `tools` items: a function with a JSON Schema for its arguments (at most 64 KB). */
+export const ClientTool = z
+  .object({
+    type: z.literal('function'),
+    function: z
+      .object({
+        name: toolName,
+        description: z.string().max(4000).optional(),
+        parameters: z
+          .record(z.string(), z.unknown())
+          .refine((v) => JSON.stringify(v).length <= 65_536, 'at most 64 KB of JSON')
+          .optional(),
+        strict: z.boolean().nullish(),
+      })
+      .strict(),
+  })
+  .strict()
+  .meta({ id: 'ClientTool' });
+
+/** OpenAI's `tool_choice`. */
+export const ToolChoice = z
+  .union([
+    z.enum(['none', 'auto', 'required']),
+    z.object({ type: z.literal('function'), function: z.object({ name: toolName }).strict() }).strict(),
+  ])
+  .meta({ id: 'ToolChoice' });
+
 export const CustomSkill = z
   .object({
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9 _-]{0,47}$/, 'letters, digits, space, _ and - (at most 48)'),
@@ -79,18 +166,19 @@ export const ResponseFormat = z
   .describe('text, json_object or json_schema, as in OpenAI; passed to the lane, whose model must support it.');
 
 /**
- * Client tools (`tools`, and the older `functions`): these routes call none, so a list with any is refused rather
- * than dropped, which would leave a client's agent loop waiting for calls that never come. An empty list is fine.
+ * Client tools on the routes that call none (the utility lanes and the commons lane): a list with any is refused
+ * rather than dropped, which would leave a client's agent loop waiting for calls that never come. An empty list is
+ * fine. The older `functions` is refused on every route, pointing at `tools`.
  */
-const noClientTools = (field: 'tools' | 'functions') =>
+const noClientTools = (field: 'tools' | 'functions', where: string) =>
   z
     .array(z.unknown())
-    .max(
-      0,
-      `this route does not call client ${field} (its lane answers in text); send none, or use ` +
-        'POST /v1/slm/commons/completions (server-side tools), POST /v1/capabilities/agent or POST /v1/mcp',
-    )
+    .max(0, `this route does not call client ${field} (its lane answers in text); ${where}`)
     .optional();
+const TOOLS_ELSEWHERE =
+  'send none, or use POST /v1/chat/completions (client tools), POST /v1/slm/commons/completions (server-side ' +
+  'tools), POST /v1/capabilities/agent or POST /v1/mcp';
+const FUNCTIONS_DEPRECATED = 'send `tools` instead (OpenAI deprecated `functions`), or none';
 
 /** A field OpenAI's contract makes nullable: null is taken as absent (clients that serialise None send it). */
 const nullable = <T extends z.ZodType>(t: T) => t.nullish().transform((v) => v ?? undefined);
@@ -110,8 +198,7 @@ const Sampling = {
   stream: nullable(z.boolean()).describe('true: server-sent events in the OpenAI chunk format.'),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
   response_format: ResponseFormat.optional(),
-  tools: noClientTools('tools'),
-  functions: noClientTools('functions'),
+  functions: noClientTools('functions', FUNCTIONS_DEPRECATED),
 };
 export const SAMPLING_KEYS = [
   'temperature',
@@ -127,7 +214,7 @@ export const SAMPLING_KEYS = [
 export const ChatCompletionRequest = z
   .object({
     model: z.string().min(1).max(100).optional().describe('Lane id; default svc-oracle.'),
-    messages: z.array(ChatMessage).min(1).max(500),
+    messages: z.array(PersonaChatMessage).min(1).max(500),
     // Spec: an invalid profile (too long, not a string) is ignored, never a 400.
     profile: z
       .string()
@@ -137,6 +224,26 @@ export const ChatCompletionRequest = z
       .describe('Working style; honoured only when it belongs to the surface; an invalid one is ignored.'),
     svc_skills: SvcSkills.optional(),
     ...Sampling,
+    tools: z
+      .array(ClientTool)
+      .max(128)
+      .refine((t) => new Set(t.map((x) => x.function.name)).size === t.length, 'tool names must be unique')
+      .optional()
+      .describe("Client tools, passed to the lane; the model's calls come back as `tool_calls` for the client to run."),
+    tool_choice: nullable(ToolChoice),
+    parallel_tool_calls: nullable(z.boolean()),
+  })
+  .superRefine((b, ctx) => {
+    const named = typeof b.tool_choice === 'object' ? b.tool_choice.function.name : undefined;
+    if (
+      (b.tool_choice !== undefined && b.tool_choice !== 'none' && !b.tools?.length) ||
+      (named !== undefined && !b.tools?.some((t) => t.function.name === named))
+    )
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tool_choice'],
+        message: named !== undefined && b.tools?.length ? `no tool named ${named} in tools` : 'tool_choice needs tools',
+      });
   })
   .meta({ id: 'ChatCompletionRequest' });
 export type ChatCompletionRequest = z.output<typeof ChatCompletionRequest>;
@@ -147,6 +254,7 @@ export const UtilityChatRequest = z
     model: z.string().min(1).max(100).optional().describe('Lane id; each utility route accepts its own lanes.'),
     messages: z.array(ChatMessage).min(1).max(500),
     ...Sampling,
+    tools: noClientTools('tools', TOOLS_ELSEWHERE),
   })
   .meta({ id: 'UtilityChatRequest' });
 export type UtilityChatRequest = z.output<typeof UtilityChatRequest>;
@@ -179,7 +287,12 @@ export const ChatCompletionResponse = z
     choices: z.array(
       z.object({
         index: z.number().int(),
-        message: z.object({ role: z.literal('assistant'), content: z.string(), refusal: z.null() }),
+        message: z.object({
+          role: z.literal('assistant'),
+          content: z.string().nullable().describe('Null when the model answered with tool calls only.'),
+          refusal: z.null(),
+          tool_calls: z.array(ToolCall).optional().describe('The calls the model asks the client to run.'),
+        }),
         logprobs: z.null().describe('Always null: log probabilities are not offered.'),
         finish_reason: z.string(),
       }),

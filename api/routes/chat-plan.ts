@@ -111,6 +111,6 @@ export async function planChat(
     history,
     messages: body.messages,
   });
-  const lastUser = [...body.messages].reverse().find((m) => m.role === 'user')?.content;
+  const lastUser = [...body.messages].reverse().find((m) => m.role === 'user')?.content ?? undefined;
   return { surface, profile: profile?.id, skills, sessionKey, sessionSurface: scope, sass, messages, lastUser };
 }

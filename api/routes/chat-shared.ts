@@ -70,14 +70,23 @@ export async function unlessClientGone<T>(abort: AbortController, work: () => Pr
 }
 
 /**
- * The finish reason a client of these routes is told: they hand the client no tool calls (the commons lane runs
- * its own, the others offer the upstream none), so an upstream's "tool_calls" would promise calls that are not there.
+ * The finish reason a client is told. A route that offered the upstream no client tools (the lanes, the commons
+ * lane, a persona chat without `tools`) hands the client no tool calls, so an upstream's "tool_calls" would promise
+ * calls that are not there: "stop" then.
  */
-export function clientFinishReason(reason: string): string {
-  return reason === 'tool_calls' || reason === 'function_call' ? 'stop' : reason;
+export function clientFinishReason(reason: string, toolsOffered = false): string {
+  return !toolsOffered && (reason === 'tool_calls' || reason === 'function_call') ? 'stop' : reason;
 }
 
-export function completionBody(opts: { id: string; lane: string; result: ModelResult; meta: Record<string, unknown> }) {
+export function completionBody(opts: {
+  id: string;
+  lane: string;
+  result: ModelResult;
+  meta: Record<string, unknown>;
+  /** The client offered tools (persona route): the model's calls go to the client. */
+  toolsOffered?: boolean;
+}) {
+  const calls = opts.toolsOffered && opts.result.tool_calls?.length ? opts.result.tool_calls : undefined;
   return {
     id: opts.id,
     object: 'chat.completion' as const,
@@ -87,9 +96,15 @@ export function completionBody(opts: { id: string; lane: string; result: ModelRe
     choices: [
       {
         index: 0,
-        message: { role: 'assistant' as const, content: opts.result.content, refusal: null },
+        message: {
+          role: 'assistant' as const,
+          // As OpenAI answers a turn of tool calls only: content null.
+          content: calls && !opts.result.content ? null : opts.result.content,
+          refusal: null,
+          ...(calls ? { tool_calls: calls } : {}),
+        },
         logprobs: null,
-        finish_reason: clientFinishReason(opts.result.finish_reason),
+        finish_reason: clientFinishReason(opts.result.finish_reason, opts.toolsOffered),
       },
     ],
     usage: opts.result.usage,

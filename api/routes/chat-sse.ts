@@ -13,8 +13,10 @@ export interface StreamOptions {
   lane: string;
   includeUsage: boolean;
   meta: (provider: string) => Record<string, unknown>;
-  /** Runs after the last delta, before the final chunk (e.g. storing the session). */
-  onComplete?: (content: string, provider: string) => Promise<void>;
+  /** Runs after the last delta, before the final chunk (e.g. storing the session); `calls`: tool calls sent. */
+  onComplete?: (content: string, provider: string, calls: number) => Promise<void>;
+  /** The client offered tools (persona route): the model's calls are sent to it, finish_reason "tool_calls". */
+  toolsOffered?: boolean;
   /** Copies deltas to the owner's WebSocket (only when one is subscribed; publishing is off this path). */
   tap?: TokenTap;
 }
@@ -62,6 +64,7 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
     let content = '';
     let finish = 'stop';
     let usage: ModelUsage | undefined;
+    let calls = 0;
     held = `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })}\n\n`;
     // Without a first token to go with it (tool calls, an empty answer), the role event goes at once, as before.
     if (next.done || !next.value.delta) send('');
@@ -73,12 +76,19 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
           o.tap?.push(c.delta);
           writeDelta(c.delta);
         }
-        if (c.finish_reason) finish = clientFinishReason(c.finish_reason);
+        if (c.tool_calls?.length && o.toolsOffered) {
+          // The upstream's calls arrive assembled on its last chunk: one delta holds each call whole (clients
+          // join argument fragments by index, so a whole one reads the same).
+          const deltas = c.tool_calls.map((call, index) => ({ index, ...call }));
+          write({ ...base, choices: [{ index: 0, delta: { tool_calls: deltas }, finish_reason: null }] });
+          calls += deltas.length;
+        }
+        if (c.finish_reason) finish = clientFinishReason(c.finish_reason, o.toolsOffered);
         if (c.usage) usage = c.usage;
         next = await it.next();
       }
       if (closed) return;
-      await o.onComplete?.(content, provider);
+      await o.onComplete?.(content, provider, calls);
       write({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }], meta: o.meta(provider) });
       if (o.includeUsage && usage) write({ ...base, choices: [], usage });
     } catch (err) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ModelRequest } from '../../activities/providers/types';
 import { feedbackSignal, recordFeedback } from '../../activities/store/feedback';
 import { appendExchange, getSession, listSessions, type SessionRow } from '../../activities/store/sessions';
 import { adjustSass, baseSass, profileFor } from '../../reasoning/surfaces-registry';
@@ -72,7 +73,16 @@ async function completions(ctx: AppContext, body: ChatCompletionRequest, headers
     );
   const plan = await planChat(ctx, body, p.tenantId, headers);
   const abort = abortOnDisconnect(ctx);
-  const req = { lane, messages: plan.messages, ...samplingOf(body), signal: abort.signal };
+  // Client tools go to the lane with how to choose them; the model's calls come back for the client to run.
+  const tools = body.tools?.length ? body.tools : undefined;
+  const sampling = samplingOf(body);
+  const req: ModelRequest = { lane, messages: plan.messages, ...sampling, signal: abort.signal };
+  if (tools) {
+    req.tools = tools;
+    if (body.tool_choice !== undefined) req.tool_choice = body.tool_choice;
+    if (body.parallel_tool_calls !== undefined)
+      req.extra = { ...sampling.extra, parallel_tool_calls: body.parallel_tool_calls };
+  }
   const meta = (provider: string) => ({
     provider,
     sass_factor: plan.sass,
@@ -81,8 +91,9 @@ async function completions(ctx: AppContext, body: ChatCompletionRequest, headers
     skills: plan.skills,
     session_id: plan.sessionKey ?? null,
   });
-  const store = async (answer: string, provider: string) => {
-    if (!plan.sessionKey || plan.lastUser === undefined) return;
+  // A turn of tool calls is not an exchange yet: the session stores the answer that follows the tool results.
+  const store = async (answer: string, provider: string, calls = 0) => {
+    if (!plan.sessionKey || plan.lastUser === undefined || (calls > 0 && !answer)) return;
     await appendExchange(ctx.deps.db, {
       tenantId: p.tenantId,
       surface: plan.sessionSurface,
@@ -108,6 +119,7 @@ async function completions(ctx: AppContext, body: ChatCompletionRequest, headers
         meta,
         onComplete: store,
         tap,
+        toolsOffered: tools !== undefined,
       }),
     );
     return undefined;
@@ -118,8 +130,8 @@ async function completions(ctx: AppContext, body: ChatCompletionRequest, headers
   });
   tap?.push(result.content);
   tap?.end();
-  await store(result.content, result.provider);
-  return completionBody({ id, lane, result, meta: meta(result.provider) });
+  await store(result.content, result.provider, tools ? (result.tool_calls?.length ?? 0) : 0);
+  return completionBody({ id, lane, result, meta: meta(result.provider), toolsOffered: tools !== undefined });
 }
 
 async function feedback(ctx: AppContext, body: z.output<typeof ChatFeedbackBody>) {

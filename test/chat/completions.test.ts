@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { PERSONA } from '../../reasoning/persona';
 import type { FakeOpenAI } from '../helpers/fake-openai';
+import { contractErrors } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
 
@@ -222,16 +223,12 @@ describe('POST /v1/chat/completions with the official openai client', () => {
     expect(user.status).toBe(400);
   });
 
-  test('client tools are refused with a 400 saying where tools run, not dropped; an empty list is fine', async () => {
+  test('tools and functions are refused where no client tools are called, with a 400 saying where they are', async () => {
     const tools = [{ type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object' } } }];
-    await expect(
-      client.chat.completions.create({ model: 'svc-oracle', messages: [{ role: 'user', content: 'x' }], tools }),
-    ).rejects.toMatchObject({ status: 400 });
-    for (const [path, body] of [
-      ['/v1/chat/completions', { tools }],
-      ['/v1/chat/completions', { functions: [{ name: 'lookup' }] }],
-      ['/v1/micro/chat/completions', { tools }],
-      ['/v1/slm/commons/completions', { tools }],
+    for (const [path, body, says] of [
+      ['/v1/chat/completions', { functions: [{ name: 'lookup' }] }, 'send `tools` instead'],
+      ['/v1/micro/chat/completions', { tools }, 'POST /v1/chat/completions (client tools)'],
+      ['/v1/slm/commons/completions', { tools }, 'POST /v1/chat/completions (client tools)'],
     ] as const) {
       const r = await h.req('POST', path, { key, body: { messages: [{ role: 'user', content: 'x' }], ...body } });
       expect(r.status).toBe(400);
@@ -239,7 +236,7 @@ describe('POST /v1/chat/completions with the official openai client', () => {
       expect(r.body.details).toEqual([
         { path: `body.${field}`, message: expect.stringContaining(`does not call client ${field}`) },
       ]);
-      expect(r.body.error).toContain('/v1/capabilities/agent');
+      expect(r.body.error).toContain(says);
     }
     expect(fake.chats).toHaveLength(0);
     fake.script({ reply: 'plain' });
@@ -251,6 +248,194 @@ describe('POST /v1/chat/completions with the official openai client', () => {
     expect(empty.choices[0].message.content).toBe('plain');
     expect(fake.chats[0].body.tools).toBeUndefined();
   });
+
+  describe('client tools: the model asks, the client runs them, the model answers', () => {
+    const tools: OpenAI.ChatCompletionTool[] = [
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          description: 'Weather in a city',
+          parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        },
+      },
+      { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } },
+    ];
+    const question: OpenAI.ChatCompletionMessageParam = { role: 'user', content: 'Weather and time in Oslo?' };
+
+    test('non-stream: tool_calls to the client, then the tool results to the model; both in the OpenAI contract', async () => {
+      fake.script(
+        {
+          toolCalls: [
+            { id: 'call_w', name: 'get_weather', arguments: { city: 'Oslo' } },
+            { id: 'call_t', name: 'get_time', arguments: {} },
+          ],
+        },
+        { reply: 'Oslo: 3 °C, 14:05.' },
+      );
+      const first = await client.chat.completions.create({
+        model: 'svc-oracle',
+        messages: [question],
+        tools,
+        tool_choice: 'auto',
+        parallel_tool_calls: true,
+      });
+      expect(contractErrors('CreateChatCompletionResponse', first)).toEqual([]);
+      const asked = first.choices[0].message;
+      expect(first.choices[0].finish_reason).toBe('tool_calls');
+      expect(asked.content).toBeNull();
+      const calls = asked.tool_calls as OpenAI.ChatCompletionMessageFunctionToolCall[];
+      expect(calls.map((c) => [c.id, c.type, c.function.name, JSON.parse(c.function.arguments)])).toEqual([
+        ['call_w', 'function', 'get_weather', { city: 'Oslo' }],
+        ['call_t', 'function', 'get_time', {}],
+      ]);
+      // The lane got the tools and how to choose, after the persona's system message; a request OpenAI would take.
+      const up = fake.chats[0].body;
+      expect(up.tools).toEqual(tools);
+      expect([up.tool_choice, up.parallel_tool_calls]).toEqual(['auto', true]);
+      expect(up.messages[0].role).toBe('system');
+      expect(contractErrors('CreateChatCompletionRequest', up)).toEqual([]);
+
+      const second = await client.chat.completions.create({
+        model: 'svc-oracle',
+        messages: [
+          question,
+          asked as OpenAI.ChatCompletionAssistantMessageParam,
+          { role: 'tool', tool_call_id: 'call_w', content: '{"celsius":3}' },
+          { role: 'tool', tool_call_id: 'call_t', content: '14:05' },
+        ],
+        tools,
+      });
+      expect(second.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'Oslo: 3 °C, 14:05.' } });
+      expect(second.choices[0].message.tool_calls).toBeUndefined();
+      const turns = fake.chats[1].body.messages.slice(1);
+      expect(turns).toEqual([
+        { role: 'user', content: 'Weather and time in Oslo?' },
+        { role: 'assistant', content: null, tool_calls: asked.tool_calls },
+        { role: 'tool', content: '{"celsius":3}', tool_call_id: 'call_w' },
+        { role: 'tool', content: '14:05', tool_call_id: 'call_t' },
+      ]);
+      expect(contractErrors('CreateChatCompletionRequest', fake.chats[1].body)).toEqual([]);
+    });
+
+    test('stream: the calls arrive as tool_call deltas the SDK assembles, then finish_reason tool_calls', async () => {
+      fake.script({ toolCalls: [{ id: 'call_w', name: 'get_weather', arguments: { city: 'Bergen' } }] });
+      const stream = await client.chat.completions.create({
+        model: 'svc-oracle',
+        messages: [question],
+        tools,
+        tool_choice: { type: 'function', function: { name: 'get_weather' } },
+        stream: true,
+      });
+      const chunks: OpenAI.ChatCompletionChunk[] = [];
+      for await (const c of stream) chunks.push(c);
+      for (const c of chunks) expect(contractErrors('CreateChatCompletionStreamResponse', c)).toEqual([]);
+      const deltas = chunks.flatMap((c) => c.choices[0]?.delta?.tool_calls ?? []);
+      expect(deltas).toEqual([
+        {
+          index: 0,
+          id: 'call_w',
+          type: 'function',
+          function: { name: 'get_weather', arguments: '{"city":"Bergen"}' },
+        },
+      ]);
+      expect(chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean)).toEqual(['tool_calls']);
+      expect(fake.chats[0].body.tool_choice).toEqual({ type: 'function', function: { name: 'get_weather' } });
+      // The SDK's own helper assembles the same call.
+      fake.script({ toolCalls: [{ id: 'call_x', name: 'get_time', arguments: {} }] });
+      const runner = client.chat.completions.stream({ model: 'svc-oracle', messages: [question], tools });
+      const done = await runner.finalChatCompletion();
+      expect(done.choices[0].message.tool_calls?.[0]).toMatchObject({ id: 'call_x', function: { name: 'get_time' } });
+    });
+
+    test('a session stores the exchange once the model answers in text, not the turn of calls', async () => {
+      const session = `tools-${Date.now()}`;
+      const headers = { 'x-session-id': session };
+      fake.script({ toolCalls: [{ id: 'call_t', name: 'get_time', arguments: {} }] }, { reply: 'It is 14:05.' });
+      const first = await h.req('POST', '/v1/chat/completions', {
+        key,
+        headers,
+        body: { messages: [{ role: 'user', content: 'Time?' }], tools },
+      });
+      expect(first.body.choices[0].finish_reason).toBe('tool_calls');
+      expect((await h.req('GET', `/v1/sessions/${session}`, { key })).status).toBe(404);
+      const second = await h.req('POST', '/v1/chat/completions', {
+        key,
+        headers,
+        body: {
+          messages: [
+            { role: 'user', content: 'Time?' },
+            first.body.choices[0].message,
+            { role: 'tool', tool_call_id: 'call_t', content: '14:05' },
+          ],
+          tools,
+        },
+      });
+      expect(second.body.choices[0].message.content).toBe('It is 14:05.');
+      const stored = await h.req('GET', `/v1/sessions/${session}`, { key });
+      expect(stored.body.messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
+        ['user', 'Time?'],
+        ['assistant', 'It is 14:05.'],
+      ]);
+    });
+
+    test.each([
+      [
+        'a tool message without tool_call_id',
+        { messages: [{ role: 'tool', content: 'x' }] },
+        'body.messages.0.tool_call_id',
+      ],
+      [
+        'tool_calls on a user message',
+        {
+          messages: [
+            {
+              role: 'user',
+              content: 'x',
+              tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }],
+            },
+          ],
+        },
+        'body.messages.0.tool_calls',
+      ],
+      [
+        'an assistant message with neither content nor tool_calls',
+        {
+          messages: [
+            { role: 'user', content: 'x' },
+            { role: 'assistant', content: null },
+          ],
+        },
+        'body.messages.1.content',
+      ],
+      [
+        'tool_call_id on a user message',
+        { messages: [{ role: 'user', content: 'x', tool_call_id: 'c' }] },
+        'body.messages.0.tool_call_id',
+      ],
+      [
+        'a tool name OpenAI would refuse',
+        { tools: [{ type: 'function', function: { name: 'get weather' } }] },
+        'body.tools.0.function.name',
+      ],
+      ['two tools of one name', { tools: [tools[1], tools[1]] }, 'body.tools'],
+      [
+        'tool_choice naming no tool offered',
+        { tools, tool_choice: { type: 'function', function: { name: 'nope' } } },
+        'body.tool_choice',
+      ],
+      ['tool_choice without tools', { tool_choice: 'required' }, 'body.tool_choice'],
+    ])('%s is 400 naming the field; nothing reaches the lane', async (_name, body, path) => {
+      const r = await h.req('POST', '/v1/chat/completions', {
+        key,
+        body: { messages: [{ role: 'user', content: 'x' }], ...body },
+      });
+      expect([r.status, r.body.code]).toEqual([400, 'invalid_request']);
+      expect(r.body.details.map((d: { path: string }) => d.path)).toContain(path);
+      expect(fake.chats).toHaveLength(0);
+    });
+  });
+
   test('401 without a key, 403 with the scope named when the key lacks runtime:chat', async () => {
     expect(
       (await h.req('POST', '/v1/chat/completions', { body: { messages: [{ role: 'user', content: 'x' }] } })).status,

@@ -23,4 +23,9 @@ test('the OpenAPI contract documents the chat routes with their schemas and scop
   const req = doc.components.schemas.ChatCompletionRequest;
   expect(req.properties.messages.items.$ref ?? JSON.stringify(req.properties.messages)).toMatch(/ChatMessage/);
   expect(doc.components.schemas.CustomSkill.properties.instructions.maxLength).toBe(4000);
+  // Client tools: the request's tools and tool loop messages, the answer's calls.
+  expect(req.properties.tools.items.$ref).toBe('#/components/schemas/ClientTool');
+  expect(doc.components.schemas.PersonaChatMessage.properties.role.enum).toContain('tool');
+  const message = doc.components.schemas.ChatCompletionResponse.properties.choices.items.properties.message;
+  expect(message.properties.tool_calls.items.$ref).toBe('#/components/schemas/ToolCall');
 });
