@@ -138,6 +138,19 @@ test('the fast path answers what Koa answers: JSON and streamed chats, every fai
     const [f, k] = await both({ headers: c.headers, body: c.body }, c.keys ?? keys);
     expect({ case: c.name, ...f }).toEqual({ case: c.name, ...k });
   }
+  // Client tools: the model's calls answered the same way on both paths, as JSON and as a stream.
+  // (Usage given: an estimate from the prompt would differ when a new minute changes the prompt's time line.)
+  fake.setDefault({
+    toolCalls: [{ id: 'call_1', name: 'lookup', arguments: { q: 'pangram' } }],
+    usage: { prompt_tokens: 9, completion_tokens: 3 },
+  });
+  const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }];
+  for (const stream of [false, true]) {
+    const [f, k] = await both({ headers: plain(`req-tools-${stream}`), body: chatBody({ tools, stream }) }, keys);
+    expect(f.body).toContain('"tool_calls":[{"');
+    expect({ case: `tools, stream ${stream}`, ...f }).toEqual({ case: `tools, stream ${stream}`, ...k });
+  }
+  fake.setDefault({ reply: 'ok' });
   // A key without the scope: 403 naming it.
   const s1 = await h.key(['runtime:models']);
   const s2 = await h.key(['runtime:models']);
