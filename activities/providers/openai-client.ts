@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Agent } from 'undici';
 import { z } from 'zod';
 import { storableText } from '../../schema/storable';
+import { randomToken } from '../store/ids';
 import { faultFromStatus, upstreamFault } from './errors';
 import { SseEvents } from './sse';
 import type { ChatMessageIn, ModelRequest, ModelResult, ModelStreamChunk, ModelUsage } from './types';
@@ -118,6 +119,11 @@ export function readStreamChunk(v: unknown): StreamChunk | undefined {
   return v as StreamChunk;
 }
 
+/** An id for a tool call the upstream sent without one (clients answer a call by its id). */
+function callId(): string {
+  return `call_${randomToken(24)}`;
+}
+
 /** Rough token count (4 characters a token) for upstreams that report no usage. */
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
@@ -221,6 +227,7 @@ export async function completeOnce(t: Target, req: ModelRequest, remainingMs: nu
     const content = storableText(choice.message.content ?? '');
     const toolCalls = choice.message.tool_calls?.map((c) => ({
       ...c,
+      id: c.id || callId(),
       function: { name: storableText(c.function.name), arguments: storableText(c.function.arguments) },
     }));
     return {
@@ -268,6 +275,8 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
   let finish: string | undefined;
   let usage: z.infer<typeof Usage> | undefined;
   const calls: Array<{ id: string; name: string; arguments: string }> = [];
+  /** Tool-call fragments read since the last yield. */
+  const fragments: NonNullable<ModelStreamChunk['tool_deltas']> = [];
   /** One SSE data payload → the delta it carries ('' when none). @throws AppError upstream_error */
   const read = (data: string): string => {
     let chunk: StreamChunk | undefined;
@@ -290,10 +299,14 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
     const choice = chunk.choices?.[0];
     if (!choice) return '';
     for (const tc of choice.delta?.tool_calls ?? []) {
-      const c = (calls[tc.index] ??= { id: '', name: '', arguments: '' });
-      if (tc.id) c.id = tc.id;
-      if (tc.function?.name) c.name += storableText(tc.function.name);
-      if (tc.function?.arguments) c.arguments += storableText(tc.function.arguments);
+      const first = calls[tc.index] === undefined;
+      const c = (calls[tc.index] ??= { id: tc.id || callId(), name: '', arguments: '' });
+      const name = tc.function?.name ? storableText(tc.function.name) : '';
+      const args = tc.function?.arguments ? storableText(tc.function.arguments) : '';
+      c.name += name;
+      c.arguments += args;
+      if (first || name || args)
+        fragments.push({ index: tc.index, ...(first ? { id: c.id } : {}), ...(name ? { name } : {}), arguments: args });
     }
     if (choice.finish_reason) finish = choice.finish_reason;
     // Each delta on its own: a server writes a character's surrogate pair in one chunk's JSON string.
@@ -320,10 +333,9 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
             break reading;
           }
           const delta = read(data);
-          if (delta) {
-            output += delta;
-            yield { delta };
-          }
+          if (delta) output += delta;
+          if (fragments.length) yield { delta, tool_deltas: fragments.splice(0) };
+          else if (delta) yield { delta };
         }
         if (parts === null) break;
       }

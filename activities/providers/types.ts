@@ -52,6 +52,11 @@ export interface ModelStreamChunk {
   usage_estimated?: boolean;
   /** On the last chunk, when the model asked for tools: the assembled calls. */
   tool_calls?: ChatMessageIn['tool_calls'];
+  /**
+   * Tool-call fragments as they arrive: a call's first fragment has its `id` (the upstream's, else one of ours, the
+   * same the assembled call gets) and `name`; the following ones carry more `arguments` text.
+   */
+  tool_deltas?: Array<{ index: number; id?: string; name?: string; arguments: string }>;
 }
 
 export interface ModelRouter {

@@ -76,13 +76,17 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
           o.tap?.push(c.delta);
           writeDelta(c.delta);
         }
-        if (c.tool_calls?.length && o.toolsOffered) {
-          // The upstream's calls arrive assembled on its last chunk: one delta holds each call whole (clients
-          // join argument fragments by index, so a whole one reads the same).
-          const deltas = c.tool_calls.map((call, index) => ({ index, ...call }));
+        if (c.tool_deltas?.length && o.toolsOffered) {
+          // As OpenAI streams calls: a call's first delta has its id, type and name, the following ones more
+          // argument text; clients join them by index.
+          const deltas = c.tool_deltas.map((d) =>
+            d.id !== undefined
+              ? { index: d.index, id: d.id, type: 'function', function: { name: d.name ?? '', arguments: d.arguments } }
+              : { index: d.index, function: { ...(d.name ? { name: d.name } : {}), arguments: d.arguments } },
+          );
           write({ ...base, choices: [{ index: 0, delta: { tool_calls: deltas }, finish_reason: null }] });
-          calls += deltas.length;
         }
+        if (c.tool_calls?.length && o.toolsOffered) calls = c.tool_calls.length;
         if (c.finish_reason) finish = clientFinishReason(c.finish_reason, o.toolsOffered);
         if (c.usage) usage = c.usage;
         next = await it.next();

@@ -330,14 +330,14 @@ describe('POST /v1/chat/completions with the official openai client', () => {
       const chunks: OpenAI.ChatCompletionChunk[] = [];
       for await (const c of stream) chunks.push(c);
       for (const c of chunks) expect(contractErrors('CreateChatCompletionStreamResponse', c)).toEqual([]);
+      // The arguments stream as the upstream writes them (pieces of 8 characters from the fake), after a first
+      // delta with the call's id, type and name.
       const deltas = chunks.flatMap((c) => c.choices[0]?.delta?.tool_calls ?? []);
       expect(deltas).toEqual([
-        {
-          index: 0,
-          id: 'call_w',
-          type: 'function',
-          function: { name: 'get_weather', arguments: '{"city":"Bergen"}' },
-        },
+        { index: 0, id: 'call_w', type: 'function', function: { name: 'get_weather', arguments: '' } },
+        { index: 0, function: { arguments: '{"city":' } },
+        { index: 0, function: { arguments: '"Bergen"' } },
+        { index: 0, function: { arguments: '}' } },
       ]);
       expect(chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean)).toEqual(['tool_calls']);
       expect(fake.chats[0].body.tool_choice).toEqual({ type: 'function', function: { name: 'get_weather' } });
@@ -346,6 +346,25 @@ describe('POST /v1/chat/completions with the official openai client', () => {
       const runner = client.chat.completions.stream({ model: 'svc-oracle', messages: [question], tools });
       const done = await runner.finalChatCompletion();
       expect(done.choices[0].message.tool_calls?.[0]).toMatchObject({ id: 'call_x', function: { name: 'get_time' } });
+    });
+
+    test('a call the upstream sent without an id gets one (the client answers a call by its id)', async () => {
+      for (const stream of [false, true]) {
+        fake.script({ toolCalls: [{ id: '', name: 'get_time', arguments: {} }] });
+        const r = await h.req('POST', '/v1/chat/completions', {
+          key,
+          body: { messages: [question], tools, stream },
+        });
+        const ids = stream
+          ? r.text
+              .split('\n')
+              .filter((l) => l.startsWith('data: {'))
+              .flatMap((l) => JSON.parse(l.slice(6)).choices[0]?.delta?.tool_calls ?? [])
+              .filter((d: { id?: string }) => d.id !== undefined)
+              .map((d: { id: string }) => d.id)
+          : r.body.choices[0].message.tool_calls.map((c: { id: string }) => c.id);
+        expect(ids).toEqual([expect.stringMatching(/^call_[0-9a-z]{24}$/)]);
+      }
     });
 
     test('a session stores the exchange once the model answers in text, not the turn of calls', async () => {

@@ -213,7 +213,18 @@ export async function startFakeOpenAI(
       res.socket?.destroy();
       return;
     }
-    calls.forEach((c, index) => send([{ index: 0, delta: { tool_calls: [{ index, ...c }] }, finish_reason: null }]));
+    // As OpenAI streams calls: a call's first delta names it with empty arguments, then the arguments come in
+    // pieces of up to 8 characters.
+    for (const [index, c] of calls.entries()) {
+      const head = { index, id: c.id, type: c.type, function: { name: c.function.name, arguments: '' } };
+      send([{ index: 0, delta: { tool_calls: [head] }, finish_reason: null }]);
+      for (let at = 0; at < c.function.arguments.length; at += 8) {
+        if (b.chunkDelayMs) await sleep(b.chunkDelayMs);
+        if (closed()) return;
+        const piece = c.function.arguments.slice(at, at + 8);
+        send([{ index: 0, delta: { tool_calls: [{ index, function: { arguments: piece } }] }, finish_reason: null }]);
+      }
+    }
     send([{ index: 0, delta: {}, finish_reason: finish }]);
     if (usage && rec.body?.stream_options?.include_usage) send([], { usage });
     res.end('data: [DONE]\n\n');
