@@ -18,7 +18,14 @@ export const PERSONA = [
  */
 export interface PromptMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
-  content: string | null;
+  /** Parts only on a user message with an image (OpenAI's `image_url` parts, by then data URLs). */
+  content:
+    | string
+    | null
+    | Array<
+        | { type: 'text'; text: string }
+        | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } }
+      >;
   name?: string;
   tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
   tool_call_id?: string;
@@ -169,7 +176,7 @@ export function assemblePrompt(input: PromptInput): {
       conversation.push(m);
       continue;
     }
-    const n = neutraliseIdentity(m.content ?? '');
+    const n = neutraliseIdentity(typeof m.content === 'string' ? m.content : '');
     neutralised += n.dropped;
     if (n.kept) guidance.push(n.kept);
   }

@@ -35,6 +35,47 @@ export const ToolCall = z
   .strict()
   .meta({ id: 'ToolCall' });
 
+/** OpenAI's image part: an http(s) URL (fetched through the fetch guard) or a base64 data URL. */
+export const ImagePart = z
+  .object({
+    type: z.literal('image_url'),
+    image_url: z
+      .object({
+        url: z
+          .string()
+          .max(15_000_000)
+          .refine(
+            (u) => /^https?:\/\//i.test(u) || /^data:image\/[A-Za-z0-9.+-]{1,40};base64,/i.test(u),
+            'an http(s) URL or a data:image/...;base64, URL',
+          ),
+        detail: z.enum(['auto', 'low', 'high']).optional(),
+      })
+      .strict(),
+  })
+  .strict();
+/** A part of a message's content as the persona route passes it on. */
+export type ContentPart = { type: 'text'; text: string } | z.output<typeof ImagePart>;
+/** Images a request may carry in all (each is fetched or decoded, then normalised). */
+export const MAX_IMAGES = 8;
+
+/**
+ * Content of the persona route: a string, or parts. Text parts alone are joined into one string, as before; with an
+ * image part the parts stay parts (the lane's model must take images, as with OpenAI).
+ */
+const PersonaContent = z
+  .union([
+    z.string().max(200_000),
+    z
+      .array(
+        z.discriminatedUnion('type', [z.object({ type: z.literal('text'), text: z.string().max(200_000) }), ImagePart]),
+      )
+      .max(100)
+      .transform((parts): string | ContentPart[] =>
+        parts.some((p) => p.type === 'image_url') ? parts : parts.map((p) => (p as { text: string }).text).join('\n'),
+      ),
+  ])
+  .describe('Message text (a string, or an array of text parts; a user message may add image_url parts).');
+
 /**
  * A message of /v1/chat/completions: the text roles as above, plus what a client's tool loop sends back: an
  * assistant turn holding `tool_calls` (its content may then be null or absent), and `tool` messages answering them
@@ -45,7 +86,7 @@ export const PersonaChatMessage = z
     role: z
       .enum(['system', 'developer', 'user', 'assistant', 'tool'])
       .transform((r) => (r === 'developer' ? 'system' : r)),
-    content: Content.nullish(),
+    content: PersonaContent.nullish(),
     name: z.string().max(64).optional(),
     tool_calls: z.array(ToolCall).min(1).max(128).optional(),
     tool_call_id: z.string().min(1).max(200).optional(),
@@ -57,6 +98,8 @@ export const PersonaChatMessage = z
       ctx.addIssue({ code: 'custom', path: ['tool_call_id'], message: 'a tool message names the call it answers' });
     if (m.role !== 'tool' && m.tool_call_id !== undefined)
       ctx.addIssue({ code: 'custom', path: ['tool_call_id'], message: 'only a tool message carries tool_call_id' });
+    if (Array.isArray(m.content) && m.role !== 'user')
+      ctx.addIssue({ code: 'custom', path: ['content'], message: 'only a user message may carry image parts' });
     if ((m.content === null || m.content === undefined) && !(m.role === 'assistant' && m.tool_calls))
       ctx.addIssue({
         code: 'custom',
@@ -75,7 +118,8 @@ export const PersonaChatMessage = z
 /** A message as the persona route passes it on: content null only beside tool_calls. */
 export interface PersonaMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
-  content: string | null;
+  /** Parts only on a user message with an image. */
+  content: string | ContentPart[] | null;
   name?: string;
   tool_calls?: Array<z.output<typeof ToolCall>>;
   tool_call_id?: string;
@@ -234,6 +278,12 @@ export const ChatCompletionRequest = z
     parallel_tool_calls: nullable(z.boolean()),
   })
   .superRefine((b, ctx) => {
+    const images = b.messages.reduce(
+      (n, m) => n + (Array.isArray(m.content) ? m.content.filter((p) => p.type === 'image_url').length : 0),
+      0,
+    );
+    if (images > MAX_IMAGES)
+      ctx.addIssue({ code: 'custom', path: ['messages'], message: `at most ${MAX_IMAGES} images in a request` });
     const named = typeof b.tool_choice === 'object' ? b.tool_choice.function.name : undefined;
     if (
       (b.tool_choice !== undefined && b.tool_choice !== 'none' && !b.tools?.length) ||

@@ -67,10 +67,28 @@ export const ErrorResponse = z
 
 /** Turns zod issues into `details` entries (`body.messages.0.role`). */
 export function zodDetails(issues: readonly z.core.$ZodIssue[], prefix: string): ErrorDetail[] {
-  return issues.map((i) => ({
-    path: [prefix, ...i.path.map(String)].filter((p) => p !== '').join('.'),
-    message: i.message,
-  }));
+  return issues.flatMap((i) => {
+    const path = [prefix, ...i.path.map(String)].filter((p) => p !== '').join('.');
+    return i.code === 'invalid_union' ? unionDetails(i, path) : [{ path, message: i.message }];
+  });
+}
+
+/**
+ * A value no alternative of a union took: zod says only "Invalid input". Said instead: the issues of the one
+ * alternative whose type the value has (an array of parts with a bad part names that part), else the types the
+ * alternatives expect.
+ */
+function unionDetails(issue: z.core.$ZodIssueInvalidUnion, path: string): ErrorDetail[] {
+  const wrongType = (branch: readonly z.core.$ZodIssue[]) =>
+    branch.length === 1 && branch[0].code === 'invalid_type' && branch[0].path.length === 0;
+  const branches = issue.errors ?? [];
+  const fitting = branches.filter((b) => !wrongType(b));
+  if (fitting.length === 1) return zodDetails(fitting[0], path);
+  if (fitting.length === 0 && branches.length > 1) {
+    const expected = [...new Set(branches.map((b) => String((b[0] as z.core.$ZodIssueInvalidType).expected)))];
+    return [{ path, message: `Invalid input: expected ${expected.join(' or ')}` }];
+  }
+  return [{ path, message: issue.message }];
 }
 
 export function invalid(details: ErrorDetail[], what = 'request'): AppError {

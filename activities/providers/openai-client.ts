@@ -137,7 +137,14 @@ function usageOf(u: z.infer<typeof Usage> | null | undefined, messages: ChatMess
       completion_tokens: u.completion_tokens,
       total_tokens: u.total_tokens ?? u.prompt_tokens + u.completion_tokens,
     };
-  const prompt = estimateTokens(messages.map((m) => m.content ?? '').join('\n'));
+  let images = 0;
+  const text = messages.map((m) => {
+    if (typeof m.content === 'string' || m.content === null) return m.content ?? '';
+    images += m.content.filter((p) => p.type === 'image_url').length;
+    return m.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
+  });
+  // 85 tokens an image: OpenAI's charge for a low-detail one.
+  const prompt = estimateTokens(text.join('\n')) + 85 * images;
   const completion = estimateTokens(output);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }

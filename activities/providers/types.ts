@@ -3,9 +3,13 @@
  * Everything that calls a model (chat gateway, task actions, goals, PAD, swarm) goes through
  * a ModelRouter built once per process from the Config: `createModelRouter(config)`.
  */
+/** A part of a user message with an image: OpenAI's text and `image_url` parts. */
+export type ContentPartIn =
+  { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } };
+
 export interface ChatMessageIn {
   role: 'system' | 'user' | 'assistant' | 'tool';
-  content: string | null;
+  content: string | null | ContentPartIn[];
   name?: string;
   tool_call_id?: string;
   tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;

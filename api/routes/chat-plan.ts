@@ -9,7 +9,7 @@ import {
   skillAllowed,
   surfacesOf,
 } from '../../reasoning/surfaces-registry';
-import type { ChatCompletionRequest } from '../../schema/chat';
+import type { ChatCompletionRequest, PersonaMessage } from '../../schema/chat';
 import type { ChatHeaders } from '../../schema/headers';
 import { AppError } from '../../schema/errors';
 import { sessionSurface, type Surface } from '../../schema/surfaces';
@@ -27,6 +27,15 @@ export interface ChatPlan {
   messages: PromptMessage[];
   /** The newest user message (what a session stores). */
   lastUser?: string;
+}
+
+/** A message's text: the string, or its text parts joined (what a session stores of a message with images). */
+function textOf(content: PersonaMessage['content'] | undefined): string | undefined {
+  if (content === null || content === undefined || typeof content === 'string') return content ?? undefined;
+  return content
+    .filter((p) => p.type === 'text')
+    .map((p) => p.text)
+    .join('\n');
 }
 
 /** svc_skills.enabled merged with X-Svc-Skill; each must exist and be allowed on the surface. @throws AppError invalid_request */
@@ -111,6 +120,6 @@ export async function planChat(
     history,
     messages: body.messages,
   });
-  const lastUser = [...body.messages].reverse().find((m) => m.role === 'user')?.content ?? undefined;
+  const lastUser = textOf([...body.messages].reverse().find((m) => m.role === 'user')?.content);
   return { surface, profile: profile?.id, skills, sessionKey, sessionSurface: scope, sass, messages, lastUser };
 }

@@ -20,6 +20,7 @@ import { gatewayOf } from '../gateway';
 import { defineRoute, type RouteSpec } from '../route';
 import { chatCommonsRoutes } from './chat-commons';
 import { chatLaneRoutes } from './chat-lanes';
+import { loadImageParts } from './chat-images';
 import { planChat } from './chat-plan';
 import { ChatHeaders } from '../../schema/headers';
 import {
@@ -71,7 +72,9 @@ async function completions(ctx: AppContext, body: ChatCompletionRequest, headers
       'model_not_found',
       `The model '${lane}' does not exist. GET /v1/models lists the available lanes.`,
     );
-  const plan = await planChat(ctx, body, p.tenantId, headers);
+  // Images are loaded (and refused) before anything else is done for the request.
+  const messages = await loadImageParts(body.messages, ctx.deps.config);
+  const plan = await planChat(ctx, messages === body.messages ? body : { ...body, messages }, p.tenantId, headers);
   const abort = abortOnDisconnect(ctx);
   // Client tools go to the lane with how to choose them; the model's calls come back for the client to run.
   const tools = body.tools?.length ? body.tools : undefined;

@@ -12,6 +12,7 @@ import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
 import { startExtraApp } from '../helpers/extra-app';
+import { contractErrors } from '../helpers/openai-contract';
 
 const TMP = mkdtempSync(path.join(os.tmpdir(), 'svc-vision-'));
 const ROOT = path.join(TMP, 'root');
@@ -204,4 +205,107 @@ test('upstream faults map as in chat: 500 → 502, 429 → 429 with Retry-After;
 test('scope runtime:chat required', async () => {
   const emailOnly = (await h.key(['runtime:email:send'])).apiKey;
   expect((await analyze({ image_path: 'red.jpg' }, emailOnly)).status).toBe(403);
+});
+
+describe('images in /v1/chat/completions messages (OpenAI image_url parts)', () => {
+  const chat = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+    h.req('POST', '/v1/chat/completions', { key, headers, body: { model: 'svc-oracle', ...body } });
+  const ask = (...parts: unknown[]) => ({ messages: [{ role: 'user', content: parts }] });
+  const text = { type: 'text', text: 'What is in these?' };
+
+  test('loaded as the vision route loads them and passed on as data URLs; the request stays in OpenAI’s contract', async () => {
+    const png = await sharp({ create: { width: 40, height: 30, channels: 4, background: '#00f8' } })
+      .png()
+      .toBuffer();
+    fake.script({ reply: 'A red band and a blue square.' });
+    const gets = imageGets;
+    const r = await chat(
+      ask(
+        text,
+        { type: 'image_url', image_url: { url: `${imagesUrl}/red.jpg`, detail: 'low' } },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${png.toString('base64')}` } },
+      ),
+      { 'x-session-id': `img-${Date.now()}` },
+    );
+    expect(r.status).toBe(200);
+    expect(r.body.choices[0].message.content).toBe('A red band and a blue square.');
+    expect(imageGets).toBe(gets + 1); // fetched by the service, not by the provider
+    const sent = fake.chats.at(-1)!.body;
+    const parts = sent.messages.at(-1).content as Array<{ type: string; text?: string; image_url?: any }>;
+    expect(parts.map((p) => p.type)).toEqual(['text', 'image_url', 'image_url']);
+    expect(parts[0].text).toBe('What is in these?');
+    expect(parts[1].image_url.detail).toBe('low');
+    expect(parts[1].image_url.url).toMatch(/^data:image\/jpeg;base64,/);
+    const first = Buffer.from(parts[1].image_url.url.split(',')[1], 'base64');
+    expect(await sharp(first).metadata()).toMatchObject({ width: 2048, height: 683 });
+    expect(first.includes(Buffer.from('secret-exif-marker'))).toBe(false);
+    expect(parts[2].image_url.url).toMatch(/^data:image\/png;base64,/);
+    expect(contractErrors('CreateChatCompletionRequest', sent)).toEqual([]);
+    // A session keeps the message's text.
+    const stored = await h.req('GET', `/v1/sessions/${r.body.meta.session_id}`, { key });
+    expect(stored.body.messages[0]).toMatchObject({ role: 'user', content: 'What is in these?' });
+  });
+
+  test.each([
+    ['not an image', 415, 'unsupported_media_type', '/text'],
+    ['over 10 MB', 413, 'payload_too_large', '/huge'],
+  ])('an image URL %s is %i %s naming the part; nothing reaches the lane', async (_n, status, code, p) => {
+    const before = fake.chats.length;
+    const r = await chat(ask(text, { type: 'image_url', image_url: { url: `${imagesUrl}${p}` } }));
+    expect([r.status, r.body.code]).toEqual([status, code]);
+    expect(r.body.error).toMatch(/^body\.messages\.0\.content\.1\.image_url\.url: /);
+    expect(fake.chats.length).toBe(before);
+  });
+
+  test('a private URL is refused by the fetch guard when the service does not allow private addresses', async () => {
+    const app = await appWith({ allowPrivateFetch: false });
+    try {
+      const gets = imageGets;
+      const res = await fetch(`${app.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(ask(text, { type: 'image_url', image_url: { url: `${imagesUrl}/red.jpg` } })),
+      });
+      const r = { status: res.status, body: (await res.json()) as { details?: Array<{ path: string }> } };
+      expect(r.status).toBe(400);
+      expect(fields(r)).toEqual(['body.messages.0.content.1.image_url.url']);
+      expect(imageGets).toBe(gets);
+    } finally {
+      await app.close();
+    }
+  });
+
+  test.each([
+    [
+      'an image on an assistant message',
+      {
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] },
+        ],
+      },
+      'body.messages.1.content',
+    ],
+    [
+      'a data URL that is not an image',
+      ask({ type: 'image_url', image_url: { url: 'data:text/plain;base64,eA==' } }),
+      'body.messages.0.content.0.image_url.url',
+    ],
+    [
+      'nine images',
+      ask(...Array.from({ length: 9 }, () => ({ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }))),
+      'body.messages',
+    ],
+    [
+      'an unknown part type',
+      ask({ type: 'input_audio', input_audio: { data: 'eA==', format: 'wav' } }),
+      'body.messages.0.content.0.type',
+    ],
+  ])('%s is 400 naming it', async (_n, body, path) => {
+    const before = fake.chats.length;
+    const r = await chat(body);
+    expect([r.status, r.body.code]).toEqual([400, 'invalid_request']);
+    expect(fields(r)).toEqual([path]);
+    expect(fake.chats.length).toBe(before);
+  });
 });
