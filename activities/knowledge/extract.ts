@@ -1,7 +1,7 @@
 import { zipSync } from 'fflate';
 import { extractText as pdfText, getDocumentProxy, getMeta } from 'unpdf';
 import { AppError } from '../../schema/errors';
-import { readableText, storableText } from '../../schema/storable';
+import { readableText } from '../../schema/storable';
 import type { SupportedMediaType } from '../../schema/knowledge';
 import { lazyModule } from '../lazy-module';
 import { extractFileInProcess } from '../web/extract-pool';
@@ -155,6 +155,6 @@ export async function extractDocument(
       'invalid_request',
       'No text could be extracted from the document (scanned pages need OCR, which is not offered).',
     );
-  const title = out.title === undefined ? undefined : storableText(out.title).replace(/\s+/g, ' ').slice(0, 300);
+  const title = out.title === undefined ? undefined : readableText(out.title).replace(/\s+/g, ' ').slice(0, 300);
   return { title, text };
 }
