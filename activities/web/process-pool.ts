@@ -103,24 +103,36 @@ export class ProcessPool<R> {
       job.resolve(m.reply);
       this.release(worker);
     });
-    child.on('error', () => {}); // a failed spawn or send ends in 'exit' too
-    child.on('exit', (code, signal) => {
+    let over = false;
+    const ended = (how: string) => {
+      if (over) return;
+      over = true;
       this.workers.delete(worker);
       const job = worker.job;
       worker.job = undefined;
       if (job) {
         clearTimeout(job.timer);
-        const lastWords = worker.stderr.trim().split('\n').slice(-3).join(' | ').slice(0, 300);
+        // Its error line if it wrote one (Node ends with a stack and its version), else its last line.
+        const lines = worker.stderr
+          .split('\n')
+          .map((l) => l.trim())
+          .filter(Boolean);
+        const lastWords = (lines.find((l) => /\b(Error|FATAL)\b/.test(l)) ?? lines.at(-1) ?? '').slice(0, 300);
         job.reject(
           OUT_OF_MEMORY.test(worker.stderr)
             ? new ProcessTaskError('out_of_memory', `the process ran out of memory (${this.opts.memoryMb} MiB cap)`)
-            : new ProcessTaskError('crashed', `the process ended (code ${code}, signal ${signal}): ${lastWords}`),
+            : new ProcessTaskError('crashed', `the process ${how}: ${lastWords}`),
         );
       }
       // Work still waiting gets a new process.
       const next = this.queue.shift();
       if (next) this.start(this.spawn(), next);
+    };
+    // A process that could not start reports only 'error'; a failed send ends in 'exit'.
+    child.on('error', (err) => {
+      if (child.pid === undefined) ended(`could not start (${err.message})`);
     });
+    child.on('exit', (code, signal) => ended(`ended (code ${code}, signal ${signal})`));
     this.sweeper ??= setInterval(() => this.sweep(), Math.max(1000, this.opts.idleMs / 2)).unref();
     return worker;
   }
@@ -166,7 +178,7 @@ export class ProcessPool<R> {
   private kill(worker: Worker): Promise<void> {
     const { child } = worker;
     this.workers.delete(worker); // no new task goes to a process being killed
-    if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
     return new Promise((resolve) => {
       child.once('exit', () => resolve());
       child.kill('SIGKILL');

@@ -60,6 +60,13 @@ test('a process that dies under a task fails that task only, saying how it ended
   expect(await queued).toMatchObject({ length: 2 });
 });
 
+test('a process that cannot load its module fails the task with its last words', async () => {
+  const p = pool({ entry: path.join(__dirname, 'fixtures/no-such-child.js') });
+  const err = await failure(p.run({ op: 'echo', bytes: new Uint8Array(1) }, 10_000));
+  expect(err.reason).toBe('crashed');
+  expect(err.message).toMatch(/^the process ended \(code 1, signal null\): .*Cannot find module/);
+});
+
 test('past the queue limit a task is refused at once', async () => {
   const p = pool({ maxQueue: 1 });
   const busy = p.run({ op: 'sleep', ms: 500 }, 10_000);
