@@ -130,6 +130,8 @@ function read(v: unknown, persona: boolean): Plain | undefined {
     if (v.response_format !== undefined) return undefined;
     out.response_format = undefined;
   }
+  // Reasoning and verbosity settings, and token biases: the schema reads them.
+  if ('reasoning_effort' in v || 'verbosity' in v || 'logit_bias' in v) return undefined;
   // Client tools: an empty list is read; any tool is the schema's to read (or refuse).
   for (const key of ['functions', 'tools']) {
     if (!(key in v)) continue;

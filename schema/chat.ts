@@ -242,6 +242,15 @@ const Sampling = {
   stream: nullable(z.boolean()).describe('true: server-sent events in the OpenAI chunk format.'),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
   response_format: ResponseFormat.optional(),
+  reasoning_effort: nullable(z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'])).describe(
+    "For reasoning models: passed to the lane (a model that does not reason may refuse it: 502, the provider's answer).",
+  ),
+  verbosity: nullable(z.enum(['low', 'medium', 'high'])).describe('Passed to the lane, as reasoning_effort.'),
+  logit_bias: nullable(
+    z
+      .record(z.string().regex(/^\d{1,10}$/, 'a token id'), z.number().int().min(-100).max(100))
+      .refine((m) => Object.keys(m).length <= 300, 'at most 300 tokens'),
+  ).describe("Token id → bias (-100 to 100), passed to the lane; token ids are the lane's model's."),
   functions: noClientTools('functions', FUNCTIONS_DEPRECATED),
 };
 export const SAMPLING_KEYS = [
@@ -253,6 +262,9 @@ export const SAMPLING_KEYS = [
   'seed',
   'user',
   'response_format',
+  'reasoning_effort',
+  'verbosity',
+  'logit_bias',
 ] as const;
 
 export const ChatCompletionRequest = z

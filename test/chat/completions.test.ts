@@ -149,6 +149,42 @@ describe('POST /v1/chat/completions with the official openai client', () => {
     expect(fake.chats).toHaveLength(0);
   });
 
+  test('reasoning_effort, verbosity and logit_bias reach the lane as given; values OpenAI would refuse are 400', async () => {
+    fake.script({ reply: 'a' }, { reply: 'b' });
+    const res = await client.chat.completions.create({
+      model: 'svc-oracle',
+      messages: [{ role: 'user', content: 'Think hard.' }],
+      reasoning_effort: 'high',
+      verbosity: 'low',
+      logit_bias: { '50256': -100, '1234': 5 },
+    });
+    expect(res.choices[0].message.content).toBe('a');
+    const lane = await h.req('POST', '/v1/mid/chat/completions', {
+      key,
+      body: { messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'minimal', verbosity: null },
+    });
+    expect(lane.status).toBe(200);
+    const sent = fake.chats.map((c) => [c.body.reasoning_effort, c.body.verbosity, c.body.logit_bias]);
+    expect(sent).toEqual([
+      ['high', 'low', { '50256': -100, '1234': 5 }],
+      ['minimal', undefined, undefined],
+    ]);
+    expect(contractErrors('CreateChatCompletionRequest', fake.chats[0].body)).toEqual([]);
+    for (const [field, value] of [
+      ['reasoning_effort', 'extreme'],
+      ['verbosity', 'chatty'],
+      ['logit_bias', { hello: 1 }],
+      ['logit_bias', { '1': 101 }],
+    ] as const) {
+      const r = await h.req('POST', '/v1/chat/completions', {
+        key,
+        body: { messages: [{ role: 'user', content: 'x' }], [field]: value },
+      });
+      expect([r.status, r.body.details[0].path.startsWith(`body.${field}`)]).toEqual([400, true]);
+    }
+    expect(fake.chats).toHaveLength(2);
+  });
+
   test('response_format reaches the lane as given (Structured Outputs, JSON and stream, persona and utility lanes)', async () => {
     const format = {
       type: 'json_schema' as const,
