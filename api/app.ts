@@ -164,6 +164,7 @@ export function createApp(deps: AppDeps, routes: RouteSpec[] = allRoutes()): Koa
     deps.log.error({ err }, 'koa error');
   });
 
+  const limitOf = (route: RouteSpec) => (route.conversation ? deps.config.chatBodyLimit : deps.config.bodyLimit);
   const router = new Router<AppState, AppExtras>();
   const stacks: Array<{ route: RouteSpec; stack: Dispatch[] }> = [];
   for (const route of routes) {
@@ -174,7 +175,7 @@ export function createApp(deps: AppDeps, routes: RouteSpec[] = allRoutes()): Koa
       },
       authorize(route.access),
       ...(route.metered ? [meter()] : []),
-      validate(route, deps.config.bodyLimit),
+      validate(route, limitOf(route)),
     ];
     stacks.push({ route, stack });
     router[route.method](route.path, ...(stack as never[]));
@@ -220,7 +221,7 @@ export function createApp(deps: AppDeps, routes: RouteSpec[] = allRoutes()): Koa
   app.use(router.allowedMethods());
   if (deps.config.http.fastPath !== false) {
     // The model routes (metered) by their exact path; idempotent and non-JSON routes never qualify.
-    const hot = new Map<string, Dispatch[]>();
+    const hot = new Map<string, { stack: Dispatch[]; bodyLimit: number }>();
     for (const { route, stack } of stacks)
       if (
         route.metered &&
@@ -229,8 +230,8 @@ export function createApp(deps: AppDeps, routes: RouteSpec[] = allRoutes()): Koa
         !route.idempotent &&
         !route.consumes
       )
-        hot.set(route.path, stack);
-    app.fast = createFastPath({ app, outer, routes: hot, bodyLimit: deps.config.bodyLimit, chain });
+        hot.set(route.path, { stack, bodyLimit: limitOf(route) });
+    app.fast = createFastPath({ app, outer, routes: hot, chain });
   }
   return app;
 }

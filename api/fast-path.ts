@@ -230,19 +230,21 @@ export type FastHandler = (req: IncomingMessage, res: ServerResponse) => boolean
 export function createFastPath(opts: {
   app: Koa<AppState, AppExtras>;
   outer: Dispatch[];
-  routes: Map<string, Dispatch[]>;
-  bodyLimit: number;
+  /** Each route's stack and body limit, by exact path. */
+  routes: Map<string, { stack: Dispatch[]; bodyLimit: number }>;
   chain: (stack: Dispatch[]) => Dispatch;
 }): FastHandler {
-  const { app, bodyLimit } = opts;
-  const handlers = new Map<string, Dispatch>();
-  for (const [path, stack] of opts.routes) handlers.set(path, opts.chain([...opts.outer, ...stack]));
+  const { app } = opts;
+  const handlers = new Map<string, { run: Dispatch; bodyLimit: number }>();
+  for (const [path, { stack, bodyLimit }] of opts.routes)
+    handlers.set(path, { run: opts.chain([...opts.outer, ...stack]), bodyLimit });
   const deps = app.context.deps;
   const metrics = app.context.metrics;
   return (req, res) => {
     if (req.method !== 'POST') return false;
-    const run = handlers.get(req.url ?? '');
-    if (!run || req.headers['transfer-encoding'] !== undefined || !plainJsonBody(req, bodyLimit)) return false;
+    const hit = handlers.get(req.url ?? '');
+    if (!hit || req.headers['transfer-encoding'] !== undefined || !plainJsonBody(req, hit.bodyLimit)) return false;
+    const { run } = hit;
     const ctx = new FastContext(req, res, deps, metrics);
     const c = ctx as unknown as AppContext;
     run(c, noop).then(

@@ -67,6 +67,8 @@ export interface RouteSpec<
   consumes?: string;
   /** A model call: rate limits and budgets apply, x-ratelimit-* headers and usage are recorded. */
   metered?: boolean;
+  /** The body is a conversation (OpenAI chat messages): SVC_CHAT_BODY_LIMIT applies instead of SVC_BODY_LIMIT. */
+  conversation?: boolean;
   handler: (
     ctx: AppContext,
     input: RouteInput<z.output<B>, z.output<Q>, z.output<P>, z.output<H>>,

@@ -1,4 +1,4 @@
-import type { ChatCompletionRequest, ChatMessage, UtilityChatRequest } from './chat';
+import { MAX_MESSAGE_CHARS, type ChatCompletionRequest, type ChatMessage, type UtilityChatRequest } from './chat';
 import type { ChatHeaders } from './headers';
 
 /**
@@ -41,7 +41,7 @@ const ROLES = new Set(['system', 'developer', 'user', 'assistant']);
 function readMessage(v: unknown): ChatMessage | undefined {
   if (!isPlain(v)) return undefined;
   const { role, content } = v;
-  if (typeof role !== 'string' || !ROLES.has(role) || !shortString(content, 200_000)) return undefined;
+  if (typeof role !== 'string' || !ROLES.has(role) || !shortString(content, MAX_MESSAGE_CHARS)) return undefined;
   // A client's tool loop (assistant tool_calls, tool results) is the schema's to read.
   if ('tool_calls' in v || 'tool_call_id' in v) return undefined;
   const out: Plain = { role: role === 'developer' ? 'system' : role, content };

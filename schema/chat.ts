@@ -1,11 +1,17 @@
 import { z } from 'zod';
 
+/**
+ * Characters in one message's text (OpenAI takes up to 10 MiB): a coding agent's turn can hold whole files. The
+ * body as a whole is capped by SVC_CHAT_BODY_LIMIT.
+ */
+export const MAX_MESSAGE_CHARS = 1_048_576;
+
 /** Text content: a string, or OpenAI content parts of type text (joined). Other part types are refused. */
 const Content = z
   .union([
-    z.string().max(200_000),
+    z.string().max(MAX_MESSAGE_CHARS),
     z
-      .array(z.object({ type: z.literal('text'), text: z.string().max(200_000) }))
+      .array(z.object({ type: z.literal('text'), text: z.string().max(MAX_MESSAGE_CHARS) }))
       .max(100)
       .transform((parts) => parts.map((p) => p.text).join('\n')),
   ])
@@ -30,7 +36,7 @@ export const ToolCall = z
   .object({
     id: z.string().min(1).max(200),
     type: z.literal('function'),
-    function: z.object({ name: toolName, arguments: z.string().max(200_000) }).strict(),
+    function: z.object({ name: toolName, arguments: z.string().max(MAX_MESSAGE_CHARS) }).strict(),
   })
   .strict()
   .meta({ id: 'ToolCall' });
@@ -64,10 +70,13 @@ export const MAX_IMAGES = 8;
  */
 const PersonaContent = z
   .union([
-    z.string().max(200_000),
+    z.string().max(MAX_MESSAGE_CHARS),
     z
       .array(
-        z.discriminatedUnion('type', [z.object({ type: z.literal('text'), text: z.string().max(200_000) }), ImagePart]),
+        z.discriminatedUnion('type', [
+          z.object({ type: z.literal('text'), text: z.string().max(MAX_MESSAGE_CHARS) }),
+          ImagePart,
+        ]),
       )
       .max(100)
       .transform((parts): string | ContentPart[] =>

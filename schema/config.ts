@@ -49,6 +49,12 @@ export const EnvSchema = z.object({
     .int()
     .min(1024)
     .default(1024 * 1024),
+  // The model routes' bodies (a conversation resent whole each turn, images as data URLs): their own, larger limit.
+  SVC_CHAT_BODY_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(32 * 1024 * 1024),
   SVC_UPLOAD_LIMIT: z.coerce
     .number()
     .int()
@@ -166,6 +172,8 @@ export interface Config {
   logFormat?: 'json' | 'pretty';
   devKey: boolean;
   bodyLimit: number;
+  /** SVC_CHAT_BODY_LIMIT: the body limit of the routes that take a conversation (`RouteSpec.conversation`). */
+  chatBodyLimit: number;
   uploadLimit: number;
   /** SVC_EXTRACT_MEMORY_MB */
   extractMemoryMb: number;
@@ -264,6 +272,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     logFormat: e.SVC_LOG_FORMAT,
     devKey: e.SVC_DEV_KEY,
     bodyLimit: e.SVC_BODY_LIMIT,
+    chatBodyLimit: e.SVC_CHAT_BODY_LIMIT,
     uploadLimit: e.SVC_UPLOAD_LIMIT,
     extractMemoryMb: e.SVC_EXTRACT_MEMORY_MB,
     allowPrivateFetch: e.SVC_ALLOW_PRIVATE_FETCH,

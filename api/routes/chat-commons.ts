@@ -98,6 +98,7 @@ export function chatCommonsRoutes(): RouteSpec[] {
       summary: `Small model with the commons toolbox: at most ${MAX_TOOL_CALLS} tool calls, then an answer. Streaming is refused (400).`,
       tags: ['utility lanes'],
       metered: true,
+      conversation: true,
       body: UtilityChatRequest,
       readBody: readUtilityChatRequest,
       response: ChatCompletionResponse,

@@ -61,6 +61,7 @@ function utilityRoute(path: string, lanes: PublicLane[], summary: string): Route
     summary,
     tags: ['utility lanes'],
     metered: true,
+    conversation: true,
     body: UtilityChatRequest,
     readBody: readUtilityChatRequest,
     response: ChatCompletionResponse,

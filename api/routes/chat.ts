@@ -199,6 +199,7 @@ export function chatRoutes(): RouteSpec[] {
         'OpenAI-compatible chat completion through the persona, surface, profile and skills; SSE when stream is true.',
       tags: ['chat'],
       metered: true,
+      conversation: true,
       body: ChatCompletionRequest,
       readBody: readChatCompletionRequest,
       headers: ChatHeaders,

@@ -209,10 +209,10 @@ test('requests the fast path does not take go to Koa unchanged', async () => {
       body: chatBody(),
     });
     expect(slash.status).toBe('200 OK');
-    // A body over the limit is refused by koa-body as before.
+    // A body over the limit (the model routes': SVC_CHAT_BODY_LIMIT) is refused by koa-body as before.
     const big = await send(h.url, {
       headers: { ...plain('b'), ...auth },
-      body: chatBody({ user: 'x'.repeat(h.config.bodyLimit) }),
+      body: chatBody({ user: 'x'.repeat(h.config.chatBodyLimit) }),
     });
     expect(big.status).toBe('413 Payload Too Large');
     expect(spy).not.toHaveBeenCalled();
@@ -221,5 +221,42 @@ test('requests the fast path does not take go to Koa unchanged', async () => {
     expect(spy).toHaveBeenCalledTimes(1);
   } finally {
     spy.mockRestore();
+  }
+});
+
+test('a conversation past SVC_BODY_LIMIT but within SVC_CHAT_BODY_LIMIT is answered on both paths; other routes keep the smaller limit', async () => {
+  const a = await h.key(['runtime:chat', 'runtime:tasks']);
+  const b = await h.key(['runtime:chat']);
+  // Three turns of 1 MB each (a coding agent resending files): 3 MB, over the 1 MB JSON limit of other routes.
+  const turn = 'lorem ipsum '.repeat(Math.ceil(1_000_000 / 12)).slice(0, 1_000_000);
+  const body = chatBody({
+    messages: [
+      { role: 'user', content: turn },
+      { role: 'assistant', content: turn },
+      { role: 'user', content: turn },
+    ],
+  });
+  expect(body.length).toBeGreaterThan(h.config.bodyLimit * 2);
+  const [f, k] = await both({ headers: plain('req-big'), body }, { fast: a.apiKey, koa: b.apiKey });
+  expect(f.status).toBe('200 OK');
+  expect(f).toEqual(k);
+  expect(fake.chats.at(-1)!.body.messages.at(-1).content).toBe(turn);
+  const task = await send(h.url, {
+    path: '/v1/tasks',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${a.apiKey}` },
+    body: JSON.stringify({ title: 'big', description: turn.repeat(2) }),
+  });
+  expect(task.status).toBe('413 Payload Too Large');
+  // Past the chat limit itself: 413 on both paths.
+  const small = await startExtraApp(h, { config: { chatBodyLimit: 2 * 1024 * 1024 } });
+  try {
+    const r = await send(small.url, {
+      headers: { ...plain('req-too-big'), authorization: `Bearer ${a.apiKey}` },
+      body,
+    });
+    expect(r.status).toBe('413 Payload Too Large');
+    expect(JSON.parse(r.body).code).toBe('payload_too_large');
+  } finally {
+    await small.close();
   }
 });

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { ChatCompletionRequest, UtilityChatRequest } from '../../schema/chat';
+import { ChatCompletionRequest, MAX_MESSAGE_CHARS, UtilityChatRequest } from '../../schema/chat';
 import { readChatCompletionRequest, readChatHeaders, readUtilityChatRequest } from '../../schema/chat-read';
 import { ChatHeaders } from '../../schema/headers';
 
@@ -7,7 +7,7 @@ import { ChatHeaders } from '../../schema/headers';
 // give exactly the schema's value (same keys in the same order, explicit undefined kept) for what
 // they accept; anything they leave (undefined) goes through the schema.
 
-const LONG = 'x'.repeat(200_000);
+const LONG = 'x'.repeat(MAX_MESSAGE_CHARS);
 
 /** A value that fits no field, or an edge of one; undefined stands for a key present without a value. */
 const anyLeaf = fc.oneof(
