@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { readableText } from './storable';
 
 /**
  * Characters in one message's text (OpenAI takes up to 10 MiB): a coding agent's turn can hold whole files. The
@@ -117,7 +118,10 @@ export const PersonaChatMessage = z
       });
   })
   .transform((m) => {
-    const out: PersonaMessage = { role: m.role, content: m.content ?? null };
+    // A tool's output is text another program wrote (a binary file read by a client's tool holds NULs): made
+    // readable as pages and documents are (NUL dropped, a lone surrogate as U+FFFD), not refused.
+    const content = m.role === 'tool' && typeof m.content === 'string' ? readableText(m.content) : m.content;
+    const out: PersonaMessage = { role: m.role, content: content ?? null };
     if ('name' in m) out.name = m.name; // an explicit undefined stays a key, as zod keeps it
     if (m.tool_calls) out.tool_calls = m.tool_calls;
     if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;

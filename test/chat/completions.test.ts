@@ -384,6 +384,33 @@ describe('POST /v1/chat/completions with the official openai client', () => {
       expect(done.choices[0].message.tool_calls?.[0]).toMatchObject({ id: 'call_x', function: { name: 'get_time' } });
     });
 
+    test('a tool result holding NUL or a lone surrogate (a binary file read) reaches the lane readable, not a 400', async () => {
+      fake.script({ reply: 'It is a PNG.' });
+      const r = await h.req('POST', '/v1/chat/completions', {
+        key,
+        body: {
+          messages: [
+            question,
+            {
+              role: 'assistant',
+              content: null,
+              tool_calls: [{ id: 'call_r', type: 'function', function: { name: 'get_time', arguments: '{}' } }],
+            },
+            { role: 'tool', tool_call_id: 'call_r', content: '\u0089PNG\r\n\u001a\n\u0000\u0000\u0000\rIHDR \ud800!' },
+          ],
+          tools,
+        },
+      });
+      expect([r.status, r.body.choices?.[0].message.content]).toEqual([200, 'It is a PNG.']);
+      expect(fake.chats[0].body.messages.at(-1).content).toBe('\u0089PNG\r\n\u001a\n\rIHDR \ufffd!');
+      // Text the client itself wrote keeps the one rule: NUL is 400.
+      const nul = await h.req('POST', '/v1/chat/completions', {
+        key,
+        body: { messages: [{ role: 'user', content: 'a\u0000b' }] },
+      });
+      expect([nul.status, nul.body.details?.[0].path]).toEqual([400, 'body.messages.0.content']);
+    });
+
     test('a call the upstream sent without an id gets one (the client answers a call by its id)', async () => {
       for (const stream of [false, true]) {
         fake.script({ toolCalls: [{ id: '', name: 'get_time', arguments: {} }] });
