@@ -11,6 +11,7 @@ import {
   TEMPORAL_CLI_VERSION,
 } from '../../workers/temporal-dev';
 import { createTemplateDatabase } from './template-db';
+import { processAlive } from './processes';
 
 export const TMP_DIR = path.resolve(__dirname, '../../.test-tmp');
 /** Per run, so concurrent Jest runs on one checkout never read each other's server address. */
@@ -77,16 +78,6 @@ async function startTestTemporal(log: pino.Logger): Promise<{ address: string; s
         'set TEMPORAL_CLI_PATH to an existing binary, or set TEST_TEMPORAL_ADDRESS to a running server.',
       { cause: err },
     );
-  }
-}
-
-/** Alive for `process.kill(pid, 0)` (EPERM still means the process exists). */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -6,6 +6,7 @@ import { freePort } from '../../workers/temporal-dev';
 import { freshDatabase, testEnv } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
 import { client, until, type TestClient } from './ws-helpers';
+import { processAlive } from '../helpers/processes';
 
 /**
  * The real API entry (workers/api.ts) with SVC_API_PROCESSES=2: one primary, two API processes sharing its
@@ -20,14 +21,7 @@ const logs: Array<{ msg?: string; pid?: number; process?: number }> = [];
 let output = '';
 
 const readyPids = () => logs.filter((l) => l.msg === 'api process ready' && l.pid).map((l) => l.pid!);
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const alive = processAlive;
 const dispatchFrame = (c: TestClient, action: string) =>
   until(c.frames, (f) => f.type === 'agent_dispatch' && f.action === action);
 

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { ProcessPool, ProcessTaskError } from '../../activities/web/process-pool';
+import { processAlive } from '../helpers/processes';
 
 const entry = path.join(__dirname, 'fixtures/pool-child.ts');
 type Reply = { pid: number; kind: string; length?: number; last?: number };
@@ -10,15 +11,7 @@ function pool(o: Partial<ConstructorParameters<typeof ProcessPool>[0]> = {}) {
   pools.push(p);
   return p;
 }
-/** The process a reply came from, ended (tests leave nothing running). */
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const alive = processAlive;
 afterAll(() => {
   for (const p of pools) for (const w of (p as any).workers) w.child.kill('SIGKILL');
 });
