@@ -132,6 +132,7 @@ function read(v: unknown, persona: boolean): Plain | undefined {
   }
   // Reasoning and verbosity settings, and token biases: the schema reads them.
   if ('reasoning_effort' in v || 'verbosity' in v || 'logit_bias' in v) return undefined;
+  if ('logprobs' in v || 'top_logprobs' in v) return undefined;
   // Client tools: an empty list is read; any tool is the schema's to read (or refuse).
   for (const key of ['functions', 'tools']) {
     if (!(key in v)) continue;

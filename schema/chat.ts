@@ -264,8 +264,20 @@ const Sampling = {
       .record(z.string().regex(/^\d{1,10}$/, 'a token id'), z.number().int().min(-100).max(100))
       .refine((m) => Object.keys(m).length <= 300, 'at most 300 tokens'),
   ).describe("Token id → bias (-100 to 100), passed to the lane; token ids are the lane's model's."),
+  logprobs: nullable(z.boolean()).describe(
+    "true: the lane's log probabilities of the answer's tokens, as it gives them.",
+  ),
+  top_logprobs: nullable(z.number().int().min(0).max(20)).describe(
+    'With logprobs: the most likely alternatives a token.',
+  ),
   functions: noClientTools('functions', FUNCTIONS_DEPRECATED),
 };
+
+/** OpenAI's rule: top_logprobs only with logprobs. */
+function checkLogprobs(b: { logprobs?: boolean; top_logprobs?: number }, ctx: z.RefinementCtx): void {
+  if (b.top_logprobs !== undefined && b.logprobs !== true)
+    ctx.addIssue({ code: 'custom', path: ['top_logprobs'], message: 'top_logprobs needs logprobs: true' });
+}
 export const SAMPLING_KEYS = [
   'temperature',
   'top_p',
@@ -278,6 +290,8 @@ export const SAMPLING_KEYS = [
   'reasoning_effort',
   'verbosity',
   'logit_bias',
+  'logprobs',
+  'top_logprobs',
 ] as const;
 
 export const ChatCompletionRequest = z
@@ -303,6 +317,7 @@ export const ChatCompletionRequest = z
     parallel_tool_calls: nullable(z.boolean()),
   })
   .superRefine((b, ctx) => {
+    checkLogprobs(b, ctx);
     const images = b.messages.reduce(
       (n, m) => n + (Array.isArray(m.content) ? m.content.filter((p) => p.type === 'image_url').length : 0),
       0,
@@ -331,6 +346,7 @@ export const UtilityChatRequest = z
     ...Sampling,
     tools: noClientTools('tools', TOOLS_ELSEWHERE),
   })
+  .superRefine(checkLogprobs)
   .meta({ id: 'UtilityChatRequest' });
 export type UtilityChatRequest = z.output<typeof UtilityChatRequest>;
 
@@ -368,7 +384,10 @@ export const ChatCompletionResponse = z
           refusal: z.null(),
           tool_calls: z.array(ToolCall).optional().describe('The calls the model asks the client to run.'),
         }),
-        logprobs: z.null().describe('Always null: log probabilities are not offered.'),
+        logprobs: z
+          .object({ content: z.array(z.unknown()).nullable(), refusal: z.array(z.unknown()).nullable().optional() })
+          .nullable()
+          .describe("The lane's log probabilities when logprobs was true and its model gives them; else null."),
         finish_reason: z.string(),
       }),
     ),

@@ -38,6 +38,7 @@ const Completion = z.object({
       z.object({
         message: z.object({ content: z.string().nullish(), tool_calls: z.array(ToolCall).nullish() }),
         finish_reason: z.string().nullish(),
+        logprobs: z.unknown().optional(),
       }),
     )
     .min(1),
@@ -241,6 +242,7 @@ export async function completeOnce(t: Target, req: ModelRequest, remainingMs: nu
       content,
       finish_reason: choice.finish_reason ?? (toolCalls?.length ? 'tool_calls' : 'stop'),
       ...(toolCalls?.length ? { tool_calls: toolCalls } : {}),
+      ...(choice.logprobs !== undefined && choice.logprobs !== null ? { logprobs: choice.logprobs } : {}),
       usage: usageOf(parsed.usage, req.messages, content),
       ...(parsed.usage ? {} : { usage_estimated: true }),
       provider: t.provider.name,
@@ -284,6 +286,8 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
   const calls: Array<{ id: string; name: string; arguments: string }> = [];
   /** Tool-call fragments read since the last yield. */
   const fragments: NonNullable<ModelStreamChunk['tool_deltas']> = [];
+  /** The last data event's log probabilities, until yielded. */
+  let logprobs: unknown;
   /** One SSE data payload → the delta it carries ('' when none). @throws AppError upstream_error */
   const read = (data: string): string => {
     let chunk: StreamChunk | undefined;
@@ -316,6 +320,8 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
         fragments.push({ index: tc.index, ...(first ? { id: c.id } : {}), ...(name ? { name } : {}), arguments: args });
     }
     if (choice.finish_reason) finish = choice.finish_reason;
+    const lp = (choice as { logprobs?: unknown }).logprobs;
+    if (lp !== undefined && lp !== null) logprobs = lp;
     // Each delta on its own: a server writes a character's surrogate pair in one chunk's JSON string.
     return storableText(choice.delta?.content ?? '');
   };
@@ -341,8 +347,13 @@ export async function openStream(t: Target, req: ModelRequest, remainingMs: numb
           }
           const delta = read(data);
           if (delta) output += delta;
-          if (fragments.length) yield { delta, tool_deltas: fragments.splice(0) };
-          else if (delta) yield { delta };
+          if (fragments.length || logprobs !== undefined) {
+            const chunk: ModelStreamChunk = { delta };
+            if (fragments.length) chunk.tool_deltas = fragments.splice(0);
+            if (logprobs !== undefined) chunk.logprobs = logprobs;
+            logprobs = undefined;
+            yield chunk;
+          } else if (delta) yield { delta };
         }
         if (parts === null) break;
       }

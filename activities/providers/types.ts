@@ -46,6 +46,8 @@ export interface ModelResult {
   usage_estimated?: boolean;
   /** Public provider name (never the upstream model id). */
   provider: string;
+  /** The choice's `logprobs` as the upstream gave them (when asked for and not null). */
+  logprobs?: unknown;
 }
 
 export interface ModelStreamChunk {
@@ -61,6 +63,8 @@ export interface ModelStreamChunk {
    * same the assembled call gets) and `name`; the following ones carry more `arguments` text.
    */
   tool_deltas?: Array<{ index: number; id?: string; name?: string; arguments: string }>;
+  /** The upstream chunk's `logprobs` for this delta (when asked for and not null). */
+  logprobs?: unknown;
 }
 
 export interface ModelRouter {

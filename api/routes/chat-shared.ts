@@ -92,7 +92,7 @@ export function completionBody(opts: {
     object: 'chat.completion' as const,
     created: Math.floor(Date.now() / 1000),
     model: opts.lane,
-    // OpenAI's contract requires logprobs and message.refusal (null when absent).
+    // OpenAI's contract requires logprobs and message.refusal (null when absent); logprobs as the lane gave them.
     choices: [
       {
         index: 0,
@@ -103,7 +103,7 @@ export function completionBody(opts: {
           refusal: null,
           ...(calls ? { tool_calls: calls } : {}),
         },
-        logprobs: null,
+        logprobs: opts.result.logprobs ?? null,
         finish_reason: clientFinishReason(opts.result.finish_reason, opts.toolsOffered),
       },
     ],

@@ -74,7 +74,12 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
         if (c.delta) {
           content += c.delta;
           o.tap?.push(c.delta);
-          writeDelta(c.delta);
+          if (c.logprobs === undefined) writeDelta(c.delta);
+          else
+            write({
+              ...base,
+              choices: [{ index: 0, delta: { content: c.delta }, logprobs: c.logprobs, finish_reason: null }],
+            });
         }
         if (c.tool_deltas?.length && o.toolsOffered) {
           // As OpenAI streams calls: a call's first delta has its id, type and name, the following ones more

@@ -185,6 +185,45 @@ describe('POST /v1/chat/completions with the official openai client', () => {
     expect(fake.chats).toHaveLength(2);
   });
 
+  test('logprobs: asked for, the lane’s log probabilities come back as it gave them (JSON and stream); else null', async () => {
+    fake.script({ reply: 'Yes indeed' }, { reply: 'Yes indeed' }, { reply: 'Yes indeed' });
+    const res = await client.chat.completions.create({
+      model: 'svc-oracle',
+      messages: [{ role: 'user', content: 'Sure?' }],
+      logprobs: true,
+      top_logprobs: 2,
+    });
+    expect(contractErrors('CreateChatCompletionResponse', res)).toEqual([]);
+    expect(res.choices[0].logprobs?.content?.map((t) => [t.token, t.logprob])).toEqual([
+      ['Yes', -0.25],
+      [' indeed', -0.25],
+    ]);
+    expect([fake.chats[0].body.logprobs, fake.chats[0].body.top_logprobs]).toEqual([true, 2]);
+    const stream = await client.chat.completions.create({
+      model: 'mid',
+      messages: [{ role: 'user', content: 'Sure?' }],
+      logprobs: true,
+      stream: true,
+    });
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    for await (const c of stream) chunks.push(c);
+    for (const c of chunks) expect(contractErrors('CreateChatCompletionStreamResponse', c)).toEqual([]);
+    const tokens = chunks.flatMap((c) => c.choices[0]?.logprobs?.content ?? []).map((t) => t.token);
+    expect(tokens).toEqual(['Yes', ' indeed']);
+    // Not asked for: null, as before.
+    const plain = await client.chat.completions.create({
+      model: 'svc-oracle',
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    expect(plain.choices[0].logprobs).toBeNull();
+    expect('logprobs' in fake.chats[2].body).toBe(false);
+    const bad = await h.req('POST', '/v1/chat/completions', {
+      key,
+      body: { messages: [{ role: 'user', content: 'x' }], top_logprobs: 3 },
+    });
+    expect([bad.status, bad.body.details[0].path]).toEqual([400, 'body.top_logprobs']);
+  });
+
   test('response_format reaches the lane as given (Structured Outputs, JSON and stream, persona and utility lanes)', async () => {
     const format = {
       type: 'json_schema' as const,

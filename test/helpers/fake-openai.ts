@@ -161,6 +161,9 @@ export async function startFakeOpenAI(
     }));
     const finish = b.finishReason ?? (calls.length ? 'tool_calls' : 'stop');
     const parts = calls.length ? [] : pieces(text);
+    // Asked for log probabilities: one entry a piece, as OpenAI gives them (a fixed logprob, the UTF-8 bytes).
+    const lp = (t: string) => ({ token: t, logprob: -0.25, bytes: [...Buffer.from(t)], top_logprobs: [] });
+    const wantsLogprobs = rec.body?.logprobs === true;
     const usage =
       b.usage === null
         ? undefined
@@ -182,7 +185,14 @@ export async function startFakeOpenAI(
           object: 'chat.completion',
           created,
           model,
-          choices: [{ index: 0, message, finish_reason: finish }],
+          choices: [
+            {
+              index: 0,
+              message,
+              finish_reason: finish,
+              ...(wantsLogprobs ? { logprobs: { content: parts.map(lp), refusal: null } } : {}),
+            },
+          ],
           ...(usage ? { usage } : {}),
         }),
       );
@@ -204,7 +214,14 @@ export async function startFakeOpenAI(
       }
       if (b.chunkDelayMs && sent > 0) await sleep(b.chunkDelayMs);
       if (closed()) return;
-      send([{ index: 0, delta: { content: p }, finish_reason: null }]);
+      send([
+        {
+          index: 0,
+          delta: { content: p },
+          ...(wantsLogprobs ? { logprobs: { content: [lp(p)], refusal: null } } : {}),
+          finish_reason: null,
+        },
+      ]);
       sent++;
     }
     if (b.hangAfterChunks !== undefined) return;
