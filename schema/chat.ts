@@ -32,14 +32,16 @@ export type ChatMessage = z.output<typeof ChatMessage>;
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const toolName = z.string().regex(TOOL_NAME, '1 to 64 of a-z, A-Z, 0-9, underscore and dash');
 
-/** A tool call as an assistant message carries it (and as the answer gives it). */
+/**
+ * A tool call as an assistant message carries it (and as the answer gives it). Clients echo back the calls they were
+ * given, some with keys of their own (`index` from a stream's deltas): those are dropped, not refused.
+ */
 export const ToolCall = z
   .object({
     id: z.string().min(1).max(200),
-    type: z.literal('function'),
-    function: z.object({ name: toolName, arguments: z.string().max(MAX_MESSAGE_CHARS) }).strict(),
+    type: z.literal('function').default('function'),
+    function: z.object({ name: toolName, arguments: z.string().max(MAX_MESSAGE_CHARS) }),
   })
-  .strict()
   .meta({ id: 'ToolCall' });
 
 /** OpenAI's image part: an http(s) URL (fetched through the fetch guard) or a base64 data URL. */

@@ -371,11 +371,13 @@ describe('POST /v1/chat/completions with the official openai client', () => {
       expect(up.messages[0].role).toBe('system');
       expect(contractErrors('CreateChatCompletionRequest', up)).toEqual([]);
 
+      // Echoed back with a key of a stream's deltas on each call (some clients keep it): dropped, not refused.
+      const echoed = { ...asked, tool_calls: calls.map((c, index) => ({ ...c, index })) };
       const second = await client.chat.completions.create({
         model: 'svc-oracle',
         messages: [
           question,
-          asked as OpenAI.ChatCompletionAssistantMessageParam,
+          echoed as OpenAI.ChatCompletionAssistantMessageParam,
           { role: 'tool', tool_call_id: 'call_w', content: '{"celsius":3}' },
           { role: 'tool', tool_call_id: 'call_t', content: '14:05' },
         ],
