@@ -43,6 +43,10 @@ const STDERR_TAIL = 4096;
 interface Job<R> {
   task: unknown;
   timeoutMs: number;
+  /** The deadline counts from `run`: time spent waiting for a process is part of it. */
+  deadline: number;
+  /** While queued: fails the job at its deadline. */
+  waiting?: NodeJS.Timeout;
   resolve(reply: R): void;
   reject(err: Error): void;
 }
@@ -65,12 +69,16 @@ export class ProcessPool<R> {
   /** @throws ProcessTaskError */
   run(task: unknown, timeoutMs: number): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      const job: Job<R> = { task, timeoutMs, resolve, reject };
+      const job: Job<R> = { task, timeoutMs, deadline: Date.now() + timeoutMs, resolve, reject };
       const idle = [...this.workers].find((w) => !w.job);
       if (idle) return this.start(idle, job);
       if (this.workers.size < this.opts.size) return this.start(this.spawn(), job);
       if (this.queue.length >= this.opts.maxQueue)
         return reject(new ProcessTaskError('queue_full', `${this.queue.length} tasks are already waiting`));
+      job.waiting = setTimeout(() => {
+        this.queue.splice(this.queue.indexOf(job), 1);
+        reject(new ProcessTaskError('timeout', `no process free within ${timeoutMs} ms`));
+      }, timeoutMs);
       this.queue.push(job);
     });
   }
@@ -138,13 +146,17 @@ export class ProcessPool<R> {
   }
 
   private start(worker: Worker, job: Job<R>): void {
+    clearTimeout(job.waiting);
     const id = this.nextId++;
-    const timer = setTimeout(() => {
-      const current = worker.job;
-      worker.job = undefined;
-      current?.reject(new ProcessTaskError('timeout', `no reply within ${job.timeoutMs} ms`));
-      void this.kill(worker);
-    }, job.timeoutMs);
+    const timer = setTimeout(
+      () => {
+        const current = worker.job;
+        worker.job = undefined;
+        current?.reject(new ProcessTaskError('timeout', `no reply within ${job.timeoutMs} ms`));
+        void this.kill(worker);
+      },
+      Math.max(0, job.deadline - Date.now()),
+    );
     worker.job = { ...(job as Job<unknown>), id, timer };
     this.hold(worker, true);
     worker.child.send({ id, task: job.task }, (err) => {

@@ -60,6 +60,19 @@ test('a process that cannot load its module fails the task with its last words',
   expect(err.message).toMatch(/^the process ended \(code 1, signal null\): .*Cannot find module/);
 });
 
+test('a task waiting for a process fails at its deadline, counted from when it was given; the busy one goes on', async () => {
+  const p = pool({ maxQueue: 4 });
+  const busy = p.run({ op: 'sleep', ms: 600 }, 10_000);
+  const started = Date.now();
+  const err = await failure(p.run({ op: 'echo', bytes: new Uint8Array(1) }, 200));
+  expect(err.reason).toBe('timeout');
+  expect(Date.now() - started).toBeLessThan(550);
+  await expect(busy).resolves.toMatchObject({ kind: '[object Undefined]' });
+  // The queue holds nothing stale: the next task runs on the same process.
+  const next = await p.run({ op: 'echo', bytes: new Uint8Array(3) }, 10_000);
+  expect(next.length).toBe(3);
+});
+
 test('past the queue limit a task is refused at once', async () => {
   const p = pool({ maxQueue: 1 });
   const busy = p.run({ op: 'sleep', ms: 500 }, 10_000);
