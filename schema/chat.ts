@@ -28,9 +28,12 @@ export const ChatMessage = z
   .meta({ id: 'ChatMessage' });
 export type ChatMessage = z.output<typeof ChatMessage>;
 
-/** OpenAI's function name rule. */
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-const toolName = z.string().regex(TOOL_NAME, '1 to 64 of a-z, A-Z, 0-9, underscore and dash');
+/** OpenAI's name rule (functions, response formats). */
+const openaiName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, '1 to 64 of a-z, A-Z, 0-9, underscore and dash');
+/** A JSON Schema a client hands the lane (tool parameters, a response format): any object, at most 64 KB. */
+const clientJsonSchema = z
+  .record(z.string(), z.unknown())
+  .refine((v) => JSON.stringify(v).length <= 65_536, 'at most 64 KB of JSON');
 
 /**
  * A tool call as an assistant message carries it (and as the answer gives it). Clients echo back the calls they were
@@ -40,7 +43,7 @@ export const ToolCall = z
   .object({
     id: z.string().min(1).max(200),
     type: z.literal('function').default('function'),
-    function: z.object({ name: toolName, arguments: z.string().max(MAX_MESSAGE_CHARS) }),
+    function: z.object({ name: openaiName, arguments: z.string().max(MAX_MESSAGE_CHARS) }),
   })
   .meta({ id: 'ToolCall' });
 
@@ -146,12 +149,9 @@ export const ClientTool = z
     type: z.literal('function'),
     function: z
       .object({
-        name: toolName,
+        name: openaiName,
         description: z.string().max(4000).optional(),
-        parameters: z
-          .record(z.string(), z.unknown())
-          .refine((v) => JSON.stringify(v).length <= 65_536, 'at most 64 KB of JSON')
-          .optional(),
+        parameters: clientJsonSchema.optional(),
         strict: z.boolean().nullish(),
       })
       .strict(),
@@ -163,7 +163,7 @@ export const ClientTool = z
 export const ToolChoice = z
   .union([
     z.enum(['none', 'auto', 'required']),
-    z.object({ type: z.literal('function'), function: z.object({ name: toolName }).strict() }).strict(),
+    z.object({ type: z.literal('function'), function: z.object({ name: openaiName }).strict() }).strict(),
   ])
   .meta({ id: 'ToolChoice' });
 
@@ -209,12 +209,9 @@ export const ResponseFormat = z
         type: z.literal('json_schema'),
         json_schema: z
           .object({
-            name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, '1 to 64 of a-z, A-Z, 0-9, underscore and dash'),
+            name: openaiName,
             description: z.string().max(4000).optional(),
-            schema: z
-              .record(z.string(), z.unknown())
-              .refine((v) => JSON.stringify(v).length <= 65_536, 'at most 64 KB of JSON')
-              .optional(),
+            schema: clientJsonSchema.optional(),
             strict: z.boolean().nullish(),
           })
           .strict(),

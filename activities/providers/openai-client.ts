@@ -125,6 +125,15 @@ function callId(): string {
   return `call_${randomToken(24)}`;
 }
 
+/** A message's text: the string, or its text parts joined by newlines (image parts add none). */
+export function contentText(content: ChatMessageIn['content']): string {
+  if (content === null || typeof content === 'string') return content ?? '';
+  return content
+    .filter((p) => p.type === 'text')
+    .map((p) => p.text)
+    .join('\n');
+}
+
 /** Rough token count (4 characters a token) for upstreams that report no usage. */
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
@@ -138,14 +147,12 @@ function usageOf(u: z.infer<typeof Usage> | null | undefined, messages: ChatMess
       completion_tokens: u.completion_tokens,
       total_tokens: u.total_tokens ?? u.prompt_tokens + u.completion_tokens,
     };
-  let images = 0;
-  const text = messages.map((m) => {
-    if (typeof m.content === 'string' || m.content === null) return m.content ?? '';
-    images += m.content.filter((p) => p.type === 'image_url').length;
-    return m.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
-  });
+  const images = messages.reduce(
+    (n, m) => n + (Array.isArray(m.content) ? m.content.filter((p) => p.type === 'image_url').length : 0),
+    0,
+  );
   // 85 tokens an image: OpenAI's charge for a low-detail one.
-  const prompt = estimateTokens(text.join('\n')) + 85 * images;
+  const prompt = estimateTokens(messages.map((m) => contentText(m.content)).join('\n')) + 85 * images;
   const completion = estimateTokens(output);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }

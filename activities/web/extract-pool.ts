@@ -38,6 +38,17 @@ const pool = lazyModule((): Piscina => {
   });
 });
 
+/** A page or file past its deadline (the thread or process reading it is ended). */
+const notReadInTime = (what: string, timeoutMs: number) =>
+  new AppError(
+    'upstream_error',
+    `The ${what} could not be read within ${timeoutMs / 1000} s (it is too large or too deeply nested); it was left unread.`,
+  );
+const tooManyReads = () =>
+  new AppError('service_unavailable', 'Too many pages and files are being read at once; try again shortly.', {
+    headers: { 'Retry-After': '2' },
+  });
+
 let fileMemoryMb = 2048;
 /** The data-segment cap of each file-reading process, in MiB (SVC_EXTRACT_MEMORY_MB; 0: none). */
 export function configureFileReading(opts: { memoryMb: number }): void {
@@ -70,15 +81,8 @@ async function runFile(task: Extract<ExtractTask, { kind: 'pdf' | 'docx' }>, wha
     reply = await filePool.run(task, timeoutMs);
   } catch (err) {
     if (!(err instanceof ProcessTaskError)) throw err;
-    if (err.reason === 'timeout')
-      throw new AppError(
-        'upstream_error',
-        `The ${what} could not be read within ${timeoutMs / 1000} s (it is too large or too deeply nested); it was left unread.`,
-      );
-    if (err.reason === 'queue_full')
-      throw new AppError('service_unavailable', 'Too many pages and files are being read at once; try again shortly.', {
-        headers: { 'Retry-After': '2' },
-      });
+    if (err.reason === 'timeout') throw notReadInTime(what, timeoutMs);
+    if (err.reason === 'queue_full') throw tooManyReads();
     if (err.reason === 'out_of_memory') throw tooBig();
     throw new Error(`Reading the ${what} failed: ${err.message}`, { cause: err });
   }
@@ -94,15 +98,8 @@ async function run<T>(task: ExtractTask, what: string, timeoutMs: number): Promi
     reply = (await pool().run(task, { signal: AbortSignal.timeout(timeoutMs) })) as ExtractReply<T>;
   } catch (err) {
     const e = err as Error;
-    if (e.name === 'AbortError')
-      throw new AppError(
-        'upstream_error',
-        `The ${what} could not be read within ${timeoutMs / 1000} s (it is too large or too deeply nested); it was left unread.`,
-      );
-    if (/queue is at limit/i.test(e.message))
-      throw new AppError('service_unavailable', 'Too many pages and files are being read at once; try again shortly.', {
-        headers: { 'Retry-After': '2' },
-      });
+    if (e.name === 'AbortError') throw notReadInTime(what, timeoutMs);
+    if (/queue is at limit/i.test(e.message)) throw tooManyReads();
     throw err;
   }
   if ('error' in reply) throw new AppError(reply.error.code, reply.error.message);

@@ -2,20 +2,17 @@
 // a process whose data segment the operating system caps (SVC_EXTRACT_MEMORY_MB), so a file that expands without
 // bound ends this process and nothing else.
 import extractInThread, { type ExtractTask } from './extract-thread';
-
-/** An allocation refused under the cap, caught by a parser and reported as an unreadable file. */
-const REFUSED_ALLOCATION = /Array buffer allocation failed|allocation failed|out of memory/i;
+import { OUT_OF_MEMORY } from './process-pool';
 
 process.on('message', (m: { id: number; task: ExtractTask }) => {
   void (async () => {
     let reply: unknown;
     try {
       const r = await extractInThread(m.task);
-      reply = 'error' in r && REFUSED_ALLOCATION.test(r.error.message) ? { outOfMemory: true } : r;
+      // An allocation refused under the cap, caught by a parser and reported as an unreadable file.
+      reply = 'error' in r && OUT_OF_MEMORY.test(r.error.message) ? { outOfMemory: true } : r;
     } catch (err) {
-      reply = REFUSED_ALLOCATION.test(String((err as Error)?.message))
-        ? { outOfMemory: true }
-        : { failed: String(err) };
+      reply = OUT_OF_MEMORY.test(String((err as Error)?.message)) ? { outOfMemory: true } : { failed: String(err) };
     }
     process.send?.({ id: m.id, reply });
   })();

@@ -36,8 +36,11 @@ export class ProcessTaskError extends Error {
 }
 
 const PRLIMIT = ['/usr/bin/prlimit', '/bin/prlimit'].find((p) => existsSync(p));
-/** How V8 and Node word a process that could not get memory (in a child's last words on stderr). */
-const OUT_OF_MEMORY = /out of memory|allocation failed/i;
+/**
+ * How V8 and Node word memory that could not be had: a child's last words on stderr, or an allocation a child caught
+ * (`extract-process.ts` reports those itself).
+ */
+export const OUT_OF_MEMORY = /out of memory|allocation failed/i;
 const STDERR_TAIL = 4096;
 
 interface Job<R> {

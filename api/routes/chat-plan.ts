@@ -1,4 +1,5 @@
 import type { getIdentity } from '../../activities/store/identity';
+import { contentText } from '../../activities/providers/openai-client';
 import { loadHistory } from '../../activities/store/sessions';
 import { assemblePrompt, validZone, type PromptMessage } from '../../reasoning/persona';
 import {
@@ -9,7 +10,7 @@ import {
   skillAllowed,
   surfacesOf,
 } from '../../reasoning/surfaces-registry';
-import type { ChatCompletionRequest, PersonaMessage } from '../../schema/chat';
+import type { ChatCompletionRequest } from '../../schema/chat';
 import type { ChatHeaders } from '../../schema/headers';
 import { AppError } from '../../schema/errors';
 import { sessionSurface, type Surface } from '../../schema/surfaces';
@@ -27,15 +28,6 @@ export interface ChatPlan {
   messages: PromptMessage[];
   /** The newest user message (what a session stores). */
   lastUser?: string;
-}
-
-/** A message's text: the string, or its text parts joined (what a session stores of a message with images). */
-function textOf(content: PersonaMessage['content'] | undefined): string | undefined {
-  if (content === null || content === undefined || typeof content === 'string') return content ?? undefined;
-  return content
-    .filter((p) => p.type === 'text')
-    .map((p) => p.text)
-    .join('\n');
 }
 
 /** svc_skills.enabled merged with X-Svc-Skill; each must exist and be allowed on the surface. @throws AppError invalid_request */
@@ -120,6 +112,8 @@ export async function planChat(
     history,
     messages: body.messages,
   });
-  const lastUser = textOf([...body.messages].reverse().find((m) => m.role === 'user')?.content);
+  // What a session stores of the newest user message: its text (an image's message, its text parts).
+  const newest = [...body.messages].reverse().find((m) => m.role === 'user');
+  const lastUser = newest ? contentText(newest.content) : undefined;
   return { surface, profile: profile?.id, skills, sessionKey, sessionSurface: scope, sass, messages, lastUser };
 }
