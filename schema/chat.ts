@@ -29,9 +29,9 @@ export const ChatMessage = z
 export type ChatMessage = z.output<typeof ChatMessage>;
 
 /** OpenAI's name rule (functions, response formats). */
-const openaiName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, '1 to 64 of a-z, A-Z, 0-9, underscore and dash');
+export const openaiName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, '1 to 64 of a-z, A-Z, 0-9, underscore and dash');
 /** A JSON Schema a client hands the lane (tool parameters, a response format): any object, at most 64 KB. */
-const clientJsonSchema = z
+export const clientJsonSchema = z
   .record(z.string(), z.unknown())
   .refine((v) => JSON.stringify(v).length <= 65_536, 'at most 64 KB of JSON');
 
@@ -47,19 +47,22 @@ export const ToolCall = z
   })
   .meta({ id: 'ToolCall' });
 
+/** An image's URL in a message: an http(s) URL (fetched through the fetch guard) or a base64 data URL. */
+export const ImageUrl = z
+  .string()
+  .max(15_000_000)
+  .refine(
+    (u) => /^https?:\/\//i.test(u) || /^data:image\/[A-Za-z0-9.+-]{1,40};base64,/i.test(u),
+    'an http(s) URL or a data:image/...;base64, URL',
+  );
+
 /** OpenAI's image part: an http(s) URL (fetched through the fetch guard) or a base64 data URL. */
 export const ImagePart = z
   .object({
     type: z.literal('image_url'),
     image_url: z
       .object({
-        url: z
-          .string()
-          .max(15_000_000)
-          .refine(
-            (u) => /^https?:\/\//i.test(u) || /^data:image\/[A-Za-z0-9.+-]{1,40};base64,/i.test(u),
-            'an http(s) URL or a data:image/...;base64, URL',
-          ),
+        url: ImageUrl,
         detail: z.enum(['auto', 'low', 'high']).optional(),
       })
       .strict(),
@@ -237,7 +240,7 @@ const TOOLS_ELSEWHERE =
 const FUNCTIONS_DEPRECATED = 'send `tools` instead (OpenAI deprecated `functions`), or none';
 
 /** A field OpenAI's contract makes nullable: null is taken as absent (clients that serialise None send it). */
-const nullable = <T extends z.ZodType>(t: T) => t.nullish().transform((v) => v ?? undefined);
+export const nullable = <T extends z.ZodType>(t: T) => t.nullish().transform((v) => v ?? undefined);
 
 /** OpenAI sampling parameters we pass through to the lane. */
 const Sampling = {

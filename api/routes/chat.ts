@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import type { ModelRequest } from '../../activities/providers/types';
 import { feedbackSignal, recordFeedback } from '../../activities/store/feedback';
-import { appendExchange, getSession, listSessions, type SessionRow } from '../../activities/store/sessions';
+import { getSession, listSessions, type SessionRow } from '../../activities/store/sessions';
 import { adjustSass, baseSass, profileFor } from '../../reasoning/surfaces-registry';
 import {
   ChatCompletionRequest,
@@ -12,27 +11,17 @@ import {
   SessionList,
   SessionListQuery,
 } from '../../schema/chat';
-import { AppError, notFound } from '../../schema/errors';
-import { DEFAULT_LANE } from '../../schema/model-config';
+import { notFound } from '../../schema/errors';
 import { parseSurface, sessionSurface, type Surface } from '../../schema/surfaces';
 import { principalOf, type AppContext } from '../context';
 import { gatewayOf } from '../gateway';
 import { defineRoute, type RouteSpec } from '../route';
 import { chatCommonsRoutes } from './chat-commons';
 import { chatLaneRoutes } from './chat-lanes';
-import { loadImageParts } from './chat-images';
-import { planChat } from './chat-plan';
+import { preparePersonaCall } from './chat-persona';
 import { ChatHeaders } from '../../schema/headers';
-import {
-  abortOnDisconnect,
-  completionBody,
-  completionId,
-  modelsFor,
-  samplingOf,
-  unlessClientGone,
-} from './chat-shared';
+import { completionBody, completionId, unlessClientGone } from './chat-shared';
 import { sendChunkStream } from './chat-sse';
-import { openTokenTap } from '../live/tokens';
 import { readChatCompletionRequest, readChatHeaders } from '../../schema/chat-read';
 
 const CHAT = { scope: 'runtime:chat' } as const;
@@ -64,52 +53,9 @@ function surfaceFilter(ctx: AppContext, query: string | undefined): string | und
 }
 
 async function completions(ctx: AppContext, body: ChatCompletionRequest, headers: ChatHeaders) {
-  const p = principalOf(ctx);
-  const lane = body.model ?? DEFAULT_LANE;
-  const models = modelsFor(ctx);
-  if (!models.hasLane(lane))
-    throw new AppError(
-      'model_not_found',
-      `The model '${lane}' does not exist. GET /v1/models lists the available lanes.`,
-    );
-  // Images are loaded (and refused) before anything else is done for the request.
-  const messages = await loadImageParts(body.messages, ctx.deps.config);
-  const plan = await planChat(ctx, messages === body.messages ? body : { ...body, messages }, p.tenantId, headers);
-  const abort = abortOnDisconnect(ctx);
-  // Client tools go to the lane with how to choose them; the model's calls come back for the client to run.
-  const tools = body.tools?.length ? body.tools : undefined;
-  const sampling = samplingOf(body);
-  const req: ModelRequest = { lane, messages: plan.messages, ...sampling, signal: abort.signal };
-  if (tools) {
-    req.tools = tools;
-    if (body.tool_choice !== undefined) req.tool_choice = body.tool_choice;
-    if (body.parallel_tool_calls !== undefined)
-      req.extra = { ...sampling.extra, parallel_tool_calls: body.parallel_tool_calls };
-  }
-  const meta = (provider: string) => ({
-    provider,
-    sass_factor: plan.sass,
-    surface: plan.surface ?? null,
-    profile: plan.profile ?? null,
-    skills: plan.skills,
-    session_id: plan.sessionKey ?? null,
-  });
-  // A turn of tool calls is not an exchange yet: the session stores the answer that follows the tool results.
-  const store = async (answer: string, provider: string, calls = 0) => {
-    if (!plan.sessionKey || plan.lastUser === undefined || (calls > 0 && !answer)) return;
-    await appendExchange(ctx.deps.db, {
-      tenantId: p.tenantId,
-      surface: plan.sessionSurface,
-      sessionKey: plan.sessionKey,
-      user: plan.lastUser,
-      assistant: answer,
-      lane,
-      provider,
-    });
-  };
+  const call = await preparePersonaCall(ctx, body, headers);
+  const { lane, models, req, abort, meta, store, tap, toolsOffered } = call;
   const id = completionId();
-  // Token frames for a WebSocket subscriber of this session (or request id); undefined when none.
-  const tap = openTokenTap(ctx.deps, p.tenantId, [plan.sessionKey, ctx.state.requestId]);
   if (body.stream) {
     const stream = models.stream(req);
     await unlessClientGone(abort, () =>
@@ -122,7 +68,7 @@ async function completions(ctx: AppContext, body: ChatCompletionRequest, headers
         meta,
         onComplete: store,
         tap,
-        toolsOffered: tools !== undefined,
+        toolsOffered,
       }),
     );
     return undefined;
@@ -133,8 +79,8 @@ async function completions(ctx: AppContext, body: ChatCompletionRequest, headers
   });
   tap?.push(result.content);
   tap?.end();
-  await store(result.content, result.provider, tools ? (result.tool_calls?.length ?? 0) : 0);
-  return completionBody({ id, lane, result, meta: meta(result.provider), toolsOffered: tools !== undefined });
+  await store(result.content, result.provider, toolsOffered ? (result.tool_calls?.length ?? 0) : 0);
+  return completionBody({ id, lane, result, meta: meta(result.provider), toolsOffered });
 }
 
 async function feedback(ctx: AppContext, body: z.output<typeof ChatFeedbackBody>) {

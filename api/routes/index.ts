@@ -3,6 +3,7 @@ import { agentsRoutes } from './agents';
 import { capabilitiesRoutes } from './capabilities';
 import { browserRoutes } from './browser';
 import { chatRoutes } from './chat';
+import { responseRoutes } from './responses';
 import { daemonsRoutes } from './daemons';
 import { entitiesRoutes } from './entities';
 import { identityRoutes } from './identity';
@@ -35,6 +36,7 @@ export function allRoutes(): RouteSpec[] {
     keyInfoRoute(),
     ...usageRoutes(),
     ...chatRoutes(),
+    ...responseRoutes(),
     ...tasksRoutes(),
     ...entitiesRoutes(),
     ...knowledgeRoutes(),

@@ -45,3 +45,21 @@ export function contractErrors(name: string, value: unknown): string[] {
   if (validate(value)) return [];
   return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
 }
+
+/**
+ * The validation errors of a Responses stream event against the contract's schema for its `type` (the union
+ * `ResponseStreamEvent` reports every alternative's errors at once).
+ */
+export function streamEventErrors(event: { type?: unknown }): string[] {
+  const doc = JSON.parse(readFileSync(CONTRACT, 'utf8')) as { components: { schemas: Record<string, Json> } };
+  const schemas = doc.components.schemas;
+  const union = schemas.ResponseStreamEvent.anyOf as Array<{ $ref: string }>;
+  const name = union
+    .map((r) => r.$ref.split('/').pop()!)
+    .find((n) => {
+      const type = (schemas[n].properties as Record<string, { enum?: unknown[] }> | undefined)?.type;
+      return type?.enum?.includes(event.type);
+    });
+  if (!name) return [`no event type ${String(event.type)} in the contract`];
+  return contractErrors(name, event);
+}

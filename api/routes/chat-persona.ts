@@ -1,0 +1,84 @@
+import type { ModelRequest, ModelRouter } from '../../activities/providers/types';
+import { appendExchange } from '../../activities/store/sessions';
+import type { ChatCompletionRequest } from '../../schema/chat';
+import type { ChatHeaders } from '../../schema/headers';
+import { AppError } from '../../schema/errors';
+import { DEFAULT_LANE } from '../../schema/model-config';
+import { principalOf, type AppContext } from '../context';
+import { openTokenTap, type TokenTap } from '../live/tokens';
+import { loadImageParts, type PartPath } from './chat-images';
+import { planChat, type ChatPlan } from './chat-plan';
+import { abortOnDisconnect, modelsFor, samplingOf } from './chat-shared';
+
+/** A persona model call made ready: what both OpenAI-compatible persona routes (chat completions, responses) run. */
+export interface PersonaCall {
+  lane: string;
+  models: ModelRouter;
+  req: ModelRequest;
+  plan: ChatPlan;
+  abort: AbortController;
+  /** The client offered tools: the model's calls go back to the client. */
+  toolsOffered: boolean;
+  /** The meta block of the answer. */
+  meta: (provider: string) => Record<string, unknown>;
+  /** Stores the exchange in the session (X-Session-ID); a turn of tool calls alone is not stored. */
+  store: (answer: string, provider: string, calls?: number) => Promise<void>;
+  /** Token frames for a WebSocket subscriber of this session (or request id); undefined when none. */
+  tap?: TokenTap;
+}
+
+/**
+ * Everything the persona routes do before the lane is called: the lane checked, images loaded (and refused) before
+ * anything else, the prompt planned (surface, profile, skills, session history), client tools and sampling passed on.
+ * @throws AppError model_not_found, and what loading an image or planning refuses
+ */
+export async function preparePersonaCall(
+  ctx: AppContext,
+  body: ChatCompletionRequest,
+  headers: ChatHeaders,
+  imagePath?: PartPath,
+): Promise<PersonaCall> {
+  const p = principalOf(ctx);
+  const lane = body.model ?? DEFAULT_LANE;
+  const models = modelsFor(ctx);
+  if (!models.hasLane(lane))
+    throw new AppError(
+      'model_not_found',
+      `The model '${lane}' does not exist. GET /v1/models lists the available lanes.`,
+    );
+  const messages = await loadImageParts(body.messages, ctx.deps.config, imagePath);
+  const plan = await planChat(ctx, messages === body.messages ? body : { ...body, messages }, p.tenantId, headers);
+  const abort = abortOnDisconnect(ctx);
+  // Client tools go to the lane with how to choose them; the model's calls come back for the client to run.
+  const tools = body.tools?.length ? body.tools : undefined;
+  const sampling = samplingOf(body);
+  const req: ModelRequest = { lane, messages: plan.messages, ...sampling, signal: abort.signal };
+  if (tools) {
+    req.tools = tools;
+    if (body.tool_choice !== undefined) req.tool_choice = body.tool_choice;
+    if (body.parallel_tool_calls !== undefined)
+      req.extra = { ...sampling.extra, parallel_tool_calls: body.parallel_tool_calls };
+  }
+  const meta = (provider: string) => ({
+    provider,
+    sass_factor: plan.sass,
+    surface: plan.surface ?? null,
+    profile: plan.profile ?? null,
+    skills: plan.skills,
+    session_id: plan.sessionKey ?? null,
+  });
+  const store = async (answer: string, provider: string, calls = 0) => {
+    if (!plan.sessionKey || plan.lastUser === undefined || (calls > 0 && !answer)) return;
+    await appendExchange(ctx.deps.db, {
+      tenantId: p.tenantId,
+      surface: plan.sessionSurface,
+      sessionKey: plan.sessionKey,
+      user: plan.lastUser,
+      assistant: answer,
+      lane,
+      provider,
+    });
+  };
+  const tap = openTokenTap(ctx.deps, p.tenantId, [plan.sessionKey, ctx.state.requestId]);
+  return { lane, models, req, plan, abort, toolsOffered: tools !== undefined, meta, store, tap };
+}

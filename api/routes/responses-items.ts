@@ -1,0 +1,233 @@
+import type { ModelResult, ModelUsage } from '../../activities/providers/types';
+import { randomToken } from '../../activities/store/ids';
+import type { ContentPart, PersonaMessage } from '../../schema/chat';
+import type { ResponseInputItem } from '../../schema/responses';
+
+/**
+ * Items of the Responses API as this service keeps and lists them (OpenAI's item resources): every item has an id,
+ * a status and its content as parts. Reasoning items a client echoes back are not kept (their content is another
+ * provider's).
+ */
+export type InputPart =
+  | { type: 'input_text'; text: string }
+  | { type: 'input_image'; image_url: string; detail: 'auto' | 'low' | 'high' }
+  | { type: 'output_text'; text: string; annotations: unknown[]; logprobs: unknown[] }
+  | { type: 'refusal'; refusal: string };
+export type StoredItem =
+  | {
+      type: 'message';
+      id: string;
+      status: 'completed';
+      role: 'user' | 'system' | 'developer' | 'assistant';
+      content: InputPart[];
+    }
+  | { type: 'function_call'; id: string; status: 'completed'; call_id: string; name: string; arguments: string }
+  | { type: 'function_call_output'; id: string; status: 'completed'; call_id: string; output: string };
+
+/** Where each kept item came from in the request (`body.input.N`), for errors about its images. */
+export interface NormalizedInput {
+  items: StoredItem[];
+  /** The request's index of each kept item. */
+  origin: number[];
+}
+
+export const itemId = (prefix: 'msg' | 'fc' | 'fco') => `${prefix}_${randomToken(24)}`;
+
+/** The request's input as items with ids (a string is one user message). */
+export function normalizeInput(input: string | ResponseInputItem[]): NormalizedInput {
+  if (typeof input === 'string')
+    return {
+      items: [
+        { type: 'message', id: itemId('msg'), status: 'completed', role: 'user', content: textParts('user', input) },
+      ],
+      origin: [0],
+    };
+  const items: StoredItem[] = [];
+  const origin: number[] = [];
+  input.forEach((item, i) => {
+    const kept = normalizeItem(item);
+    if (!kept) return;
+    items.push(kept);
+    origin.push(i);
+  });
+  return { items, origin };
+}
+
+function textParts(role: 'user' | 'system' | 'developer' | 'assistant', text: string): InputPart[] {
+  return role === 'assistant'
+    ? [{ type: 'output_text', text, annotations: [], logprobs: [] }]
+    : [{ type: 'input_text', text }];
+}
+
+function normalizeItem(item: ResponseInputItem): StoredItem | undefined {
+  switch (item.type) {
+    case 'message': {
+      const content: InputPart[] =
+        typeof item.content === 'string'
+          ? textParts(item.role, item.content)
+          : item.content.map((p): InputPart => {
+              if (p.type === 'input_image')
+                return { type: 'input_image', image_url: p.image_url ?? '', detail: p.detail ?? 'auto' };
+              if (p.type === 'output_text') return { type: 'output_text', text: p.text, annotations: [], logprobs: [] };
+              if (p.type === 'refusal') return { type: 'refusal', refusal: p.refusal };
+              return { type: 'input_text', text: (p as { text: string }).text };
+            });
+      return { type: 'message', id: item.id ?? itemId('msg'), status: 'completed', role: item.role, content };
+    }
+    case 'function_call':
+      return {
+        type: 'function_call',
+        id: item.id ?? itemId('fc'),
+        status: 'completed',
+        call_id: item.call_id,
+        name: item.name,
+        arguments: item.arguments,
+      };
+    case 'function_call_output':
+      return {
+        type: 'function_call_output',
+        id: item.id ?? itemId('fco'),
+        status: 'completed',
+        call_id: item.call_id,
+        output: item.output,
+      };
+    default:
+      return undefined; // reasoning
+  }
+}
+
+/** A message part's text as a chat message carries it. */
+function partText(p: InputPart): string {
+  if (p.type === 'refusal') return p.refusal;
+  return p.type === 'input_image' ? '' : p.text;
+}
+
+/**
+ * Items as chat messages: instructions first as a system message, developer messages as system ones, consecutive
+ * function calls as one assistant turn with `tool_calls` (joined to the assistant message just before them), their
+ * outputs as tool messages. `source[k]` is the index in `items` of message k (the instructions have -1).
+ */
+export function itemsToMessages(
+  items: StoredItem[],
+  instructions: string | undefined,
+): { messages: PersonaMessage[]; source: number[] } {
+  const messages: PersonaMessage[] = [];
+  const source: number[] = [];
+  if (instructions !== undefined) {
+    messages.push({ role: 'system', content: instructions });
+    source.push(-1);
+  }
+  items.forEach((item, i) => {
+    const last = messages[messages.length - 1];
+    if (item.type === 'function_call') {
+      const call = {
+        id: item.call_id,
+        type: 'function' as const,
+        function: { name: item.name, arguments: item.arguments },
+      };
+      if (last?.role === 'assistant') {
+        last.tool_calls = [...(last.tool_calls ?? []), call];
+        return;
+      }
+      messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+      source.push(i);
+      return;
+    }
+    if (item.type === 'function_call_output') {
+      messages.push({ role: 'tool', content: item.output, tool_call_id: item.call_id });
+      source.push(i);
+      return;
+    }
+    const role = item.role === 'developer' ? 'system' : item.role;
+    const content: string | ContentPart[] = item.content.some((p) => p.type === 'input_image')
+      ? item.content.map((p): ContentPart =>
+          p.type === 'input_image'
+            ? { type: 'image_url', image_url: { url: p.image_url, detail: p.detail } }
+            : { type: 'text', text: partText(p) },
+        )
+      : item.content.map(partText).join('\n');
+    messages.push({ role, content });
+    source.push(i);
+  });
+  return { messages, source };
+}
+
+export type OutputItem =
+  | {
+      type: 'message';
+      id: string;
+      status: 'completed' | 'incomplete';
+      role: 'assistant';
+      content: Array<{ type: 'output_text'; text: string; annotations: unknown[]; logprobs: unknown[] }>;
+    }
+  | {
+      type: 'function_call';
+      id: string;
+      status: 'completed' | 'incomplete';
+      call_id: string;
+      name: string;
+      arguments: string;
+    };
+
+/** The lane's answer as output items: the text as one assistant message, then each tool call offered. */
+export function outputItems(
+  result: Pick<ModelResult, 'content' | 'tool_calls' | 'finish_reason'>,
+  toolsOffered: boolean,
+  ids: { message?: string; calls?: string[] } = {},
+): OutputItem[] {
+  const status = result.finish_reason === 'length' ? 'incomplete' : 'completed';
+  const calls = toolsOffered ? (result.tool_calls ?? []) : [];
+  const out: OutputItem[] = [];
+  if (result.content || !calls.length)
+    out.push({
+      type: 'message',
+      id: ids.message ?? itemId('msg'),
+      status,
+      role: 'assistant',
+      content: [{ type: 'output_text', text: result.content, annotations: [], logprobs: [] }],
+    });
+  calls.forEach((c, k) =>
+    out.push({
+      type: 'function_call',
+      id: ids.calls?.[k] ?? itemId('fc'),
+      status,
+      call_id: c.id,
+      name: c.function.name,
+      arguments: c.function.arguments,
+    }),
+  );
+  return out;
+}
+
+/** Output items as items of the next response's history. */
+export function outputAsInput(items: OutputItem[]): StoredItem[] {
+  return items.map((o): StoredItem =>
+    o.type === 'message'
+      ? {
+          type: 'message',
+          id: o.id,
+          status: 'completed',
+          role: 'assistant',
+          content: o.content.map((c) => ({ type: 'output_text', text: c.text, annotations: [], logprobs: [] })),
+        }
+      : { ...o, status: 'completed' },
+  );
+}
+
+/** OpenAI's usage block of a response. */
+export function responseUsage(u: ModelUsage) {
+  return {
+    input_tokens: u.prompt_tokens,
+    input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+    output_tokens: u.completion_tokens,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: u.total_tokens,
+  };
+}
+
+/** Why a response stopped short (a finish reason other than stop or tool calls), as OpenAI names it. */
+export function incompleteReason(finish: string): string | undefined {
+  if (finish === 'length') return 'max_output_tokens';
+  if (finish === 'content_filter') return 'content_filter';
+  return undefined;
+}

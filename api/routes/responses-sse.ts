@@ -1,0 +1,206 @@
+import { PassThrough } from 'node:stream';
+import type { ModelStreamChunk, ModelUsage } from '../../activities/providers/types';
+import { AppError } from '../../schema/errors';
+import type { AppContext } from '../context';
+import type { TokenTap } from '../live/tokens';
+import { itemId, type OutputItem } from './responses-items';
+
+export interface ResponseStreamOptions {
+  stream: AsyncIterable<ModelStreamChunk> & { provider: Promise<string> };
+  abort: AbortController;
+  toolsOffered: boolean;
+  tap?: TokenTap;
+  /** The Response object as it stands (status, output, usage, error), for the lifecycle events. */
+  snapshot: (s: {
+    status: 'in_progress' | 'completed' | 'incomplete' | 'failed';
+    output: OutputItem[];
+    usage: ModelUsage | null;
+    finish: string;
+    provider: string;
+    error?: { code: string; message: string };
+  }) => Record<string, unknown>;
+  /** Runs when the answer is whole, before response.completed (session, stored response). */
+  onComplete: (r: {
+    content: string;
+    calls: number;
+    provider: string;
+    response: Record<string, unknown>;
+  }) => Promise<void>;
+}
+
+/** OpenAI's code for a failure in the middle of a response. */
+function failureCode(err: AppError): string {
+  return err.code === 'rate_limited' ? 'rate_limit_exceeded' : 'server_error';
+}
+
+type Call = { item: Extract<OutputItem, { type: 'function_call' }>; index: number };
+
+/**
+ * Answers with the Responses API's event stream: response.created and response.in_progress, then for each output
+ * item its added event, its deltas (output_text.delta, function_call_arguments.delta) and done events, and last
+ * response.completed (or response.incomplete, or response.failed) with the whole response. Every event carries a
+ * sequence_number. The first upstream delta is awaited before any header is sent, so a failure before it still
+ * answers with a proper status (429/502/503/504); a client disconnect aborts the upstream call.
+ */
+export async function sendResponseStream(ctx: AppContext, o: ResponseStreamOptions): Promise<void> {
+  const it = o.stream[Symbol.asyncIterator]();
+  let next = await it.next();
+  const provider = await o.stream.provider;
+
+  ctx.req.socket.setTimeout(0);
+  ctx.req.socket.setNoDelay(true);
+  ctx.status = 200;
+  ctx.set('Content-Type', 'text/event-stream; charset=utf-8');
+  ctx.set('Cache-Control', 'no-cache, no-transform');
+  ctx.set('X-Accel-Buffering', 'no');
+  const body = new PassThrough();
+  ctx.body = body;
+
+  let closed = false;
+  let seq = 0;
+  const emit = (type: string, data: Record<string, unknown>) => {
+    if (closed) return;
+    body.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
+  };
+  o.abort.signal.addEventListener('abort', () => (closed = true), { once: true });
+
+  const output: OutputItem[] = [];
+  let message: (OutputItem & { type: 'message' }) | undefined;
+  let messageIndex = -1;
+  const calls = new Map<number, Call>();
+  let content = '';
+  let finish = 'stop';
+  let usage: ModelUsage | null = null;
+
+  const openMessage = () => {
+    if (message) return message;
+    message = { type: 'message', id: itemId('msg'), status: 'completed', role: 'assistant', content: [] };
+    messageIndex = output.length;
+    output.push(message);
+    emit('response.output_item.added', { output_index: messageIndex, item: { ...message, status: 'in_progress' } });
+    const part = { type: 'output_text', text: '', annotations: [], logprobs: [] };
+    emit('response.content_part.added', { item_id: message.id, output_index: messageIndex, content_index: 0, part });
+    return message;
+  };
+  const closeMessage = (status: 'completed' | 'incomplete') => {
+    if (!message) return;
+    const part = { type: 'output_text' as const, text: content, annotations: [], logprobs: [] };
+    const at = { item_id: message.id, output_index: messageIndex, content_index: 0 };
+    emit('response.output_text.done', { ...at, text: content, logprobs: [] });
+    emit('response.content_part.done', { ...at, part });
+    message.content = [part];
+    message.status = status;
+    emit('response.output_item.done', { output_index: messageIndex, item: message });
+  };
+
+  const run = async () => {
+    const created = o.snapshot({ status: 'in_progress', output: [], usage: null, finish, provider });
+    emit('response.created', { response: created });
+    emit('response.in_progress', { response: created });
+    try {
+      while (!next.done && !closed) {
+        const c = next.value;
+        if (c.delta) {
+          content += c.delta;
+          o.tap?.push(c.delta);
+          const m = openMessage();
+          emit('response.output_text.delta', {
+            item_id: m.id,
+            output_index: messageIndex,
+            content_index: 0,
+            delta: c.delta,
+            logprobs: [],
+          });
+        }
+        if (c.tool_deltas?.length && o.toolsOffered)
+          for (const d of c.tool_deltas) {
+            let call = calls.get(d.index);
+            if (!call) {
+              const item = {
+                type: 'function_call' as const,
+                id: itemId('fc'),
+                status: 'completed' as const,
+                call_id: d.id ?? '',
+                name: d.name ?? '',
+                arguments: '',
+              };
+              call = { item, index: output.length };
+              calls.set(d.index, call);
+              output.push(item);
+              emit('response.output_item.added', {
+                output_index: call.index,
+                item: { ...item, status: 'in_progress' },
+              });
+            }
+            if (d.arguments) {
+              call.item.arguments += d.arguments;
+              emit('response.function_call_arguments.delta', {
+                item_id: call.item.id,
+                output_index: call.index,
+                delta: d.arguments,
+              });
+            }
+          }
+        if (c.tool_calls?.length && o.toolsOffered)
+          // The assembled calls are the reference (an upstream that sent no deltas sends them only here).
+          c.tool_calls.forEach((tc, k) => {
+            const known = [...calls.values()].find((x) => x.item.call_id === tc.id) ?? calls.get(k);
+            if (known) {
+              known.item.name = tc.function.name;
+              known.item.arguments = tc.function.arguments;
+              known.item.call_id = tc.id;
+              return;
+            }
+            const item = {
+              type: 'function_call' as const,
+              id: itemId('fc'),
+              status: 'completed' as const,
+              call_id: tc.id,
+              name: tc.function.name,
+              arguments: tc.function.arguments,
+            };
+            const call = { item, index: output.length };
+            calls.set(1000 + k, call);
+            output.push(item);
+            emit('response.output_item.added', { output_index: call.index, item: { ...item, status: 'in_progress' } });
+          });
+        if (c.finish_reason) finish = c.finish_reason;
+        if (c.usage) usage = c.usage;
+        next = await it.next();
+      }
+      if (closed) return;
+      const status = finish === 'length' ? 'incomplete' : 'completed';
+      // An answer with neither text nor calls is still one (empty) message, as the JSON answer has.
+      if (!calls.size) openMessage();
+      closeMessage(status);
+      for (const call of [...calls.values()].sort((a, b) => a.index - b.index)) {
+        call.item.status = status;
+        emit('response.function_call_arguments.done', {
+          item_id: call.item.id,
+          output_index: call.index,
+          name: call.item.name,
+          arguments: call.item.arguments,
+        });
+        emit('response.output_item.done', { output_index: call.index, item: call.item });
+      }
+      const response = o.snapshot({ status, output, usage, finish, provider });
+      await o.onComplete({ content, calls: calls.size, provider, response });
+      emit(status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
+    } catch (err) {
+      if (closed) return;
+      const e = err instanceof AppError ? err : new AppError('internal', 'The stream failed.');
+      if (!(err instanceof AppError))
+        ctx.deps.log.error({ err, request_id: ctx.state.requestId }, 'response stream failed');
+      const error = { code: failureCode(e), message: e.message };
+      emit('response.failed', {
+        response: o.snapshot({ status: 'failed', output, usage, finish, provider, error }),
+      });
+    } finally {
+      o.tap?.end();
+      if (closed) await it.return?.(undefined).catch(() => undefined);
+      closed = true;
+      body.end();
+    }
+  };
+  void run();
+}

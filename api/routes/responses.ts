@@ -1,0 +1,328 @@
+import { z } from 'zod';
+import type { ModelUsage } from '../../activities/providers/types';
+import {
+  deleteResponse,
+  getInputItems,
+  getResponse,
+  responseChain,
+  saveResponse,
+} from '../../activities/store/responses';
+import type { ChatCompletionRequest } from '../../schema/chat';
+import { AppError, notFound } from '../../schema/errors';
+import { ChatHeaders } from '../../schema/headers';
+import { readChatHeaders } from '../../schema/chat-read';
+import {
+  CreateResponseRequest,
+  DeletedResponse,
+  InputItemList,
+  InputItemsQuery,
+  ResponseId,
+  ResponseObject,
+} from '../../schema/responses';
+import { principalOf, type AppContext } from '../context';
+import { defineRoute, type RouteSpec } from '../route';
+import { preparePersonaCall } from './chat-persona';
+import { unlessClientGone } from './chat-shared';
+import {
+  incompleteReason,
+  itemsToMessages,
+  normalizeInput,
+  outputAsInput,
+  outputItems,
+  responseUsage,
+  type OutputItem,
+  type StoredItem,
+} from './responses-items';
+import { sendResponseStream } from './responses-sse';
+import { randomToken } from '../../activities/store/ids';
+
+const CHAT = { scope: 'runtime:chat' } as const;
+
+/** The request's fields as the chat pipeline takes them (the lane, sampling, structured output, tools). */
+function chatFields(b: CreateResponseRequest): Omit<ChatCompletionRequest, 'messages'> {
+  const format = b.text?.format ?? undefined;
+  const logprobs = b.include?.includes('message.output_text.logprobs') ? true : undefined;
+  return {
+    model: b.model,
+    profile: b.profile,
+    svc_skills: b.svc_skills,
+    stream: b.stream,
+    temperature: b.temperature,
+    top_p: b.top_p,
+    max_tokens: b.max_output_tokens,
+    response_format:
+      format?.type === 'json_schema'
+        ? {
+            type: 'json_schema',
+            json_schema: {
+              name: format.name,
+              schema: format.schema,
+              ...(format.description != null ? { description: format.description } : {}),
+              ...(format.strict != null ? { strict: format.strict } : {}),
+            },
+          }
+        : (format ?? undefined),
+    reasoning_effort: b.reasoning?.effort,
+    verbosity: b.text?.verbosity,
+    user: b.safety_identifier ?? b.user,
+    logprobs,
+    top_logprobs: logprobs ? b.top_logprobs : undefined,
+    tools: b.tools?.map((t) => ({
+      type: 'function' as const,
+      function: {
+        name: t.name,
+        ...(t.description != null ? { description: t.description } : {}),
+        ...(t.parameters != null ? { parameters: t.parameters } : {}),
+        ...(t.strict != null ? { strict: t.strict } : {}),
+      },
+    })),
+    tool_choice:
+      typeof b.tool_choice === 'object' ? { type: 'function', function: { name: b.tool_choice.name } } : b.tool_choice,
+    parallel_tool_calls: b.parallel_tool_calls,
+    // Chat fields the Responses API does not have.
+    stop: undefined,
+    presence_penalty: undefined,
+    frequency_penalty: undefined,
+    seed: undefined,
+    n: undefined,
+    max_completion_tokens: undefined,
+    logit_bias: undefined,
+  };
+}
+
+/** The Response object around an output (OpenAI's fields, the request's settings echoed, our meta block). */
+function responseObject(
+  b: CreateResponseRequest,
+  r: {
+    id: string;
+    createdAt: number;
+    lane: string;
+    status: 'in_progress' | 'completed' | 'incomplete' | 'failed';
+    output: OutputItem[];
+    usage: ModelUsage | null;
+    finish: string;
+    error?: { code: string; message: string };
+    meta: Record<string, unknown>;
+  },
+) {
+  const reason = r.status === 'incomplete' ? incompleteReason(r.finish) : undefined;
+  return {
+    id: r.id,
+    object: 'response' as const,
+    created_at: r.createdAt,
+    status: r.status,
+    completed_at: r.status === 'in_progress' ? null : Math.floor(Date.now() / 1000),
+    error: r.error ?? null,
+    incomplete_details: reason ? { reason } : null,
+    instructions: b.instructions ?? null,
+    max_output_tokens: b.max_output_tokens ?? null,
+    model: r.lane,
+    output: r.output,
+    parallel_tool_calls: b.parallel_tool_calls ?? true,
+    previous_response_id: b.previous_response_id ?? null,
+    reasoning: { effort: b.reasoning?.effort ?? null, summary: b.reasoning?.summary ?? null },
+    service_tier: 'default',
+    store: b.store ?? true,
+    temperature: b.temperature ?? 1,
+    text: { format: b.text?.format ?? { type: 'text' }, verbosity: b.text?.verbosity ?? 'medium' },
+    tool_choice: b.tool_choice ?? 'auto',
+    tools: (b.tools ?? []).map((t) => ({
+      type: 'function' as const,
+      name: t.name,
+      description: t.description ?? null,
+      parameters: t.parameters ?? null,
+      strict: t.strict ?? null,
+    })),
+    top_p: b.top_p ?? 1,
+    truncation: b.truncation ?? 'disabled',
+    ...(r.usage ? { usage: responseUsage(r.usage) } : {}),
+    ...(b.user !== undefined ? { user: b.user } : {}),
+    metadata: b.metadata ?? {},
+    meta: r.meta,
+  };
+}
+
+/** The items a response continues (its previous_response_id chain, oldest first). @throws AppError not_found */
+async function history(ctx: AppContext, tenantId: string, previousId: string | undefined): Promise<StoredItem[]> {
+  if (previousId === undefined) return [];
+  const chain = await responseChain(ctx.deps.db, tenantId, previousId);
+  if (!chain)
+    throw new AppError(
+      'not_found',
+      `previous_response_id: no stored response '${previousId}' (it is unknown, deleted, expired, or was made with store: false).`,
+      { details: [{ path: 'body.previous_response_id', message: 'not found' }] },
+    );
+  return chain.flatMap((t) => [...(t.input_items as StoredItem[]), ...outputAsInput(t.output as OutputItem[])]);
+}
+
+async function createResponse(ctx: AppContext, body: CreateResponseRequest, headers: ChatHeaders) {
+  const tenantId = principalOf(ctx).tenantId;
+  const earlier = await history(ctx, tenantId, body.previous_response_id);
+  const input = normalizeInput(body.input);
+  const { messages, source } = itemsToMessages([...earlier, ...input.items], body.instructions);
+  // An image's error names where the client put it: this request's input, or a response it continues.
+  const imagePath = (k: number, j: number) => {
+    const at = source[k] - earlier.length;
+    return at >= 0 ? `body.input.${input.origin[at]}.content.${j}.image_url` : 'body.previous_response_id';
+  };
+  const call = await preparePersonaCall(ctx, { ...chatFields(body), messages }, headers, imagePath);
+  const { lane, models, req, abort, toolsOffered, tap } = call;
+  const id = `resp_${randomToken(24)}`;
+  const createdAt = Math.floor(Date.now() / 1000);
+  const keep = async (response: Record<string, unknown>) => {
+    if (body.store === false) return;
+    await saveResponse(ctx.deps.db, {
+      tenantId,
+      id,
+      previousId: body.previous_response_id,
+      inputItems: input.items,
+      response,
+    });
+  };
+  const snapshot = (
+    s: Omit<Parameters<typeof responseObject>[1], 'id' | 'createdAt' | 'lane' | 'meta'> & { provider: string },
+  ) => responseObject(body, { ...s, id, createdAt, lane, meta: call.meta(s.provider) });
+
+  if (body.stream) {
+    const stream = models.stream(req);
+    await unlessClientGone(abort, () =>
+      sendResponseStream(ctx, {
+        stream,
+        abort,
+        toolsOffered,
+        tap,
+        snapshot,
+        onComplete: async (r) => {
+          await call.store(r.content, r.provider, r.calls);
+          await keep(r.response);
+        },
+      }),
+    );
+    return undefined;
+  }
+  const result = await unlessClientGone(abort, () => models.complete(req)).catch((err: unknown) => {
+    tap?.end();
+    throw err;
+  });
+  tap?.push(result.content);
+  tap?.end();
+  const output = outputItems(result, toolsOffered);
+  const status = result.finish_reason === 'length' ? 'incomplete' : 'completed';
+  const response = snapshot({
+    status,
+    output,
+    usage: result.usage,
+    finish: result.finish_reason,
+    provider: result.provider,
+  });
+  await call.store(result.content, result.provider, toolsOffered ? (result.tool_calls?.length ?? 0) : 0);
+  await keep(response);
+  return response;
+}
+
+const IdParams = z.object({ id: ResponseId });
+const unknownResponse = () => notFound('Response');
+
+/** OpenAI's Responses API over the persona lanes: create (JSON or SSE), retrieve, delete, input items. */
+export function responseRoutes(): RouteSpec[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/responses',
+      access: CHAT,
+      summary:
+        "OpenAI's Responses API through the persona, surface, profile and skills: messages, images, function tools, structured output, stored responses chained by previous_response_id; SSE when stream is true.",
+      tags: ['chat'],
+      metered: true,
+      conversation: true,
+      body: CreateResponseRequest,
+      headers: ChatHeaders,
+      readHeaders: readChatHeaders,
+      response: ResponseObject,
+      produces: ['application/json', 'text/event-stream'],
+      responses: {
+        404: 'Unknown model (model_not_found), or an unknown previous_response_id.',
+        429: 'The upstream provider is rate limiting (Retry-After).',
+        502: 'The upstream provider failed.',
+        503: 'No model provider is configured.',
+        504: 'The upstream provider timed out.',
+      },
+      example: { model: 'svc-oracle', input: 'Hello', instructions: 'Answer in one sentence.' },
+      handler: (ctx: AppContext, { body, headers }) => createResponse(ctx, body, headers),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/responses/:id',
+      access: CHAT,
+      summary: 'A stored response of this tenant, as it was answered (kept 30 days).',
+      tags: ['chat'],
+      params: IdParams,
+      response: ResponseObject,
+      handler: async (ctx: AppContext, { params }) =>
+        (await getResponse(ctx.deps.db, principalOf(ctx).tenantId, params.id)) ?? Promise.reject(unknownResponse()),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/v1/responses/:id',
+      access: CHAT,
+      summary: 'Deletes a stored response (a response continuing it then starts from the one before).',
+      tags: ['chat'],
+      params: IdParams,
+      response: DeletedResponse,
+      handler: async (ctx: AppContext, { params }) => {
+        if (!(await deleteResponse(ctx.deps.db, principalOf(ctx).tenantId, params.id))) throw unknownResponse();
+        return { id: params.id, object: 'response' as const, deleted: true as const };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/responses/:id/input_items',
+      access: CHAT,
+      summary: "A stored response's own input items, newest first by default (order, after, limit as OpenAI's).",
+      tags: ['chat'],
+      params: IdParams,
+      query: InputItemsQuery,
+      response: InputItemList,
+      handler: async (ctx: AppContext, { params, query }) => {
+        const items = (await getInputItems(ctx.deps.db, principalOf(ctx).tenantId, params.id)) as StoredItem[] | null;
+        if (!items) throw unknownResponse();
+        const ordered = query.order === 'desc' ? [...items].reverse() : items;
+        let from = 0;
+        if (query.after !== undefined) {
+          from = ordered.findIndex((i) => i.id === query.after) + 1;
+          if (from === 0)
+            throw new AppError(
+              'invalid_request',
+              `after: no item '${query.after}' among this response's input items.`,
+              {
+                details: [{ path: 'query.after', message: 'unknown item id' }],
+              },
+            );
+        }
+        const data = ordered.slice(from, from + query.limit);
+        return {
+          object: 'list' as const,
+          data,
+          first_id: data[0]?.id ?? null,
+          last_id: data[data.length - 1]?.id ?? null,
+          has_more: from + query.limit < ordered.length,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/responses/:id/cancel',
+      access: CHAT,
+      summary: 'Cancels a background response; responses here are never background ones, so a stored one answers 400.',
+      tags: ['chat'],
+      params: IdParams,
+      handler: async (ctx: AppContext, { params }) => {
+        if (!(await getResponse(ctx.deps.db, principalOf(ctx).tenantId, params.id))) throw unknownResponse();
+        throw new AppError(
+          'invalid_request',
+          'Only background responses can be cancelled; this one was answered in its request (close the stream to stop one).',
+        );
+      },
+    }),
+  ];
+}

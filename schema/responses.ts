@@ -1,0 +1,321 @@
+import { z } from 'zod';
+import { clientJsonSchema, ImageUrl, MAX_IMAGES, MAX_MESSAGE_CHARS, nullable, openaiName, SvcSkills } from './chat';
+import { readableText } from './storable';
+
+/**
+ * OpenAI's Responses API (`POST /v1/responses`) as far as a persona lane can answer it: messages, images, function
+ * tools and their results, instructions, structured output, stored responses chained by `previous_response_id`.
+ * What needs OpenAI's own machinery (built-in tools, files by id, conversations, prompt templates, background runs)
+ * is refused by name, never dropped. Field names and limits follow OpenAI's published contract.
+ */
+
+/** A response's id (`resp_` and 24 characters of ours; any client-held id of this shape is looked up). */
+export const RESPONSE_ID = /^resp_[A-Za-z0-9]{1,100}$/;
+export const ResponseId = z.string().regex(RESPONSE_ID, 'a response id (resp_...)');
+/** Input items one request may carry (a coding agent resends its whole history: messages, calls and outputs). */
+export const MAX_INPUT_ITEMS = 2000;
+
+const ItemId = z.string().min(1).max(200);
+const ItemStatus = z.enum(['in_progress', 'completed', 'incomplete']).nullish();
+
+const InputText = z.object({ type: z.literal('input_text'), text: z.string().max(MAX_MESSAGE_CHARS) });
+const OutputText = z.object({
+  type: z.literal('output_text'),
+  text: z.string().max(MAX_MESSAGE_CHARS),
+  annotations: z.array(z.unknown()).max(1000).optional(),
+  logprobs: z.array(z.unknown()).optional(),
+});
+const Refusal = z.object({ type: z.literal('refusal'), refusal: z.string().max(MAX_MESSAGE_CHARS) });
+const InputImage = z
+  .object({
+    type: z.literal('input_image'),
+    image_url: ImageUrl.nullish(),
+    file_id: z.string().max(200).nullish(),
+    detail: z.enum(['auto', 'low', 'high']).nullish(),
+  })
+  .superRefine((p, ctx) => {
+    if (p.file_id != null)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['file_id'],
+        message: 'images by file id are not supported here: send image_url (an http(s) URL or a data URL)',
+      });
+    else if (p.image_url == null)
+      ctx.addIssue({ code: 'custom', path: ['image_url'], message: 'image_url is required' });
+  });
+const InputFile = z.object({ type: z.literal('input_file') }).superRefine((_p, ctx) =>
+  ctx.addIssue({
+    code: 'custom',
+    message:
+      'input_file parts are not supported here: send the text as input_text, or upload the file with POST /v1/documents/upload and ask about it',
+  }),
+);
+
+const ContentPart = z.discriminatedUnion('type', [InputText, OutputText, Refusal, InputImage, InputFile]);
+export type ResponseContentPart = z.output<typeof ContentPart>;
+
+const MessageItem = z
+  .object({
+    type: z.literal('message'),
+    id: ItemId.nullish(),
+    status: ItemStatus,
+    role: z.enum(['user', 'assistant', 'system', 'developer']),
+    content: z.union([z.string().max(MAX_MESSAGE_CHARS), z.array(ContentPart).max(100)]),
+  })
+  .superRefine((m, ctx) => {
+    if (typeof m.content === 'string') return;
+    m.content.forEach((p, j) => {
+      if (p.type === 'input_image' && m.role !== 'user')
+        ctx.addIssue({ code: 'custom', path: ['content', j], message: 'only a user message may carry images' });
+      if ((p.type === 'output_text' || p.type === 'refusal') && m.role !== 'assistant')
+        ctx.addIssue({ code: 'custom', path: ['content', j], message: `only an assistant message carries ${p.type}` });
+    });
+  });
+
+const FunctionCallItem = z.object({
+  type: z.literal('function_call'),
+  id: ItemId.nullish(),
+  status: ItemStatus,
+  call_id: z.string().min(1).max(200),
+  name: openaiName,
+  arguments: z.string().max(MAX_MESSAGE_CHARS),
+});
+
+const FunctionCallOutputItem = z.object({
+  type: z.literal('function_call_output'),
+  id: ItemId.nullish(),
+  status: ItemStatus,
+  call_id: z.string().min(1).max(200),
+  output: z
+    .union([
+      z.string().max(MAX_MESSAGE_CHARS),
+      z
+        .array(
+          z.discriminatedUnion('type', [
+            InputText,
+            z
+              .object({ type: z.literal('input_image') })
+              .superRefine((_p, ctx) =>
+                ctx.addIssue({ code: 'custom', message: 'images in a function_call_output are not supported here' }),
+              ),
+            InputFile,
+          ]),
+        )
+        .max(100)
+        .transform((parts) => parts.map((p) => (p as { text?: string }).text ?? '').join('\n')),
+    ])
+    // A tool's output is text another program wrote (a binary file read by a client's tool holds NULs): made
+    // readable as pages and documents are (NUL dropped, a lone surrogate as U+FFFD), not refused.
+    .transform(readableText),
+});
+
+/** A reasoning item a client echoes back (its encrypted content is the upstream's): taken and left out. */
+const ReasoningItem = z.object({ type: z.literal('reasoning') }).loose();
+
+const unsupportedItem = <T extends string>(type: T, message: string) =>
+  z
+    .object({ type: z.literal(type) })
+    .superRefine((_i, ctx) => ctx.addIssue({ code: 'custom', path: ['type'], message }));
+
+const InputItem = z.preprocess(
+  // OpenAI's "easy" message has no type: a role makes it a message.
+  (v) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) && !('type' in v) && 'role' in v
+      ? { ...v, type: 'message' }
+      : v,
+  z.discriminatedUnion('type', [
+    MessageItem,
+    FunctionCallItem,
+    FunctionCallOutputItem,
+    ReasoningItem,
+    unsupportedItem(
+      'item_reference',
+      'item references are not supported here: send the item itself, or previous_response_id',
+    ),
+  ]),
+);
+export type ResponseInputItem = z.output<typeof InputItem>;
+
+/** A function tool as the Responses API declares it (flat: name and parameters beside type). */
+const FunctionTool = z
+  .object({
+    type: z.literal('function'),
+    name: openaiName,
+    description: z.string().max(4000).nullish(),
+    parameters: clientJsonSchema.nullish(),
+    strict: z.boolean().nullish(),
+  })
+  .strict();
+/** Built-in tools (web_search, file_search, computer_use, mcp, ...) run on OpenAI's side: refused by name. */
+const Tool = z
+  .object({ type: z.string().max(100) })
+  .loose()
+  .superRefine((t, ctx) => {
+    if (t.type !== 'function')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['type'],
+        message: `the built-in tool '${t.type}' is not available here: send function tools (the client runs them); POST /v1/capabilities/research and POST /v1/mcp offer this service's own tools`,
+      });
+  })
+  .pipe(FunctionTool);
+
+const ToolChoice = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.object({ type: z.literal('function'), name: openaiName }).strict(),
+]);
+
+const TextFormat = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text') }).strict(),
+  z.object({ type: z.literal('json_object') }).strict(),
+  z
+    .object({
+      type: z.literal('json_schema'),
+      name: openaiName,
+      description: z.string().max(4000).nullish(),
+      schema: clientJsonSchema,
+      strict: z.boolean().nullish(),
+    })
+    .strict(),
+]);
+
+const Metadata = z
+  .record(z.string().max(64), z.string().max(512))
+  .refine((m) => Object.keys(m).length <= 16, 'at most 16 keys');
+
+/** A field this service cannot honour: refused with what to do instead. */
+const refused = (message: string) =>
+  z
+    .unknown()
+    .superRefine((v, ctx) => {
+      if (v !== undefined && v !== null && v !== false) ctx.addIssue({ code: 'custom', message });
+    })
+    .optional();
+
+export const CreateResponseRequest = z
+  .object({
+    model: z.string().min(1).max(100).optional().describe('Lane id; default svc-oracle.'),
+    input: z
+      .union([z.string().max(MAX_MESSAGE_CHARS), z.array(InputItem).min(1).max(MAX_INPUT_ITEMS)])
+      .describe('Text (a user message), or items: messages, function_call and function_call_output.'),
+    instructions: nullable(z.string().max(MAX_MESSAGE_CHARS)).describe(
+      'A system message for this response only (not carried to the next by previous_response_id).',
+    ),
+    previous_response_id: nullable(ResponseId).describe(
+      'A stored response of this tenant: its input and output come before this input.',
+    ),
+    store: nullable(z.boolean()).describe('Keep the response 30 days (default true) for GET and previous_response_id.'),
+    stream: nullable(z.boolean()).describe('true: server-sent events in the Responses format.'),
+    stream_options: z.object({ include_obfuscation: z.boolean().nullish() }).nullish(),
+    tools: z
+      .array(Tool)
+      .max(128)
+      .refine((t) => new Set(t.map((x) => x.name)).size === t.length, 'tool names must be unique')
+      .optional(),
+    tool_choice: nullable(ToolChoice),
+    parallel_tool_calls: nullable(z.boolean()),
+    max_tool_calls: nullable(z.number().int().min(1)).describe(
+      'Limits built-in tool calls, of which there are none here.',
+    ),
+    temperature: nullable(z.number().min(0).max(2)),
+    top_p: nullable(z.number().min(0).max(1)),
+    max_output_tokens: nullable(z.number().int().min(16).max(65_536)),
+    text: z.object({ format: TextFormat.nullish(), verbosity: nullable(z.enum(['low', 'medium', 'high'])) }).nullish(),
+    reasoning: z
+      .object({
+        effort: nullable(z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'])),
+        summary: nullable(z.enum(['auto', 'concise', 'detailed'])),
+        generate_summary: nullable(z.enum(['auto', 'concise', 'detailed'])),
+      })
+      .nullish(),
+    metadata: nullable(Metadata),
+    user: nullable(z.string().max(256)),
+    safety_identifier: nullable(z.string().max(256)),
+    prompt_cache_key: nullable(z.string().max(1024)),
+    prompt_cache_retention: nullable(z.string().max(20)),
+    service_tier: nullable(z.enum(['auto', 'default', 'flex', 'scale', 'priority'])),
+    truncation: nullable(z.enum(['auto', 'disabled'])),
+    include: nullable(z.array(z.string().max(100)).max(20)),
+    top_logprobs: nullable(z.number().int().min(0).max(20)),
+    background: refused(
+      'background responses are not supported here: for durable long work use POST /v1/tasks or POST /v1/capabilities/agent',
+    ),
+    conversation: refused('conversations are not supported here: chain responses with previous_response_id'),
+    prompt: refused('prompt templates are not supported here: send instructions and input'),
+    profile: z
+      .string()
+      .max(64)
+      .nullish()
+      .catch(undefined)
+      .describe('Working style; honoured only when it belongs to the surface; an invalid one is ignored.'),
+    svc_skills: SvcSkills.optional(),
+  })
+  .superRefine((b, ctx) => {
+    if (Array.isArray(b.input)) {
+      let images = 0;
+      for (const item of b.input)
+        if (item.type === 'message' && Array.isArray(item.content))
+          images += item.content.filter((p) => p.type === 'input_image').length;
+      if (images > MAX_IMAGES)
+        ctx.addIssue({ code: 'custom', path: ['input'], message: `at most ${MAX_IMAGES} images in a request` });
+    }
+    const named = typeof b.tool_choice === 'object' ? b.tool_choice.name : undefined;
+    if (
+      (b.tool_choice !== undefined && b.tool_choice !== 'none' && !b.tools?.length) ||
+      (named !== undefined && !b.tools?.some((t) => t.name === named))
+    )
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tool_choice'],
+        message: named !== undefined && b.tools?.length ? `no tool named ${named} in tools` : 'tool_choice needs tools',
+      });
+  })
+  .meta({ id: 'CreateResponseRequest' });
+export type CreateResponseRequest = z.output<typeof CreateResponseRequest>;
+
+/** The Response object (documented loosely: its items follow OpenAI's contract). */
+export const ResponseObject = z
+  .object({
+    id: z.string(),
+    object: z.literal('response'),
+    created_at: z.number().int(),
+    completed_at: z.number().int().nullable(),
+    status: z.enum(['completed', 'incomplete', 'failed', 'in_progress']),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    incomplete_details: z.object({ reason: z.string() }).nullable(),
+    instructions: z.string().nullable(),
+    model: z.string(),
+    output: z.array(z.record(z.string(), z.unknown())),
+    previous_response_id: z.string().nullable(),
+    store: z.boolean(),
+    usage: z
+      .object({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int() })
+      .loose()
+      .optional()
+      .describe('Absent until the answer is whole.'),
+    metadata: z.record(z.string(), z.string()),
+    meta: z.record(z.string(), z.unknown()).describe('The persona block, as on chat completions.'),
+  })
+  .loose()
+  .meta({ id: 'Response' });
+
+export const DeletedResponse = z
+  .object({ id: z.string(), object: z.literal('response'), deleted: z.literal(true) })
+  .meta({ id: 'DeletedResponse' });
+
+export const InputItemsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  order: z.enum(['asc', 'desc']).default('desc'),
+  after: ItemId.optional(),
+  include: z.union([z.string().max(100), z.array(z.string().max(100)).max(20)]).optional(),
+});
+
+export const InputItemList = z
+  .object({
+    object: z.literal('list'),
+    data: z.array(z.record(z.string(), z.unknown())),
+    first_id: z.string().nullable(),
+    last_id: z.string().nullable(),
+    has_more: z.boolean(),
+  })
+  .meta({ id: 'ResponseItemList' });
