@@ -1,58 +1,123 @@
 import type { Config } from '../../schema/config';
 import { AppError } from '../../schema/errors';
 
+/** What one embeddings input is: text, or the token ids of a text (OpenAI takes both). */
+export type EmbeddingInput = string | number[];
+
+/** Inputs one upstream call carries (the rest go in further calls). */
+const BATCH = 64;
+
 /**
- * Embeds texts with the configured provider (OpenAI protocol), in batches of 64.
- * @throws AppError service_unavailable (no provider), upstream_error, upstream_timeout
+ * Embeds inputs with the configured provider (OpenAI protocol, `OPENAI_BASE_URL`), BATCH inputs a call, up to
+ * `concurrency` calls at once; vectors come back in the inputs' order, with the tokens the provider counted.
+ * @throws AppError service_unavailable (no provider), rate_limited (its 429, with Retry-After), upstream_error,
+ * upstream_timeout
+ */
+export async function embedInputs(
+  config: Config,
+  inputs: EmbeddingInput[],
+  opts: { timeoutMs?: number; signal?: AbortSignal; dimensions?: number; concurrency?: number } = {},
+): Promise<{ vectors: number[][]; tokens: number }> {
+  const base = config.openai.baseUrl;
+  if (!base) throw new AppError('service_unavailable', 'No embeddings provider is configured.');
+  const batches: EmbeddingInput[][] = [];
+  for (let i = 0; i < inputs.length; i += BATCH) batches.push(inputs.slice(i, i + BATCH));
+  const results: Array<{ vectors: number[][]; tokens: number }> = new Array(batches.length);
+  // The first failure stops the calls still running: their answers would be thrown away.
+  const stop = new AbortController();
+  const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
+  let next = 0;
+  const lane = async () => {
+    while (next < batches.length && !stop.signal.aborted) {
+      const i = next++;
+      results[i] = await embedBatch(base, config, batches[i], { ...opts, signal }).catch((err: unknown) => {
+        stop.abort();
+        throw err;
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 1, batches.length) }, lane));
+  return {
+    vectors: results.flatMap((r) => r.vectors),
+    tokens: results.reduce((n, r) => n + r.tokens, 0),
+  };
+}
+
+async function embedBatch(
+  base: string,
+  config: Config,
+  batch: EmbeddingInput[],
+  opts: { timeoutMs?: number; signal?: AbortSignal; dimensions?: number },
+): Promise<{ vectors: number[][]; tokens: number }> {
+  const signal = AbortSignal.any([
+    AbortSignal.timeout(opts.timeoutMs ?? 30_000),
+    ...(opts.signal ? [opts.signal] : []),
+  ]);
+  let res: Response;
+  try {
+    res = await fetch(`${base.replace(/\/+$/, '')}/embeddings`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(config.openai.apiKey ? { authorization: `Bearer ${config.openai.apiKey}` } : {}),
+      },
+      body: JSON.stringify({
+        model: config.openai.embeddingModel,
+        input: batch,
+        ...(opts.dimensions !== undefined ? { dimensions: opts.dimensions } : {}),
+      }),
+      signal,
+    });
+  } catch (err) {
+    if (opts.signal?.aborted) throw err;
+    const timeout = (err as Error).name === 'TimeoutError';
+    throw new AppError(
+      timeout ? 'upstream_timeout' : 'upstream_error',
+      timeout ? 'The embeddings provider did not answer in time.' : 'The embeddings provider could not be reached.',
+    );
+  }
+  if (res.status === 429) {
+    await res.body?.cancel();
+    const after = /^\d{1,5}$/.test(res.headers.get('retry-after') ?? '') ? res.headers.get('retry-after')! : '1';
+    throw new AppError('rate_limited', `The embeddings provider is rate limiting requests; retry after ${after} s.`, {
+      headers: { 'Retry-After': after },
+    });
+  }
+  if (!res.ok) {
+    await res.body?.cancel();
+    throw new AppError('upstream_error', `The embeddings provider answered HTTP ${res.status}.`);
+  }
+  const body = (await res.json().catch(() => null)) as {
+    data?: Array<{ index?: number; embedding?: unknown }>;
+    usage?: { prompt_tokens?: unknown };
+  } | null;
+  const data = body?.data;
+  if (!Array.isArray(data) || data.length !== batch.length || !data.every((d) => d && typeof d === 'object'))
+    throw new AppError('upstream_error', 'The embeddings provider sent a malformed answer.');
+  const sorted = [...data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+  const vectors = sorted.map((d) => {
+    const v = d.embedding;
+    if (!Array.isArray(v) || !v.length || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+      throw new AppError('upstream_error', 'The embeddings provider sent a malformed vector.');
+    }
+    return v as number[];
+  });
+  const counted = body?.usage?.prompt_tokens;
+  const tokens =
+    typeof counted === 'number' && Number.isSafeInteger(counted) && counted >= 0
+      ? counted
+      : batch.reduce((n, x) => n + (typeof x === 'string' ? Math.ceil(x.length / 4) : x.length), 0);
+  return { vectors, tokens };
+}
+
+/**
+ * Embeds texts with the configured provider (OpenAI protocol), in batches of 64, one call at a time.
+ * @throws AppError as embedInputs
  */
 export async function embedTexts(
   config: Config,
   texts: string[],
   opts: { timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<number[][]> {
-  const base = config.openai.baseUrl;
-  if (!base) throw new AppError('service_unavailable', 'No embeddings provider is configured.');
-  const out: number[][] = [];
-  for (let i = 0; i < texts.length; i += 64) {
-    const batch = texts.slice(i, i + 64);
-    const signal = AbortSignal.any([
-      AbortSignal.timeout(opts.timeoutMs ?? 30_000),
-      ...(opts.signal ? [opts.signal] : []),
-    ]);
-    let res: Response;
-    try {
-      res = await fetch(`${base.replace(/\/+$/, '')}/embeddings`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...(config.openai.apiKey ? { authorization: `Bearer ${config.openai.apiKey}` } : {}),
-        },
-        body: JSON.stringify({ model: config.openai.embeddingModel, input: batch }),
-        signal,
-      });
-    } catch (err) {
-      if (opts.signal?.aborted) throw err;
-      const timeout = (err as Error).name === 'TimeoutError';
-      throw new AppError(
-        timeout ? 'upstream_timeout' : 'upstream_error',
-        timeout ? 'The embeddings provider did not answer in time.' : 'The embeddings provider could not be reached.',
-      );
-    }
-    if (!res.ok) throw new AppError('upstream_error', `The embeddings provider answered HTTP ${res.status}.`);
-    const body = (await res.json().catch(() => null)) as {
-      data?: Array<{ index?: number; embedding?: unknown }>;
-    } | null;
-    const data = body?.data;
-    if (!Array.isArray(data) || data.length !== batch.length || !data.every((d) => d && typeof d === 'object'))
-      throw new AppError('upstream_error', 'The embeddings provider sent a malformed answer.');
-    const sorted = [...data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
-    for (const d of sorted) {
-      const v = d.embedding;
-      if (!Array.isArray(v) || !v.length || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) {
-        throw new AppError('upstream_error', 'The embeddings provider sent a malformed vector.');
-      }
-      out.push(v as number[]);
-    }
-  }
-  return out;
+  return (await embedInputs(config, texts, opts)).vectors;
 }

@@ -4,6 +4,7 @@ import { capabilitiesRoutes } from './capabilities';
 import { browserRoutes } from './browser';
 import { chatRoutes } from './chat';
 import { responseRoutes } from './responses';
+import { embeddingRoutes } from './embeddings';
 import { daemonsRoutes } from './daemons';
 import { entitiesRoutes } from './entities';
 import { identityRoutes } from './identity';
@@ -37,6 +38,7 @@ export function allRoutes(): RouteSpec[] {
     ...usageRoutes(),
     ...chatRoutes(),
     ...responseRoutes(),
+    ...embeddingRoutes(),
     ...tasksRoutes(),
     ...entitiesRoutes(),
     ...knowledgeRoutes(),

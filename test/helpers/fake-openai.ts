@@ -121,6 +121,10 @@ export interface FakeEmbeddingOptions {
   dims?: number;
   /** Send `data` in reverse order (still with correct `index`es), as the protocol allows. */
   reverse?: boolean;
+  /** Answer every embeddings request with this HTTP status (and Retry-After: 7 on a 429). */
+  status?: number;
+  /** false: `dimensions` is ignored, as by a model that does not take it. */
+  dimensions?: boolean;
 }
 
 export async function startFakeOpenAI(
@@ -287,13 +291,27 @@ export async function startFakeOpenAI(
       }
       if (req.method === 'POST' && path.endsWith('/embeddings') && opts.embeddings?.enabled !== false) {
         // OpenAI-compatible: `input` is a string or an array of strings; one vector per input.
+        // Token ids (an array of integers, or arrays of them) are embedded as the text of their numbers.
         const input: unknown = body?.input;
+        const ids = (x: unknown) => Array.isArray(x) && x.length > 0 && x.every((n) => Number.isInteger(n));
         const texts =
           typeof input === 'string'
             ? [input]
-            : Array.isArray(input) && input.every((x) => typeof x === 'string')
-              ? (input as string[])
-              : null;
+            : ids(input)
+              ? [(input as number[]).join(' ')]
+              : Array.isArray(input) && input.every((x) => typeof x === 'string' || ids(x))
+                ? (input as Array<string | number[]>).map((x) => (typeof x === 'string' ? x : x.join(' ')))
+                : null;
+        if (opts.embeddings?.status) {
+          const headers = {
+            'content-type': 'application/json',
+            ...(opts.embeddings.status === 429 ? { 'retry-after': '7' } : {}),
+          };
+          res
+            .writeHead(opts.embeddings.status, headers)
+            .end(JSON.stringify({ error: { message: 'scripted failure' } }));
+          return;
+        }
         if (!texts || !texts.length) {
           res.writeHead(400, { 'content-type': 'application/json' }).end(
             JSON.stringify({
@@ -305,7 +323,12 @@ export async function startFakeOpenAI(
         const data = texts.map((t, index) => ({
           object: 'embedding',
           index,
-          embedding: fakeEmbedding(t, opts.embeddings?.dims),
+          embedding: fakeEmbedding(
+            t,
+            opts.embeddings?.dimensions !== false && typeof body?.dimensions === 'number'
+              ? body.dimensions
+              : opts.embeddings?.dims,
+          ),
         }));
         if (opts.embeddings?.reverse) data.reverse();
         const tokens = texts.reduce((a, t) => a + Math.ceil(t.length / 4), 0);

@@ -1,0 +1,90 @@
+import { embedInputs } from '../../activities/knowledge/embeddings';
+import { CreateEmbeddingRequest, EMBEDDING_MODEL, EmbeddingList } from '../../schema/embeddings';
+import { AppError } from '../../schema/errors';
+import type { AppContext } from '../context';
+import { defineRoute, type RouteSpec } from '../route';
+import { abortOnDisconnect, unlessClientGone } from './chat-shared';
+
+/** Upstream calls one request makes at once (64 inputs each). */
+const CONCURRENCY = 4;
+
+/** A vector as OpenAI's base64 form: its float32 values, little-endian. */
+function base64Vector(v: number[]): string {
+  const f = new Float32Array(v);
+  const bytes = Buffer.from(f.buffer, f.byteOffset, f.byteLength);
+  if (!isLittleEndian) bytes.swap32();
+  return bytes.toString('base64');
+}
+const isLittleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+async function createEmbeddings(ctx: AppContext, body: CreateEmbeddingRequest) {
+  const model = body.model ?? EMBEDDING_MODEL;
+  if (model !== EMBEDDING_MODEL && model !== ctx.deps.config.openai.embeddingModel)
+    throw new AppError(
+      'model_not_found',
+      `The model '${model}' does not exist here; embeddings use '${EMBEDDING_MODEL}' (or leave model out).`,
+    );
+  const input = body.input;
+  const inputs =
+    typeof input === 'string'
+      ? [input]
+      : typeof input[0] === 'number'
+        ? [input as number[]]
+        : (input as Array<string | number[]>);
+  ctx.state.usage = { lane: EMBEDDING_MODEL, promptTokens: 0, completionTokens: 0, estimated: false };
+  const abort = abortOnDisconnect(ctx);
+  const { vectors, tokens } = await unlessClientGone(abort, () =>
+    embedInputs(ctx.deps.config, inputs, {
+      signal: abort.signal,
+      dimensions: body.dimensions,
+      concurrency: CONCURRENCY,
+      timeoutMs: 60_000,
+    }),
+  );
+  if (body.dimensions !== undefined) {
+    const wrong = vectors.find((v) => v.length !== body.dimensions);
+    if (wrong)
+      throw new AppError(
+        'upstream_error',
+        `The embeddings provider gave vectors of ${wrong.length} dimensions, not the ${body.dimensions} asked for (its model may not take dimensions).`,
+      );
+  }
+  ctx.state.usage.promptTokens = tokens;
+  const base64 = body.encoding_format === 'base64';
+  return {
+    object: 'list' as const,
+    data: vectors.map((v, index) => ({
+      object: 'embedding' as const,
+      index,
+      embedding: base64 ? base64Vector(v) : v,
+    })),
+    model,
+    usage: { prompt_tokens: tokens, total_tokens: tokens },
+  };
+}
+
+/** OpenAI's embeddings endpoint over the configured embeddings provider (the one knowledge search uses). */
+export function embeddingRoutes(): RouteSpec[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/embeddings',
+      access: { scope: 'runtime:chat' },
+      summary: `OpenAI-compatible embeddings ('${EMBEDDING_MODEL}': the provider and model knowledge search uses); float or base64.`,
+      tags: ['models'],
+      metered: true,
+      conversation: true,
+      body: CreateEmbeddingRequest,
+      response: EmbeddingList,
+      responses: {
+        404: 'Unknown model (model_not_found).',
+        429: 'The embeddings provider is rate limiting (Retry-After).',
+        502: 'The embeddings provider failed, or gave vectors of another length than `dimensions`.',
+        503: 'No embeddings provider is configured.',
+        504: 'The embeddings provider timed out.',
+      },
+      example: { model: EMBEDDING_MODEL, input: ['first text', 'second text'] },
+      handler: (ctx: AppContext, { body }) => createEmbeddings(ctx, body),
+    }),
+  ];
+}
