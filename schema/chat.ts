@@ -68,10 +68,58 @@ export const ImagePart = z
       .strict(),
   })
   .strict();
-/** A part of a message's content as the persona route passes it on. */
-export type ContentPart = { type: 'text'; text: string } | z.output<typeof ImagePart>;
+/** A file's bytes in a message: base64, bare or as a data URL (decoded size checked against SVC_UPLOAD_LIMIT). */
+export const FileData = z
+  .string()
+  .min(1)
+  .max(45_000_000)
+  .refine((d) => /^(data:[A-Za-z0-9.+/-]{1,100};base64,)?[A-Za-z0-9+/=\s]+$/.test(d.slice(0, 200)), 'base64, bare or as a data: URL');
+
+/**
+ * OpenAI's file part: a document (PDF, DOCX, text, markdown, HTML) as base64 `file_data`. Its text is read by the
+ * document parsers and given to the lane in its place. Files by `file_id` need OpenAI's file store: refused.
+ */
+export const FilePart = z
+  .object({
+    type: z.literal('file'),
+    file: z
+      .object({
+        file_data: FileData.optional(),
+        filename: z.string().max(255).optional(),
+        file_id: z.string().max(200).optional(),
+      })
+      .strict()
+      .superRefine((f, ctx) => {
+        if (f.file_id !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['file_id'],
+            message: 'files by id are not supported here: send file_data (the file as base64)',
+          });
+        else if (f.file_data === undefined)
+          ctx.addIssue({ code: 'custom', path: ['file_data'], message: 'file_data is required' });
+      }),
+  })
+  .strict();
+/** A file as the loader takes it: its bytes (base64) or, on the Responses API, a URL. */
+export interface FileSource {
+  file_data?: string;
+  file_url?: string;
+  filename?: string;
+}
+/** A part of a message's content as the persona route passes it on (files become text before the lane). */
+export type ContentPart =
+  | { type: 'text'; text: string }
+  | z.output<typeof ImagePart>
+  | { type: 'file'; file: FileSource };
+/** A part once files are read: text or an image, what the lane takes. */
+export type LoadedPart = Exclude<ContentPart, { type: 'file' }>;
+/** A message once its files are read (text) and its images loaded (data URLs). */
+export type LoadedMessage = Omit<PersonaMessage, 'content'> & { content: string | LoadedPart[] | null };
 /** Images a request may carry in all (each is fetched or decoded, then normalised). */
 export const MAX_IMAGES = 8;
+/** Files a request may carry in all (each is read by the document parsers). */
+export const MAX_FILES = 8;
 
 /**
  * Content of the persona route: a string, or parts. Text parts alone are joined into one string, as before; with an
@@ -85,14 +133,15 @@ const PersonaContent = z
         z.discriminatedUnion('type', [
           z.object({ type: z.literal('text'), text: z.string().max(MAX_MESSAGE_CHARS) }),
           ImagePart,
+          FilePart,
         ]),
       )
       .max(100)
       .transform((parts): string | ContentPart[] =>
-        parts.some((p) => p.type === 'image_url') ? parts : parts.map((p) => (p as { text: string }).text).join('\n'),
+        parts.some((p) => p.type !== 'text') ? parts : parts.map((p) => (p as { text: string }).text).join('\n'),
       ),
   ])
-  .describe('Message text (a string, or an array of text parts; a user message may add image_url parts).');
+  .describe('Message text (a string, or an array of text parts; a user message may add image_url and file parts).');
 
 /**
  * A message of /v1/chat/completions: the text roles as above, plus what a client's tool loop sends back: an
@@ -117,7 +166,7 @@ export const PersonaChatMessage = z
     if (m.role !== 'tool' && m.tool_call_id !== undefined)
       ctx.addIssue({ code: 'custom', path: ['tool_call_id'], message: 'only a tool message carries tool_call_id' });
     if (Array.isArray(m.content) && m.role !== 'user')
-      ctx.addIssue({ code: 'custom', path: ['content'], message: 'only a user message may carry image parts' });
+      ctx.addIssue({ code: 'custom', path: ['content'], message: 'only a user message may carry image and file parts' });
     if ((m.content === null || m.content === undefined) && !(m.role === 'assistant' && m.tool_calls))
       ctx.addIssue({
         code: 'custom',
@@ -326,6 +375,12 @@ export const ChatCompletionRequest = z
     );
     if (images > MAX_IMAGES)
       ctx.addIssue({ code: 'custom', path: ['messages'], message: `at most ${MAX_IMAGES} images in a request` });
+    const files = b.messages.reduce(
+      (n, m) => n + (Array.isArray(m.content) ? m.content.filter((p) => p.type === 'file').length : 0),
+      0,
+    );
+    if (files > MAX_FILES)
+      ctx.addIssue({ code: 'custom', path: ['messages'], message: `at most ${MAX_FILES} files in a request` });
     const named = typeof b.tool_choice === 'object' ? b.tool_choice.function.name : undefined;
     if (
       (b.tool_choice !== undefined && b.tool_choice !== 'none' && !b.tools?.length) ||

@@ -1,11 +1,22 @@
 import { z } from 'zod';
-import { clientJsonSchema, ImageUrl, MAX_IMAGES, MAX_MESSAGE_CHARS, nullable, openaiName, SvcSkills } from './chat';
+import {
+  clientJsonSchema,
+  FileData,
+  ImageUrl,
+  MAX_FILES,
+  MAX_IMAGES,
+  MAX_MESSAGE_CHARS,
+  nullable,
+  openaiName,
+  SvcSkills,
+} from './chat';
 import { readableText } from './storable';
 
 /**
  * OpenAI's Responses API (`POST /v1/responses`) as far as a persona lane can answer it: messages, images, function
  * tools and their results, instructions, structured output, stored responses chained by `previous_response_id`.
- * What needs OpenAI's own machinery (built-in tools, files by id, conversations, prompt templates, background runs)
+ * Files become their text. What needs OpenAI's own machinery (built-in tools, files by id, conversations, prompt
+ * templates, background runs)
  * is refused by name, never dropped. Field names and limits follow OpenAI's published contract.
  */
 
@@ -43,13 +54,28 @@ const InputImage = z
     else if (p.image_url == null)
       ctx.addIssue({ code: 'custom', path: ['image_url'], message: 'image_url is required' });
   });
-const InputFile = z.object({ type: z.literal('input_file') }).superRefine((_p, ctx) =>
-  ctx.addIssue({
-    code: 'custom',
-    message:
-      'input_file parts are not supported here: send the text as input_text, or upload the file with POST /v1/documents/upload and ask about it',
-  }),
-);
+/** A document: its text is read by the document parsers (or, for a URL, fetched like a page) and given in its place. */
+const InputFile = z
+  .object({
+    type: z.literal('input_file'),
+    file_data: FileData.nullish(),
+    file_url: z
+      .url({ protocol: /^https?$/ })
+      .max(4000)
+      .nullish(),
+    filename: z.string().max(255).nullish(),
+    file_id: z.string().max(200).nullish(),
+  })
+  .superRefine((p, ctx) => {
+    if (p.file_id != null)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['file_id'],
+        message: 'files by id are not supported here: send file_data (the file as base64) or file_url',
+      });
+    else if ((p.file_data == null) === (p.file_url == null))
+      ctx.addIssue({ code: 'custom', message: 'send one of file_data and file_url' });
+  });
 
 const ContentPart = z.discriminatedUnion('type', [InputText, OutputText, Refusal, InputImage, InputFile]);
 export type ResponseContentPart = z.output<typeof ContentPart>;
@@ -65,8 +91,12 @@ const MessageItem = z
   .superRefine((m, ctx) => {
     if (typeof m.content === 'string') return;
     m.content.forEach((p, j) => {
-      if (p.type === 'input_image' && m.role !== 'user')
-        ctx.addIssue({ code: 'custom', path: ['content', j], message: 'only a user message may carry images' });
+      if ((p.type === 'input_image' || p.type === 'input_file') && m.role !== 'user')
+        ctx.addIssue({
+          code: 'custom',
+          path: ['content', j],
+          message: 'only a user message may carry images and files',
+        });
       if ((p.type === 'output_text' || p.type === 'refusal') && m.role !== 'assistant')
         ctx.addIssue({ code: 'custom', path: ['content', j], message: `only an assistant message carries ${p.type}` });
     });
@@ -98,7 +128,11 @@ const FunctionCallOutputItem = z.object({
               .superRefine((_p, ctx) =>
                 ctx.addIssue({ code: 'custom', message: 'images in a function_call_output are not supported here' }),
               ),
-            InputFile,
+            z
+              .object({ type: z.literal('input_file') })
+              .superRefine((_p, ctx) =>
+                ctx.addIssue({ code: 'custom', message: 'files in a function_call_output are not supported here' }),
+              ),
           ]),
         )
         .max(100)
@@ -253,11 +287,16 @@ export const CreateResponseRequest = z
   .superRefine((b, ctx) => {
     if (Array.isArray(b.input)) {
       let images = 0;
+      let files = 0;
       for (const item of b.input)
-        if (item.type === 'message' && Array.isArray(item.content))
+        if (item.type === 'message' && Array.isArray(item.content)) {
           images += item.content.filter((p) => p.type === 'input_image').length;
+          files += item.content.filter((p) => p.type === 'input_file').length;
+        }
       if (images > MAX_IMAGES)
         ctx.addIssue({ code: 'custom', path: ['input'], message: `at most ${MAX_IMAGES} images in a request` });
+      if (files > MAX_FILES)
+        ctx.addIssue({ code: 'custom', path: ['input'], message: `at most ${MAX_FILES} files in a request` });
     }
     const named = typeof b.tool_choice === 'object' ? b.tool_choice.name : undefined;
     if (

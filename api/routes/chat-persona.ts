@@ -6,7 +6,7 @@ import { AppError } from '../../schema/errors';
 import { DEFAULT_LANE } from '../../schema/model-config';
 import { principalOf, type AppContext } from '../context';
 import { openTokenTap, type TokenTap } from '../live/tokens';
-import { loadImageParts, type PartPath } from './chat-images';
+import { loadMessageParts, type PartPath } from './chat-parts';
 import { planChat, type ChatPlan } from './chat-plan';
 import { abortOnDisconnect, modelsFor, samplingOf } from './chat-shared';
 
@@ -28,7 +28,7 @@ export interface PersonaCall {
 }
 
 /**
- * Everything the persona routes do before the lane is called: the lane checked, images loaded (and refused) before
+ * Everything the persona routes do before the lane is called: the lane checked, images and files loaded (and refused) before
  * anything else, the prompt planned (surface, profile, skills, session history), client tools and sampling passed on.
  * @throws AppError model_not_found, and what loading an image or planning refuses
  */
@@ -36,7 +36,7 @@ export async function preparePersonaCall(
   ctx: AppContext,
   body: ChatCompletionRequest,
   headers: ChatHeaders,
-  imagePath?: PartPath,
+  partPath?: PartPath,
 ): Promise<PersonaCall> {
   const p = principalOf(ctx);
   const lane = body.model ?? DEFAULT_LANE;
@@ -46,8 +46,8 @@ export async function preparePersonaCall(
       'model_not_found',
       `The model '${lane}' does not exist. GET /v1/models lists the available lanes.`,
     );
-  const messages = await loadImageParts(body.messages, ctx.deps.config, imagePath);
-  const plan = await planChat(ctx, messages === body.messages ? body : { ...body, messages }, p.tenantId, headers);
+  const messages = await loadMessageParts(body.messages, ctx.deps.config, partPath);
+  const plan = await planChat(ctx, body, messages, p.tenantId, headers);
   const abort = abortOnDisconnect(ctx);
   // Client tools go to the lane with how to choose them; the model's calls come back for the client to run.
   const tools = body.tools?.length ? body.tools : undefined;

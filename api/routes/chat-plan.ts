@@ -10,7 +10,7 @@ import {
   skillAllowed,
   surfacesOf,
 } from '../../reasoning/surfaces-registry';
-import type { ChatCompletionRequest } from '../../schema/chat';
+import type { ChatCompletionRequest, LoadedMessage } from '../../schema/chat';
 import type { ChatHeaders } from '../../schema/headers';
 import { AppError } from '../../schema/errors';
 import { sessionSurface, type Surface } from '../../schema/surfaces';
@@ -75,7 +75,8 @@ function identityHint(
  */
 export async function planChat(
   ctx: AppContext,
-  body: ChatCompletionRequest,
+  body: Omit<ChatCompletionRequest, 'messages'>,
+  messages: LoadedMessage[],
   tenantId: string,
   headers: ChatHeaders,
 ): Promise<ChatPlan> {
@@ -88,13 +89,13 @@ export async function planChat(
   const sessionKey = headers['x-session-id'];
   const scope = sessionSurface(ctx.get('X-Svc-Context') || undefined, surface);
   // A client that sends its own earlier turns keeps control of the history: no server history then.
-  const wantsHistory = sessionKey !== undefined && !body.messages.some((m) => m.role === 'assistant');
+  const wantsHistory = sessionKey !== undefined && !messages.some((m) => m.role === 'assistant');
   const [signal, history] = await Promise.all([
     gatewayOf(ctx.deps).feedback.signal({ tenantId, surface: surface ?? '', profile: profile?.id }),
     wantsHistory ? loadHistory(ctx.deps.db, { tenantId, surface: scope, sessionKey }) : Promise.resolve([]),
   ]);
   const sass = adjustSass(baseSass(surface, profile?.def), signal);
-  const { messages } = assemblePrompt({
+  const { messages: prompt } = assemblePrompt({
     surface,
     profile,
     skills: skills.map((id) => SKILL_REGISTRY[id]),
@@ -110,10 +111,19 @@ export async function planChat(
     },
     lessons: signal?.lessons ?? [],
     history,
-    messages: body.messages,
+    messages,
   });
   // What a session stores of the newest user message: its text (an image's message, its text parts).
-  const newest = [...body.messages].reverse().find((m) => m.role === 'user');
+  const newest = [...messages].reverse().find((m) => m.role === 'user');
   const lastUser = newest ? contentText(newest.content) : undefined;
-  return { surface, profile: profile?.id, skills, sessionKey, sessionSurface: scope, sass, messages, lastUser };
+  return {
+    surface,
+    profile: profile?.id,
+    skills,
+    sessionKey,
+    sessionSurface: scope,
+    sass,
+    messages: prompt,
+    lastUser,
+  };
 }

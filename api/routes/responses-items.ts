@@ -1,6 +1,8 @@
 import type { ModelResult, ModelUsage } from '../../activities/providers/types';
 import { randomToken } from '../../activities/store/ids';
-import type { ContentPart, PersonaMessage } from '../../schema/chat';
+import type { ContentPart, FileSource, PersonaMessage } from '../../schema/chat';
+import type { Config } from '../../schema/config';
+import { atPart, readAttachedFile } from './chat-parts';
 import type { ResponseInputItem } from '../../schema/responses';
 
 /**
@@ -12,7 +14,9 @@ export type InputPart =
   | { type: 'input_text'; text: string }
   | { type: 'input_image'; image_url: string; detail: 'auto' | 'low' | 'high' }
   | { type: 'output_text'; text: string; annotations: unknown[]; logprobs: unknown[] }
-  | { type: 'refusal'; refusal: string };
+  | { type: 'refusal'; refusal: string }
+  /** Only until its text is read (`readInputFiles`): a stored item holds the text. */
+  | { type: 'input_file'; file: FileSource };
 export type StoredItem =
   | {
       type: 'message';
@@ -70,6 +74,15 @@ function normalizeItem(item: ResponseInputItem): StoredItem | undefined {
                 return { type: 'input_image', image_url: p.image_url ?? '', detail: p.detail ?? 'auto' };
               if (p.type === 'output_text') return { type: 'output_text', text: p.text, annotations: [], logprobs: [] };
               if (p.type === 'refusal') return { type: 'refusal', refusal: p.refusal };
+              if (p.type === 'input_file')
+                return {
+                  type: 'input_file',
+                  file: {
+                    file_data: p.file_data ?? undefined,
+                    file_url: p.file_url ?? undefined,
+                    filename: p.filename ?? undefined,
+                  },
+                };
               return { type: 'input_text', text: (p as { text: string }).text };
             });
       return { type: 'message', id: item.id ?? itemId('msg'), status: 'completed', role: item.role, content };
@@ -99,7 +112,29 @@ function normalizeItem(item: ResponseInputItem): StoredItem | undefined {
 /** A message part's text as a chat message carries it. */
 function partText(p: InputPart): string {
   if (p.type === 'refusal') return p.refusal;
-  return p.type === 'input_image' ? '' : p.text;
+  return p.type === 'input_image' || p.type === 'input_file' ? '' : p.text;
+}
+
+/**
+ * The files of the input read into text (`input_text` parts in their place: what the model got, and what the stored
+ * response keeps). @throws AppError as readAttachedFile, naming `body.input.N.content.M`
+ */
+export async function readInputFiles(input: NormalizedInput, config: Config): Promise<void> {
+  const reads: Array<Promise<void>> = [];
+  input.items.forEach((item, k) => {
+    if (item.type !== 'message') return;
+    item.content.forEach((part, j) => {
+      if (part.type !== 'input_file') return;
+      const where = `body.input.${input.origin[k]}.content.${j}`;
+      reads.push(
+        readAttachedFile(part.file, config).then(
+          (text) => void (item.content[j] = { type: 'input_text', text }),
+          (err: unknown) => Promise.reject(atPart(err, where)),
+        ),
+      );
+    });
+  });
+  await Promise.all(reads);
 }
 
 /**

@@ -29,6 +29,7 @@ import {
   normalizeInput,
   outputAsInput,
   outputItems,
+  readInputFiles,
   responseUsage,
   type OutputItem,
   type StoredItem,
@@ -159,6 +160,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
   const tenantId = principalOf(ctx).tenantId;
   const earlier = await history(ctx, tenantId, body.previous_response_id);
   const input = normalizeInput(body.input);
+  await readInputFiles(input, ctx.deps.config);
   const { messages, source } = itemsToMessages([...earlier, ...input.items], body.instructions);
   // An image's error names where the client put it: this request's input, or a response it continues.
   const imagePath = (k: number, j: number) => {

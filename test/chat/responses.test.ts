@@ -401,10 +401,10 @@ describe('request fields', () => {
   test.each([
     ['a built-in tool', { input: 'x', tools: [{ type: 'web_search' }] }, 'body.tools.0.type', /web_search/],
     [
-      'a file part',
+      'a file by id',
       { input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-1' }] }] },
-      'body.input.0.content.0',
-      /input_file/,
+      'body.input.0.content.0.file_id',
+      /files by id/,
     ],
     [
       'an image by file id',

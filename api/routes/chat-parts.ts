@@ -1,0 +1,118 @@
+import { extractDocument } from '../../activities/knowledge/extract';
+import { detectMediaType } from '../../activities/knowledge/sniff';
+import { fetchDocument } from '../../activities/knowledge/web-fetch';
+import { loadImage } from '../../activities/media/image-input';
+import type { Config } from '../../schema/config';
+import {
+  MAX_MESSAGE_CHARS,
+  type FileSource,
+  type LoadedMessage,
+  type LoadedPart,
+  type PersonaMessage,
+} from '../../schema/chat';
+import { AppError } from '../../schema/errors';
+
+/** Where the client put message `i`'s part `j` (an error names it). */
+export type PartPath = (message: number, part: number, kind: 'image_url' | 'file') => string;
+
+const chatPath: PartPath = (i, j, kind) =>
+  kind === 'image_url' ? `body.messages.${i}.content.${j}.image_url.url` : `body.messages.${i}.content.${j}.file`;
+
+/** An error about a part, naming where it is. */
+export function atPart(err: unknown, where: string): unknown {
+  if (!(err instanceof AppError)) return err;
+  return new AppError(err.code, `${where}: ${err.message}`, {
+    details: [{ path: where, message: err.message }],
+    headers: err.headers,
+    cause: err,
+  });
+}
+
+/** A file's base64 (bare or a data: URL) as bytes. @throws AppError invalid_request, payload_too_large */
+function fileBytes(data: string, limit: number): Buffer {
+  const b64 = data.replace(/^data:[^,]{0,100},/, '').replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 === 1)
+    throw new AppError('invalid_request', 'file_data is not valid base64.');
+  if (Math.floor((b64.length * 3) / 4) > limit + 2)
+    throw new AppError('payload_too_large', `The file is larger than ${limit} bytes (SVC_UPLOAD_LIMIT).`);
+  return Buffer.from(b64, 'base64');
+}
+
+/**
+ * The text of a file a message carries, as the lane gets it: read by the same parsers as an upload (type from the
+ * bytes; PDF and DOCX in the capped processes) or, for a URL, fetched through the fetch guard like a page.
+ * @throws AppError invalid_request, payload_too_large, unsupported_media_type, upstream_* (a URL's)
+ */
+export async function readAttachedFile(src: FileSource, config: Config): Promise<string> {
+  let text: string;
+  if (src.file_url !== undefined) {
+    const doc = await fetchDocument(src.file_url, {
+      allowPrivate: config.allowPrivateFetch,
+      maxBytes: config.uploadLimit,
+      timeoutMs: 30_000,
+    });
+    text = doc.text;
+  } else {
+    const bytes = fileBytes(src.file_data ?? '', config.uploadLimit);
+    text = (await extractDocument(bytes, await detectMediaType(bytes))).text;
+  }
+  if (text.length > MAX_MESSAGE_CHARS)
+    throw new AppError(
+      'payload_too_large',
+      `The file's text is ${text.length} characters; at most ${MAX_MESSAGE_CHARS} fit in a message.`,
+    );
+  const name = src.filename?.replace(/[\r\n"]+/g, ' ').trim();
+  return `File${name ? ` "${name}"` : ''}:\n\n${text}`;
+}
+
+/**
+ * The image and file parts of a chat's messages made ready for the lane. Images are loaded as the vision route loads
+ * them (an http(s) URL through the fetch guard, a data URL decoded; the type checked from the bytes; metadata
+ * dropped; the longest side at most 2048) and passed on as data URLs: the lane's provider never fetches a URL the
+ * client chose, and what it gets has been checked. Files become their text (`readAttachedFile`); a message left
+ * with text alone is one string again. Messages without parts are returned as they are.
+ * @throws AppError as `loadImage` and `readAttachedFile`, naming the part (`body.messages.N.content.M...`, or where
+ * `path` says the part came from)
+ */
+export async function loadMessageParts(
+  messages: PersonaMessage[],
+  config: Config,
+  path: PartPath = chatPath,
+): Promise<LoadedMessage[]> {
+  if (!messages.some((m) => Array.isArray(m.content))) return messages as LoadedMessage[];
+  const loads: Array<Promise<void>> = [];
+  const out = messages.map((m, i): LoadedMessage => {
+    if (!Array.isArray(m.content)) return m as LoadedMessage;
+    const parts: LoadedPart[] = new Array(m.content.length);
+    m.content.forEach((part, j) => {
+      if (part.type === 'text') parts[j] = part;
+      else if (part.type === 'file')
+        loads.push(
+          readAttachedFile(part.file, config).then(
+            (text) => void (parts[j] = { type: 'text', text }),
+            (err: unknown) => Promise.reject(atPart(err, path(i, j, 'file'))),
+          ),
+        );
+      else {
+        const { url } = part.image_url;
+        const src = url.startsWith('data:') ? { image_base64: url } : { image_url: url };
+        loads.push(
+          loadImage(src, config).then(
+            (img) => {
+              const data = `data:${img.mediaType};base64,${img.bytes.toString('base64')}`;
+              parts[j] = { type: 'image_url', image_url: { ...part.image_url, url: data } };
+            },
+            (err: unknown) => Promise.reject(atPart(err, path(i, j, 'image_url'))),
+          ),
+        );
+      }
+    });
+    return { ...m, content: parts };
+  });
+  await Promise.all(loads);
+  // A message whose files were its only other parts is text again, as a plain chat message is.
+  for (const m of out)
+    if (Array.isArray(m.content) && m.content.every((p) => p.type === 'text'))
+      m.content = m.content.map((p) => (p as { text: string }).text).join('\n');
+  return out;
+}
