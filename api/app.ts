@@ -8,6 +8,7 @@ import { tooDeep, unstorablePaths } from '../schema/storable';
 import { IdempotencyHeaders } from '../schema/headers';
 import { GENERAL_SURFACES, parseSurface } from '../schema/surfaces';
 import type { AppContext, AppExtras, AppState } from './context';
+import { corsHandler } from './cors';
 import type { AppDeps } from './deps';
 import { createFastPath, type FastHandler } from './fast-path';
 import { withIdempotency } from './idempotency';
@@ -142,12 +143,16 @@ function closeWhenDraining(deps: AppDeps): Dispatch {
 /** The Koa app whose request handler first offers each request to the fast path (api/fast-path.ts). */
 class ServiceApp extends Koa<AppState, AppExtras> {
   fast?: FastHandler;
+  cors?: (req: IncomingMessage, res: ServerResponse) => boolean;
 
   override callback(): ReturnType<Koa['callback']> {
     const koa = super.callback();
-    const fast = this.fast;
-    if (!fast) return koa;
-    return (req, res) => (fast(req as IncomingMessage, res as ServerResponse) ? Promise.resolve() : koa(req, res));
+    const { fast, cors } = this;
+    if (!fast && !cors) return koa;
+    return (req, res) =>
+      cors?.(req as IncomingMessage, res as ServerResponse) || fast?.(req as IncomingMessage, res as ServerResponse)
+        ? Promise.resolve()
+        : koa(req, res);
   }
 }
 
@@ -157,6 +162,7 @@ export function createApp(deps: AppDeps, routes: RouteSpec[] = allRoutes()): Koa
   app.context.deps = deps;
   configureFileReading({ memoryMb: deps.config.extractMemoryMb });
   app.context.metrics = new Metrics();
+  app.cors = corsHandler(deps.config.http.corsOrigins);
   app.silent = true;
   app.on('error', (err: NodeJS.ErrnoException) => {
     // A client that hangs up on a stream is not a server fault.

@@ -97,6 +97,26 @@ export const EnvSchema = z.object({
   SVC_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(256),
   /** Answer the model routes' plain JSON requests on the raw HTTP server, before Koa (api/fast-path.ts); false = all through Koa. */
   SVC_HTTP_FAST_PATH: z.enum(['true', 'false', '1', '0']).default('true'),
+  SVC_CORS_ORIGINS: z
+    .string()
+    .max(4000)
+    .default('')
+    .transform((v, ctx): '*' | string[] => {
+      const t = v.trim();
+      if (t === '*') return '*';
+      const list = t.split(/[\s,]+/).filter(Boolean);
+      const bad = list.find(
+        (o) => !/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(o),
+      );
+      if (bad) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `"${bad}" is not * or an origin (scheme://host[:port], no path)`,
+        });
+        return z.NEVER;
+      }
+      return list.map((o) => o.toLowerCase());
+    }),
   SVC_SMTP_URL: optionalString.pipe(z.url({ protocol: /^smtps?$/ }).optional()),
   SVC_SMTP_FROM: optionalString.pipe(z.email().optional()),
   SVC_EMAIL_RATE_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
@@ -188,6 +208,8 @@ export interface Config {
     maxConnectionsPerAddress: number;
     /** Model routes' plain JSON requests answered before Koa, same middleware (api/fast-path.ts); default true. */
     fastPath?: boolean;
+    /** SVC_CORS_ORIGINS: browser origins allowed to call the API (`*`: any); empty: no CORS headers. */
+    corsOrigins?: '*' | string[];
   };
   /** Outgoing email (issue 15): SMTP pool URL and From address; unset → email routes answer 503. */
   email: { smtpUrl?: string; from?: string; ratePerMinute: number };
@@ -283,6 +305,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       headersTimeoutMs: e.SVC_HEADERS_TIMEOUT_MS,
       maxConnectionsPerAddress: e.SVC_MAX_CONNECTIONS_PER_ADDRESS,
       fastPath: e.SVC_HTTP_FAST_PATH === 'true' || e.SVC_HTTP_FAST_PATH === '1',
+      corsOrigins: e.SVC_CORS_ORIGINS,
     },
     email: { smtpUrl: e.SVC_SMTP_URL, from: e.SVC_SMTP_FROM, ratePerMinute: e.SVC_EMAIL_RATE_PER_MINUTE },
     media: { imageRoot: e.SVC_IMAGE_ROOT, imageUrlTtlSeconds: e.SVC_IMAGE_URL_TTL_SECONDS },
