@@ -204,9 +204,18 @@ export type OutputItem =
       arguments: string;
     };
 
+/**
+ * The log probabilities of answer tokens as the Responses API gives them (a list of tokens with their top
+ * alternatives): the chat form's `content` list, which has the same entries; empty when the lane gave none.
+ */
+export function textLogprobs(lp: unknown): unknown[] {
+  const content = (lp as { content?: unknown } | null | undefined)?.content;
+  return Array.isArray(content) ? content : [];
+}
+
 /** The lane's answer as output items: the text as one assistant message, then each tool call offered. */
 export function outputItems(
-  result: Pick<ModelResult, 'content' | 'tool_calls' | 'finish_reason'>,
+  result: Pick<ModelResult, 'content' | 'tool_calls' | 'finish_reason' | 'logprobs'>,
   toolsOffered: boolean,
   ids: { message?: string; calls?: string[] } = {},
 ): OutputItem[] {
@@ -219,7 +228,9 @@ export function outputItems(
       id: ids.message ?? itemId('msg'),
       status,
       role: 'assistant',
-      content: [{ type: 'output_text', text: result.content, annotations: [], logprobs: [] }],
+      content: [
+        { type: 'output_text', text: result.content, annotations: [], logprobs: textLogprobs(result.logprobs) },
+      ],
     });
   calls.forEach((c, k) =>
     out.push({

@@ -3,7 +3,10 @@ import type { ModelStreamChunk, ModelUsage } from '../../activities/providers/ty
 import { AppError } from '../../schema/errors';
 import type { AppContext } from '../context';
 import type { TokenTap } from '../live/tokens';
-import { itemId, type OutputItem } from './responses-items';
+import { itemId, textLogprobs, type OutputItem } from './responses-items';
+
+/** The Response object as the stream sends it (and stores it). */
+type StreamedResponse = Record<string, unknown> & { output: unknown[] };
 
 export interface ResponseStreamOptions {
   stream: AsyncIterable<ModelStreamChunk> & { provider: Promise<string> };
@@ -18,13 +21,13 @@ export interface ResponseStreamOptions {
     finish: string;
     provider: string;
     error?: { code: string; message: string };
-  }) => Record<string, unknown>;
+  }) => StreamedResponse;
   /** Runs when the answer is whole, before response.completed (session, stored response). */
   onComplete: (r: {
     content: string;
     calls: number;
     provider: string;
-    response: Record<string, unknown>;
+    response: StreamedResponse;
   }) => Promise<void>;
 }
 
@@ -69,6 +72,7 @@ export async function sendResponseStream(ctx: AppContext, o: ResponseStreamOptio
   let messageIndex = -1;
   const calls = new Map<number, Call>();
   let content = '';
+  const logprobs: unknown[] = [];
   let finish = 'stop';
   let usage: ModelUsage | null = null;
 
@@ -84,9 +88,9 @@ export async function sendResponseStream(ctx: AppContext, o: ResponseStreamOptio
   };
   const closeMessage = (status: 'completed' | 'incomplete') => {
     if (!message) return;
-    const part = { type: 'output_text' as const, text: content, annotations: [], logprobs: [] };
+    const part = { type: 'output_text' as const, text: content, annotations: [], logprobs };
     const at = { item_id: message.id, output_index: messageIndex, content_index: 0 };
-    emit('response.output_text.done', { ...at, text: content, logprobs: [] });
+    emit('response.output_text.done', { ...at, text: content, logprobs });
     emit('response.content_part.done', { ...at, part });
     message.content = [part];
     message.status = status;
@@ -104,12 +108,14 @@ export async function sendResponseStream(ctx: AppContext, o: ResponseStreamOptio
           content += c.delta;
           o.tap?.push(c.delta);
           const m = openMessage();
+          const lp = textLogprobs(c.logprobs);
+          logprobs.push(...lp);
           emit('response.output_text.delta', {
             item_id: m.id,
             output_index: messageIndex,
             content_index: 0,
             delta: c.delta,
-            logprobs: [],
+            logprobs: lp,
           });
         }
         if (c.tool_deltas?.length && o.toolsOffered)

@@ -146,7 +146,14 @@ function responseObject(
 /** The items a response continues (its previous_response_id chain, oldest first). @throws AppError not_found */
 async function history(ctx: AppContext, tenantId: string, previousId: string | undefined): Promise<StoredItem[]> {
   if (previousId === undefined) return [];
-  const chain = await responseChain(ctx.deps.db, tenantId, previousId);
+  const limit = ctx.deps.config.chatBodyLimit;
+  const chain = await responseChain(ctx.deps.db, tenantId, previousId, limit);
+  if (chain === 'tooLarge')
+    throw new AppError(
+      'payload_too_large',
+      `previous_response_id: the conversation it continues holds more than ${limit} bytes (SVC_CHAT_BODY_LIMIT, what one request may send); start a new one, or send the turns that matter.`,
+      { details: [{ path: 'body.previous_response_id', message: 'conversation too large' }] },
+    );
   if (!chain)
     throw new AppError(
       'not_found',
@@ -171,7 +178,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
   const { lane, models, req, abort, toolsOffered, tap } = call;
   const id = `resp_${randomToken(24)}`;
   const createdAt = Math.floor(Date.now() / 1000);
-  const keep = async (response: Record<string, unknown>) => {
+  const keep = async (response: { output: unknown[] }) => {
     if (body.store === false) return;
     await saveResponse(ctx.deps.db, {
       tenantId,

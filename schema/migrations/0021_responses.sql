@@ -7,6 +7,8 @@ CREATE TABLE responses (
   previous_id  text,
   input_items  json NOT NULL,
   response     json NOT NULL,
+  -- What this turn adds to a conversation continued from it (its input and output, as JSON text).
+  size_bytes   integer NOT NULL,
   created_at   timestamptz NOT NULL DEFAULT now(),
   expires_at   timestamptz NOT NULL
 );

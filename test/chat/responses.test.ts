@@ -5,6 +5,7 @@ import type { FakeOpenAI } from '../helpers/fake-openai';
 import { contractErrors, streamEventErrors } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
+import { startExtraApp } from '../helpers/extra-app';
 
 let h: Harness;
 let fake: FakeOpenAI;
@@ -310,6 +311,30 @@ describe('stored responses: chains, input items, delete, tenants', () => {
     expect((await h.req('GET', '/v1/responses/not-an-id', { key })).status).toBe(400);
   });
 
+  test('a chain holding more than SVC_CHAT_BODY_LIMIT is 413 before any model call; a shorter one is read', async () => {
+    const app = await startExtraApp(h, { config: { chatBodyLimit: 3000 } });
+    const send = async (body: unknown) => {
+      const res = await fetch(`${app.url}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    try {
+      fake.script({ reply: 'one' }, { reply: 'two' });
+      const r1 = await send({ input: 'a'.repeat(1200) });
+      const r2 = await send({ input: 'b'.repeat(1200), previous_response_id: r1.body.id });
+      expect([r1.status, r2.status]).toEqual([200, 200]);
+      const r3 = await send({ input: 'c', previous_response_id: r2.body.id });
+      expect(r3.status).toBe(413);
+      expect(fields(r3)).toEqual(['body.previous_response_id']);
+      expect(fake.chats.length).toBe(2);
+    } finally {
+      await app.close();
+    }
+  });
+
   test('a key without runtime:chat is 403 on every responses route', async () => {
     const k = (await h.key(['runtime:tasks'])).apiKey;
     expect((await post({ input: 'x' }, k)).status).toBe(403);
@@ -346,6 +371,28 @@ describe('request fields', () => {
     });
     expect(r.body.text).toEqual({ format: { type: 'json_schema', name: 'A', schema, strict: true }, verbosity: 'low' });
     expect(contractErrors('CreateChatCompletionRequest', up)).toEqual([]);
+  });
+
+  test('include message.output_text.logprobs: the lane’s log probabilities on the text (JSON and stream deltas)', async () => {
+    fake.script({ reply: 'yes no' }, { reply: 'yes no' });
+    const body = { input: 'Yes or no?', include: ['message.output_text.logprobs'], top_logprobs: 2 };
+    const r = await post(body);
+    expect(fake.chats.at(-1)!.body).toMatchObject({ logprobs: true, top_logprobs: 2 });
+    const lp = r.body.output[0].content[0].logprobs;
+    expect(lp.map((t: { token: string }) => t.token).join('')).toBe('yes no');
+    expect(lp[0]).toMatchObject({ logprob: -0.25 });
+    expect(contractErrors('Response', r.body)).toEqual([]);
+    const events = await readEvents(await streamRaw(body));
+    const deltas = events.filter((e) => e.event === 'response.output_text.delta');
+    expect(deltas.every((e) => e.data.logprobs.length === 1)).toBe(true);
+    for (const e of events) expect(streamEventErrors(e.data)).toEqual([]);
+    const done = events.find((e) => e.event === 'response.output_text.done')!.data;
+    expect(done.logprobs.map((t: { token: string }) => t.token).join('')).toBe('yes no');
+    // Without include, none are asked for.
+    fake.script({ reply: 'ok' });
+    const plain = await post({ input: 'x', top_logprobs: 2 });
+    expect(fake.chats.at(-1)!.body.logprobs).toBeUndefined();
+    expect(plain.body.output[0].content[0].logprobs).toEqual([]);
   });
 
   test('an answer cut at max_output_tokens is status incomplete with its reason (JSON and stream)', async () => {
