@@ -506,6 +506,25 @@ describe('request fields', () => {
     expect((await h.req('GET', `/v1/responses/${id}`, { key })).status).toBe(404);
   });
 
+  test('a client that hangs up mid-stream stops the upstream call, and nothing is stored', async () => {
+    fake.script({ reply: 'a b c d e f g h i j k l', chunkDelayMs: 40 });
+    const ctl = new AbortController();
+    const res = await fetch(`${h.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'Count slowly', stream: true }),
+      signal: ctl.signal,
+    });
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('response.output_text.delta')) text += new TextDecoder().decode((await reader.read()).value);
+    const id = /"id":"(resp_[A-Za-z0-9]+)"/.exec(text)![1];
+    ctl.abort();
+    await fake.waitFor(() => fake.chats.at(-1)!.closedEarly);
+    expect(fake.chats.at(-1)!.finished).toBe(false);
+    expect((await h.req('GET', `/v1/responses/${id}`, { key })).status).toBe(404);
+  });
+
   test('X-Session-ID stores the exchange as chat completions do', async () => {
     fake.script({ reply: 'Stored answer.' });
     const sid = `resp-session-${Date.now()}`;

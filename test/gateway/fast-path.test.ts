@@ -179,6 +179,29 @@ test('the fast path answers what Koa answers: JSON and streamed chats, every fai
   expect(f429).toEqual(k429);
 });
 
+test('responses (JSON and stream) and embeddings: the fast path answers what Koa answers', async () => {
+  const a = await h.key(['runtime:chat']);
+  const b = await h.key(['runtime:chat']);
+  const keys = { fast: a.apiKey, koa: b.apiKey };
+  fake.setDefault({ reply: 'ok', usage: { prompt_tokens: 9, completion_tokens: 1 } });
+  // Ids and times differ between any two answers: replaced before comparing.
+  const same = (r: Raw): Raw => ({
+    ...r,
+    body: r.body.replace(/\b(resp|msg|fc)_[0-9a-z]+/g, '$1_<id>').replace(/"(created_at|completed_at)":\d+/g, '"$1":0'),
+  });
+  const cases = [
+    { name: 'response', path: '/v1/responses', body: json({ input: 'Say the pangram.' }) },
+    { name: 'response stream', path: '/v1/responses', body: json({ input: 'Say the pangram.', stream: true }) },
+    { name: 'response refused', path: '/v1/responses', body: json({ input: 'x', background: true }) },
+    { name: 'embeddings', path: '/v1/embeddings', body: json({ input: ['one', 'two'] }) },
+    { name: 'embeddings base64', path: '/v1/embeddings', body: json({ input: 'one', encoding_format: 'base64' }) },
+  ];
+  for (const c of cases) {
+    const [f, k] = await both({ path: c.path, headers: plain(`req-${c.name.replace(/ /g, '-')}`), body: c.body }, keys);
+    expect({ case: c.name, ...same(f) }).toEqual({ case: c.name, ...same(k) });
+  }
+});
+
 test('requests the fast path does not take go to Koa unchanged', async () => {
   const { apiKey } = await h.key(['runtime:chat']);
   const auth = { authorization: `Bearer ${apiKey}` };
