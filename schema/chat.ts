@@ -73,7 +73,10 @@ export const FileData = z
   .string()
   .min(1)
   .max(45_000_000)
-  .refine((d) => /^(data:[A-Za-z0-9.+/-]{1,100};base64,)?[A-Za-z0-9+/=\s]+$/.test(d.slice(0, 200)), 'base64, bare or as a data: URL');
+  .refine(
+    (d) => /^(data:[A-Za-z0-9.+/-]{1,100};base64,)?[A-Za-z0-9+/=\s]+$/.test(d.slice(0, 200)),
+    'base64, bare or as a data: URL',
+  );
 
 /**
  * OpenAI's file part: a document (PDF, DOCX, text, markdown, HTML) as base64 `file_data`. Its text is read by the
@@ -109,9 +112,7 @@ export interface FileSource {
 }
 /** A part of a message's content as the persona route passes it on (files become text before the lane). */
 export type ContentPart =
-  | { type: 'text'; text: string }
-  | z.output<typeof ImagePart>
-  | { type: 'file'; file: FileSource };
+  { type: 'text'; text: string } | z.output<typeof ImagePart> | { type: 'file'; file: FileSource };
 /** A part once files are read: text or an image, what the lane takes. */
 export type LoadedPart = Exclude<ContentPart, { type: 'file' }>;
 /** A message once its files are read (text) and its images loaded (data URLs). */
@@ -166,7 +167,11 @@ export const PersonaChatMessage = z
     if (m.role !== 'tool' && m.tool_call_id !== undefined)
       ctx.addIssue({ code: 'custom', path: ['tool_call_id'], message: 'only a tool message carries tool_call_id' });
     if (Array.isArray(m.content) && m.role !== 'user')
-      ctx.addIssue({ code: 'custom', path: ['content'], message: 'only a user message may carry image and file parts' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['content'],
+        message: 'only a user message may carry image and file parts',
+      });
     if ((m.content === null || m.content === undefined) && !(m.role === 'assistant' && m.tool_calls))
       ctx.addIssue({
         code: 'custom',
@@ -291,6 +296,9 @@ const FUNCTIONS_DEPRECATED = 'send `tools` instead (OpenAI deprecated `functions
 /** A field OpenAI's contract makes nullable: null is taken as absent (clients that serialise None send it). */
 export const nullable = <T extends z.ZodType>(t: T) => t.nullish().transform((v) => v ?? undefined);
 
+/** Choices one request may ask for (`n`): each is a lane call. */
+export const MAX_CHOICES = 8;
+
 /** OpenAI sampling parameters we pass through to the lane. */
 const Sampling = {
   temperature: nullable(z.number().min(0).max(2)),
@@ -301,7 +309,9 @@ const Sampling = {
   presence_penalty: nullable(z.number().min(-2).max(2)),
   frequency_penalty: nullable(z.number().min(-2).max(2)),
   seed: nullable(z.number().int()),
-  n: nullable(z.literal(1)).describe('Only one choice is supported.'),
+  n: nullable(z.number().int().min(1).max(MAX_CHOICES)).describe(
+    `Choices (1 to ${MAX_CHOICES}): each is its own call to the lane, made side by side; usage is their sum.`,
+  ),
   user: z.string().max(256).optional(),
   stream: nullable(z.boolean()).describe('true: server-sent events in the OpenAI chunk format.'),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),

@@ -11,20 +11,13 @@ import {
   completionId,
   modelsFor,
   samplingOf,
+  sumUsage,
   unlessClientGone,
 } from './chat-shared';
 import { readUtilityChatRequest } from '../../schema/chat-read';
 
 const CHAT = { scope: 'runtime:chat' } as const;
 const PATH = '/v1/slm/commons/completions';
-
-function addUsage(a: ModelUsage, b: ModelUsage): ModelUsage {
-  return {
-    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
-    completion_tokens: a.completion_tokens + b.completion_tokens,
-    total_tokens: a.total_tokens + b.total_tokens,
-  };
-}
 
 /**
  * The commons lane: the model may request at most MAX_TOOL_CALLS tool calls in all (OpenAI
@@ -35,6 +28,11 @@ async function commonsCompletion(ctx: AppContext, body: UtilityChatRequest) {
   if (body.stream) {
     throw new AppError('invalid_request', 'Streaming is not supported on the commons lane; send stream: false.', {
       details: [{ path: 'body.stream', message: 'must be false on this route' }],
+    });
+  }
+  if ((body.n ?? 1) > 1) {
+    throw new AppError('invalid_request', 'The commons lane answers one choice; send n: 1 or leave it out.', {
+      details: [{ path: 'body.n', message: 'must be 1 on this route' }],
     });
   }
   const lane = laneFor(PATH, SLM_LANES, body.model);
@@ -54,7 +52,7 @@ async function commonsCompletion(ctx: AppContext, body: UtilityChatRequest) {
         ...(budget > 0 ? { tools: commonsOpenAiTools(), tool_choice: 'auto' } : {}),
       }),
     );
-    usage = addUsage(usage, result.usage);
+    usage = sumUsage(usage, result.usage);
     const calls = result.tool_calls ?? [];
     if (calls.length === 0 || budget <= 0) {
       return completionBody({

@@ -6,16 +6,8 @@ import type { PublicLane } from '../../schema/model-config';
 import { SURFACES } from '../../schema/surfaces';
 import type { AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import {
-  abortOnDisconnect,
-  completionBody,
-  completionId,
-  modelsFor,
-  modelsOf,
-  samplingOf,
-  unlessClientGone,
-} from './chat-shared';
-import { sendChunkStream } from './chat-sse';
+import { answerChat } from './chat-answer';
+import { abortOnDisconnect, completionId, modelsFor, modelsOf, samplingOf } from './chat-shared';
 import { readUtilityChatRequest } from '../../schema/chat-read';
 
 const MODELS = { scope: 'runtime:models' } as const;
@@ -78,24 +70,18 @@ function utilityRoute(path: string, lanes: PublicLane[], summary: string): Route
       const models = modelsFor(ctx);
       const abort = abortOnDisconnect(ctx);
       const req = { lane, messages: body.messages, ...samplingOf(body), signal: abort.signal };
-      const meta = (provider: string) => ({ provider, sass_factor: 0 });
-      const id = completionId();
-      if (body.stream) {
-        const stream = models.stream(req);
-        await unlessClientGone(abort, () =>
-          sendChunkStream(ctx, {
-            stream,
-            abort,
-            id,
-            lane,
-            includeUsage: body.stream_options?.include_usage === true,
-            meta,
-          }),
-        );
-        return undefined;
-      }
-      const result = await unlessClientGone(abort, () => models.complete(req));
-      return completionBody({ id, lane, result, meta: { sass_factor: 0 } });
+      return answerChat(ctx, {
+        models,
+        req,
+        abort,
+        id: completionId(),
+        lane,
+        n: body.n ?? 1,
+        stream: body.stream === true,
+        includeUsage: body.stream_options?.include_usage === true,
+        // The JSON answer's meta gets the provider first; the stream's final chunk, the same block.
+        meta: (provider: string) => ({ provider, sass_factor: 0 }),
+      });
     },
   });
 }

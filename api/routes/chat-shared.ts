@@ -78,36 +78,50 @@ export function clientFinishReason(reason: string, toolsOffered = false): string
   return !toolsOffered && (reason === 'tool_calls' || reason === 'function_call') ? 'stop' : reason;
 }
 
+/** Two calls' token usage together. */
+export function sumUsage(a: ModelUsage, b: ModelUsage): ModelUsage {
+  return {
+    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+    completion_tokens: a.completion_tokens + b.completion_tokens,
+    total_tokens: a.total_tokens + b.total_tokens,
+  };
+}
+
 export function completionBody(opts: {
   id: string;
   lane: string;
   result: ModelResult;
+  /** The other choices when `n` > 1 (each its own lane call). */
+  more?: ModelResult[];
   meta: Record<string, unknown>;
   /** The client offered tools (persona route): the model's calls go to the client. */
   toolsOffered?: boolean;
 }) {
-  const calls = opts.toolsOffered && opts.result.tool_calls?.length ? opts.result.tool_calls : undefined;
+  const results = [opts.result, ...(opts.more ?? [])];
+  // OpenAI's contract requires logprobs and message.refusal (null when absent); logprobs as the lane gave them.
+  const choices = results.map((r, index) => {
+    const calls = opts.toolsOffered && r.tool_calls?.length ? r.tool_calls : undefined;
+    return {
+      index,
+      message: {
+        role: 'assistant' as const,
+        // As OpenAI answers a turn of tool calls only: content null.
+        content: calls && !r.content ? null : r.content,
+        refusal: null,
+        ...(calls ? { tool_calls: calls } : {}),
+      },
+      logprobs: r.logprobs ?? null,
+      finish_reason: clientFinishReason(r.finish_reason, opts.toolsOffered),
+    };
+  });
+  const usage = opts.more?.length ? results.map((r) => r.usage).reduce(sumUsage) : opts.result.usage;
   return {
     id: opts.id,
     object: 'chat.completion' as const,
     created: Math.floor(Date.now() / 1000),
     model: opts.lane,
-    // OpenAI's contract requires logprobs and message.refusal (null when absent); logprobs as the lane gave them.
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: 'assistant' as const,
-          // As OpenAI answers a turn of tool calls only: content null.
-          content: calls && !opts.result.content ? null : opts.result.content,
-          refusal: null,
-          ...(calls ? { tool_calls: calls } : {}),
-        },
-        logprobs: opts.result.logprobs ?? null,
-        finish_reason: clientFinishReason(opts.result.finish_reason, opts.toolsOffered),
-      },
-    ],
-    usage: opts.result.usage,
+    choices,
+    usage,
     meta: { provider: opts.result.provider, ...opts.meta },
   };
 }

@@ -3,7 +3,7 @@ import type { ModelStreamChunk, ModelUsage } from '../../activities/providers/ty
 import { AppError } from '../../schema/errors';
 import type { AppContext } from '../context';
 import { directStream } from '../fast-path';
-import { clientFinishReason } from './chat-shared';
+import { clientFinishReason, sumUsage } from './chat-shared';
 import type { TokenTap } from '../live/tokens';
 
 export interface StreamOptions {
@@ -22,6 +22,37 @@ export interface StreamOptions {
 }
 
 /**
+ * Tool-call fragments as OpenAI streams them: a call's first delta has its id, type and name, the following ones
+ * more argument text; clients join them by index.
+ */
+function toolCallDeltas(deltas: NonNullable<ModelStreamChunk['tool_deltas']>) {
+  return deltas.map((d) =>
+    d.id !== undefined
+      ? { index: d.index, id: d.id, type: 'function', function: { name: d.name ?? '', arguments: d.arguments } }
+      : { index: d.index, function: { ...(d.name ? { name: d.name } : {}), arguments: d.arguments } },
+  );
+}
+
+/** The SSE headers of a chunk stream (no timeout on the socket, no Nagle delay, no proxy buffering). */
+function startEventStream(ctx: AppContext): { write(text: string): unknown; end(): unknown } {
+  ctx.req.socket.setTimeout(0);
+  ctx.req.socket.setNoDelay(true);
+  ctx.status = 200;
+  ctx.set('Content-Type', 'text/event-stream; charset=utf-8');
+  ctx.set('Cache-Control', 'no-cache, no-transform');
+  ctx.set('X-Accel-Buffering', 'no');
+  // On the fast path the events go straight to the response; through Koa, into a stream it pipes.
+  return directStream(ctx) ?? (ctx.body = new PassThrough());
+}
+
+/** The failure of a stream that has begun, as its last chunk says it. */
+function streamError(ctx: AppContext, err: unknown): { message: string; type: string; code: string; status: number } {
+  const e = err instanceof AppError ? err : new AppError('internal', 'The stream failed.');
+  if (!(err instanceof AppError)) ctx.deps.log.error({ err, request_id: ctx.state.requestId }, 'chat stream failed');
+  return { message: e.message, type: e.code, code: e.code, status: e.status };
+}
+
+/**
  * Answers with an OpenAI chunk stream (`chat.completion.chunk` events, then `data: [DONE]`).
  * The first upstream delta is awaited before any header is sent, so failures before it still
  * answer with a proper status (429/502/503/504). After that, a failure ends the stream with an
@@ -32,14 +63,7 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
   let next = await it.next();
   const provider = await o.stream.provider;
 
-  ctx.req.socket.setTimeout(0);
-  ctx.req.socket.setNoDelay(true);
-  ctx.status = 200;
-  ctx.set('Content-Type', 'text/event-stream; charset=utf-8');
-  ctx.set('Cache-Control', 'no-cache, no-transform');
-  ctx.set('X-Accel-Buffering', 'no');
-  // On the fast path the events go straight to the response; through Koa, into a stream it pipes.
-  const body: { write(text: string): unknown; end(): unknown } = directStream(ctx) ?? (ctx.body = new PassThrough());
+  const body = startEventStream(ctx);
 
   const created = Math.floor(Date.now() / 1000);
   const base = { id: o.id, object: 'chat.completion.chunk', created, model: o.lane };
@@ -81,16 +105,11 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
               choices: [{ index: 0, delta: { content: c.delta }, logprobs: c.logprobs, finish_reason: null }],
             });
         }
-        if (c.tool_deltas?.length && o.toolsOffered) {
-          // As OpenAI streams calls: a call's first delta has its id, type and name, the following ones more
-          // argument text; clients join them by index.
-          const deltas = c.tool_deltas.map((d) =>
-            d.id !== undefined
-              ? { index: d.index, id: d.id, type: 'function', function: { name: d.name ?? '', arguments: d.arguments } }
-              : { index: d.index, function: { ...(d.name ? { name: d.name } : {}), arguments: d.arguments } },
-          );
-          write({ ...base, choices: [{ index: 0, delta: { tool_calls: deltas }, finish_reason: null }] });
-        }
+        if (c.tool_deltas?.length && o.toolsOffered)
+          write({
+            ...base,
+            choices: [{ index: 0, delta: { tool_calls: toolCallDeltas(c.tool_deltas) }, finish_reason: null }],
+          });
         if (c.tool_calls?.length && o.toolsOffered) calls = c.tool_calls.length;
         if (c.finish_reason) finish = clientFinishReason(c.finish_reason, o.toolsOffered);
         if (c.usage) usage = c.usage;
@@ -102,13 +121,90 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
       if (o.includeUsage && usage) write({ ...base, choices: [], usage });
     } catch (err) {
       if (closed) return;
-      const e = err instanceof AppError ? err : new AppError('internal', 'The stream failed.');
-      if (!(err instanceof AppError))
-        ctx.deps.log.error({ err, request_id: ctx.state.requestId }, 'chat stream failed');
-      write({ error: { message: e.message, type: e.code, code: e.code, status: e.status }, meta: o.meta(provider) });
+      write({ error: streamError(ctx, err), meta: o.meta(provider) });
     } finally {
       o.tap?.end();
       if (closed) await it.return?.(undefined).catch(() => undefined);
+      write('[DONE]');
+      closed = true;
+      body.end();
+    }
+  };
+  void run();
+}
+
+/**
+ * Answers `n` choices as one OpenAI chunk stream, each choice's chunks under its index as its lane call writes them
+ * (the calls run side by side). Every call's first chunk is awaited before the status line, so a failure before then
+ * is a proper error status; after it, a failure ends the stream with an error chunk and [DONE], and `stop` ends the
+ * other calls. Each choice ends with its own finish_reason; then a chunk with the meta block, and usage (the calls'
+ * sum) when asked for. The session and the token tap follow choice 0.
+ */
+export async function sendChoicesStream(
+  ctx: AppContext,
+  o: Omit<StreamOptions, 'stream'> & {
+    streams: Array<AsyncIterable<ModelStreamChunk> & { provider: Promise<string> }>;
+    stop: AbortController;
+  },
+): Promise<void> {
+  const its = o.streams.map((s) => s[Symbol.asyncIterator]());
+  const firsts = await Promise.all(its.map((it) => it.next())).catch((err: unknown) => {
+    o.stop.abort();
+    throw err;
+  });
+  const provider = await o.streams[0].provider;
+  const body = startEventStream(ctx);
+  const base = { id: o.id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: o.lane };
+  let closed = false;
+  const write = (data: unknown) => {
+    if (!closed) body.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+  };
+  o.abort.signal.addEventListener('abort', () => (closed = true), { once: true });
+  const choice = (index: number, delta: object, finish: string | null, logprobs?: unknown) => ({
+    ...base,
+    choices: [{ index, delta, ...(logprobs !== undefined ? { logprobs } : {}), finish_reason: finish }],
+  });
+
+  const run = async () => {
+    let content = '';
+    let calls = 0;
+    let usage: ModelUsage | undefined;
+    its.forEach((_it, i) => write(choice(i, { role: 'assistant', content: '' }, null)));
+    try {
+      await Promise.all(
+        its.map(async (it, i) => {
+          let next = firsts[i];
+          let finish = 'stop';
+          while (!next.done && !closed) {
+            const c = next.value;
+            if (c.delta) {
+              if (i === 0) {
+                content += c.delta;
+                o.tap?.push(c.delta);
+              }
+              write(choice(i, { content: c.delta }, null, c.logprobs));
+            }
+            if (c.tool_deltas?.length && o.toolsOffered)
+              write(choice(i, { tool_calls: toolCallDeltas(c.tool_deltas) }, null));
+            if (i === 0 && c.tool_calls?.length && o.toolsOffered) calls = c.tool_calls.length;
+            if (c.finish_reason) finish = clientFinishReason(c.finish_reason, o.toolsOffered);
+            if (c.usage) usage = usage ? sumUsage(usage, c.usage) : c.usage;
+            next = await it.next();
+          }
+          write(choice(i, {}, finish));
+        }),
+      );
+      if (closed) return;
+      await o.onComplete?.(content, provider, calls);
+      write({ ...base, choices: [], meta: o.meta(provider) });
+      if (o.includeUsage && usage) write({ ...base, choices: [], usage });
+    } catch (err) {
+      o.stop.abort();
+      if (closed) return;
+      write({ error: streamError(ctx, err), meta: o.meta(provider) });
+    } finally {
+      o.tap?.end();
+      if (closed) await Promise.all(its.map((it) => it.return?.(undefined).catch(() => undefined)));
       write('[DONE]');
       closed = true;
       body.end();

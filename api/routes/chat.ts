@@ -20,8 +20,8 @@ import { chatCommonsRoutes } from './chat-commons';
 import { chatLaneRoutes } from './chat-lanes';
 import { preparePersonaCall } from './chat-persona';
 import { ChatHeaders } from '../../schema/headers';
-import { completionBody, completionId, unlessClientGone } from './chat-shared';
-import { sendChunkStream } from './chat-sse';
+import { answerChat } from './chat-answer';
+import { completionId } from './chat-shared';
 import { readChatCompletionRequest, readChatHeaders } from '../../schema/chat-read';
 
 const CHAT = { scope: 'runtime:chat' } as const;
@@ -53,34 +53,21 @@ function surfaceFilter(ctx: AppContext, query: string | undefined): string | und
 }
 
 async function completions(ctx: AppContext, body: ChatCompletionRequest, headers: ChatHeaders) {
-  const call = await preparePersonaCall(ctx, body, headers);
-  const { lane, models, req, abort, meta, store, tap, toolsOffered } = call;
-  const id = completionId();
-  if (body.stream) {
-    const stream = models.stream(req);
-    await unlessClientGone(abort, () =>
-      sendChunkStream(ctx, {
-        stream,
-        abort,
-        id,
-        lane,
-        includeUsage: body.stream_options?.include_usage === true,
-        meta,
-        onComplete: store,
-        tap,
-        toolsOffered,
-      }),
-    );
-    return undefined;
-  }
-  const result = await unlessClientGone(abort, () => models.complete(req)).catch((err: unknown) => {
-    tap?.end();
-    throw err;
+  const { lane, models, req, abort, meta, store, tap, toolsOffered } = await preparePersonaCall(ctx, body, headers);
+  return answerChat(ctx, {
+    models,
+    req,
+    abort,
+    id: completionId(),
+    lane,
+    n: body.n ?? 1,
+    stream: body.stream === true,
+    includeUsage: body.stream_options?.include_usage === true,
+    meta,
+    onComplete: store,
+    tap,
+    toolsOffered,
   });
-  tap?.push(result.content);
-  tap?.end();
-  await store(result.content, result.provider, toolsOffered ? (result.tool_calls?.length ?? 0) : 0);
-  return completionBody({ id, lane, result, meta: meta(result.provider), toolsOffered });
 }
 
 async function feedback(ctx: AppContext, body: z.output<typeof ChatFeedbackBody>) {

@@ -644,3 +644,97 @@ describe('POST /v1/chat/completions with the official openai client', () => {
     expect(fake.inFlight).toBe(0);
   });
 });
+
+describe('n: several choices, each its own lane call', () => {
+  test('JSON: n choices with their own text, usage summed, the session keeps choice 0; in the contract', async () => {
+    fake.script(
+      { reply: 'first answer', usage: { prompt_tokens: 10, completion_tokens: 2 } },
+      { reply: 'second answer', usage: { prompt_tokens: 10, completion_tokens: 2 } },
+      { reply: 'third answer', usage: { prompt_tokens: 10, completion_tokens: 2 } },
+    );
+    const session = `n-${Date.now()}`;
+    const res = await client.chat.completions.create(
+      { model: 'svc-oracle', messages: [{ role: 'user', content: 'Answer thrice' }], n: 3 },
+      { headers: { 'x-session-id': session } },
+    );
+    expect(contractErrors('CreateChatCompletionResponse', res)).toEqual([]);
+    expect(res.choices.map((c) => c.index)).toEqual([0, 1, 2]);
+    expect(new Set(res.choices.map((c) => c.message.content))).toEqual(
+      new Set(['first answer', 'second answer', 'third answer']),
+    );
+    expect(res.usage).toEqual({ prompt_tokens: 30, completion_tokens: 6, total_tokens: 36 });
+    expect(fake.chats).toHaveLength(3);
+    expect(fake.chats.every((c) => c.body.n === undefined)).toBe(true);
+    const stored = await h.req('GET', `/v1/sessions/${session}`, { key });
+    expect(stored.body.messages.map((m: { content: string }) => m.content)).toEqual([
+      'Answer thrice',
+      res.choices[0].message.content,
+    ]);
+  });
+
+  test('stream: each choice’s deltas under its index, each with its finish_reason; usage summed; in the contract', async () => {
+    fake.script(
+      { reply: 'a b c', chunkDelayMs: 3, usage: { prompt_tokens: 5, completion_tokens: 3 } },
+      { reply: 'x y', chunkDelayMs: 2, usage: { prompt_tokens: 5, completion_tokens: 2 } },
+    );
+    const stream = await client.chat.completions.create({
+      model: 'mid',
+      messages: [{ role: 'user', content: 'Two ways' }],
+      n: 2,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const chunks: any[] = [];
+    for await (const c of stream) chunks.push(c);
+    for (const c of chunks) expect(contractErrors('CreateChatCompletionStreamResponse', c)).toEqual([]);
+    const text = (i: number) =>
+      chunks
+        .flatMap((c) => c.choices)
+        .filter((ch: any) => ch.index === i)
+        .map((ch: any) => ch.delta?.content ?? '')
+        .join('');
+    expect(new Set([text(0), text(1)])).toEqual(new Set(['a b c', 'x y']));
+    const finishes = chunks.flatMap((c) => c.choices).filter((ch: any) => ch.finish_reason);
+    expect(finishes.map((ch: any) => ch.index).sort()).toEqual([0, 1]);
+    expect(chunks.find((c) => c.meta)?.meta.provider).toBe('default');
+    expect(chunks.at(-1).usage).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
+  });
+
+  test('one failing call fails the request (502) and stops the others; n over 8 is 400; the commons lane takes 1', async () => {
+    fake.script({ reply: 'slow', delayMs: 3000 }, { status: 500 });
+    const started = Date.now();
+    const r = await h.req('POST', '/v1/chat/completions', {
+      key,
+      body: { messages: [{ role: 'user', content: 'x' }], n: 2 },
+    });
+    expect(r.status).toBe(502);
+    expect(Date.now() - started).toBeLessThan(2500);
+    await fake.waitFor(() => fake.chats.some((c) => c.closedEarly));
+    const nine = await h.req('POST', '/v1/chat/completions', {
+      key,
+      body: { messages: [{ role: 'user', content: 'x' }], n: 9 },
+    });
+    expect(nine.status).toBe(400);
+    expect(nine.body.details.map((d: { path: string }) => d.path)).toEqual(['body.n']);
+    const commons = await h.req('POST', '/v1/slm/commons/completions', {
+      key,
+      body: { messages: [{ role: 'user', content: 'x' }], n: 2 },
+    });
+    expect(commons.status).toBe(400);
+    expect(commons.body.details.map((d: { path: string }) => d.path)).toEqual(['body.n']);
+  });
+
+  test('the utility lanes take n too', async () => {
+    fake.script({ reply: 'one' }, { reply: 'two' });
+    const r = await h.req('POST', '/v1/micro/chat/completions', {
+      key,
+      body: { model: 'micro', messages: [{ role: 'user', content: 'x' }], n: 2 },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.choices.map((c: { message: { content: string } }) => c.message.content).sort()).toEqual([
+      'one',
+      'two',
+    ]);
+    expect(r.body.meta).toEqual({ provider: 'default', sass_factor: 0 });
+  });
+});

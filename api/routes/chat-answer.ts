@@ -1,0 +1,71 @@
+import type { ModelRequest, ModelRouter } from '../../activities/providers/types';
+import type { AppContext } from '../context';
+import type { TokenTap } from '../live/tokens';
+import { completionBody, unlessClientGone } from './chat-shared';
+import { sendChoicesStream, sendChunkStream } from './chat-sse';
+
+export interface AnswerOptions {
+  models: ModelRouter;
+  req: ModelRequest;
+  abort: AbortController;
+  id: string;
+  lane: string;
+  /** Choices to answer (OpenAI's `n`): each is its own lane call. */
+  n: number;
+  stream: boolean;
+  includeUsage: boolean;
+  meta: (provider: string) => Record<string, unknown>;
+  /** Stores the answer of choice 0 (session); `calls`: its tool calls. */
+  onComplete?: (content: string, provider: string, calls: number) => Promise<void>;
+  tap?: TokenTap;
+  toolsOffered?: boolean;
+}
+
+/**
+ * Calls the lane and answers in OpenAI's chat format: JSON, or a chunk stream. With `n` > 1 the lane is called `n`
+ * times side by side (most OpenAI-compatible upstreams ignore `n`, so asking one call for several choices would
+ * answer one), the first failure ending the others; usage is the calls' sum, what they cost.
+ */
+export async function answerChat(ctx: AppContext, o: AnswerOptions): Promise<unknown> {
+  const stop = new AbortController();
+  const req = o.n > 1 ? { ...o.req, signal: AbortSignal.any([o.abort.signal, stop.signal]) } : o.req;
+  const common = { abort: o.abort, id: o.id, lane: o.lane, includeUsage: o.includeUsage, meta: o.meta };
+  const extras = { onComplete: o.onComplete, tap: o.tap, toolsOffered: o.toolsOffered };
+  if (o.stream) {
+    await unlessClientGone(o.abort, () =>
+      o.n > 1
+        ? sendChoicesStream(ctx, {
+            ...common,
+            ...extras,
+            streams: Array.from({ length: o.n }, () => o.models.stream(req)),
+            stop,
+          })
+        : sendChunkStream(ctx, { ...common, ...extras, stream: o.models.stream(req) }),
+    );
+    return undefined;
+  }
+  const [result, ...more] = await unlessClientGone(o.abort, () =>
+    Promise.all(
+      Array.from({ length: o.n }, () =>
+        o.models.complete(req).catch((err: unknown) => {
+          stop.abort();
+          throw err;
+        }),
+      ),
+    ),
+  ).catch((err: unknown) => {
+    o.tap?.end();
+    throw err;
+  });
+  o.tap?.push(result.content);
+  o.tap?.end();
+  await o.onComplete?.(result.content, result.provider, o.toolsOffered ? (result.tool_calls?.length ?? 0) : 0);
+  return completionBody({
+    id: o.id,
+    lane: o.lane,
+    result,
+    more,
+    meta: o.meta(result.provider),
+    toolsOffered: o.toolsOffered,
+  });
+}
