@@ -27,20 +27,23 @@ export interface AnswerOptions {
  * answer one), the first failure ending the others; usage is the calls' sum, what they cost.
  */
 export async function answerChat(ctx: AppContext, o: AnswerOptions): Promise<unknown> {
+  // One choice (nearly every request) takes the path it always took, with nothing added.
+  if (o.n === 1 && o.stream) {
+    await unlessClientGone(o.abort, () => sendChunkStream(ctx, { ...o, stream: o.models.stream(o.req) }));
+    return undefined;
+  }
   const stop = new AbortController();
   const req = o.n > 1 ? { ...o.req, signal: AbortSignal.any([o.abort.signal, stop.signal]) } : o.req;
   const common = { abort: o.abort, id: o.id, lane: o.lane, includeUsage: o.includeUsage, meta: o.meta };
   const extras = { onComplete: o.onComplete, tap: o.tap, toolsOffered: o.toolsOffered };
   if (o.stream) {
     await unlessClientGone(o.abort, () =>
-      o.n > 1
-        ? sendChoicesStream(ctx, {
-            ...common,
-            ...extras,
-            streams: Array.from({ length: o.n }, () => o.models.stream(req)),
-            stop,
-          })
-        : sendChunkStream(ctx, { ...common, ...extras, stream: o.models.stream(req) }),
+      sendChoicesStream(ctx, {
+        ...common,
+        ...extras,
+        streams: Array.from({ length: o.n }, () => o.models.stream(req)),
+        stop,
+      }),
     );
     return undefined;
   }
