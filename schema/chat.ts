@@ -334,6 +334,25 @@ const Sampling = {
   functions: noClientTools('functions', FUNCTIONS_DEPRECATED),
 };
 
+/**
+ * OpenAI's rule for tool_choice (a mode, or `{ name }` of the tool it forces): anything but "none" needs tools, and
+ * a named tool must be one of them.
+ */
+export function checkToolChoice(
+  ctx: z.RefinementCtx,
+  choice: string | { name: string } | undefined,
+  tools: string[] | undefined,
+): void {
+  if (choice === undefined || choice === 'none') return;
+  const named = typeof choice === 'object' ? choice.name : undefined;
+  if (tools?.length && (named === undefined || tools.includes(named))) return;
+  ctx.addIssue({
+    code: 'custom',
+    path: ['tool_choice'],
+    message: named !== undefined && tools?.length ? `no tool named ${named} in tools` : 'tool_choice needs tools',
+  });
+}
+
 /** OpenAI's rule: top_logprobs only with logprobs. */
 function checkLogprobs(b: { logprobs?: boolean; top_logprobs?: number }, ctx: z.RefinementCtx): void {
   if (b.top_logprobs !== undefined && b.logprobs !== true)
@@ -355,18 +374,23 @@ export const SAMPLING_KEYS = [
   'top_logprobs',
 ] as const;
 
+/** The persona's own request fields (on chat completions and responses alike). */
+export const PersonaFields = {
+  // Spec: an invalid profile (too long, not a string) is ignored, never a 400.
+  profile: z
+    .string()
+    .max(64)
+    .nullish()
+    .catch(undefined)
+    .describe('Working style; honoured only when it belongs to the surface; an invalid one is ignored.'),
+  svc_skills: SvcSkills.optional(),
+};
+
 export const ChatCompletionRequest = z
   .object({
     model: z.string().min(1).max(100).optional().describe('Lane id; default svc-oracle.'),
     messages: z.array(PersonaChatMessage).min(1).max(500),
-    // Spec: an invalid profile (too long, not a string) is ignored, never a 400.
-    profile: z
-      .string()
-      .max(64)
-      .nullish()
-      .catch(undefined)
-      .describe('Working style; honoured only when it belongs to the surface; an invalid one is ignored.'),
-    svc_skills: SvcSkills.optional(),
+    ...PersonaFields,
     ...Sampling,
     tools: z
       .array(ClientTool)
@@ -391,16 +415,11 @@ export const ChatCompletionRequest = z
     );
     if (files > MAX_FILES)
       ctx.addIssue({ code: 'custom', path: ['messages'], message: `at most ${MAX_FILES} files in a request` });
-    const named = typeof b.tool_choice === 'object' ? b.tool_choice.function.name : undefined;
-    if (
-      (b.tool_choice !== undefined && b.tool_choice !== 'none' && !b.tools?.length) ||
-      (named !== undefined && !b.tools?.some((t) => t.function.name === named))
-    )
-      ctx.addIssue({
-        code: 'custom',
-        path: ['tool_choice'],
-        message: named !== undefined && b.tools?.length ? `no tool named ${named} in tools` : 'tool_choice needs tools',
-      });
+    checkToolChoice(
+      ctx,
+      typeof b.tool_choice === 'object' ? b.tool_choice.function : b.tool_choice,
+      b.tools?.map((t) => t.function.name),
+    );
   })
   .meta({ id: 'ChatCompletionRequest' });
 export type ChatCompletionRequest = z.output<typeof ChatCompletionRequest>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  checkToolChoice,
   clientJsonSchema,
   FileData,
   ImageUrl,
@@ -8,7 +9,7 @@ import {
   MAX_MESSAGE_CHARS,
   nullable,
   openaiName,
-  SvcSkills,
+  PersonaFields,
 } from './chat';
 import { readableText } from './storable';
 
@@ -276,13 +277,7 @@ export const CreateResponseRequest = z
     ),
     conversation: refused('conversations are not supported here: chain responses with previous_response_id'),
     prompt: refused('prompt templates are not supported here: send instructions and input'),
-    profile: z
-      .string()
-      .max(64)
-      .nullish()
-      .catch(undefined)
-      .describe('Working style; honoured only when it belongs to the surface; an invalid one is ignored.'),
-    svc_skills: SvcSkills.optional(),
+    ...PersonaFields,
   })
   .superRefine((b, ctx) => {
     if (Array.isArray(b.input)) {
@@ -298,16 +293,11 @@ export const CreateResponseRequest = z
       if (files > MAX_FILES)
         ctx.addIssue({ code: 'custom', path: ['input'], message: `at most ${MAX_FILES} files in a request` });
     }
-    const named = typeof b.tool_choice === 'object' ? b.tool_choice.name : undefined;
-    if (
-      (b.tool_choice !== undefined && b.tool_choice !== 'none' && !b.tools?.length) ||
-      (named !== undefined && !b.tools?.some((t) => t.name === named))
-    )
-      ctx.addIssue({
-        code: 'custom',
-        path: ['tool_choice'],
-        message: named !== undefined && b.tools?.length ? `no tool named ${named} in tools` : 'tool_choice needs tools',
-      });
+    checkToolChoice(
+      ctx,
+      b.tool_choice,
+      b.tools?.map((t) => t.name),
+    );
   })
   .meta({ id: 'CreateResponseRequest' });
 export type CreateResponseRequest = z.output<typeof CreateResponseRequest>;

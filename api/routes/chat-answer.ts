@@ -1,19 +1,19 @@
 import type { ModelRequest, ModelRouter } from '../../activities/providers/types';
 import type { AppContext } from '../context';
 import type { TokenTap } from '../live/tokens';
-import { completionBody, unlessClientGone } from './chat-shared';
+import { completionBody, completionId, unlessClientGone } from './chat-shared';
 import { sendChoicesStream, sendChunkStream } from './chat-sse';
 
 export interface AnswerOptions {
   models: ModelRouter;
   req: ModelRequest;
   abort: AbortController;
-  id: string;
   lane: string;
   /** Choices to answer (OpenAI's `n`): each is its own lane call. */
   n: number;
   stream: boolean;
   includeUsage: boolean;
+  id: string;
   meta: (provider: string) => Record<string, unknown>;
   /** Stores the answer of choice 0 (session); `calls`: its tool calls. */
   onComplete?: (content: string, provider: string, calls: number) => Promise<void>;
@@ -71,4 +71,18 @@ export async function answerChat(ctx: AppContext, o: AnswerOptions): Promise<unk
     meta: o.meta(result.provider),
     toolsOffered: o.toolsOffered,
   });
+}
+
+/** What a chat request's body says of how to answer: choices, stream, usage in the stream; and a new id. */
+export function answerShape(body: {
+  n?: number;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean } | null;
+}): Pick<AnswerOptions, 'n' | 'stream' | 'includeUsage' | 'id'> {
+  return {
+    n: body.n ?? 1,
+    stream: body.stream === true,
+    includeUsage: body.stream_options?.include_usage === true,
+    id: completionId(),
+  };
 }

@@ -6,8 +6,8 @@ import type { PublicLane } from '../../schema/model-config';
 import { SURFACES } from '../../schema/surfaces';
 import type { AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import { answerChat } from './chat-answer';
-import { abortOnDisconnect, completionId, modelsFor, modelsOf, samplingOf } from './chat-shared';
+import { answerChat, answerShape } from './chat-answer';
+import { abortOnDisconnect, modelsFor, modelsOf, samplingOf } from './chat-shared';
 import { readUtilityChatRequest } from '../../schema/chat-read';
 
 const MODELS = { scope: 'runtime:models' } as const;
@@ -70,18 +70,8 @@ function utilityRoute(path: string, lanes: PublicLane[], summary: string): Route
       const models = modelsFor(ctx);
       const abort = abortOnDisconnect(ctx);
       const req = { lane, messages: body.messages, ...samplingOf(body), signal: abort.signal };
-      return answerChat(ctx, {
-        models,
-        req,
-        abort,
-        id: completionId(),
-        lane,
-        n: body.n ?? 1,
-        stream: body.stream === true,
-        includeUsage: body.stream_options?.include_usage === true,
-        // The JSON answer's meta gets the provider first; the stream's final chunk, the same block.
-        meta: (provider: string) => ({ provider, sass_factor: 0 }),
-      });
+      const meta = (provider: string) => ({ provider, sass_factor: 0 });
+      return answerChat(ctx, { ...answerShape(body), models, req, abort, lane, meta });
     },
   });
 }

@@ -34,7 +34,7 @@ function toolCallDeltas(deltas: NonNullable<ModelStreamChunk['tool_deltas']>) {
 }
 
 /** The SSE headers of a chunk stream (no timeout on the socket, no Nagle delay, no proxy buffering). */
-function startEventStream(ctx: AppContext): { write(text: string): unknown; end(): unknown } {
+export function startEventStream(ctx: AppContext): { write(text: string): unknown; end(): unknown } {
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
   ctx.status = 200;

@@ -20,8 +20,7 @@ import { chatCommonsRoutes } from './chat-commons';
 import { chatLaneRoutes } from './chat-lanes';
 import { preparePersonaCall } from './chat-persona';
 import { ChatHeaders } from '../../schema/headers';
-import { answerChat } from './chat-answer';
-import { completionId } from './chat-shared';
+import { answerChat, answerShape } from './chat-answer';
 import { readChatCompletionRequest, readChatHeaders } from '../../schema/chat-read';
 
 const CHAT = { scope: 'runtime:chat' } as const;
@@ -55,14 +54,11 @@ function surfaceFilter(ctx: AppContext, query: string | undefined): string | und
 async function completions(ctx: AppContext, body: ChatCompletionRequest, headers: ChatHeaders) {
   const { lane, models, req, abort, meta, store, tap, toolsOffered } = await preparePersonaCall(ctx, body, headers);
   return answerChat(ctx, {
+    ...answerShape(body),
     models,
     req,
     abort,
-    id: completionId(),
     lane,
-    n: body.n ?? 1,
-    stream: body.stream === true,
-    includeUsage: body.stream_options?.include_usage === true,
     meta,
     onComplete: store,
     tap,

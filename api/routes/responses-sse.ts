@@ -1,8 +1,8 @@
-import { PassThrough } from 'node:stream';
 import type { ModelStreamChunk, ModelUsage } from '../../activities/providers/types';
 import { AppError } from '../../schema/errors';
 import type { AppContext } from '../context';
 import type { TokenTap } from '../live/tokens';
+import { startEventStream } from './chat-sse';
 import { itemId, textLogprobs, type OutputItem } from './responses-items';
 
 /** The Response object as the stream sends it (and stores it). */
@@ -23,12 +23,7 @@ export interface ResponseStreamOptions {
     error?: { code: string; message: string };
   }) => StreamedResponse;
   /** Runs when the answer is whole, before response.completed (session, stored response). */
-  onComplete: (r: {
-    content: string;
-    calls: number;
-    provider: string;
-    response: StreamedResponse;
-  }) => Promise<void>;
+  onComplete: (r: { content: string; calls: number; provider: string; response: StreamedResponse }) => Promise<void>;
 }
 
 /** OpenAI's code for a failure in the middle of a response. */
@@ -50,14 +45,7 @@ export async function sendResponseStream(ctx: AppContext, o: ResponseStreamOptio
   let next = await it.next();
   const provider = await o.stream.provider;
 
-  ctx.req.socket.setTimeout(0);
-  ctx.req.socket.setNoDelay(true);
-  ctx.status = 200;
-  ctx.set('Content-Type', 'text/event-stream; charset=utf-8');
-  ctx.set('Cache-Control', 'no-cache, no-transform');
-  ctx.set('X-Accel-Buffering', 'no');
-  const body = new PassThrough();
-  ctx.body = body;
+  const body = startEventStream(ctx);
 
   let closed = false;
   let seq = 0;
