@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import OpenAI from 'openai';
 import sharp from 'sharp';
 import { PERSONA } from '../../reasoning/persona';
@@ -212,6 +213,18 @@ describe('function tools', () => {
     const next = await post({ input: 'and?', previous_response_id: res.body.id });
     expect(next.status).toBe(404);
     expect(fields(next)).toEqual(['body.previous_response_id']);
+  });
+
+  test('the SDK’s stream helper assembles a streamed call with its arguments', async () => {
+    fake.script({ toolCalls: [{ id: 'call_h1', name: 'get_weather', arguments: { city: 'Quito' } }] });
+    const runner = client.responses.stream({ model: 'svc-oracle', input: 'Weather in Quito?', tools });
+    let args = '';
+    runner.on('response.function_call_arguments.delta', (e) => (args += e.delta));
+    const final = await runner.finalResponse();
+    expect(args).toBe('{"city":"Quito"}');
+    expect(final.output).toEqual([
+      expect.objectContaining({ type: 'function_call', call_id: 'call_h1', name: 'get_weather', arguments: args }),
+    ]);
   });
 
   test('streamed calls: output_item.added, argument deltas and done events, all in the contract', async () => {
@@ -533,5 +546,72 @@ describe('request fields', () => {
     const s = await h.req('GET', `/v1/sessions/${sid}`, { key });
     expect(s.status).toBe(200);
     expect(s.body.messages.map((m: any) => m.content)).toEqual(['Remember this', 'Stored answer.']);
+  });
+});
+
+describe('malformed requests', () => {
+  // Values of every JSON kind, and the strings that break things (NUL, lone surrogates, ids of other shapes).
+  const odd = fc.oneof(
+    fc.constantFrom('', 'resp_x', 'x\u0000y', '\ud800', 'message', 'function_call', 'input_file', 'user', 'system'),
+    fc.integer(),
+    fc.double(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(fc.oneof(fc.string(), fc.integer(), fc.constant(null)), { maxLength: 3 }),
+    fc.dictionary(fc.constantFrom('type', 'role', 'content', 'text', 'call_id', 'name', 'output', 'id'), fc.string(), {
+      maxKeys: 4,
+    }),
+  );
+  const item = fc.oneof(
+    odd,
+    fc.record(
+      {
+        type: fc.constantFrom('message', 'function_call', 'function_call_output', 'reasoning', 'input_file', 'x'),
+        role: fc.constantFrom('user', 'assistant', 'system', 'developer', 'tool', 'bot'),
+        content: fc.oneof(
+          odd,
+          fc.array(
+            fc.record(
+              { type: fc.constantFrom('input_text', 'input_image', 'input_file', 'output_text', 'refusal'), text: odd },
+              { requiredKeys: ['type'] },
+            ),
+            { maxLength: 3 },
+          ),
+        ),
+        call_id: odd,
+        name: odd,
+        arguments: odd,
+        output: odd,
+      },
+      { requiredKeys: [] },
+    ),
+  );
+
+  test('never a 5xx and never a model call for a request the schema refuses (200 random bodies)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record(
+          {
+            input: fc.oneof(odd, fc.array(item, { maxLength: 4 })),
+            instructions: odd,
+            tools: fc.oneof(odd, fc.array(fc.record({ type: odd, name: odd, parameters: odd }), { maxLength: 2 })),
+            tool_choice: odd,
+            text: fc.oneof(odd, fc.record({ format: odd })),
+            previous_response_id: odd,
+            max_output_tokens: odd,
+            metadata: odd,
+            stream: odd,
+          },
+          { requiredKeys: [] },
+        ),
+        async (body) => {
+          const before = fake.chats.length;
+          const r = await post(body);
+          expect(r.status).toBeLessThan(500);
+          if (r.status !== 200) expect(fake.chats.length).toBe(before);
+        },
+      ),
+      { numRuns: 200, seed: 1127 },
+    );
   });
 });
