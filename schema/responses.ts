@@ -112,36 +112,57 @@ const FunctionCallItem = z.object({
   arguments: z.string().max(MAX_MESSAGE_CHARS),
 });
 
+/** What a client's tool printed: text, or text parts (joined); images and files refused there. */
+const ToolOutput = z
+  .union([
+    z.string().max(MAX_MESSAGE_CHARS),
+    z
+      .array(
+        z.discriminatedUnion('type', [
+          InputText,
+          z
+            .object({ type: z.literal('input_image') })
+            .superRefine((_p, ctx) =>
+              ctx.addIssue({ code: 'custom', message: 'images in a tool output are not supported here' }),
+            ),
+          z
+            .object({ type: z.literal('input_file') })
+            .superRefine((_p, ctx) =>
+              ctx.addIssue({ code: 'custom', message: 'files in a tool output are not supported here' }),
+            ),
+        ]),
+      )
+      .max(100)
+      .transform((parts) => parts.map((p) => (p as { text?: string }).text ?? '').join('\n')),
+  ])
+  // A tool's output is text another program wrote (a binary file read by a client's tool holds NULs): made
+  // readable as pages and documents are (NUL dropped, a lone surrogate as U+FFFD), not refused.
+  .transform(readableText);
+
 const FunctionCallOutputItem = z.object({
   type: z.literal('function_call_output'),
   id: ItemId.nullish(),
   status: ItemStatus,
   call_id: z.string().min(1).max(200),
-  output: z
-    .union([
-      z.string().max(MAX_MESSAGE_CHARS),
-      z
-        .array(
-          z.discriminatedUnion('type', [
-            InputText,
-            z
-              .object({ type: z.literal('input_image') })
-              .superRefine((_p, ctx) =>
-                ctx.addIssue({ code: 'custom', message: 'images in a function_call_output are not supported here' }),
-              ),
-            z
-              .object({ type: z.literal('input_file') })
-              .superRefine((_p, ctx) =>
-                ctx.addIssue({ code: 'custom', message: 'files in a function_call_output are not supported here' }),
-              ),
-          ]),
-        )
-        .max(100)
-        .transform((parts) => parts.map((p) => (p as { text?: string }).text ?? '').join('\n')),
-    ])
-    // A tool's output is text another program wrote (a binary file read by a client's tool holds NULs): made
-    // readable as pages and documents are (NUL dropped, a lone surrogate as U+FFFD), not refused.
-    .transform(readableText),
+  output: ToolOutput,
+});
+
+/** A call of a custom (freeform) tool, as a client echoes it back. */
+const CustomToolCallItem = z.object({
+  type: z.literal('custom_tool_call'),
+  id: ItemId.nullish(),
+  status: ItemStatus,
+  call_id: z.string().min(1).max(200),
+  name: openaiName,
+  input: z.string().max(MAX_MESSAGE_CHARS),
+});
+
+const CustomToolCallOutputItem = z.object({
+  type: z.literal('custom_tool_call_output'),
+  id: ItemId.nullish(),
+  status: ItemStatus,
+  call_id: z.string().min(1).max(200),
+  output: ToolOutput,
 });
 
 /** A reasoning item a client echoes back (its encrypted content is the upstream's): taken and left out. */
@@ -162,6 +183,8 @@ const InputItem = z.preprocess(
     MessageItem,
     FunctionCallItem,
     FunctionCallOutputItem,
+    CustomToolCallItem,
+    CustomToolCallOutputItem,
     ReasoningItem,
     unsupportedItem(
       'item_reference',
@@ -181,23 +204,50 @@ const FunctionTool = z
     strict: z.boolean().nullish(),
   })
   .strict();
+/**
+ * A custom (freeform) tool: the model writes its input as text, optionally in a grammar. Given to the lane as a
+ * function with one string parameter `input` (the grammar in its description), its calls come back as
+ * custom_tool_call items.
+ */
+const CustomTool = z
+  .object({
+    type: z.literal('custom'),
+    name: openaiName,
+    description: z.string().max(4000).nullish(),
+    format: z
+      .discriminatedUnion('type', [
+        z.object({ type: z.literal('text') }).strict(),
+        z
+          .object({
+            type: z.literal('grammar'),
+            syntax: z.enum(['lark', 'regex']),
+            definition: z.string().min(1).max(65_536),
+          })
+          .strict(),
+      ])
+      .nullish(),
+    defer_loading: z.boolean().nullish(),
+  })
+  .strict();
+export type CustomTool = z.output<typeof CustomTool>;
+
 /** Built-in tools (web_search, file_search, computer_use, mcp, ...) run on OpenAI's side: refused by name. */
 const Tool = z
   .object({ type: z.string().max(100) })
   .loose()
   .superRefine((t, ctx) => {
-    if (t.type !== 'function')
+    if (t.type !== 'function' && t.type !== 'custom')
       ctx.addIssue({
         code: 'custom',
         path: ['type'],
-        message: `the built-in tool '${t.type}' is not available here: send function tools (the client runs them); POST /v1/capabilities/research and POST /v1/mcp offer this service's own tools`,
+        message: `the built-in tool '${t.type}' is not available here: send function or custom tools (the client runs them); POST /v1/capabilities/research and POST /v1/mcp offer this service's own tools`,
       });
   })
-  .pipe(FunctionTool);
+  .pipe(z.discriminatedUnion('type', [FunctionTool, CustomTool]));
 
 const ToolChoice = z.union([
   z.enum(['none', 'auto', 'required']),
-  z.object({ type: z.literal('function'), name: openaiName }).strict(),
+  z.object({ type: z.enum(['function', 'custom']), name: openaiName }).strict(),
 ]);
 
 const TextFormat = z.discriminatedUnion('type', [

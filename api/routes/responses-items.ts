@@ -26,7 +26,9 @@ export type StoredItem =
       content: InputPart[];
     }
   | { type: 'function_call'; id: string; status: 'completed'; call_id: string; name: string; arguments: string }
-  | { type: 'function_call_output'; id: string; status: 'completed'; call_id: string; output: string };
+  | { type: 'function_call_output'; id: string; status: 'completed'; call_id: string; output: string }
+  | { type: 'custom_tool_call'; id: string; status: 'completed'; call_id: string; name: string; input: string }
+  | { type: 'custom_tool_call_output'; id: string; status: 'completed'; call_id: string; output: string };
 
 /** Where each kept item came from in the request (`body.input.N`), for errors about its images. */
 export interface NormalizedInput {
@@ -35,7 +37,7 @@ export interface NormalizedInput {
   origin: number[];
 }
 
-export const itemId = (prefix: 'msg' | 'fc' | 'fco') => `${prefix}_${randomToken(24)}`;
+export const itemId = (prefix: 'msg' | 'fc' | 'fco' | 'ctc' | 'ctco') => `${prefix}_${randomToken(24)}`;
 
 /** The request's input as items with ids (a string is one user message). */
 export function normalizeInput(input: string | ResponseInputItem[]): NormalizedInput {
@@ -104,6 +106,23 @@ function normalizeItem(item: ResponseInputItem): StoredItem | undefined {
         call_id: item.call_id,
         output: item.output,
       };
+    case 'custom_tool_call':
+      return {
+        type: 'custom_tool_call',
+        id: item.id ?? itemId('ctc'),
+        status: 'completed',
+        call_id: item.call_id,
+        name: item.name,
+        input: item.input,
+      };
+    case 'custom_tool_call_output':
+      return {
+        type: 'custom_tool_call_output',
+        id: item.id ?? itemId('ctco'),
+        status: 'completed',
+        call_id: item.call_id,
+        output: item.output,
+      };
     default:
       return undefined; // reasoning
   }
@@ -154,12 +173,10 @@ export function itemsToMessages(
   }
   items.forEach((item, i) => {
     const last = messages[messages.length - 1];
-    if (item.type === 'function_call') {
-      const call = {
-        id: item.call_id,
-        type: 'function' as const,
-        function: { name: item.name, arguments: item.arguments },
-      };
+    if (item.type === 'function_call' || item.type === 'custom_tool_call') {
+      // A custom tool is a function of one string parameter to the lane (customAsFunction in responses.ts).
+      const args = item.type === 'function_call' ? item.arguments : JSON.stringify({ input: item.input });
+      const call = { id: item.call_id, type: 'function' as const, function: { name: item.name, arguments: args } };
       if (last?.role === 'assistant') {
         last.tool_calls = [...(last.tool_calls ?? []), call];
         return;
@@ -168,7 +185,7 @@ export function itemsToMessages(
       source.push(i);
       return;
     }
-    if (item.type === 'function_call_output') {
+    if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
       messages.push({ role: 'tool', content: item.output, tool_call_id: item.call_id });
       source.push(i);
       return;
@@ -202,7 +219,43 @@ export type OutputItem =
       call_id: string;
       name: string;
       arguments: string;
+    }
+  | {
+      type: 'custom_tool_call';
+      id: string;
+      status: 'completed' | 'incomplete';
+      call_id: string;
+      name: string;
+      input: string;
     };
+
+/**
+ * A custom tool's input from the call the lane made of its function form: the `input` string of the arguments, or
+ * the arguments as written when the model wrote something else.
+ */
+export function customInput(args: string): string {
+  try {
+    const v = JSON.parse(args) as unknown;
+    if (v !== null && typeof v === 'object' && typeof (v as { input?: unknown }).input === 'string')
+      return (v as { input: string }).input;
+  } catch {
+    // not JSON: the text is the input
+  }
+  return args;
+}
+
+/** A call of the lane as its output item: a custom_tool_call for a custom tool's name, else a function_call. */
+export function callItem(
+  call: { id: string; function: { name: string; arguments: string } },
+  custom: ReadonlySet<string>,
+  status: 'completed' | 'incomplete',
+  id?: string,
+): Extract<OutputItem, { type: 'function_call' | 'custom_tool_call' }> {
+  const { name, arguments: args } = call.function;
+  return custom.has(name)
+    ? { type: 'custom_tool_call', id: id ?? itemId('ctc'), status, call_id: call.id, name, input: customInput(args) }
+    : { type: 'function_call', id: id ?? itemId('fc'), status, call_id: call.id, name, arguments: args };
+}
 
 /**
  * The log probabilities of answer tokens as the Responses API gives them (a list of tokens with their top
@@ -217,7 +270,7 @@ export function textLogprobs(lp: unknown): unknown[] {
 export function outputItems(
   result: Pick<ModelResult, 'content' | 'tool_calls' | 'finish_reason' | 'logprobs'>,
   toolsOffered: boolean,
-  ids: { message?: string; calls?: string[] } = {},
+  custom: ReadonlySet<string>,
 ): OutputItem[] {
   const status = result.finish_reason === 'length' ? 'incomplete' : 'completed';
   const calls = toolsOffered ? (result.tool_calls ?? []) : [];
@@ -225,23 +278,14 @@ export function outputItems(
   if (result.content || !calls.length)
     out.push({
       type: 'message',
-      id: ids.message ?? itemId('msg'),
+      id: itemId('msg'),
       status,
       role: 'assistant',
       content: [
         { type: 'output_text', text: result.content, annotations: [], logprobs: textLogprobs(result.logprobs) },
       ],
     });
-  calls.forEach((c, k) =>
-    out.push({
-      type: 'function_call',
-      id: ids.calls?.[k] ?? itemId('fc'),
-      status,
-      call_id: c.id,
-      name: c.function.name,
-      arguments: c.function.arguments,
-    }),
-  );
+  for (const c of calls) out.push(callItem(c, custom, status));
   return out;
 }
 

@@ -3,7 +3,7 @@ import { AppError } from '../../schema/errors';
 import type { AppContext } from '../context';
 import type { TokenTap } from '../live/tokens';
 import { startEventStream } from './chat-sse';
-import { itemId, textLogprobs, type OutputItem } from './responses-items';
+import { callItem, itemId, textLogprobs, type OutputItem } from './responses-items';
 
 /** The Response object as the stream sends it (and stores it). */
 type StreamedResponse = Record<string, unknown> & { output: unknown[] };
@@ -12,6 +12,8 @@ export interface ResponseStreamOptions {
   stream: AsyncIterable<ModelStreamChunk> & { provider: Promise<string> };
   abort: AbortController;
   toolsOffered: boolean;
+  /** The names of the custom tools offered: their calls are custom_tool_call items. */
+  custom: ReadonlySet<string>;
   tap?: TokenTap;
   /** The Response object as it stands (status, output, usage, error), for the lifecycle events. */
   snapshot: (s: {
@@ -31,7 +33,8 @@ function failureCode(err: AppError): string {
   return err.code === 'rate_limited' ? 'rate_limit_exceeded' : 'server_error';
 }
 
-type Call = { item: Extract<OutputItem, { type: 'function_call' }>; index: number };
+/** A call as it streams: its item (function_call or custom_tool_call), its place in the output, its arguments so far. */
+type Call = { item: Extract<OutputItem, { type: 'function_call' | 'custom_tool_call' }>; index: number; args: string };
 
 /**
  * Answers with the Responses API's event stream: response.created and response.in_progress, then for each output
@@ -74,6 +77,15 @@ export async function sendResponseStream(ctx: AppContext, o: ResponseStreamOptio
     emit('response.content_part.added', { item_id: message.id, output_index: messageIndex, content_index: 0, part });
     return message;
   };
+  /** A call the upstream began: its item added to the output (custom_tool_call for a custom tool's name). */
+  const addCall = (key: number, callId: string, name: string): Call => {
+    const item = callItem({ id: callId, function: { name, arguments: '' } }, o.custom, 'completed');
+    const call = { item, index: output.length, args: '' };
+    calls.set(key, call);
+    output.push(item);
+    emit('response.output_item.added', { output_index: call.index, item: { ...item, status: 'in_progress' } });
+    return call;
+  };
   const closeMessage = (status: 'completed' | 'incomplete') => {
     if (!message) return;
     const part = { type: 'output_text' as const, text: content, annotations: [], logprobs };
@@ -108,55 +120,26 @@ export async function sendResponseStream(ctx: AppContext, o: ResponseStreamOptio
         }
         if (c.tool_deltas?.length && o.toolsOffered)
           for (const d of c.tool_deltas) {
-            let call = calls.get(d.index);
-            if (!call) {
-              const item = {
-                type: 'function_call' as const,
-                id: itemId('fc'),
-                status: 'completed' as const,
-                call_id: d.id ?? '',
-                name: d.name ?? '',
-                arguments: '',
-              };
-              call = { item, index: output.length };
-              calls.set(d.index, call);
-              output.push(item);
-              emit('response.output_item.added', {
-                output_index: call.index,
-                item: { ...item, status: 'in_progress' },
-              });
-            }
-            if (d.arguments) {
-              call.item.arguments += d.arguments;
+            const call = calls.get(d.index) ?? addCall(d.index, d.id ?? '', d.name ?? '');
+            call.args += d.arguments;
+            // A custom tool's input is the `input` string inside the arguments: it goes out whole at the end.
+            if (d.arguments && call.item.type === 'function_call')
               emit('response.function_call_arguments.delta', {
                 item_id: call.item.id,
                 output_index: call.index,
                 delta: d.arguments,
               });
-            }
           }
         if (c.tool_calls?.length && o.toolsOffered)
           // The assembled calls are the reference (an upstream that sent no deltas sends them only here).
           c.tool_calls.forEach((tc, k) => {
-            const known = [...calls.values()].find((x) => x.item.call_id === tc.id) ?? calls.get(k);
-            if (known) {
-              known.item.name = tc.function.name;
-              known.item.arguments = tc.function.arguments;
-              known.item.call_id = tc.id;
-              return;
-            }
-            const item = {
-              type: 'function_call' as const,
-              id: itemId('fc'),
-              status: 'completed' as const,
-              call_id: tc.id,
-              name: tc.function.name,
-              arguments: tc.function.arguments,
-            };
-            const call = { item, index: output.length };
-            calls.set(1000 + k, call);
-            output.push(item);
-            emit('response.output_item.added', { output_index: call.index, item: { ...item, status: 'in_progress' } });
+            const call =
+              [...calls.values()].find((x) => x.item.call_id === tc.id) ??
+              calls.get(k) ??
+              addCall(1000 + k, tc.id, tc.function.name);
+            call.item.call_id = tc.id;
+            call.item.name = tc.function.name;
+            call.args = tc.function.arguments;
           });
         if (c.finish_reason) finish = c.finish_reason;
         if (c.usage) usage = c.usage;
@@ -168,14 +151,19 @@ export async function sendResponseStream(ctx: AppContext, o: ResponseStreamOptio
       if (!calls.size) openMessage();
       closeMessage(status);
       for (const call of [...calls.values()].sort((a, b) => a.index - b.index)) {
-        call.item.status = status;
-        emit('response.function_call_arguments.done', {
-          item_id: call.item.id,
-          output_index: call.index,
-          name: call.item.name,
-          arguments: call.item.arguments,
-        });
-        emit('response.output_item.done', { output_index: call.index, item: call.item });
+        const at = { item_id: call.item.id, output_index: call.index };
+        const done = callItem(
+          { id: call.item.call_id, function: { name: call.item.name, arguments: call.args } },
+          o.custom,
+          status,
+          call.item.id,
+        );
+        output[call.index] = done;
+        if (done.type === 'custom_tool_call') {
+          emit('response.custom_tool_call_input.delta', { ...at, delta: done.input });
+          emit('response.custom_tool_call_input.done', { ...at, input: done.input });
+        } else emit('response.function_call_arguments.done', { ...at, name: done.name, arguments: done.arguments });
+        emit('response.output_item.done', { output_index: call.index, item: done });
       }
       const response = o.snapshot({ status, output, usage, finish, provider });
       await o.onComplete({ content, calls: calls.size, provider, response });

@@ -13,6 +13,7 @@ import { ChatHeaders } from '../../schema/headers';
 import { readChatHeaders } from '../../schema/chat-read';
 import {
   CreateResponseRequest,
+  type CustomTool,
   DeletedResponse,
   InputItemList,
   InputItemsQuery,
@@ -38,6 +39,35 @@ import { sendResponseStream } from './responses-sse';
 import { randomToken } from '../../activities/store/ids';
 
 const CHAT = { scope: 'runtime:chat' } as const;
+
+/**
+ * A custom (freeform) tool as the lane takes it: a function of one string parameter, `input`, with the tool's
+ * grammar, if any, in the description (a chat model has no grammar-constrained sampling to hand it to).
+ */
+function customAsFunction(t: CustomTool) {
+  const grammar =
+    t.format?.type === 'grammar'
+      ? `The input must match this ${t.format.syntax === 'lark' ? 'Lark grammar' : 'regular expression'}:\n${t.format.definition}`
+      : '';
+  const description = [t.description ?? '', grammar].filter(Boolean).join('\n\n');
+  return {
+    type: 'function' as const,
+    function: {
+      name: t.name,
+      ...(description ? { description: description.slice(0, 70_000) } : {}),
+      parameters: {
+        type: 'object',
+        properties: { input: { type: 'string', description: `The input of ${t.name}, as free text.` } },
+        required: ['input'],
+        additionalProperties: false,
+      },
+    },
+  };
+}
+
+/** The names of the custom tools offered (their calls answer as custom_tool_call items). */
+const customNames = (b: CreateResponseRequest) =>
+  new Set((b.tools ?? []).filter((t) => t.type === 'custom').map((t) => t.name));
 
 /** The request's fields as the chat pipeline takes them (the lane, sampling, structured output, tools). */
 function chatFields(b: CreateResponseRequest): Omit<ChatCompletionRequest, 'messages'> {
@@ -68,15 +98,19 @@ function chatFields(b: CreateResponseRequest): Omit<ChatCompletionRequest, 'mess
     user: b.safety_identifier ?? b.user,
     logprobs,
     top_logprobs: logprobs ? b.top_logprobs : undefined,
-    tools: b.tools?.map((t) => ({
-      type: 'function' as const,
-      function: {
-        name: t.name,
-        ...(t.description != null ? { description: t.description } : {}),
-        ...(t.parameters != null ? { parameters: t.parameters } : {}),
-        ...(t.strict != null ? { strict: t.strict } : {}),
-      },
-    })),
+    tools: b.tools?.map((t) =>
+      t.type === 'custom'
+        ? customAsFunction(t)
+        : {
+            type: 'function' as const,
+            function: {
+              name: t.name,
+              ...(t.description != null ? { description: t.description } : {}),
+              ...(t.parameters != null ? { parameters: t.parameters } : {}),
+              ...(t.strict != null ? { strict: t.strict } : {}),
+            },
+          },
+    ),
     tool_choice:
       typeof b.tool_choice === 'object' ? { type: 'function', function: { name: b.tool_choice.name } } : b.tool_choice,
     parallel_tool_calls: b.parallel_tool_calls,
@@ -127,13 +161,22 @@ function responseObject(
     temperature: b.temperature ?? 1,
     text: { format: b.text?.format ?? { type: 'text' }, verbosity: b.text?.verbosity ?? 'medium' },
     tool_choice: b.tool_choice ?? 'auto',
-    tools: (b.tools ?? []).map((t) => ({
-      type: 'function' as const,
-      name: t.name,
-      description: t.description ?? null,
-      parameters: t.parameters ?? null,
-      strict: t.strict ?? null,
-    })),
+    tools: (b.tools ?? []).map((t) =>
+      t.type === 'custom'
+        ? {
+            type: 'custom' as const,
+            name: t.name,
+            ...(t.description != null ? { description: t.description } : {}),
+            ...(t.format != null ? { format: t.format } : {}),
+          }
+        : {
+            type: 'function' as const,
+            name: t.name,
+            description: t.description ?? null,
+            parameters: t.parameters ?? null,
+            strict: t.strict ?? null,
+          },
+    ),
     top_p: b.top_p ?? 1,
     truncation: b.truncation ?? 'disabled',
     ...(r.usage ? { usage: responseUsage(r.usage) } : {}),
@@ -199,6 +242,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
         stream,
         abort,
         toolsOffered,
+        custom: customNames(body),
         tap,
         snapshot,
         onComplete: async (r) => {
@@ -215,7 +259,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
   });
   tap?.push(result.content);
   tap?.end();
-  const output = outputItems(result, toolsOffered);
+  const output = outputItems(result, toolsOffered, customNames(body));
   const status = result.finish_reason === 'length' ? 'incomplete' : 'completed';
   const response = snapshot({
     status,

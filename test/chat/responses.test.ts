@@ -251,6 +251,105 @@ describe('function tools', () => {
   });
 });
 
+describe('custom (freeform) tools', () => {
+  const patch = '*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch';
+  const applyPatch = {
+    type: 'custom' as const,
+    name: 'apply_patch',
+    description: 'Apply a patch to the workspace.',
+    format: { type: 'grammar' as const, syntax: 'lark' as const, definition: 'start: "*** Begin Patch" /(.|\\n)*/' },
+  };
+
+  test('the lane gets a function of one string; its call comes back as a custom_tool_call; its output continues', async () => {
+    fake.script({ toolCalls: [{ id: 'call_p1', name: 'apply_patch', arguments: { input: patch } }] });
+    const first = await client.responses.create({
+      model: 'svc-oracle',
+      input: 'Add hello.txt',
+      tools: [applyPatch],
+      tool_choice: { type: 'custom', name: 'apply_patch' },
+    });
+    expect(contractErrors('Response', first)).toEqual([]);
+    expect(first.output).toEqual([
+      expect.objectContaining({ type: 'custom_tool_call', call_id: 'call_p1', name: 'apply_patch', input: patch }),
+    ]);
+    expect(first.tools).toEqual([applyPatch]);
+    const sent = fake.chats.at(-1)!.body;
+    expect(sent.tool_choice).toEqual({ type: 'function', function: { name: 'apply_patch' } });
+    expect(sent.tools[0].function.parameters.required).toEqual(['input']);
+    expect(sent.tools[0].function.description).toContain('Lark grammar');
+    expect(sent.tools[0].function.description).toContain('Apply a patch');
+
+    fake.script({ reply: 'Done.' });
+    const second = await client.responses.create({
+      model: 'svc-oracle',
+      previous_response_id: first.id,
+      input: [{ type: 'custom_tool_call_output', call_id: 'call_p1', output: 'applied' }],
+      tools: [applyPatch],
+    });
+    expect(second.output_text).toBe('Done.');
+    expect(sentMessages()).toEqual([
+      { role: 'user', content: 'Add hello.txt' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_p1',
+            type: 'function',
+            function: { name: 'apply_patch', arguments: JSON.stringify({ input: patch }) },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_p1', content: 'applied' },
+    ]);
+  });
+
+  test('streamed: the input goes out in custom_tool_call_input events, in the contract; a client-kept call is read', async () => {
+    fake.script({ toolCalls: [{ id: 'call_p2', name: 'apply_patch', arguments: { input: patch } }] });
+    const events = await readEvents(await streamRaw({ input: 'Add hello.txt', tools: [applyPatch] }));
+    for (const e of events) expect(streamEventErrors(e.data)).toEqual([]);
+    const types = events.map((e) => e.event);
+    expect(types).toContain('response.custom_tool_call_input.done');
+    expect(types).not.toContain('response.function_call_arguments.delta');
+    const added = events.find((e) => e.event === 'response.output_item.added')!.data.item;
+    expect(added).toMatchObject({ type: 'custom_tool_call', name: 'apply_patch', input: '' });
+    expect(events.find((e) => e.event === 'response.custom_tool_call_input.done')!.data.input).toBe(patch);
+    expect(events.at(-1)!.data.response.output).toEqual([
+      expect.objectContaining({ type: 'custom_tool_call', id: added.id, input: patch }),
+    ]);
+    // A model that writes the input bare (not as JSON) still gives the client its text.
+    fake.script({ toolCalls: [{ id: 'call_p3', name: 'apply_patch', arguments: patch }] });
+    const bare = await post({ input: 'again', tools: [applyPatch] });
+    expect(bare.body.output[0].input).toBe(patch);
+    // A client that keeps its own history sends the call back as it got it.
+    fake.script({ reply: 'ok' });
+    const kept = await post({
+      store: false,
+      tools: [applyPatch],
+      input: [
+        { role: 'user', content: 'Add hello.txt' },
+        { type: 'custom_tool_call', call_id: 'c9', name: 'apply_patch', input: patch },
+        { type: 'custom_tool_call_output', call_id: 'c9', output: [{ type: 'input_text', text: 'applied' }] },
+      ],
+    });
+    expect(kept.status).toBe(200);
+    expect(sentMessages().slice(1)).toEqual([
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'c9',
+            type: 'function',
+            function: { name: 'apply_patch', arguments: JSON.stringify({ input: patch }) },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'c9', content: 'applied' },
+    ]);
+  });
+});
+
 describe('stored responses: chains, input items, delete, tenants', () => {
   test('three turns by previous_response_id: the upstream gets the whole history; instructions are not carried', async () => {
     fake.script({ reply: 'Hi Ada.' }, { reply: 'Your name is Ada.' }, { reply: 'A-d-a.' });
