@@ -296,7 +296,10 @@ export const CreateResponseRequest = z
       .array(Tool)
       .max(128)
       .refine((t) => new Set(t.map((x) => x.name)).size === t.length, 'tool names must be unique')
-      .optional(),
+      .optional()
+      .describe(
+        'Function tools ({type: "function", name, description, parameters, strict}) and custom tools ({type: "custom", name, description, format: text or a lark/regex grammar}), which the client runs; built-in tools are refused by name.',
+      ),
     tool_choice: nullable(ToolChoice),
     parallel_tool_calls: nullable(z.boolean()),
     max_tool_calls: nullable(z.number().int().min(1)).describe(

@@ -33,7 +33,15 @@ export async function answerChat(ctx: AppContext, o: AnswerOptions): Promise<unk
     return undefined;
   }
   const stop = new AbortController();
-  const req = o.n > 1 ? { ...o.req, signal: AbortSignal.any([o.abort.signal, stop.signal]) } : o.req;
+  const signal = o.n > 1 ? AbortSignal.any([o.abort.signal, stop.signal]) : o.req.signal;
+  // Choice i of a seeded request is sampled with seed + i: reproducible, as a seed promises, yet n different
+  // choices, as OpenAI's n gives (one seed for all would give n copies of one answer).
+  const seed = o.req.extra?.seed;
+  const reqFor = (i: number): ModelRequest => {
+    if (o.n === 1) return o.req;
+    if (typeof seed === 'number' && i > 0) return { ...o.req, signal, extra: { ...o.req.extra, seed: seed + i } };
+    return { ...o.req, signal };
+  };
   const common = { abort: o.abort, id: o.id, lane: o.lane, includeUsage: o.includeUsage, meta: o.meta };
   const extras = { onComplete: o.onComplete, tap: o.tap, toolsOffered: o.toolsOffered };
   if (o.stream) {
@@ -41,7 +49,7 @@ export async function answerChat(ctx: AppContext, o: AnswerOptions): Promise<unk
       sendChoicesStream(ctx, {
         ...common,
         ...extras,
-        streams: Array.from({ length: o.n }, () => o.models.stream(req)),
+        streams: Array.from({ length: o.n }, (_x, i) => o.models.stream(reqFor(i))),
         stop,
       }),
     );
@@ -49,8 +57,8 @@ export async function answerChat(ctx: AppContext, o: AnswerOptions): Promise<unk
   }
   const [result, ...more] = await unlessClientGone(o.abort, () =>
     Promise.all(
-      Array.from({ length: o.n }, () =>
-        o.models.complete(req).catch((err: unknown) => {
+      Array.from({ length: o.n }, (_x, i) =>
+        o.models.complete(reqFor(i)).catch((err: unknown) => {
           stop.abort();
           throw err;
         }),

@@ -724,6 +724,16 @@ describe('n: several choices, each its own lane call', () => {
     expect(commons.body.details.map((d: { path: string }) => d.path)).toEqual(['body.n']);
   });
 
+  test('with a seed, choice i is sampled with seed + i: reproducible, and not n copies of one answer', async () => {
+    fake.script({ reply: 'a' }, { reply: 'b' }, { reply: 'c' });
+    const r = await h.req('POST', '/v1/chat/completions', {
+      key,
+      body: { messages: [{ role: 'user', content: 'x' }], n: 3, seed: 42 },
+    });
+    expect(r.status).toBe(200);
+    expect(fake.chats.map((c) => c.body.seed).sort()).toEqual([42, 43, 44]);
+  });
+
   test('the utility lanes take n too', async () => {
     fake.script({ reply: 'one' }, { reply: 'two' });
     const r = await h.req('POST', '/v1/micro/chat/completions', {
