@@ -1,5 +1,6 @@
 import type { Config } from '../../schema/config';
 import { AppError } from '../../schema/errors';
+import { retryAfterSeconds } from '../providers/errors';
 
 /** What one embeddings input is: text, or the token ids of a text (OpenAI takes both). */
 export type EmbeddingInput = string | number[];
@@ -78,7 +79,7 @@ async function embedBatch(
   }
   if (res.status === 429) {
     await res.body?.cancel();
-    const after = /^\d{1,5}$/.test(res.headers.get('retry-after') ?? '') ? res.headers.get('retry-after')! : '1';
+    const after = retryAfterSeconds(res.headers.get('retry-after'));
     throw new AppError('rate_limited', `The embeddings provider is rate limiting requests; retry after ${after} s.`, {
       headers: { 'Retry-After': after },
     });

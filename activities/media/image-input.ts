@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Config } from '../../schema/config';
 import { AppError } from '../../schema/errors';
 import { fetchWeb } from '../knowledge/web-fetch';
+import { decodeBase64 } from './base64';
 import { lazyModule } from '../lazy-module';
 
 /** Largest image we accept from any source, before normalising. */
@@ -43,13 +44,13 @@ const tooLarge = (field: string) =>
   new AppError('payload_too_large', `${field}: the image is larger than ${MAX_IMAGE_BYTES} bytes.`);
 
 function fromBase64(s: string): Buffer {
-  const data = s.replace(/^data:[^,]{0,100},/, '').replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data) || data.length % 4 === 1)
+  const bytes = decodeBase64(s, MAX_IMAGE_BYTES);
+  if (bytes === 'invalid')
     throw new AppError('invalid_request', 'image_base64 is not valid base64.', {
       details: [{ path: 'body.image_base64', message: 'not base64' }],
     });
-  if ((data.length * 3) / 4 > MAX_IMAGE_BYTES + 2) throw tooLarge('image_base64');
-  return Buffer.from(data, 'base64');
+  if (bytes === 'tooLarge') throw tooLarge('image_base64');
+  return bytes;
 }
 
 /**

@@ -18,7 +18,7 @@ export function canFallback(err: unknown): boolean {
 }
 
 /** Retry-After as whole seconds: copies delta-seconds, converts an HTTP date, defaults to 1. */
-function retryAfterSeconds(value: string | null): string {
+export function retryAfterSeconds(value: string | null): string {
   if (value) {
     if (/^\d+$/.test(value.trim())) return value.trim();
     const at = Date.parse(value);

@@ -1,6 +1,7 @@
 import { extractDocument } from '../../activities/knowledge/extract';
 import { detectMediaType } from '../../activities/knowledge/sniff';
 import { fetchDocument } from '../../activities/knowledge/web-fetch';
+import { decodeBase64 } from '../../activities/media/base64';
 import { loadImage } from '../../activities/media/image-input';
 import type { Config } from '../../schema/config';
 import {
@@ -19,7 +20,7 @@ const chatPath: PartPath = (i, j, kind) =>
   kind === 'image_url' ? `body.messages.${i}.content.${j}.image_url.url` : `body.messages.${i}.content.${j}.file`;
 
 /** An error about a part, naming where it is. */
-export function atPart(err: unknown, where: string): unknown {
+function atPart(err: unknown, where: string): unknown {
   if (!(err instanceof AppError)) return err;
   return new AppError(err.code, `${where}: ${err.message}`, {
     details: [{ path: where, message: err.message }],
@@ -30,12 +31,11 @@ export function atPart(err: unknown, where: string): unknown {
 
 /** A file's base64 (bare or a data: URL) as bytes. @throws AppError invalid_request, payload_too_large */
 function fileBytes(data: string, limit: number): Buffer {
-  const b64 = data.replace(/^data:[^,]{0,100},/, '').replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 === 1)
-    throw new AppError('invalid_request', 'file_data is not valid base64.');
-  if (Math.floor((b64.length * 3) / 4) > limit + 2)
+  const bytes = decodeBase64(data, limit);
+  if (bytes === 'invalid') throw new AppError('invalid_request', 'file_data is not valid base64.');
+  if (bytes === 'tooLarge')
     throw new AppError('payload_too_large', `The file is larger than ${limit} bytes (SVC_UPLOAD_LIMIT).`);
-  return Buffer.from(b64, 'base64');
+  return bytes;
 }
 
 /**
@@ -65,6 +65,11 @@ export async function readAttachedFile(src: FileSource, config: Config): Promise
   return `File${name ? ` "${name}"` : ''}:\n\n${text}`;
 }
 
+/** A file's text (`readAttachedFile`), an error naming where the file is (`where`). */
+export function readFileAt(src: FileSource, config: Config, where: string): Promise<string> {
+  return readAttachedFile(src, config).catch((err: unknown) => Promise.reject(atPart(err, where)));
+}
+
 /**
  * The image and file parts of a chat's messages made ready for the lane. Images are loaded as the vision route loads
  * them (an http(s) URL through the fetch guard, a data URL decoded; the type checked from the bytes; metadata
@@ -88,10 +93,7 @@ export async function loadMessageParts(
       if (part.type === 'text') parts[j] = part;
       else if (part.type === 'file')
         loads.push(
-          readAttachedFile(part.file, config).then(
-            (text) => void (parts[j] = { type: 'text', text }),
-            (err: unknown) => Promise.reject(atPart(err, path(i, j, 'file'))),
-          ),
+          readFileAt(part.file, config, path(i, j, 'file')).then((text) => void (parts[j] = { type: 'text', text })),
         );
       else {
         const { url } = part.image_url;

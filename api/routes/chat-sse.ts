@@ -46,9 +46,12 @@ export function startEventStream(ctx: AppContext): { write(text: string): unknow
 }
 
 /** The failure of a stream that has begun, as its last chunk says it. */
-function streamError(ctx: AppContext, err: unknown): { message: string; type: string; code: string; status: number } {
+export function streamError(
+  ctx: AppContext,
+  err: unknown,
+): { message: string; type: string; code: string; status: number } {
   const e = err instanceof AppError ? err : new AppError('internal', 'The stream failed.');
-  if (!(err instanceof AppError)) ctx.deps.log.error({ err, request_id: ctx.state.requestId }, 'chat stream failed');
+  if (!(err instanceof AppError)) ctx.deps.log.error({ err, request_id: ctx.state.requestId }, 'stream failed');
   return { message: e.message, type: e.code, code: e.code, status: e.status };
 }
 

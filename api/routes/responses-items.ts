@@ -2,7 +2,7 @@ import type { ModelResult, ModelUsage } from '../../activities/providers/types';
 import { randomToken } from '../../activities/store/ids';
 import type { ContentPart, FileSource, PersonaMessage } from '../../schema/chat';
 import type { Config } from '../../schema/config';
-import { atPart, readAttachedFile } from './chat-parts';
+import { readFileAt } from './chat-parts';
 import type { ResponseInputItem } from '../../schema/responses';
 
 /**
@@ -38,6 +38,16 @@ export interface NormalizedInput {
 }
 
 export const itemId = (prefix: 'msg' | 'fc' | 'fco' | 'ctc' | 'ctco') => `${prefix}_${randomToken(24)}`;
+const ID_PREFIX = {
+  function_call: 'fc',
+  function_call_output: 'fco',
+  custom_tool_call: 'ctc',
+  custom_tool_call_output: 'ctco',
+} as const;
+
+/** A response's (and its items') status from the lane's finish reason: cut short at the token limit is incomplete. */
+export const responseStatus = (finish: string): 'completed' | 'incomplete' =>
+  finish === 'length' ? 'incomplete' : 'completed';
 
 /** The request's input as items with ids (a string is one user message). */
 export function normalizeInput(input: string | ResponseInputItem[]): NormalizedInput {
@@ -90,39 +100,13 @@ function normalizeItem(item: ResponseInputItem): StoredItem | undefined {
       return { type: 'message', id: item.id ?? itemId('msg'), status: 'completed', role: item.role, content };
     }
     case 'function_call':
-      return {
-        type: 'function_call',
-        id: item.id ?? itemId('fc'),
-        status: 'completed',
-        call_id: item.call_id,
-        name: item.name,
-        arguments: item.arguments,
-      };
     case 'function_call_output':
-      return {
-        type: 'function_call_output',
-        id: item.id ?? itemId('fco'),
-        status: 'completed',
-        call_id: item.call_id,
-        output: item.output,
-      };
     case 'custom_tool_call':
-      return {
-        type: 'custom_tool_call',
-        id: item.id ?? itemId('ctc'),
-        status: 'completed',
-        call_id: item.call_id,
-        name: item.name,
-        input: item.input,
-      };
-    case 'custom_tool_call_output':
-      return {
-        type: 'custom_tool_call_output',
-        id: item.id ?? itemId('ctco'),
-        status: 'completed',
-        call_id: item.call_id,
-        output: item.output,
-      };
+    case 'custom_tool_call_output': {
+      // Calls and outputs are kept as they came (zod has dropped unknown keys), with an id and a status.
+      const { id, status: _status, ...fields } = item;
+      return { ...fields, id: id ?? itemId(ID_PREFIX[item.type]), status: 'completed' } as StoredItem;
+    }
     default:
       return undefined; // reasoning
   }
@@ -146,10 +130,7 @@ export async function readInputFiles(input: NormalizedInput, config: Config): Pr
       if (part.type !== 'input_file') return;
       const where = `body.input.${input.origin[k]}.content.${j}`;
       reads.push(
-        readAttachedFile(part.file, config).then(
-          (text) => void (item.content[j] = { type: 'input_text', text }),
-          (err: unknown) => Promise.reject(atPart(err, where)),
-        ),
+        readFileAt(part.file, config, where).then((text) => void (item.content[j] = { type: 'input_text', text })),
       );
     });
   });
@@ -272,7 +253,7 @@ export function outputItems(
   toolsOffered: boolean,
   custom: ReadonlySet<string>,
 ): OutputItem[] {
-  const status = result.finish_reason === 'length' ? 'incomplete' : 'completed';
+  const status = responseStatus(result.finish_reason);
   const calls = toolsOffered ? (result.tool_calls ?? []) : [];
   const out: OutputItem[] = [];
   if (result.content || !calls.length)

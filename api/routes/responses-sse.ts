@@ -1,9 +1,8 @@
 import type { ModelStreamChunk, ModelUsage } from '../../activities/providers/types';
-import { AppError } from '../../schema/errors';
 import type { AppContext } from '../context';
 import type { TokenTap } from '../live/tokens';
-import { startEventStream } from './chat-sse';
-import { callItem, itemId, textLogprobs, type OutputItem } from './responses-items';
+import { startEventStream, streamError } from './chat-sse';
+import { callItem, itemId, responseStatus, textLogprobs, type OutputItem } from './responses-items';
 
 /** The Response object as the stream sends it (and stores it). */
 type StreamedResponse = Record<string, unknown> & { output: unknown[] };
@@ -26,11 +25,6 @@ export interface ResponseStreamOptions {
   }) => StreamedResponse;
   /** Runs when the answer is whole, before response.completed (session, stored response). */
   onComplete: (r: { content: string; calls: number; provider: string; response: StreamedResponse }) => Promise<void>;
-}
-
-/** OpenAI's code for a failure in the middle of a response. */
-function failureCode(err: AppError): string {
-  return err.code === 'rate_limited' ? 'rate_limit_exceeded' : 'server_error';
 }
 
 /** A call as it streams: its item (function_call or custom_tool_call), its place in the output, its arguments so far. */
@@ -146,7 +140,7 @@ export async function sendResponseStream(ctx: AppContext, o: ResponseStreamOptio
         next = await it.next();
       }
       if (closed) return;
-      const status = finish === 'length' ? 'incomplete' : 'completed';
+      const status = responseStatus(finish);
       // An answer with neither text nor calls is still one (empty) message, as the JSON answer has.
       if (!calls.size) openMessage();
       closeMessage(status);
@@ -170,10 +164,9 @@ export async function sendResponseStream(ctx: AppContext, o: ResponseStreamOptio
       emit(status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
     } catch (err) {
       if (closed) return;
-      const e = err instanceof AppError ? err : new AppError('internal', 'The stream failed.');
-      if (!(err instanceof AppError))
-        ctx.deps.log.error({ err, request_id: ctx.state.requestId }, 'response stream failed');
-      const error = { code: failureCode(e), message: e.message };
+      const e = streamError(ctx, err);
+      // OpenAI's codes for a failure in the middle of a response.
+      const error = { code: e.code === 'rate_limited' ? 'rate_limit_exceeded' : 'server_error', message: e.message };
       emit('response.failed', {
         response: o.snapshot({ status: 'failed', output, usage, finish, provider, error }),
       });

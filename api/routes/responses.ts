@@ -31,6 +31,7 @@ import {
   outputAsInput,
   outputItems,
   readInputFiles,
+  responseStatus,
   responseUsage,
   type OutputItem,
   type StoredItem,
@@ -260,7 +261,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
   tap?.push(result.content);
   tap?.end();
   const output = outputItems(result, toolsOffered, customNames(body));
-  const status = result.finish_reason === 'length' ? 'incomplete' : 'completed';
+  const status = responseStatus(result.finish_reason);
   const response = snapshot({
     status,
     output,
