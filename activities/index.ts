@@ -10,6 +10,7 @@ import { createTasksActivities } from './tasks';
 import { configureFileReading } from './web/extract-pool';
 import { createResearchActivities } from './web/research-activities';
 import { createPlanActivities } from './tools/plan-activities';
+import { createResponseActivities } from './responses/background';
 
 export type { ActivityDeps } from './deps';
 
@@ -33,6 +34,7 @@ export function createActivities(given: ActivityDeps) {
     ...createBrowserStoreActivities(deps),
     ...createAgentActivities(deps),
     ...createPlanActivities(deps),
+    ...createResponseActivities(deps),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { Decision } from './gateway/limiter';
 import type { Context, Next, ParameterizedContext } from 'koa';
 import type { KeyPrincipal } from '../activities/store/keys';
 import type { AppDeps } from './deps';
@@ -11,6 +12,8 @@ export interface AppState {
   routeName?: string;
   /** Model usage of this request (summed over its upstream calls), for limits and the usage report. */
   usage?: { lane: string; promptTokens: number; completionTokens: number; estimated: boolean };
+  /** The rate-limit admission of a metered request (its windows: work that ends later charges its tokens to them). */
+  admission?: Decision;
 }
 
 export interface AppExtras {

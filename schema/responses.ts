@@ -325,8 +325,8 @@ export const CreateResponseRequest = z
     truncation: nullable(z.enum(['auto', 'disabled'])),
     include: nullable(z.array(z.string().max(100)).max(20)),
     top_logprobs: nullable(z.number().int().min(0).max(20)),
-    background: refused(
-      'background responses are not supported here: for durable long work use POST /v1/tasks or POST /v1/capabilities/agent',
+    background: nullable(z.boolean()).describe(
+      'true: answer at once with the response queued, run it as a durable workflow, poll GET /v1/responses/{id} or stream it with ?stream=true (resumable with starting_after); cancel with POST .../cancel. Needs store (the default).',
     ),
     conversation: refused('conversations are not supported here: chain responses with previous_response_id'),
     prompt: refused('prompt templates are not supported here: send instructions and input'),
@@ -351,6 +351,12 @@ export const CreateResponseRequest = z
       b.tool_choice,
       b.tools?.map((t) => t.name),
     );
+    if (b.background && b.store === false)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['store'],
+        message: 'a background response is stored (it is polled and streamed by its id): leave store out or true',
+      });
   })
   .meta({ id: 'CreateResponseRequest' });
 export type CreateResponseRequest = z.output<typeof CreateResponseRequest>;
@@ -362,7 +368,8 @@ export const ResponseObject = z
     object: z.literal('response'),
     created_at: z.number().int(),
     completed_at: z.number().int().nullable(),
-    status: z.enum(['completed', 'incomplete', 'failed', 'in_progress']),
+    status: z.enum(['completed', 'incomplete', 'failed', 'in_progress', 'queued', 'cancelled']),
+    background: z.boolean(),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     incomplete_details: z.object({ reason: z.string() }).nullable(),
     instructions: z.string().nullable(),
@@ -384,6 +391,16 @@ export const ResponseObject = z
 export const DeletedResponse = z
   .object({ id: z.string(), object: z.literal('response'), deleted: z.literal(true) })
   .meta({ id: 'DeletedResponse' });
+
+const QueryBool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+/** GET /v1/responses/{id}: as OpenAI's (stream and starting_after replay a background response's events). */
+export const RetrieveResponseQuery = z.object({
+  stream: QueryBool.optional(),
+  starting_after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  include: z.union([z.string().max(100), z.array(z.string().max(100)).max(20)]).optional(),
+  include_obfuscation: QueryBool.optional(),
+});
 
 export const InputItemsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),

@@ -9,3 +9,4 @@ export { researchWorkflow } from './research';
 export * from './browser-session';
 export { agentWorkflow } from './agent';
 export * from './plan';
+export { backgroundResponseWorkflow } from './responses';

@@ -1,5 +1,6 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
+import { batchNotify } from './events';
 
 /** How long a stored response is kept (OpenAI keeps them 30 days). */
 export const RESPONSE_TTL_DAYS = 30;
@@ -12,14 +13,125 @@ export const MAX_CHAIN = 1000;
  */
 export async function saveResponse(
   db: DatabasePool,
-  r: { tenantId: string; id: string; previousId?: string; inputItems: unknown[]; response: { output: unknown[] } },
+  r: {
+    tenantId: string;
+    id: string;
+    previousId?: string;
+    inputItems: unknown[];
+    response: { output: unknown[] };
+    /** A background response's work (see `ResponseJob`): stored with it, cleared when it ends. */
+    job?: object;
+  },
 ): Promise<void> {
   const size = JSON.stringify(r.inputItems).length + JSON.stringify(r.response.output).length;
   await db.query(sql.unsafe`
-    WITH gone AS (DELETE FROM responses WHERE tenant_id = ${r.tenantId} AND expires_at < now())
-    INSERT INTO responses (id, tenant_id, previous_id, input_items, response, size_bytes, expires_at)
+    WITH gone AS (DELETE FROM responses WHERE tenant_id = ${r.tenantId} AND expires_at < now() RETURNING id),
+    gone_events AS (DELETE FROM events WHERE tenant_id = ${r.tenantId} AND stream IN (SELECT 'response:' || id FROM gone))
+    INSERT INTO responses (id, tenant_id, previous_id, input_items, response, size_bytes, expires_at, job)
     VALUES (${r.id}, ${r.tenantId}, ${r.previousId ?? null}, ${sql.json(r.inputItems as never)},
-      ${sql.json(r.response as never)}, ${size}, now() + make_interval(days => ${RESPONSE_TTL_DAYS}))`);
+      ${sql.json(r.response as never)}, ${size}, now() + make_interval(days => ${RESPONSE_TTL_DAYS}),
+      ${r.job ? sql.json(r.job as never) : null})`);
+}
+
+/** The event stream of a background response. */
+export const responseStream = (id: string) => `response:${id}`;
+
+/** A stored response and, while it runs in the background, its job; null when unknown. */
+export async function getResponseRow(
+  db: DatabasePool,
+  tenantId: string,
+  id: string,
+): Promise<{ response: Record<string, unknown>; job: Record<string, unknown> | null } | null> {
+  return db.maybeOne(sql.type(
+    z.object({ response: z.record(z.string(), z.unknown()), job: z.record(z.string(), z.unknown()).nullable() }),
+  )`
+    SELECT response, job FROM responses WHERE tenant_id = ${tenantId} AND id = ${id} AND expires_at > now()`);
+}
+
+/**
+ * Appends events to a background response's stream (ids in the given order, one NOTIFY carrying them when they fit)
+ * while it still runs, in one statement: the row is locked first, so an append never lands after the write that
+ * ended the response (a cancel, or the run's last write). With `response`, the stored Response is replaced; with
+ * `end`, the job is cleared too (the response is over). Each event is `{ type, ...fields }`.
+ * @returns false when the response no longer runs (cancelled, deleted, expired): nothing was written
+ */
+export async function writeResponseEvents(
+  db: DatabasePool,
+  o: {
+    tenantId: string;
+    id: string;
+    events: ReadonlyArray<{ type: string } & Record<string, unknown>>;
+    response?: object;
+    end?: boolean;
+  },
+): Promise<boolean> {
+  const stream = responseStream(o.id);
+  const update =
+    o.response || o.end
+      ? sql.fragment`, up AS (UPDATE responses r SET
+          response = ${o.response ? sql.json(o.response as never) : sql.fragment`r.response`},
+          job = ${o.end ? sql.fragment`NULL` : sql.fragment`r.job`}
+        FROM live WHERE r.id = live.id AND r.tenant_id = ${o.tenantId} RETURNING r.id)`
+      : sql.fragment``;
+  const row = await db.one(sql.type(z.object({ live: z.boolean(), notified: z.boolean().nullable() }))`
+    WITH live AS (
+      SELECT id FROM responses WHERE tenant_id = ${o.tenantId} AND id = ${o.id} AND job IS NOT NULL FOR UPDATE
+    )${update},
+    ev AS (
+      INSERT INTO events (tenant_id, stream, type, data)
+      SELECT ${o.tenantId}, ${stream}, e.type, e.data::jsonb
+      FROM live, unnest(${sql.array(
+        o.events.map((e) => e.type),
+        'text',
+      )}::text[], ${sql.array(
+        o.events.map((e) => JSON.stringify(e)),
+        'text',
+      )}::text[]) WITH ORDINALITY AS e(type, data, ord),
+        LATERAL (SELECT pg_advisory_xact_lock(hashtextextended(${stream}, 7426))) AS stream_lock
+      ORDER BY e.ord
+      RETURNING id, type, data, created_at)
+    SELECT EXISTS (SELECT 1 FROM live) AS live, ${batchNotify('ev', stream, o.tenantId)} IS NULL AS notified`);
+  return row.live;
+}
+
+/**
+ * Ends a background response that still runs as cancelled: its Response replaced by `cancelled(response)`, its job
+ * cleared, and an `end` event (never sent to clients) closing its stream's readers. Null when it did not run any more
+ * (finished, or unknown): the caller reads what it is.
+ */
+export async function cancelResponseRow(
+  db: DatabasePool,
+  tenantId: string,
+  id: string,
+  cancelled: (response: Record<string, unknown>) => object,
+): Promise<object | null> {
+  const row = await getResponseRow(db, tenantId, id);
+  if (!row?.job) return null;
+  const response = cancelled(row.response);
+  const ended = await writeResponseEvents(db, { tenantId, id, events: [{ type: 'end' }], response, end: true });
+  return ended ? response : null;
+}
+
+/** Whether a background response still runs (its job is stored). */
+export async function responseRunning(db: DatabasePool, tenantId: string, id: string): Promise<boolean> {
+  return db.exists(
+    sql.unsafe`SELECT 1 FROM responses WHERE tenant_id = ${tenantId} AND id = ${id} AND job IS NOT NULL`,
+  );
+}
+
+/** The newest sequence_number stored for a background response (-1 when none). */
+export async function lastResponseSequence(db: DatabasePool, tenantId: string, id: string): Promise<number> {
+  return db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`
+    SELECT coalesce(max((data ->> 'sequence_number')::int8), -1) AS n FROM events
+    WHERE stream = ${responseStream(id)} AND tenant_id = ${tenantId}`);
+}
+
+/** The row id of a background response's event `sequence_number` (0 when unknown: the stream is read from the start). */
+export async function eventIdOfSequence(db: DatabasePool, tenantId: string, id: string, seq: number): Promise<number> {
+  const found = await db.maybeOneFirst(sql.type(z.object({ id: z.coerce.number() }))`
+    SELECT id FROM events WHERE stream = ${responseStream(id)} AND tenant_id = ${tenantId}
+      AND (data ->> 'sequence_number')::int8 = ${seq} ORDER BY id LIMIT 1`);
+  return found ?? 0;
 }
 
 /** A stored response of the tenant, as it was answered; null when unknown, expired or another tenant's. */
@@ -68,6 +180,9 @@ export async function responseChain(
 /** Deletes a stored response of the tenant; false when there was none. */
 export async function deleteResponse(db: DatabasePool, tenantId: string, id: string): Promise<boolean> {
   const r = await db.query(sql.unsafe`
-    DELETE FROM responses WHERE tenant_id = ${tenantId} AND id = ${id} AND expires_at > now()`);
+    WITH gone AS (DELETE FROM responses WHERE tenant_id = ${tenantId} AND id = ${id} AND expires_at > now() RETURNING id),
+    gone_events AS (DELETE FROM events WHERE tenant_id = ${tenantId} AND stream = ${responseStream(id)}
+      AND EXISTS (SELECT 1 FROM gone))
+    SELECT id FROM gone`);
   return r.rowCount > 0;
 }

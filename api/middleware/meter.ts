@@ -20,6 +20,7 @@ export function meter(): AppMiddleware {
     const p = principalOf(ctx);
     const g = gatewayOf(ctx.deps);
     const decision = await g.limiter.admit(p);
+    ctx.state.admission = decision;
     for (const name in decision.headers) ctx.set(name, decision.headers[name]);
     if (!decision.ok) {
       ctx.metrics.countChat('none', 429);

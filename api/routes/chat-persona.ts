@@ -1,5 +1,6 @@
 import type { ModelRequest, ModelRouter } from '../../activities/providers/types';
 import { appendExchange } from '../../activities/store/sessions';
+import type { Db } from '../../activities/store/db';
 import type { ChatCompletionRequest } from '../../schema/chat';
 import type { ChatHeaders } from '../../schema/headers';
 import { AppError } from '../../schema/errors';
@@ -9,6 +10,27 @@ import { openTokenTap, type TokenTap } from '../live/tokens';
 import { loadMessageParts, type PartPath } from './chat-parts';
 import { planChat, type ChatPlan } from './chat-plan';
 import { abortOnDisconnect, modelsFor, samplingOf } from './chat-shared';
+
+/** A session's turn before its answer: whose, which session, the user's message, the lane. */
+export interface SessionTurn {
+  tenantId: string;
+  surface: string;
+  sessionKey: string;
+  user: string;
+  lane: string;
+}
+
+/** Stores a turn's exchange in its session; a turn of tool calls alone (no text) is not stored. */
+export async function storeTurn(
+  db: Db,
+  turn: SessionTurn | null,
+  answer: string,
+  provider: string,
+  calls = 0,
+): Promise<void> {
+  if (!turn || (calls > 0 && !answer)) return;
+  await appendExchange(db, { ...turn, assistant: answer, provider });
+}
 
 /** A persona model call made ready: what both OpenAI-compatible persona routes (chat completions, responses) run. */
 export interface PersonaCall {
@@ -21,6 +43,8 @@ export interface PersonaCall {
   toolsOffered: boolean;
   /** The meta block of the answer. */
   meta: (provider: string) => Record<string, unknown>;
+  /** The session turn this call continues (X-Session-ID), without the answer; null when none is kept. */
+  sessionTurn: SessionTurn | null;
   /** Stores the exchange in the session (X-Session-ID); a turn of tool calls alone is not stored. */
   store: (answer: string, provider: string, calls?: number) => Promise<void>;
   /** Token frames for a WebSocket subscriber of this session (or request id); undefined when none. */
@@ -67,18 +91,12 @@ export async function preparePersonaCall(
     skills: plan.skills,
     session_id: plan.sessionKey ?? null,
   });
-  const store = async (answer: string, provider: string, calls = 0) => {
-    if (!plan.sessionKey || plan.lastUser === undefined || (calls > 0 && !answer)) return;
-    await appendExchange(ctx.deps.db, {
-      tenantId: p.tenantId,
-      surface: plan.sessionSurface,
-      sessionKey: plan.sessionKey,
-      user: plan.lastUser,
-      assistant: answer,
-      lane,
-      provider,
-    });
-  };
+  const sessionTurn =
+    plan.sessionKey && plan.lastUser !== undefined
+      ? { tenantId: p.tenantId, surface: plan.sessionSurface, sessionKey: plan.sessionKey, user: plan.lastUser, lane }
+      : null;
+  const store = (answer: string, provider: string, calls = 0) =>
+    storeTurn(ctx.deps.db, sessionTurn, answer, provider, calls);
   const tap = openTokenTap(ctx.deps, p.tenantId, [plan.sessionKey, ctx.state.requestId]);
-  return { lane, models, req, plan, abort, toolsOffered: tools !== undefined, meta, store, tap };
+  return { lane, models, req, plan, abort, toolsOffered: tools !== undefined, meta, sessionTurn, store, tap };
 }

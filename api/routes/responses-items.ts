@@ -302,3 +302,33 @@ export function incompleteReason(finish: string): string | undefined {
   if (finish === 'content_filter') return 'content_filter';
   return undefined;
 }
+
+/** Where a response stands: what changes between its queued object and its last one. */
+export interface ResponseOutcome {
+  status: 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
+  output: unknown[];
+  usage: ModelUsage | null;
+  finish: string;
+  /** The provider that answered, once known (the meta block's `provider`). */
+  provider?: string;
+  error?: { code: string; message: string };
+}
+
+/**
+ * A Response object with its outcome fields set (status, completed_at, error, incomplete_details, output, usage and
+ * the meta block's provider) over `base`, which holds the request's settings echoed (see the responses route).
+ */
+export function withOutcome<T extends Record<string, unknown>>(base: T, r: ResponseOutcome) {
+  const reason = r.status === 'incomplete' ? incompleteReason(r.finish) : undefined;
+  const running = r.status === 'queued' || r.status === 'in_progress';
+  return {
+    ...base,
+    status: r.status,
+    completed_at: running ? null : Math.floor(Date.now() / 1000),
+    error: r.error ?? null,
+    incomplete_details: reason ? { reason } : null,
+    output: r.output,
+    ...(r.usage ? { usage: responseUsage(r.usage) } : {}),
+    ...(r.provider !== undefined ? { meta: { ...(base.meta as object), provider: r.provider } } : {}),
+  };
+}

@@ -1,15 +1,15 @@
 import { z } from 'zod';
-import type { ModelUsage } from '../../activities/providers/types';
 import {
   deleteResponse,
   getInputItems,
   getResponse,
+  getResponseRow,
   responseChain,
   saveResponse,
 } from '../../activities/store/responses';
 import type { ChatCompletionRequest } from '../../schema/chat';
 import { AppError, notFound } from '../../schema/errors';
-import { ChatHeaders } from '../../schema/headers';
+import { ChatHeaders, ResumeHeaders } from '../../schema/headers';
 import { readChatHeaders } from '../../schema/chat-read';
 import {
   CreateResponseRequest,
@@ -18,25 +18,28 @@ import {
   InputItemList,
   InputItemsQuery,
   ResponseId,
+  RetrieveResponseQuery,
   ResponseObject,
 } from '../../schema/responses';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
+import { lastEventIdOf } from '../sse';
 import { preparePersonaCall } from './chat-persona';
 import { unlessClientGone } from './chat-shared';
 import {
-  incompleteReason,
   itemsToMessages,
   normalizeInput,
   outputAsInput,
   outputItems,
   readInputFiles,
   responseStatus,
-  responseUsage,
+  withOutcome,
   type OutputItem,
+  type ResponseOutcome,
   type StoredItem,
 } from './responses-items';
-import { sendResponseStream } from './responses-sse';
+import { sendResponseStream, type ResponseSnapshot } from './responses-sse';
+import { cancelBackgroundResponse, queueBackgroundResponse, streamBackgroundResponse } from './responses-background';
 import { randomToken } from '../../activities/store/ids';
 
 const CHAT = { scope: 'runtime:chat' } as const;
@@ -126,34 +129,27 @@ function chatFields(b: CreateResponseRequest): Omit<ChatCompletionRequest, 'mess
   };
 }
 
-/** The Response object around an output (OpenAI's fields, the request's settings echoed, our meta block). */
-function responseObject(
+/**
+ * The Response object of a request before its outcome (see `withOutcome`): OpenAI's fields with the request's settings
+ * echoed, and our meta block (its provider set when known).
+ */
+function responseBase(
   b: CreateResponseRequest,
-  r: {
-    id: string;
-    createdAt: number;
-    lane: string;
-    status: 'in_progress' | 'completed' | 'incomplete' | 'failed';
-    output: OutputItem[];
-    usage: ModelUsage | null;
-    finish: string;
-    error?: { code: string; message: string };
-    meta: Record<string, unknown>;
-  },
+  r: { id: string; createdAt: number; lane: string; meta: Record<string, unknown> },
 ) {
-  const reason = r.status === 'incomplete' ? incompleteReason(r.finish) : undefined;
   return {
     id: r.id,
     object: 'response' as const,
     created_at: r.createdAt,
-    status: r.status,
-    completed_at: r.status === 'in_progress' ? null : Math.floor(Date.now() / 1000),
-    error: r.error ?? null,
-    incomplete_details: reason ? { reason } : null,
+    status: 'queued' as ResponseOutcome['status'],
+    background: b.background ?? false,
+    completed_at: null as number | null,
+    error: null as ResponseOutcome['error'] | null,
+    incomplete_details: null as { reason: string } | null,
     instructions: b.instructions ?? null,
     max_output_tokens: b.max_output_tokens ?? null,
     model: r.lane,
-    output: r.output,
+    output: [] as unknown[],
     parallel_tool_calls: b.parallel_tool_calls ?? true,
     previous_response_id: b.previous_response_id ?? null,
     reasoning: { effort: b.reasoning?.effort ?? null, summary: b.reasoning?.summary ?? null },
@@ -180,7 +176,6 @@ function responseObject(
     ),
     top_p: b.top_p ?? 1,
     truncation: b.truncation ?? 'disabled',
-    ...(r.usage ? { usage: responseUsage(r.usage) } : {}),
     ...(b.user !== undefined ? { user: b.user } : {}),
     metadata: b.metadata ?? {},
     meta: r.meta,
@@ -221,7 +216,27 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
   const call = await preparePersonaCall(ctx, { ...chatFields(body), messages }, headers, imagePath);
   const { lane, models, req, abort, toolsOffered, tap } = call;
   const id = `resp_${randomToken(24)}`;
-  const createdAt = Math.floor(Date.now() / 1000);
+  const base = responseBase(body, {
+    id,
+    createdAt: Math.floor(Date.now() / 1000),
+    lane,
+    meta: { ...call.meta(''), provider: null },
+  });
+  const custom = customNames(body);
+  if (body.background) {
+    const queued = await queueBackgroundResponse(ctx, {
+      tenantId,
+      id,
+      previousId: body.previous_response_id,
+      inputItems: input.items,
+      base,
+      call,
+      custom,
+    });
+    if (!body.stream) return queued;
+    await streamBackgroundResponse(ctx, { tenantId, id, response: queued });
+    return undefined;
+  }
   const keep = async (response: { output: unknown[] }) => {
     if (body.store === false) return;
     await saveResponse(ctx.deps.db, {
@@ -232,9 +247,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
       response,
     });
   };
-  const snapshot = (
-    s: Omit<Parameters<typeof responseObject>[1], 'id' | 'createdAt' | 'lane' | 'meta'> & { provider: string },
-  ) => responseObject(body, { ...s, id, createdAt, lane, meta: call.meta(s.provider) });
+  const snapshot: ResponseSnapshot = (s) => withOutcome(base, s);
 
   if (body.stream) {
     const stream = models.stream(req);
@@ -243,7 +256,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
         stream,
         abort,
         toolsOffered,
-        custom: customNames(body),
+        custom,
         tap,
         snapshot,
         onComplete: async (r) => {
@@ -260,7 +273,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
   });
   tap?.push(result.content);
   tap?.end();
-  const output = outputItems(result, toolsOffered, customNames(body));
+  const output = outputItems(result, toolsOffered, custom);
   const status = responseStatus(result.finish_reason);
   const response = snapshot({
     status,
@@ -308,23 +321,43 @@ export function responseRoutes(): RouteSpec[] {
       method: 'get',
       path: '/v1/responses/:id',
       access: CHAT,
-      summary: 'A stored response of this tenant, as it was answered (kept 30 days).',
+      summary:
+        "A stored response of this tenant (kept 30 days): as it was answered, or a background one as it stands; with stream=true a background response's events (after starting_after, or Last-Event-ID), live until it ends.",
       tags: ['chat'],
       params: IdParams,
+      query: RetrieveResponseQuery,
+      headers: ResumeHeaders,
       response: ResponseObject,
-      handler: async (ctx: AppContext, { params }) =>
-        (await getResponse(ctx.deps.db, principalOf(ctx).tenantId, params.id)) ?? Promise.reject(unknownResponse()),
+      produces: ['application/json', 'text/event-stream'],
+      handler: async (ctx: AppContext, { params, query, headers }) => {
+        const tenantId = principalOf(ctx).tenantId;
+        const response = await getResponse(ctx.deps.db, tenantId, params.id);
+        if (!response) throw unknownResponse();
+        if (!query.stream) return response;
+        await streamBackgroundResponse(ctx, {
+          tenantId,
+          id: params.id,
+          response: response as Record<string, unknown>,
+          startingAfter: query.starting_after,
+          lastEventId: lastEventIdOf(ctx, headers['last-event-id']),
+        });
+        return undefined;
+      },
     }),
     defineRoute({
       method: 'delete',
       path: '/v1/responses/:id',
       access: CHAT,
-      summary: 'Deletes a stored response (a response continuing it then starts from the one before).',
+      summary:
+        'Deletes a stored response (a response continuing it then starts from the one before); a background one still running is cancelled first.',
       tags: ['chat'],
       params: IdParams,
       response: DeletedResponse,
       handler: async (ctx: AppContext, { params }) => {
-        if (!(await deleteResponse(ctx.deps.db, principalOf(ctx).tenantId, params.id))) throw unknownResponse();
+        const tenantId = principalOf(ctx).tenantId;
+        const row = await getResponseRow(ctx.deps.db, tenantId, params.id);
+        if (row?.job) await cancelBackgroundResponse(ctx, tenantId, params.id);
+        if (!(await deleteResponse(ctx.deps.db, tenantId, params.id))) throw unknownResponse();
         return { id: params.id, object: 'response' as const, deleted: true as const };
       },
     }),
@@ -367,16 +400,14 @@ export function responseRoutes(): RouteSpec[] {
       method: 'post',
       path: '/v1/responses/:id/cancel',
       access: CHAT,
-      summary: 'Cancels a background response; responses here are never background ones, so a stored one answers 400.',
+      summary:
+        'Cancels a background response (queued or in progress: it ends as cancelled); one that has ended is answered as it is. A response answered in its request cannot be cancelled (400).',
       tags: ['chat'],
       params: IdParams,
-      handler: async (ctx: AppContext, { params }) => {
-        if (!(await getResponse(ctx.deps.db, principalOf(ctx).tenantId, params.id))) throw unknownResponse();
-        throw new AppError(
-          'invalid_request',
-          'Only background responses can be cancelled; this one was answered in its request (close the stream to stop one).',
-        );
-      },
+      response: ResponseObject,
+      handler: async (ctx: AppContext, { params }) =>
+        (await cancelBackgroundResponse(ctx, principalOf(ctx).tenantId, params.id)) ??
+        Promise.reject(unknownResponse()),
     }),
   ];
 }

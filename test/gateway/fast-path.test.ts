@@ -17,6 +17,7 @@ let koa: ExtraApp;
 withFakeUpstream(
   {
     scopes: ['runtime:chat'],
+    worker: true,
     resetEach: { reply: 'The quick brown fox', usage: { prompt_tokens: 9, completion_tokens: 4 } },
   },
   (up) => ({ fake, h } = up),
@@ -192,7 +193,8 @@ test('responses (JSON and stream) and embeddings: the fast path answers what Koa
   const cases = [
     { name: 'response', path: '/v1/responses', body: json({ input: 'Say the pangram.' }) },
     { name: 'response stream', path: '/v1/responses', body: json({ input: 'Say the pangram.', stream: true }) },
-    { name: 'response refused', path: '/v1/responses', body: json({ input: 'x', background: true }) },
+    { name: 'response refused', path: '/v1/responses', body: json({ input: 'x', background: true, store: false }) },
+    { name: 'background response', path: '/v1/responses', body: json({ input: 'Say it.', background: true }) },
     { name: 'embeddings', path: '/v1/embeddings', body: json({ input: ['one', 'two'] }) },
     { name: 'embeddings base64', path: '/v1/embeddings', body: json({ input: 'one', encoding_format: 'base64' }) },
   ];
@@ -200,6 +202,26 @@ test('responses (JSON and stream) and embeddings: the fast path answers what Koa
     const [f, k] = await both({ path: c.path, headers: plain(`req-${c.name.replace(/ /g, '-')}`), body: c.body }, keys);
     expect({ case: c.name, ...same(f) }).toEqual({ case: c.name, ...same(k) });
   }
+  // A background response streamed from its stored events (SSE ids are row ids; the text's deltas are split as the
+  // worker's flushes fall): the same status and headers, the same events by type up to the text, the same text.
+  const body = json({ input: 'Say it.', background: true, stream: true });
+  const [f, k] = await both({ path: '/v1/responses', headers: plain('req-bg-stream'), body }, keys);
+  const read = (r: Raw) => {
+    const events = r.body
+      .split('\n\n')
+      .filter((b) => b.includes('data: '))
+      .map((b) => JSON.parse(/^data: (.*)$/m.exec(b)![1]) as { type: string; delta?: string });
+    return {
+      status: r.status,
+      headers: r.headers,
+      types: [...new Set(events.map((e) => e.type))],
+      text: events.map((e) => e.delta ?? '').join(''),
+    };
+  };
+  expect(read(f)).toEqual(read(k));
+  expect(read(f)).toMatchObject({ status: '200 OK', text: 'ok' });
+  expect(read(f).types.at(-1)).toBe('response.completed');
+  expect(f.headers).toContain('text/event-stream; charset=utf-8');
 });
 
 test('requests the fast path does not take go to Koa unchanged', async () => {

@@ -1,0 +1,271 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { storeTurn, type SessionTurn } from '../../api/routes/chat-persona';
+import { midResponseError, emitResponseEvents, type ResponseEventSink } from '../../api/routes/responses-sse';
+import { withOutcome, type OutputItem } from '../../api/routes/responses-items';
+import { AppError } from '../../schema/errors';
+import { canFallback } from '../providers/errors';
+import type { ActivityDeps } from '../deps';
+import type { ModelRequest } from '../providers/types';
+import { addCounters, addUsage, type CounterDelta } from '../store/rate-limits';
+import {
+  cancelResponseRow,
+  getResponseRow,
+  lastResponseSequence,
+  responseRunning,
+  writeResponseEvents,
+} from '../store/responses';
+import { workerShutdownFailure } from '../tasks/errors';
+
+/** What a background response's worker runs, stored with the response while it runs (`responses.job`). */
+export interface ResponseJob {
+  /** The lane request as the persona pipeline planned it (no signal: the activity gives its own). */
+  req: Omit<ModelRequest, 'signal'>;
+  toolsOffered: boolean;
+  /** The names of the custom tools offered. */
+  custom: string[];
+  /** The session turn to store with the answer (X-Session-ID). */
+  session: SessionTurn | null;
+  /** The key that asked, for the usage report. */
+  keyId: string;
+  /** The rate-limit windows the request was admitted in: its tokens are charged to them. */
+  windows: Array<Omit<CounterDelta, 'requests' | 'tokens'>>;
+}
+
+export interface BackgroundResponseInput {
+  tenantId: string;
+  responseId: string;
+}
+
+/** How often stored events are flushed while the answer streams (text deltas of one flush become one event). */
+const FLUSH_MS = 50;
+/** Model-layer errors that retrying cannot fix. */
+const PERMANENT = new Set(['model_not_found', 'service_unavailable', 'invalid_request', 'not_found', 'forbidden']);
+
+type StoredEvent = { type: string; sequence_number?: number } & Record<string, unknown>;
+
+/**
+ * Consecutive text (or call-argument) deltas of one item as one delta: a flush stores a few events, not one per token.
+ * Sequence numbers are given after this, so they stay consecutive.
+ */
+export function mergeDeltas(events: StoredEvent[]): StoredEvent[] {
+  const out: StoredEvent[] = [];
+  for (const e of events) {
+    const last = out[out.length - 1];
+    const merges =
+      last &&
+      last.type === e.type &&
+      last.item_id === e.item_id &&
+      (e.type === 'response.output_text.delta' || e.type === 'response.function_call_arguments.delta');
+    if (!merges) {
+      out.push({ ...e });
+      continue;
+    }
+    last.delta = String(last.delta) + String(e.delta);
+    if (Array.isArray(last.logprobs) && Array.isArray(e.logprobs)) last.logprobs = [...last.logprobs, ...e.logprobs];
+  }
+  return out;
+}
+
+/** The lifecycle events that end a response's stream. */
+const FINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
+export function createResponseActivities(deps: ActivityDeps) {
+  const { db, log } = deps;
+
+  /** Charges a finished answer's tokens to the windows it was admitted in and to the usage report. */
+  async function charge(job: ResponseJob, tenantId: string, lane: string, response: Record<string, unknown>) {
+    const usage = response.usage as { input_tokens?: number; output_tokens?: number } | undefined;
+    const tokensIn = usage?.input_tokens ?? 0;
+    const tokensOut = usage?.output_tokens ?? 0;
+    const tokens = tokensIn + tokensOut;
+    if (!tokens) return;
+    await addCounters(
+      db,
+      job.windows.map((w) => ({ ...w, requests: 0, tokens })),
+    );
+    await addUsage(db, [
+      {
+        tenantId,
+        keyId: job.keyId,
+        lane,
+        day: new Date().toISOString().slice(0, 10),
+        requests: 0,
+        errors: 0,
+        tokensIn,
+        tokensOut,
+        estimated: 0,
+      },
+    ]);
+  }
+
+  return {
+    /**
+     * Runs a background response (POST /v1/responses, background: true): calls its lane, stores the answer's events on
+     * `response:<id>` as it streams (flushed every 50 ms, heartbeating), and ends the response with its last write.
+     * Failures before the first delta retry (the workflow's policy); an attempt that finds part of an answer stored
+     * (its worker stopped mid-answer) ends the response as failed rather than answer twice.
+     */
+    async runBackgroundResponse(i: BackgroundResponseInput): Promise<{ status: string }> {
+      const row = await getResponseRow(db, i.tenantId, i.responseId);
+      if (!row?.job) return { status: row ? String(row.response.status) : 'deleted' };
+      const job = row.job as unknown as ResponseJob;
+      const base = row.response;
+      const ctx = Context.current();
+      const seq0 = await lastResponseSequence(db, i.tenantId, i.responseId);
+      if (seq0 > 1) {
+        await endRun(i, 'failed', {
+          code: 'server_error',
+          message: 'The worker running this response stopped in the middle of its answer; create the response again.',
+        });
+        return { status: 'failed' };
+      }
+
+      // Every second: a heartbeat (Temporal's cancellation arrives with its answers, a dead worker is noticed), and a
+      // look at the row, so a cancel through the API stops the upstream call within a second even while it is silent.
+      const ended = new AbortController();
+      const beat = setInterval(() => {
+        ctx.heartbeat();
+        void responseRunning(db, i.tenantId, i.responseId)
+          .then((running) => {
+            if (!running) ended.abort(new Error('the response ended'));
+          })
+          .catch(() => undefined);
+      }, 1000);
+      const signal = AbortSignal.any([ctx.cancellationSignal, ended.signal]);
+      const stream = deps.models!.stream({ ...job.req, signal });
+      const it = stream[Symbol.asyncIterator]();
+      try {
+        let first;
+        try {
+          first = await it.next();
+        } catch (err) {
+          if (ended.signal.aborted) return { status: 'cancelled' };
+          throw failureOf(err, ctx.cancellationSignal);
+        }
+        const provider = await stream.provider;
+
+        // Events buffered between flushes; flushes run one after another.
+        let buffer: StoredEvent[] = [];
+        let seq = seq0 + 1;
+        let timer: NodeJS.Timeout | undefined;
+        let writes = Promise.resolve();
+        let gone = false;
+        let writeError: unknown;
+        let last: Record<string, unknown> | undefined;
+        const flush = (o: { response?: object; end?: boolean } = {}) => {
+          clearTimeout(timer);
+          timer = undefined;
+          const events = mergeDeltas(buffer).map(({ type, ...e }) => ({ type, sequence_number: seq++, ...e }));
+          buffer = [];
+          writes = writes.then(async () => {
+            if (gone || writeError) return;
+            try {
+              const live = await writeResponseEvents(db, { tenantId: i.tenantId, id: i.responseId, events, ...o });
+              if (!live) gone = true;
+              ctx.heartbeat();
+            } catch (err) {
+              writeError = err;
+            }
+          });
+          return writes;
+        };
+        const snapshotOf = (s: Parameters<typeof withOutcome>[1]) => withOutcome(base, s);
+        const inProgress = snapshotOf({ status: 'in_progress', output: [], usage: null, finish: 'stop', provider });
+        const sink: ResponseEventSink = {
+          emit: (type, data) => {
+            buffer.push({ type, ...data });
+            if (FINAL.has(type)) last = data.response as Record<string, unknown>;
+            else timer ??= setTimeout(() => void flush(), FLUSH_MS);
+          },
+          stopped: () => gone || writeError !== undefined || signal.aborted,
+          opening: ['response.in_progress'],
+          failure: (err) => {
+            if (!(err instanceof AppError)) log.error({ err, response: i.responseId }, 'background response failed');
+            return midResponseError(
+              err instanceof AppError ? err : { code: 'server_error', message: 'The response failed.' },
+            );
+          },
+        };
+        // The row says in_progress from the first flush on.
+        await flush({ response: inProgress });
+        const outcome = await emitResponseEvents(
+          it,
+          first,
+          provider,
+          {
+            toolsOffered: job.toolsOffered,
+            custom: new Set(job.custom),
+            snapshot: (s) => snapshotOf({ ...s, output: s.output as OutputItem[] }),
+            onComplete: (r) => storeTurn(db, job.session, r.content, r.provider, r.calls),
+          },
+          sink,
+        );
+        if (outcome === 'ended' && last) await flush({ response: last, end: true });
+        else await writes;
+        if (writeError) throw writeError;
+        if (ctx.cancellationSignal.aborted) {
+          const shutdown = workerShutdownFailure(ctx.cancellationSignal);
+          if (shutdown) throw shutdown;
+          throw new CancelledFailure('response cancelled');
+        }
+        if (gone || ended.signal.aborted) return { status: 'cancelled' };
+        if (last)
+          await charge(job, i.tenantId, job.req.lane, last).catch((err: Error) =>
+            log.warn({ err: err.message, response: i.responseId }, 'background response usage not recorded'),
+          );
+        const status = String(last?.status ?? 'failed');
+        log.info({ response: i.responseId, status, lane: job.req.lane }, 'background response ended');
+        return { status };
+      } finally {
+        clearInterval(beat);
+        await it.return?.(undefined).catch(() => undefined);
+      }
+    },
+
+    /** Ends a background response that still runs as failed (its run gave up) or cancelled (its workflow was). */
+    async endBackgroundResponse(
+      i: BackgroundResponseInput & { status: 'failed' | 'cancelled'; error?: { code: string; message: string } },
+    ): Promise<void> {
+      await endRun(i, i.status, i.error);
+    },
+  };
+
+  /** Ends a running background response: failed with a response.failed event, or cancelled (no event: its stream ends). */
+  async function endRun(
+    i: BackgroundResponseInput,
+    status: 'failed' | 'cancelled',
+    error?: { code: string; message: string },
+  ): Promise<void> {
+    if (status === 'cancelled') {
+      await cancelResponseRow(db, i.tenantId, i.responseId, (r) =>
+        withOutcome(r, { status: 'cancelled', output: [], usage: null, finish: 'stop' }),
+      );
+      return;
+    }
+    const row = await getResponseRow(db, i.tenantId, i.responseId);
+    if (!row?.job) return;
+    const response = withOutcome(row.response, { status: 'failed', output: [], usage: null, finish: 'stop', error });
+    const seq = (await lastResponseSequence(db, i.tenantId, i.responseId)) + 1;
+    await writeResponseEvents(db, {
+      tenantId: i.tenantId,
+      id: i.responseId,
+      events: [{ type: 'response.failed', sequence_number: seq, response }],
+      response,
+      end: true,
+    });
+  }
+}
+
+/** The failure Temporal sees for an error before the first delta: permanent ones are not retried. */
+function failureOf(err: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted) return workerShutdownFailure(signal) ?? new CancelledFailure('response cancelled');
+  if (err instanceof AppError)
+    return ApplicationFailure.create({
+      message: err.message,
+      type: err.code,
+      // An upstream's 4xx (other than 401/403/408/429, which another provider or a later try may pass) is permanent.
+      nonRetryable: PERMANENT.has(err.code) || (err.code === 'upstream_error' && !canFallback(err)),
+    });
+  return err;
+}

@@ -1,0 +1,273 @@
+import OpenAI from 'openai';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import type { FakeOpenAI } from '../helpers/fake-openai';
+import { contractErrors, streamEventErrors } from '../helpers/openai-contract';
+import { withFakeUpstream } from '../helpers/fake-upstream';
+import type { Harness } from '../helpers/harness';
+import { pollUntil } from '../helpers/poll';
+
+// Background responses (POST /v1/responses, background: true) run as Temporal workflows on a real worker, against a
+// fake OpenAI-compatible upstream; their events are stored and streamed again from the database.
+
+let h: Harness;
+let fake: FakeOpenAI;
+let key: string;
+let client: OpenAI;
+
+withFakeUpstream({ scopes: ['runtime:chat'], worker: true, resetEach: {} }, (up) => {
+  ({ fake, h, key } = up);
+  client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 0 });
+});
+
+type Ev = { event: string; data: any; id?: string };
+
+/** Reads an event stream to its end: each event's SSE id, name and data (comments skipped). */
+async function readEvents(res: Response): Promise<Ev[]> {
+  const text = await res.text();
+  return text
+    .split('\n\n')
+    .filter((b) => /^data: /m.test(b))
+    .map((block) => ({
+      id: /^id: (.*)$/m.exec(block)?.[1],
+      event: /^event: (.*)$/m.exec(block)?.[1] ?? '',
+      data: JSON.parse(/^data: (.*)$/m.exec(block)![1]),
+    }));
+}
+const getStream = (id: string, query = '', k = key, headers: Record<string, string> = {}) =>
+  fetch(`${h.url}/v1/responses/${id}?stream=true${query}`, { headers: { authorization: `Bearer ${k}`, ...headers } });
+const get = (id: string, k = key) => h.req('GET', `/v1/responses/${id}`, { key: k });
+const ended = (r: { body: { status: string } }) => !['queued', 'in_progress'].includes(r.body.status);
+const untilEnded = (id: string) => pollUntil(() => get(id), ended, 30_000);
+const untilStatus = (id: string, status: string) =>
+  pollUntil(
+    () => get(id),
+    (r) => r.body.status === status,
+    30_000,
+  );
+/** How many events a response's stream holds in the database. */
+const storedEvents = (id: string) =>
+  h.db.oneFirst(
+    sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM events WHERE stream = ${`response:${id}`}`,
+  );
+const text = (events: Ev[]) =>
+  events
+    .filter((e) => e.event === 'response.output_text.delta')
+    .map((e) => e.data.delta)
+    .join('');
+
+describe('background responses', () => {
+  test('queued at once, answered by the worker: polled to completed, the stored events replayed in the contract', async () => {
+    fake.script({
+      reply: 'one two three four five',
+      chunkDelayMs: 5,
+      usage: { prompt_tokens: 20, completion_tokens: 5 },
+    });
+    const queued = await client.responses.create({ model: 'mid', input: 'Count to five', background: true });
+    expect(contractErrors('Response', queued)).toEqual([]);
+    expect(queued).toMatchObject({ status: 'queued', background: true, output: [], completed_at: null });
+    expect(queued.id).toMatch(/^resp_/);
+
+    const done = await untilEnded(queued.id);
+    expect(contractErrors('Response', done.body)).toEqual([]);
+    expect(done.body).toMatchObject({ id: queued.id, status: 'completed', background: true, model: 'mid' });
+    expect(done.body.output[0].content[0].text).toBe('one two three four five');
+    expect(done.body.usage).toMatchObject({ input_tokens: 20, output_tokens: 5, total_tokens: 25 });
+    expect(done.body.meta.provider).toBe('default');
+    expect(fake.chats).toHaveLength(1);
+
+    // The workflow, named by the response id, completed with the response's status.
+    const result = await h.client.workflow.getHandle(queued.id).result();
+    expect(result).toEqual({ status: 'completed' });
+
+    const res = await getStream(queued.id);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const events = await readEvents(res);
+    expect(events.map((e) => e.data.sequence_number)).toEqual(events.map((_, i) => i));
+    expect(events.slice(0, 3).map((e) => e.event)).toEqual([
+      'response.created',
+      'response.queued',
+      'response.in_progress',
+    ]);
+    expect(events[0].data.response.status).toBe('queued');
+    expect(events[2].data.response.status).toBe('in_progress');
+    expect(events.at(-1)!.event).toBe('response.completed');
+    expect(events.at(-1)!.data.response).toEqual(done.body);
+    for (const e of events) {
+      expect(e.event).toBe(e.data.type);
+      expect(streamEventErrors(e.data)).toEqual([]);
+    }
+    expect(text(events)).toBe('one two three four five');
+  });
+
+  test('GET ...?stream=true&starting_after=N resumes after that sequence number (the SDK’s retrieve stream too)', async () => {
+    fake.script({ reply: 'alpha beta gamma delta', chunkDelayMs: 5 });
+    const { id } = await client.responses.create({ model: 'mid', input: 'Greek letters', background: true });
+    await untilEnded(id);
+    const all = await readEvents(await getStream(id));
+    const after = await readEvents(await getStream(id, '&starting_after=2'));
+    expect(after.map((e) => e.data)).toEqual(all.slice(3).map((e) => e.data));
+
+    // Last-Event-ID (the SSE id of an event already seen) resumes the same way.
+    const resumed = await readEvents(await getStream(id, '', key, { 'last-event-id': all[1].id! }));
+    expect(resumed.map((e) => e.data.sequence_number)).toEqual(all.slice(2).map((e) => e.data.sequence_number));
+
+    const stream = await client.responses.retrieve(id, { stream: true, starting_after: 1 });
+    const seen: any[] = [];
+    for await (const e of stream) seen.push(e);
+    expect(seen[0]).toMatchObject({ type: 'response.in_progress', sequence_number: 2 });
+    expect(seen.at(-1)).toMatchObject({ type: 'response.completed' });
+    expect(seen.at(-1).response.output_text ?? seen.at(-1).response.output[0].content[0].text).toBe(
+      'alpha beta gamma delta',
+    );
+  });
+
+  test('background and stream: the POST streams the stored events live, from response.created (queued) to completed', async () => {
+    fake.script({ reply: 'live from the worker', chunkDelayMs: 20 });
+    const res = await fetch(`${h.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mid', input: 'Say it', background: true, stream: true }),
+    });
+    expect(res.status).toBe(200);
+    const events = await readEvents(res);
+    expect(events[0]).toMatchObject({ event: 'response.created', data: { response: { status: 'queued' } } });
+    expect(events.at(-1)!.event).toBe('response.completed');
+    expect(text(events)).toBe('live from the worker');
+    expect(events.map((e) => e.data.sequence_number)).toEqual(events.map((_, i) => i));
+    for (const e of events) expect(streamEventErrors(e.data)).toEqual([]);
+  });
+
+  test('cancel mid-answer: cancelled at once, the upstream call stopped, the stream closed, the workflow ended', async () => {
+    fake.script({ reply: 'a b c d e f g h', hangAfterChunks: 2 });
+    const { id } = await client.responses.create({ model: 'mid', input: 'Never ends', background: true });
+    await untilStatus(id, 'in_progress');
+    // Two text deltas stored (the upstream now hangs).
+    await pollUntil(
+      () => storedEvents(id),
+      (n) => n >= 5,
+    );
+    // A live reader, attached before the cancel: its stream must end.
+    const live = getStream(id);
+    const cancelled = await client.responses.cancel(id);
+    expect(contractErrors('Response', cancelled)).toEqual([]);
+    expect(cancelled).toMatchObject({ id, status: 'cancelled', background: true });
+    const events = await readEvents(await live);
+    expect(events.some((e) => e.event === 'response.completed')).toBe(false);
+    expect(events.some((e) => e.event === 'end')).toBe(false);
+    expect(events.length).toBeGreaterThanOrEqual(3);
+
+    expect(await h.client.workflow.getHandle(id).result()).toEqual({ status: 'cancelled' });
+    await pollUntil(
+      async () => fake.chats.at(-1)!.closedEarly,
+      (c) => c,
+      10_000,
+    );
+    expect((await get(id)).body.status).toBe('cancelled');
+    // Cancelling again answers the response as it is.
+    const again = await h.req('POST', `/v1/responses/${id}/cancel`, { key });
+    expect(again.status).toBe(200);
+    expect(again.body.status).toBe('cancelled');
+  });
+
+  test('a 5xx before the first token is retried by the workflow; a 4xx is not (failed, in the contract)', async () => {
+    fake.script({ status: 500 }, { reply: 'second time lucky' });
+    const { id } = await client.responses.create({ model: 'mid', input: 'Try again', background: true });
+    const done = await untilEnded(id);
+    expect(done.body.status).toBe('completed');
+    expect(done.body.output[0].content[0].text).toBe('second time lucky');
+    expect(fake.chats).toHaveLength(2);
+
+    fake.reset();
+    fake.setDefault({ status: 400 });
+    const bad = await client.responses.create({ model: 'mid', input: 'Refused', background: true });
+    const failed = await untilEnded(bad.id);
+    expect(contractErrors('Response', failed.body)).toEqual([]);
+    expect(failed.body).toMatchObject({ status: 'failed', error: { code: 'server_error' } });
+    expect(failed.body.error.message).toMatch(/rejected the request \(HTTP 400\)/);
+    expect(fake.chats).toHaveLength(1);
+    const events = await readEvents(await getStream(bad.id));
+    expect(events.map((e) => e.event)).toEqual(['response.created', 'response.queued', 'response.failed']);
+    expect(events.at(-1)!.data.response).toEqual(failed.body);
+  });
+
+  test('the session (X-Session-ID) and the usage report get the answer and its tokens', async () => {
+    const k = await h.key(['runtime:chat']);
+    fake.script({ reply: 'remembered', usage: { prompt_tokens: 11, completion_tokens: 7 } });
+    const res = await h.req('POST', '/v1/responses', {
+      key: k.apiKey,
+      body: { model: 'micro', input: 'Remember me', background: true },
+      headers: { 'x-session-id': 'bg-session-1' },
+    });
+    expect(res.status).toBe(200);
+    const done = await pollUntil(() => h.req('GET', `/v1/responses/${res.body.id}`, { key: k.apiKey }), ended);
+    expect(done.body.status).toBe('completed');
+    const usage = await h.req('GET', '/v1/usage?group_by=lane', { key: k.apiKey });
+    expect(usage.body.data.find((d: { group: string }) => d.group === 'micro')).toMatchObject({
+      requests: 1,
+      tokens_in: 11,
+      tokens_out: 7,
+    });
+    fake.script({ echo: true });
+    const next = await h.req('POST', '/v1/responses', {
+      key: k.apiKey,
+      body: { model: 'micro', input: 'And now?' },
+      headers: { 'x-session-id': 'bg-session-1' },
+    });
+    expect(next.status).toBe(200);
+    const sent = fake.chats.at(-1)!.body.messages.map((m: { content: string }) => m.content);
+    expect(sent).toContain('Remember me');
+    expect(sent).toContain('remembered');
+  });
+
+  test('refusals: store false, a foreground response cancelled or streamed again, unknown and other tenants’ ids', async () => {
+    const noStore = await h.req('POST', '/v1/responses', {
+      key,
+      body: { input: 'x', background: true, store: false },
+    });
+    expect(noStore.status).toBe(400);
+    expect(noStore.body.details.map((d: { path: string }) => d.path)).toEqual(['body.store']);
+    expect(fake.chats).toHaveLength(0);
+
+    fake.script({ reply: 'foreground' });
+    const fg = await client.responses.create({ model: 'mid', input: 'Now' });
+    expect(fg.background).toBe(false);
+    const cancel = await h.req('POST', `/v1/responses/${fg.id}/cancel`, { key });
+    expect(cancel.status).toBe(400);
+    const replay = await getStream(fg.id);
+    expect(replay.status).toBe(400);
+    expect(((await replay.json()) as { details: unknown[] }).details).toEqual([
+      expect.objectContaining({ path: 'query.stream' }),
+    ]);
+
+    fake.script({ reply: 'mine' });
+    const { id } = await client.responses.create({ model: 'mid', input: 'Mine', background: true });
+    await untilEnded(id);
+    const stranger = (await h.key(['runtime:chat'])).apiKey;
+    expect((await get(id, stranger)).status).toBe(404);
+    expect((await getStream(id, '', stranger)).status).toBe(404);
+    expect((await h.req('POST', `/v1/responses/${id}/cancel`, { key: stranger })).status).toBe(404);
+    expect((await h.req('DELETE', `/v1/responses/${id}`, { key: stranger })).status).toBe(404);
+    expect((await h.req('POST', '/v1/responses/resp_unknown/cancel', { key })).status).toBe(404);
+
+    const badQuery = await h.req('GET', `/v1/responses/${id}?stream=maybe&starting_after=-1`, { key });
+    expect(badQuery.status).toBe(400);
+    expect(badQuery.body.details.map((d: { path: string }) => d.path).sort()).toEqual([
+      'query.starting_after',
+      'query.stream',
+    ]);
+  });
+
+  test('deleting a running background response cancels it first: gone, its workflow ended, its events removed', async () => {
+    fake.script({ reply: 'x y z', hangAfterChunks: 1 });
+    const { id } = await client.responses.create({ model: 'mid', input: 'Hang', background: true });
+    await untilStatus(id, 'in_progress');
+    const del = await h.req('DELETE', `/v1/responses/${id}`, { key });
+    expect(del.status).toBe(200);
+    expect(del.body).toEqual({ id, object: 'response', deleted: true });
+    expect((await get(id)).status).toBe(404);
+    expect(await h.client.workflow.getHandle(id).result()).toEqual({ status: 'cancelled' });
+    expect(await storedEvents(id)).toBe(0);
+  });
+});

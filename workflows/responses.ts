@@ -1,0 +1,48 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  proxyActivities,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+
+// The answer streams for as long as the lane takes; heartbeats (every second, and on every stored flush) let a new
+// worker take over within 10 s of one dying. Failures before the first delta retry twice (an upstream 5xx, 429 or
+// timeout); permanent ones (no such lane, no provider) do not.
+const { runBackgroundResponse } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
+});
+const { endBackgroundResponse } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumAttempts: 20 },
+});
+
+/**
+ * A background response (`resp_...`, POST /v1/responses with background: true): its one activity answers and stores
+ * the answer's events; a run that gives up ends the response as failed, a cancelled one (POST .../cancel, an operator
+ * in the Temporal UI, a revoked key) as cancelled.
+ */
+export async function backgroundResponseWorkflow(input: { tenantId: string; responseId: string }): Promise<{
+  status: string;
+}> {
+  try {
+    return await runBackgroundResponse(input);
+  } catch (err) {
+    if (isCancellation(err)) {
+      await CancellationScope.nonCancellable(() => endBackgroundResponse({ ...input, status: 'cancelled' }));
+      return { status: 'cancelled' };
+    }
+    const cause = err instanceof ActivityFailure ? err.cause : err;
+    const message = cause instanceof Error ? cause.message : 'The response failed.';
+    const type = cause instanceof ApplicationFailure ? cause.type : undefined;
+    await endBackgroundResponse({
+      ...input,
+      status: 'failed',
+      error: { code: type === 'rate_limited' ? 'rate_limit_exceeded' : 'server_error', message },
+    });
+    return { status: 'failed' };
+  }
+}
