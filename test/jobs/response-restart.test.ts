@@ -1,0 +1,87 @@
+import { sql } from 'slonik';
+import { z } from 'zod';
+import type { FakeOpenAI } from '../helpers/fake-openai';
+import { withFakeUpstream } from '../helpers/fake-upstream';
+import { startQueueWorker, type Harness } from '../helpers/harness';
+import { pollUntil } from '../helpers/poll';
+
+jest.setTimeout(120_000);
+
+let fake: FakeOpenAI;
+let h: Harness;
+let key: string;
+// No harness worker: the test starts and stops its own.
+withFakeUpstream({ scopes: ['runtime:chat'], resetEach: {} }, (up) => ({ fake, h, key } = up));
+
+const get = (id: string) => h.req('GET', `/v1/responses/${id}`, { key });
+const create = async (input: string) => {
+  const r = await h.req('POST', '/v1/responses', { key, body: { model: 'mid', input, background: true } });
+  expect(r.status).toBe(200);
+  return r.body.id as string;
+};
+const events = async (id: string) =>
+  (
+    await h.db.any(
+      sql.type(z.object({ type: z.string() }))`SELECT type FROM events WHERE stream = ${`response:${id}`} ORDER BY id`,
+    )
+  ).map((e) => e.type);
+
+test('a worker stopped before the first token: the response is answered by the next worker, once', async () => {
+  let release!: () => void;
+  fake.setDefault({ reply: 'after the restart' });
+  fake.script({ gate: new Promise<void>((r) => (release = r)), reply: 'from the stopped worker' });
+  const first = await startQueueWorker(h);
+  const id = await create('Wait for it');
+  await pollUntil(
+    async () => fake.chats.length,
+    (n) => n === 1,
+  );
+  await first.stop();
+  release();
+  expect((await get(id)).body.status).toBe('queued');
+  const second = await startQueueWorker(h);
+  try {
+    const done = await pollUntil(
+      () => get(id),
+      (r) => r.body.status === 'completed',
+      60_000,
+    );
+    expect(done.body.output[0].content[0].text).toBe('after the restart');
+    expect(fake.chats).toHaveLength(2);
+    const types = await events(id);
+    expect(types.filter((t) => t === 'response.in_progress')).toHaveLength(1);
+    expect(types.at(-1)).toBe('response.completed');
+  } finally {
+    await second.stop();
+  }
+});
+
+test('a worker stopped mid-answer: the next attempt ends the response failed rather than answer twice', async () => {
+  fake.script({ reply: 'a b c d e f g h', hangAfterChunks: 2 });
+  const first = await startQueueWorker(h);
+  const id = await create('Half an answer');
+  await pollUntil(
+    () => events(id),
+    (t) => t.includes('response.output_text.delta'),
+  );
+  await first.stop();
+  const second = await startQueueWorker(h);
+  try {
+    const failed = await pollUntil(
+      () => get(id),
+      (r) => r.body.status === 'failed',
+      60_000,
+    );
+    expect(failed.body.error).toEqual({
+      code: 'server_error',
+      message: expect.stringMatching(/stopped in the middle of its answer/),
+    });
+    expect(fake.chats).toHaveLength(1);
+    const types = await events(id);
+    expect(types.at(-1)).toBe('response.failed');
+    expect(types.filter((t) => t === 'response.failed')).toHaveLength(1);
+    expect(await h.client.workflow.getHandle(id).result()).toEqual({ status: 'failed' });
+  } finally {
+    await second.stop();
+  }
+});
