@@ -78,9 +78,12 @@ export const FileData = z
     'base64, bare or as a data: URL',
   );
 
+/** A file uploaded to /v1/files, by its id. */
+export const FileRef = z.string().regex(/^file-[A-Za-z0-9]{1,100}$/, 'a file id (file-...) from POST /v1/files');
+
 /**
- * OpenAI's file part: a document (PDF, DOCX, text, markdown, HTML) as base64 `file_data`. Its text is read by the
- * document parsers and given to the lane in its place. Files by `file_id` need OpenAI's file store: refused.
+ * OpenAI's file part: a document (PDF, DOCX, text, markdown, HTML) as base64 `file_data`, or a file uploaded to
+ * /v1/files by `file_id`. Its text is read by the document parsers and given to the lane in its place.
  */
 export const FilePart = z
   .object({
@@ -89,25 +92,20 @@ export const FilePart = z
       .object({
         file_data: FileData.optional(),
         filename: z.string().max(255).optional(),
-        file_id: z.string().max(200).optional(),
+        file_id: FileRef.optional(),
       })
       .strict()
       .superRefine((f, ctx) => {
-        if (f.file_id !== undefined)
-          ctx.addIssue({
-            code: 'custom',
-            path: ['file_id'],
-            message: 'files by id are not supported here: send file_data (the file as base64)',
-          });
-        else if (f.file_data === undefined)
-          ctx.addIssue({ code: 'custom', path: ['file_data'], message: 'file_data is required' });
+        if ((f.file_id === undefined) === (f.file_data === undefined))
+          ctx.addIssue({ code: 'custom', path: ['file_data'], message: 'send one of file_data and file_id' });
       }),
   })
   .strict();
-/** A file as the loader takes it: its bytes (base64) or, on the Responses API, a URL. */
+/** A file as the loader takes it: its bytes (base64), a file of /v1/files, or (Responses API) a URL. */
 export interface FileSource {
   file_data?: string;
   file_url?: string;
+  file_id?: string;
   filename?: string;
 }
 /** A part of a message's content as the persona route passes it on (files become text before the lane). */

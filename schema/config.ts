@@ -60,6 +60,12 @@ export const EnvSchema = z.object({
     .int()
     .min(1024)
     .default(20 * 1024 * 1024),
+  // What one tenant's files (/v1/files) may hold in all, in bytes.
+  SVC_FILES_TENANT_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024 * 1024),
   // The data-segment cap of each PDF/DOCX reading process (activities/web/extract-pool.ts), in MiB; 0: no cap.
   // Node alone reserves ~520 MiB of it on start, so the floor is 1024.
   SVC_EXTRACT_MEMORY_MB: z.coerce
@@ -195,6 +201,8 @@ export interface Config {
   /** SVC_CHAT_BODY_LIMIT: the body limit of the routes that take a conversation (`RouteSpec.conversation`). */
   chatBodyLimit: number;
   uploadLimit: number;
+  /** SVC_FILES_TENANT_LIMIT: bytes one tenant's stored files may hold. */
+  filesTenantLimit: number;
   /** SVC_EXTRACT_MEMORY_MB */
   extractMemoryMb: number;
   /** true = all private addresses, a list = these addresses/CIDRs/hosts only, false = none. */
@@ -296,6 +304,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     bodyLimit: e.SVC_BODY_LIMIT,
     chatBodyLimit: e.SVC_CHAT_BODY_LIMIT,
     uploadLimit: e.SVC_UPLOAD_LIMIT,
+    filesTenantLimit: e.SVC_FILES_TENANT_LIMIT,
     extractMemoryMb: e.SVC_EXTRACT_MEMORY_MB,
     allowPrivateFetch: e.SVC_ALLOW_PRIVATE_FETCH,
     publicUrl: e.SVC_PUBLIC_URL,

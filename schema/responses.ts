@@ -3,6 +3,7 @@ import {
   checkToolChoice,
   clientJsonSchema,
   FileData,
+  FileRef,
   ImageUrl,
   MAX_FILES,
   MAX_IMAGES,
@@ -16,9 +17,8 @@ import { readableText } from './storable';
 /**
  * OpenAI's Responses API (`POST /v1/responses`) as far as a persona lane can answer it: messages, images, function
  * tools and their results, instructions, structured output, stored responses chained by `previous_response_id`.
- * Files become their text. What needs OpenAI's own machinery (built-in tools, files by id, conversations, prompt
- * templates, background runs)
- * is refused by name, never dropped. Field names and limits follow OpenAI's published contract.
+ * Files (inline, by URL, or uploaded to /v1/files) become their text. What needs OpenAI's own machinery (built-in tools,
+ * conversations, prompt templates) is refused by name, never dropped. Field names and limits follow OpenAI's published contract.
  */
 
 /** A response's id (`resp_` and 24 characters of ours; any client-held id of this shape is looked up). */
@@ -42,18 +42,12 @@ const InputImage = z
   .object({
     type: z.literal('input_image'),
     image_url: ImageUrl.nullish(),
-    file_id: z.string().max(200).nullish(),
+    file_id: FileRef.nullish(),
     detail: z.enum(['auto', 'low', 'high']).nullish(),
   })
   .superRefine((p, ctx) => {
-    if (p.file_id != null)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['file_id'],
-        message: 'images by file id are not supported here: send image_url (an http(s) URL or a data URL)',
-      });
-    else if (p.image_url == null)
-      ctx.addIssue({ code: 'custom', path: ['image_url'], message: 'image_url is required' });
+    if ((p.file_id == null) === (p.image_url == null))
+      ctx.addIssue({ code: 'custom', path: ['image_url'], message: 'send one of image_url and file_id' });
   });
 /** A document: its text is read by the document parsers (or, for a URL, fetched like a page) and given in its place. */
 const InputFile = z
@@ -65,17 +59,11 @@ const InputFile = z
       .max(4000)
       .nullish(),
     filename: z.string().max(255).nullish(),
-    file_id: z.string().max(200).nullish(),
+    file_id: FileRef.nullish(),
   })
   .superRefine((p, ctx) => {
-    if (p.file_id != null)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['file_id'],
-        message: 'files by id are not supported here: send file_data (the file as base64) or file_url',
-      });
-    else if ((p.file_data == null) === (p.file_url == null))
-      ctx.addIssue({ code: 'custom', message: 'send one of file_data and file_url' });
+    if ([p.file_data, p.file_url, p.file_id].filter((v) => v != null).length !== 1)
+      ctx.addIssue({ code: 'custom', message: 'send one of file_data, file_url and file_id' });
   });
 
 const ContentPart = z.discriminatedUnion('type', [InputText, OutputText, Refusal, InputImage, InputFile]);

@@ -12,6 +12,30 @@ import {
   type PersonaMessage,
 } from '../../schema/chat';
 import { AppError } from '../../schema/errors';
+import type { Db } from '../../activities/store/db';
+import { getFileContent } from '../../activities/store/files';
+
+/** A file of the tenant's /v1/files by id (null when unknown, deleted or expired). */
+export type FileReader = (id: string) => Promise<{ bytes: Buffer; filename: string; contentType: string } | null>;
+
+/** The tenant's /v1/files as a FileReader. */
+export function tenantFiles(db: Db, tenantId: string): FileReader {
+  return async (id) => {
+    const f = await getFileContent(db, tenantId, id);
+    return f && { bytes: f.bytes, filename: f.filename, contentType: f.content_type };
+  };
+}
+
+/** A file of /v1/files by id. @throws AppError not_found (404) when the tenant has no such file */
+export async function readFileById(files: FileReader | undefined, id: string) {
+  const f = files ? await files(id) : null;
+  if (!f)
+    throw new AppError(
+      'not_found',
+      `No file '${id}' among your files (unknown, deleted or expired; see GET /v1/files).`,
+    );
+  return f;
+}
 
 /** Where the client put message `i`'s part `j` (an error names it). */
 export type PartPath = (message: number, part: number, kind: 'image_url' | 'file') => string;
@@ -20,7 +44,7 @@ const chatPath: PartPath = (i, j, kind) =>
   kind === 'image_url' ? `body.messages.${i}.content.${j}.image_url.url` : `body.messages.${i}.content.${j}.file`;
 
 /** An error about a part, naming where it is. */
-function atPart(err: unknown, where: string): unknown {
+export function atPart(err: unknown, where: string): unknown {
   if (!(err instanceof AppError)) return err;
   return new AppError(err.code, `${where}: ${err.message}`, {
     details: [{ path: where, message: err.message }],
@@ -43,9 +67,14 @@ function fileBytes(data: string, limit: number): Buffer {
  * bytes; PDF and DOCX in the capped processes) or, for a URL, fetched through the fetch guard like a page.
  * @throws AppError invalid_request, payload_too_large, unsupported_media_type, upstream_* (a URL's)
  */
-export async function readAttachedFile(src: FileSource, config: Config): Promise<string> {
+export async function readAttachedFile(src: FileSource, config: Config, files?: FileReader): Promise<string> {
   let text: string;
-  if (src.file_url !== undefined) {
+  let name = src.filename;
+  if (src.file_id !== undefined) {
+    const f = await readFileById(files, src.file_id);
+    name ??= f.filename;
+    text = (await extractDocument(f.bytes, await detectMediaType(f.bytes))).text;
+  } else if (src.file_url !== undefined) {
     const doc = await fetchDocument(src.file_url, {
       allowPrivate: config.allowPrivateFetch,
       maxBytes: config.uploadLimit,
@@ -61,13 +90,13 @@ export async function readAttachedFile(src: FileSource, config: Config): Promise
       'payload_too_large',
       `The file's text is ${text.length} characters; at most ${MAX_MESSAGE_CHARS} fit in a message.`,
     );
-  const name = src.filename?.replace(/[\r\n"]+/g, ' ').trim();
-  return `File${name ? ` "${name}"` : ''}:\n\n${text}`;
+  const shown = name?.replace(/[\r\n"]+/g, ' ').trim();
+  return `File${shown ? ` "${shown}"` : ''}:\n\n${text}`;
 }
 
 /** A file's text (`readAttachedFile`), an error naming where the file is (`where`). */
-export function readFileAt(src: FileSource, config: Config, where: string): Promise<string> {
-  return readAttachedFile(src, config).catch((err: unknown) => Promise.reject(atPart(err, where)));
+export function readFileAt(src: FileSource, config: Config, where: string, files?: FileReader): Promise<string> {
+  return readAttachedFile(src, config, files).catch((err: unknown) => Promise.reject(atPart(err, where)));
 }
 
 /**
@@ -83,6 +112,7 @@ export async function loadMessageParts(
   messages: PersonaMessage[],
   config: Config,
   path: PartPath = chatPath,
+  files?: FileReader,
 ): Promise<LoadedMessage[]> {
   if (!messages.some((m) => Array.isArray(m.content))) return messages as LoadedMessage[];
   const loads: Array<Promise<void>> = [];
@@ -93,7 +123,9 @@ export async function loadMessageParts(
       if (part.type === 'text') parts[j] = part;
       else if (part.type === 'file')
         loads.push(
-          readFileAt(part.file, config, path(i, j, 'file')).then((text) => void (parts[j] = { type: 'text', text })),
+          readFileAt(part.file, config, path(i, j, 'file'), files).then(
+            (text) => void (parts[j] = { type: 'text', text }),
+          ),
         );
       else {
         const { url } = part.image_url;

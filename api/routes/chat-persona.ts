@@ -7,7 +7,7 @@ import { AppError } from '../../schema/errors';
 import { DEFAULT_LANE } from '../../schema/model-config';
 import { principalOf, type AppContext } from '../context';
 import { openTokenTap, type TokenTap } from '../live/tokens';
-import { loadMessageParts, type PartPath } from './chat-parts';
+import { loadMessageParts, tenantFiles, type PartPath } from './chat-parts';
 import { planChat, type ChatPlan } from './chat-plan';
 import { abortOnDisconnect, modelsFor, samplingOf } from './chat-shared';
 
@@ -70,7 +70,12 @@ export async function preparePersonaCall(
       'model_not_found',
       `The model '${lane}' does not exist. GET /v1/models lists the available lanes.`,
     );
-  const messages = await loadMessageParts(body.messages, ctx.deps.config, partPath);
+  const messages = await loadMessageParts(
+    body.messages,
+    ctx.deps.config,
+    partPath,
+    tenantFiles(ctx.deps.db, p.tenantId),
+  );
   const plan = await planChat(ctx, body, messages, p.tenantId, headers);
   const abort = abortOnDisconnect(ctx);
   // Client tools go to the lane with how to choose them; the model's calls come back for the client to run.

@@ -5,6 +5,7 @@ import { browserRoutes } from './browser';
 import { chatRoutes } from './chat';
 import { responseRoutes } from './responses';
 import { embeddingRoutes } from './embeddings';
+import { fileRoutes } from './files';
 import { daemonsRoutes } from './daemons';
 import { entitiesRoutes } from './entities';
 import { identityRoutes } from './identity';
@@ -39,6 +40,7 @@ export function allRoutes(): RouteSpec[] {
     ...chatRoutes(),
     ...responseRoutes(),
     ...embeddingRoutes(),
+    ...fileRoutes(),
     ...tasksRoutes(),
     ...entitiesRoutes(),
     ...knowledgeRoutes(),

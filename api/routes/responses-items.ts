@@ -2,7 +2,7 @@ import type { ModelResult, ModelUsage } from '../../activities/providers/types';
 import { randomToken } from '../../activities/store/ids';
 import type { ContentPart, FileSource, PersonaMessage } from '../../schema/chat';
 import type { Config } from '../../schema/config';
-import { readFileAt } from './chat-parts';
+import { atPart, readFileAt, readFileById, type FileReader } from './chat-parts';
 import type { ResponseInputItem } from '../../schema/responses';
 
 /**
@@ -12,7 +12,7 @@ import type { ResponseInputItem } from '../../schema/responses';
  */
 export type InputPart =
   | { type: 'input_text'; text: string }
-  | { type: 'input_image'; image_url: string; detail: 'auto' | 'low' | 'high' }
+  | { type: 'input_image'; image_url: string; detail: 'auto' | 'low' | 'high'; file_id?: string }
   | { type: 'output_text'; text: string; annotations: unknown[]; logprobs: unknown[] }
   | { type: 'refusal'; refusal: string }
   /** Only until its text is read (`readInputFiles`): a stored item holds the text. */
@@ -83,7 +83,12 @@ function normalizeItem(item: ResponseInputItem): StoredItem | undefined {
           ? textParts(item.role, item.content)
           : item.content.map((p): InputPart => {
               if (p.type === 'input_image')
-                return { type: 'input_image', image_url: p.image_url ?? '', detail: p.detail ?? 'auto' };
+                return {
+                  type: 'input_image',
+                  image_url: p.image_url ?? '',
+                  detail: p.detail ?? 'auto',
+                  ...(p.file_id != null ? { file_id: p.file_id } : {}),
+                };
               if (p.type === 'output_text') return { type: 'output_text', text: p.text, annotations: [], logprobs: [] };
               if (p.type === 'refusal') return { type: 'refusal', refusal: p.refusal };
               if (p.type === 'input_file')
@@ -92,6 +97,7 @@ function normalizeItem(item: ResponseInputItem): StoredItem | undefined {
                   file: {
                     file_data: p.file_data ?? undefined,
                     file_url: p.file_url ?? undefined,
+                    file_id: p.file_id ?? undefined,
                     filename: p.filename ?? undefined,
                   },
                 };
@@ -120,22 +126,38 @@ function partText(p: InputPart): string {
 
 /**
  * The files of the input read into text (`input_text` parts in their place: what the model got, and what the stored
- * response keeps). @throws AppError as readAttachedFile, naming `body.input.N.content.M`
+ * response keeps), and images given by file id made data URLs (the image loader checks them as any other).
+ * @throws AppError as readAttachedFile, naming `body.input.N.content.M`; not_found for an unknown file id
  */
-export async function readInputFiles(input: NormalizedInput, config: Config): Promise<void> {
+export async function readInputFiles(input: NormalizedInput, config: Config, files?: FileReader): Promise<void> {
   const reads: Array<Promise<void>> = [];
   input.items.forEach((item, k) => {
     if (item.type !== 'message') return;
     item.content.forEach((part, j) => {
-      if (part.type !== 'input_file') return;
       const where = `body.input.${input.origin[k]}.content.${j}`;
-      reads.push(
-        readFileAt(part.file, config, where).then((text) => void (item.content[j] = { type: 'input_text', text })),
-      );
+      if (part.type === 'input_file')
+        reads.push(
+          readFileAt(part.file, config, where, files).then(
+            (text) => void (item.content[j] = { type: 'input_text', text }),
+          ),
+        );
+      else if (part.type === 'input_image' && part.file_id !== undefined) {
+        const id = part.file_id;
+        reads.push(
+          readFileById(files, id).then(
+            (f) => void (item.content[j] = { type: 'input_image', image_url: dataUrl(f), detail: part.detail }),
+            (err: unknown) => Promise.reject(atPart(err, `${where}.file_id`)),
+          ),
+        );
+      }
     });
   });
   await Promise.all(reads);
 }
+
+/** A stored file as a data URL (its sniffed type; the image loader refuses what is not an image). */
+const dataUrl = (f: { bytes: Buffer; contentType: string }) =>
+  `data:${f.contentType};base64,${f.bytes.toString('base64')}`;
 
 /**
  * Items as chat messages: instructions first as a system message, developer messages as system ones, consecutive

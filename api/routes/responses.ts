@@ -25,6 +25,7 @@ import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { lastEventIdOf } from '../sse';
 import { preparePersonaCall } from './chat-persona';
+import { tenantFiles } from './chat-parts';
 import { unlessClientGone } from './chat-shared';
 import {
   itemsToMessages,
@@ -206,7 +207,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
   const tenantId = principalOf(ctx).tenantId;
   const earlier = await history(ctx, tenantId, body.previous_response_id);
   const input = normalizeInput(body.input);
-  await readInputFiles(input, ctx.deps.config);
+  await readInputFiles(input, ctx.deps.config, tenantFiles(ctx.deps.db, tenantId));
   const { messages, source } = itemsToMessages([...earlier, ...input.items], body.instructions);
   // An image's error names where the client put it: this request's input, or a response it continues.
   const imagePath = (k: number, j: number) => {

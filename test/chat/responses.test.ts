@@ -560,13 +560,13 @@ describe('request fields', () => {
   test.each([
     ['a built-in tool', { input: 'x', tools: [{ type: 'web_search' }] }, 'body.tools.0.type', /web_search/],
     [
-      'a file by id',
-      { input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-1' }] }] },
-      'body.input.0.content.0.file_id',
-      /files by id/,
+      'a file by id and by data',
+      { input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-1', file_data: 'eA==' }] }] },
+      'body.input.0.content.0',
+      /one of file_data, file_url and file_id/,
     ],
     [
-      'an image by file id',
+      'an image by a malformed file id',
       { input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'f' }] }] },
       'body.input.0.content.0.file_id',
       /file id/,
