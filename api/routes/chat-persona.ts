@@ -61,6 +61,8 @@ export async function preparePersonaCall(
   body: ChatCompletionRequest,
   headers: ChatHeaders,
   partPath?: PartPath,
+  /** Answered later by a worker (background response, batch line): no disconnect abort, no live token frames. */
+  detached = false,
 ): Promise<PersonaCall> {
   const p = principalOf(ctx);
   const lane = body.model ?? DEFAULT_LANE;
@@ -77,7 +79,7 @@ export async function preparePersonaCall(
     tenantFiles(ctx.deps.db, p.tenantId),
   );
   const plan = await planChat(ctx, body, messages, p.tenantId, headers);
-  const abort = abortOnDisconnect(ctx);
+  const abort = detached ? new AbortController() : abortOnDisconnect(ctx);
   // Client tools go to the lane with how to choose them; the model's calls come back for the client to run.
   const tools = body.tools?.length ? body.tools : undefined;
   const sampling = samplingOf(body);
@@ -102,6 +104,6 @@ export async function preparePersonaCall(
       : null;
   const store = (answer: string, provider: string, calls = 0) =>
     storeTurn(ctx.deps.db, sessionTurn, answer, provider, calls);
-  const tap = openTokenTap(ctx.deps, p.tenantId, [plan.sessionKey, ctx.state.requestId]);
+  const tap = detached ? undefined : openTokenTap(ctx.deps, p.tenantId, [plan.sessionKey, ctx.state.requestId]);
   return { lane, models, req, plan, abort, toolsOffered: tools !== undefined, meta, sessionTurn, store, tap };
 }

@@ -1,5 +1,6 @@
 import { embedInputs } from '../../activities/knowledge/embeddings';
 import { CreateEmbeddingRequest, EMBEDDING_MODEL, EmbeddingList } from '../../schema/embeddings';
+import type { Config } from '../../schema/config';
 import { AppError } from '../../schema/errors';
 import type { AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
@@ -17,13 +18,23 @@ function base64Vector(v: number[]): string {
 }
 const isLittleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
-async function createEmbeddings(ctx: AppContext, body: CreateEmbeddingRequest) {
+/** The request's model name, checked. @throws AppError model_not_found */
+export function embeddingModel(config: Config, body: { model?: string }): string {
   const model = body.model ?? EMBEDDING_MODEL;
-  if (model !== EMBEDDING_MODEL && model !== ctx.deps.config.openai.embeddingModel)
+  if (model !== EMBEDDING_MODEL && model !== config.openai.embeddingModel)
     throw new AppError(
       'model_not_found',
       `The model '${model}' does not exist here; embeddings use '${EMBEDDING_MODEL}' (or leave model out).`,
     );
+  return model;
+}
+
+/**
+ * OpenAI's embeddings answer for a request, from the configured provider (what the route and a batch line give).
+ * @throws AppError model_not_found, and the provider's failures (upstream_*, rate_limited, service_unavailable)
+ */
+export async function answerEmbeddings(config: Config, body: CreateEmbeddingRequest, signal?: AbortSignal) {
+  const model = embeddingModel(config, body);
   const input = body.input;
   const inputs =
     typeof input === 'string'
@@ -31,16 +42,12 @@ async function createEmbeddings(ctx: AppContext, body: CreateEmbeddingRequest) {
       : typeof input[0] === 'number'
         ? [input as number[]]
         : (input as Array<string | number[]>);
-  ctx.state.usage = { lane: EMBEDDING_MODEL, promptTokens: 0, completionTokens: 0, estimated: false };
-  const abort = abortOnDisconnect(ctx);
-  const { vectors, tokens } = await unlessClientGone(abort, () =>
-    embedInputs(ctx.deps.config, inputs, {
-      signal: abort.signal,
-      dimensions: body.dimensions,
-      concurrency: CONCURRENCY,
-      timeoutMs: 60_000,
-    }),
-  );
+  const { vectors, tokens } = await embedInputs(config, inputs, {
+    signal,
+    dimensions: body.dimensions,
+    concurrency: CONCURRENCY,
+    timeoutMs: 60_000,
+  });
   if (body.dimensions !== undefined) {
     const wrong = vectors.find((v) => v.length !== body.dimensions);
     if (wrong)
@@ -49,7 +56,6 @@ async function createEmbeddings(ctx: AppContext, body: CreateEmbeddingRequest) {
         `The embeddings provider gave vectors of ${wrong.length} dimensions, not the ${body.dimensions} asked for (its model may not take dimensions).`,
       );
   }
-  ctx.state.usage.promptTokens = tokens;
   const base64 = body.encoding_format === 'base64';
   return {
     object: 'list' as const,
@@ -61,6 +67,15 @@ async function createEmbeddings(ctx: AppContext, body: CreateEmbeddingRequest) {
     model,
     usage: { prompt_tokens: tokens, total_tokens: tokens },
   };
+}
+
+async function createEmbeddings(ctx: AppContext, body: CreateEmbeddingRequest) {
+  embeddingModel(ctx.deps.config, body);
+  ctx.state.usage = { lane: EMBEDDING_MODEL, promptTokens: 0, completionTokens: 0, estimated: false };
+  const abort = abortOnDisconnect(ctx);
+  const answer = await unlessClientGone(abort, () => answerEmbeddings(ctx.deps.config, body, abort.signal));
+  ctx.state.usage.promptTokens = answer.usage.prompt_tokens;
+  return answer;
 }
 
 /** OpenAI's embeddings endpoint over the configured embeddings provider (the one knowledge search uses). */

@@ -35,8 +35,6 @@ export async function queueBackgroundResponse(
   },
 ): Promise<Record<string, unknown>> {
   const { call } = o;
-  // No live token frames for a response nobody waits on in this request.
-  call.tap?.end();
   // The request counts under its lane in the usage report; its tokens are added when the worker has them.
   ctx.state.usage ??= { lane: call.lane, promptTokens: 0, completionTokens: 0, estimated: false };
   const { signal: _signal, ...req } = call.req;

@@ -214,7 +214,13 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
     const at = source[k] - earlier.length;
     return at >= 0 ? `body.input.${input.origin[at]}.content.${j}.image_url` : 'body.previous_response_id';
   };
-  const call = await preparePersonaCall(ctx, { ...chatFields(body), messages }, headers, imagePath);
+  const call = await preparePersonaCall(
+    ctx,
+    { ...chatFields(body), messages },
+    headers,
+    imagePath,
+    body.background === true,
+  );
   const { lane, models, req, abort, toolsOffered, tap } = call;
   const id = `resp_${randomToken(24)}`;
   const base = responseBase(body, {
