@@ -11,6 +11,7 @@ import { configureFileReading } from './web/extract-pool';
 import { createResearchActivities } from './web/research-activities';
 import { createPlanActivities } from './tools/plan-activities';
 import { createResponseActivities } from './responses/background';
+import { createBatchActivities } from './batches';
 
 export type { ActivityDeps } from './deps';
 
@@ -35,6 +36,7 @@ export function createActivities(given: ActivityDeps) {
     ...createAgentActivities(deps),
     ...createPlanActivities(deps),
     ...createResponseActivities(deps),
+    ...createBatchActivities(deps),
   };
 }
 

@@ -60,6 +60,9 @@ export const EnvSchema = z.object({
     .int()
     .min(1024)
     .default(20 * 1024 * 1024),
+  // Requests one batch (/v1/batches) may hold, and how many of a batch's requests a worker answers at once.
+  SVC_BATCH_MAX_REQUESTS: z.coerce.number().int().min(1).max(50_000).default(10_000),
+  SVC_BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   // What one tenant's files (/v1/files) may hold in all, in bytes.
   SVC_FILES_TENANT_LIMIT: z.coerce
     .number()
@@ -201,6 +204,8 @@ export interface Config {
   /** SVC_CHAT_BODY_LIMIT: the body limit of the routes that take a conversation (`RouteSpec.conversation`). */
   chatBodyLimit: number;
   uploadLimit: number;
+  /** SVC_BATCH_MAX_REQUESTS and SVC_BATCH_CONCURRENCY. */
+  batch: { maxRequests: number; concurrency: number };
   /** SVC_FILES_TENANT_LIMIT: bytes one tenant's stored files may hold. */
   filesTenantLimit: number;
   /** SVC_EXTRACT_MEMORY_MB */
@@ -305,6 +310,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     chatBodyLimit: e.SVC_CHAT_BODY_LIMIT,
     uploadLimit: e.SVC_UPLOAD_LIMIT,
     filesTenantLimit: e.SVC_FILES_TENANT_LIMIT,
+    batch: { maxRequests: e.SVC_BATCH_MAX_REQUESTS, concurrency: e.SVC_BATCH_CONCURRENCY },
     extractMemoryMb: e.SVC_EXTRACT_MEMORY_MB,
     allowPrivateFetch: e.SVC_ALLOW_PRIVATE_FETCH,
     publicUrl: e.SVC_PUBLIC_URL,

@@ -10,3 +10,4 @@ export * from './browser-session';
 export { agentWorkflow } from './agent';
 export * from './plan';
 export { backgroundResponseWorkflow } from './responses';
+export { batchWorkflow } from './batches';

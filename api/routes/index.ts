@@ -6,6 +6,7 @@ import { chatRoutes } from './chat';
 import { responseRoutes } from './responses';
 import { embeddingRoutes } from './embeddings';
 import { fileRoutes } from './files';
+import { batchRoutes } from './batches';
 import { daemonsRoutes } from './daemons';
 import { entitiesRoutes } from './entities';
 import { identityRoutes } from './identity';
@@ -41,6 +42,7 @@ export function allRoutes(): RouteSpec[] {
     ...responseRoutes(),
     ...embeddingRoutes(),
     ...fileRoutes(),
+    ...batchRoutes(),
     ...tasksRoutes(),
     ...entitiesRoutes(),
     ...knowledgeRoutes(),

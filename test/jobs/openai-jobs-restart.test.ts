@@ -85,3 +85,58 @@ test('a worker stopped mid-answer: the next attempt ends the response failed rat
     await second.stop();
   }
 });
+
+test('a worker stopped mid-batch: the next worker answers what was pending; every line is in the output once', async () => {
+  let holding = true;
+  fake.onRequest((r) => {
+    const n = Number(String(r.body.messages.at(-1).content).slice(5));
+    // The first six lines answer at once; the rest wait until the first worker is gone.
+    return n < 6 || !holding ? { reply: `answer ${n}` } : { hang: true };
+  });
+  const lines = Array.from({ length: 12 }, (_, i) => ({
+    custom_id: `l${i}`,
+    method: 'POST',
+    url: '/v1/chat/completions',
+    body: { model: 'mid', messages: [{ role: 'user', content: `line ${i}` }] },
+  }));
+  const form = new FormData();
+  form.append('purpose', 'batch');
+  form.append('file', new Blob([lines.map((l) => JSON.stringify(l)).join('\n')]), 'in.jsonl');
+  const file = (await (
+    await fetch(`${h.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form })
+  ).json()) as { id: string };
+  const first = await startQueueWorker(h);
+  const created = await h.req('POST', '/v1/batches', {
+    key,
+    body: { input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' },
+  });
+  expect(created.status).toBe(200);
+  const id = created.body.id as string;
+  // Four of the held lines are in flight (SVC_BATCH_CONCURRENCY) when the worker stops.
+  await fake.waitFor(() => fake.chats.length >= 10, 15_000);
+  await first.stop();
+  holding = false;
+  const second = await startQueueWorker(h);
+  try {
+    const done = await pollUntil(
+      () => h.req('GET', `/v1/batches/${id}`, { key }),
+      (r) => r.body.status === 'completed',
+      60_000,
+    );
+    expect(done.body.request_counts).toEqual({ total: 12, completed: 12, failed: 0 });
+    const out = (await h.req('GET', `/v1/files/${done.body.output_file_id}/content`, { key })).text
+      .trim()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            custom_id: string;
+            response: { body: { choices: Array<{ message: { content: string } }> } };
+          },
+      );
+    expect(out.map((l) => l.custom_id)).toEqual(lines.map((l) => l.custom_id));
+    expect(out.map((l) => l.response.body.choices[0].message.content)).toEqual(lines.map((_, i) => `answer ${i}`));
+  } finally {
+    await second.stop();
+  }
+});

@@ -1,0 +1,186 @@
+import { Context } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
+import { completionBody } from '../../api/routes/chat-shared';
+import { answerEmbeddings } from '../../api/routes/embeddings';
+import type { CreateEmbeddingRequest } from '../../schema/embeddings';
+import { AppError } from '../../schema/errors';
+import type { ActivityDeps } from '../deps';
+import type { ModelRequest } from '../providers/types';
+import { batchKeyId, batchStatus, finishBatch, pendingRequests, recordOutcomes } from '../store/batches';
+import { randomToken } from '../store/ids';
+import { addUsage } from '../store/rate-limits';
+import { workerShutdownFailure } from '../tasks/errors';
+
+/** One planned request of a batch (`batch_requests.job`): what its endpoint's route would have run. */
+export type BatchJob =
+  | {
+      kind: 'chat';
+      req: Omit<ModelRequest, 'signal'>;
+      toolsOffered: boolean;
+      /** The answer's meta block (its provider set when known). */
+      meta: Record<string, unknown>;
+    }
+  | { kind: 'embeddings'; body: CreateEmbeddingRequest };
+
+export interface BatchInput {
+  tenantId: string;
+  batchId: string;
+}
+
+/** Requests read from the database at a time. */
+const PAGE = 50;
+/** Tries of one request whose failure may pass (429, 5xx, timeouts), 1 s then 2 s apart. */
+const TRIES = 3;
+const TRANSIENT = new Set(['rate_limited', 'upstream_error', 'upstream_timeout']);
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
+
+export function createBatchActivities(deps: ActivityDeps) {
+  const { db, log, config } = deps;
+
+  /** One request answered: its output line (OpenAI's shape) and tokens; errors become an error line. */
+  async function answer(
+    job: BatchJob,
+    customId: string,
+    signal: AbortSignal,
+  ): Promise<{ ok: boolean; result: object; lane: string; tokensIn: number; tokensOut: number }> {
+    const requestId = `req_${randomToken(24)}`;
+    const line = (status: number, body: unknown) => ({
+      id: `batch_req_${randomToken(24)}`,
+      custom_id: customId,
+      response: { status_code: status, request_id: requestId, body },
+      error: null,
+    });
+    const lane = job.kind === 'chat' ? job.req.lane : 'svc-embed';
+    for (let attempt = 1; ; attempt++) {
+      try {
+        if (job.kind === 'embeddings') {
+          const body = await answerEmbeddings(config, job.body, signal);
+          return { ok: true, result: line(200, body), lane, tokensIn: body.usage.prompt_tokens, tokensOut: 0 };
+        }
+        const result = await deps.models!.complete({ ...job.req, signal });
+        const body = completionBody({
+          id: `chatcmpl-${randomToken(24)}`,
+          lane: job.req.lane,
+          result,
+          meta: { ...job.meta, provider: result.provider },
+          toolsOffered: job.toolsOffered,
+        });
+        return {
+          ok: true,
+          result: line(200, body),
+          lane,
+          tokensIn: result.usage.prompt_tokens,
+          tokensOut: result.usage.completion_tokens,
+        };
+      } catch (err) {
+        if (signal.aborted) throw err;
+        const e = err instanceof AppError ? err : new AppError('internal', 'The request failed.');
+        if (!(err instanceof AppError)) log.error({ err, batch_request: customId }, 'batch request failed');
+        if (TRANSIENT.has(e.code) && attempt < TRIES) {
+          await sleep(1000 * attempt, signal);
+          continue;
+        }
+        return {
+          ok: false,
+          result: line(e.status, { error: { message: e.message, type: e.code, code: e.code } }),
+          lane,
+          tokensIn: 0,
+          tokensOut: 0,
+        };
+      }
+    }
+  }
+
+  return {
+    /**
+     * Answers a batch's pending requests, `SVC_BATCH_CONCURRENCY` at a time, a page of 50 after another; each page's
+     * outcomes are recorded at once (a request's outcome once), so a retried run resumes with what is still pending.
+     * Stops at a cancel (the batch marked cancelling, or the workflow cancelled).
+     */
+    async runBatchRequests(i: BatchInput): Promise<{ cancelled: boolean }> {
+      const ctx = Context.current();
+      const stopped = new AbortController();
+      const signal = AbortSignal.any([ctx.cancellationSignal, stopped.signal]);
+      let done = 0;
+      const beat = setInterval(() => {
+        ctx.heartbeat({ done });
+        void batchStatus(db, i.tenantId, i.batchId)
+          .then((s) => {
+            if (s !== 'in_progress') stopped.abort(new Error('the batch no longer runs'));
+          })
+          .catch(() => undefined);
+      }, 1000);
+      try {
+        for (;;) {
+          if (signal.aborted) break;
+          const page = await pendingRequests(db, i.batchId, PAGE);
+          if (!page.length) break;
+          const outcomes: Array<Awaited<ReturnType<typeof answer>> & { line: number }> = [];
+          let next = 0;
+          const lane = async () => {
+            while (next < page.length && !signal.aborted) {
+              const r = page[next++];
+              try {
+                outcomes.push({ ...(await answer(r.job as BatchJob, r.custom_id, signal)), line: r.line });
+              } catch {
+                // Aborted: the request stays pending.
+              }
+            }
+          };
+          await Promise.all(Array.from({ length: Math.min(config.batch.concurrency, page.length) }, lane));
+          await recordOutcomes(db, i.tenantId, i.batchId, outcomes);
+          await chargeUsage(outcomes);
+          done += outcomes.length;
+          ctx.heartbeat({ done });
+        }
+      } finally {
+        clearInterval(beat);
+      }
+      if (ctx.cancellationSignal.aborted) {
+        const shutdown = workerShutdownFailure(ctx.cancellationSignal);
+        if (shutdown) throw shutdown;
+        throw new CancelledFailure('batch cancelled');
+      }
+      const cancelled = stopped.signal.aborted;
+      log.info({ batch: i.batchId, answered: done, cancelled }, cancelled ? 'batch cancelled' : 'batch answered');
+      return { cancelled };
+
+      /** The page's tokens in the usage report, per lane (a request each). */
+      async function chargeUsage(
+        outcomes: ReadonlyArray<{ ok: boolean; lane: string; tokensIn: number; tokensOut: number }>,
+      ) {
+        const byLane = new Map<string, { requests: number; errors: number; tokensIn: number; tokensOut: number }>();
+        for (const o of outcomes) {
+          const u = byLane.get(o.lane) ?? { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0 };
+          u.requests++;
+          if (!o.ok) u.errors++;
+          u.tokensIn += o.tokensIn;
+          u.tokensOut += o.tokensOut;
+          byLane.set(o.lane, u);
+        }
+        const keyId = (await batchKeyId(db, i.tenantId, i.batchId)) ?? '';
+        await addUsage(
+          db,
+          [...byLane].map(([lane, u]) => ({
+            tenantId: i.tenantId,
+            keyId,
+            lane,
+            day: new Date().toISOString().slice(0, 10),
+            estimated: 0,
+            ...u,
+          })),
+        ).catch((err: Error) => log.warn({ err: err.message, batch: i.batchId }, 'batch usage not recorded'));
+      }
+    },
+
+    /** Ends a batch as completed or cancelled: its output and error files written, its status and times set. */
+    async finishBatchRun(i: BatchInput & { outcome: 'completed' | 'cancelled'; failPending?: string }): Promise<void> {
+      await finishBatch(db, i.tenantId, i.batchId, i.outcome, i.failPending);
+    },
+  };
+}

@@ -1,0 +1,240 @@
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { createFile } from './files';
+
+const epoch = (c: string) => sql.fragment`extract(epoch FROM ${sql.identifier([c])})::int8 AS ${sql.identifier([c])}`;
+const TIMES = [
+  'created_at',
+  'in_progress_at',
+  'finalizing_at',
+  'completed_at',
+  'failed_at',
+  'cancelling_at',
+  'cancelled_at',
+  'expires_at',
+];
+
+export const BatchRow = z.object({
+  id: z.string(),
+  endpoint: z.string(),
+  input_file_id: z.string(),
+  completion_window: z.string(),
+  status: z.string(),
+  metadata: z.record(z.string(), z.string()).nullable(),
+  errors: z
+    .array(
+      z.object({ code: z.string(), message: z.string(), param: z.string().nullable(), line: z.number().nullable() }),
+    )
+    .nullable(),
+  request_total: z.number(),
+  request_completed: z.number(),
+  request_failed: z.number(),
+  tokens_in: z.coerce.number(),
+  tokens_out: z.coerce.number(),
+  output_file_id: z.string().nullable(),
+  error_file_id: z.string().nullable(),
+  created_at: z.coerce.number(),
+  in_progress_at: z.coerce.number().nullable(),
+  finalizing_at: z.coerce.number().nullable(),
+  completed_at: z.coerce.number().nullable(),
+  failed_at: z.coerce.number().nullable(),
+  cancelling_at: z.coerce.number().nullable(),
+  cancelled_at: z.coerce.number().nullable(),
+  expires_at: z.coerce.number(),
+});
+export type BatchRow = z.infer<typeof BatchRow>;
+
+const COLS = sql.join(
+  [
+    sql.fragment`id, endpoint, input_file_id, completion_window, status, metadata, errors, request_total,
+      request_completed, request_failed, tokens_in, tokens_out, output_file_id, error_file_id`,
+    ...TIMES.map(epoch),
+  ],
+  sql.fragment`, `,
+);
+
+export interface BatchRequestIn {
+  line: number;
+  customId: string;
+  job: object;
+}
+
+/**
+ * Stores a batch and its planned requests (in_progress), or a batch that failed validation (its errors, no requests),
+ * in one transaction.
+ */
+export async function insertBatch(
+  db: DatabasePool,
+  b: {
+    id: string;
+    tenantId: string;
+    keyId: string;
+    endpoint: string;
+    inputFileId: string;
+    completionWindow: string;
+    metadata?: Record<string, string>;
+    outputExpiresSeconds?: number;
+    errors?: Array<{ code: string; message: string; param: string | null; line: number | null }>;
+    requests: BatchRequestIn[];
+  },
+): Promise<BatchRow> {
+  const failed = b.errors !== undefined;
+  return db.transaction(async (tx) => {
+    const row = await tx.one(sql.type(BatchRow)`
+      INSERT INTO batches (id, tenant_id, key_id, endpoint, input_file_id, completion_window, status, metadata, errors,
+        output_expires_seconds, request_total, in_progress_at, failed_at, expires_at)
+      VALUES (${b.id}, ${b.tenantId}, ${b.keyId}, ${b.endpoint}, ${b.inputFileId}, ${b.completionWindow},
+        ${failed ? 'failed' : 'in_progress'}, ${b.metadata ? sql.json(b.metadata) : null},
+        ${failed ? sql.json(b.errors as never) : null}, ${b.outputExpiresSeconds ?? null}, ${b.requests.length},
+        ${failed ? null : sql.fragment`now()`}, ${failed ? sql.fragment`now()` : null}, now() + interval '24 hours')
+      RETURNING ${COLS}`);
+    for (let i = 0; i < b.requests.length; i += 500) {
+      const chunk = b.requests.slice(i, i + 500);
+      await tx.query(sql.unsafe`
+        INSERT INTO batch_requests (batch_id, line, custom_id, job)
+        SELECT ${b.id}, r.line, r.custom_id, r.job::json FROM ${sql.unnest(
+          chunk.map((r) => [r.line, r.customId, JSON.stringify(r.job)]),
+          ['int4', 'text', 'text'],
+        )} AS r(line, custom_id, job)`);
+    }
+    return row;
+  });
+}
+
+/** A batch of the tenant; null when unknown or another tenant's. */
+export async function getBatch(db: DatabasePool, tenantId: string, id: string): Promise<BatchRow | null> {
+  return db.maybeOne(sql.type(BatchRow)`SELECT ${COLS} FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}`);
+}
+
+/** The tenant's batches, newest first, after the batch `after`; `limit + 1` read. Null when `after` is unknown. */
+export async function listBatches(
+  db: DatabasePool,
+  o: { tenantId: string; limit: number; after?: string },
+): Promise<readonly BatchRow[] | null> {
+  let cursor = sql.fragment``;
+  if (o.after !== undefined) {
+    const at = await db.maybeOne(sql.type(z.object({ created_at: z.string(), id: z.string() }))`
+      SELECT created_at::text, id FROM batches WHERE tenant_id = ${o.tenantId} AND id = ${o.after}`);
+    if (!at) return null;
+    cursor = sql.fragment`AND (batches.created_at, batches.id) < (${at.created_at}::timestamptz, ${at.id})`;
+  }
+  return db.any(sql.type(BatchRow)`
+    SELECT ${COLS} FROM batches WHERE tenant_id = ${o.tenantId} ${cursor}
+    ORDER BY batches.created_at DESC, batches.id DESC LIMIT ${o.limit + 1}`);
+}
+
+/** Marks a running batch cancelling; null when it does not run (the caller reads what it is). */
+export async function markCancelling(db: DatabasePool, tenantId: string, id: string): Promise<BatchRow | null> {
+  return db.maybeOne(sql.type(BatchRow)`
+    UPDATE batches SET status = 'cancelling', cancelling_at = now()
+    WHERE tenant_id = ${tenantId} AND id = ${id} AND status IN ('validating', 'in_progress')
+    RETURNING ${COLS}`);
+}
+
+/** A batch's status (its worker's view: by id and tenant). */
+export async function batchStatus(db: DatabasePool, tenantId: string, id: string): Promise<string | null> {
+  return db.maybeOneFirst(sql.type(z.object({ status: z.string() }))`
+    SELECT status FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}`);
+}
+
+/** The key that created a batch (its usage is reported under it). */
+export async function batchKeyId(db: DatabasePool, tenantId: string, id: string): Promise<string | null> {
+  return db.maybeOneFirst(sql.type(z.object({ key_id: z.string() }))`
+    SELECT key_id FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}`);
+}
+
+/** Up to `limit` requests of a batch still pending, in line order. */
+export async function pendingRequests(
+  db: DatabasePool,
+  batchId: string,
+  limit: number,
+): Promise<ReadonlyArray<{ line: number; custom_id: string; job: Record<string, unknown> }>> {
+  return db.any(sql.type(z.object({ line: z.number(), custom_id: z.string(), job: z.record(z.string(), z.unknown()) }))`
+    SELECT line, custom_id, job FROM batch_requests WHERE batch_id = ${batchId} AND status = 'pending'
+    ORDER BY line LIMIT ${limit}`);
+}
+
+/**
+ * Records requests' outcomes (each only while still pending, so an outcome is counted once) and adds them to the
+ * batch's counts and token totals, in one statement.
+ */
+export async function recordOutcomes(
+  db: DatabasePool,
+  tenantId: string,
+  batchId: string,
+  outcomes: ReadonlyArray<{ line: number; ok: boolean; result: object; tokensIn: number; tokensOut: number }>,
+): Promise<void> {
+  if (!outcomes.length) return;
+  await db.query(sql.unsafe`
+    WITH input AS (
+      SELECT * FROM ${sql.unnest(
+        outcomes.map((o) => [o.line, o.ok ? 'completed' : 'failed', JSON.stringify(o.result), o.tokensIn, o.tokensOut]),
+        ['int4', 'text', 'text', 'int8', 'int8'],
+      )} AS i(line, status, result, tokens_in, tokens_out)),
+    up AS (
+      UPDATE batch_requests r SET status = i.status, result = i.result::json FROM input i
+      WHERE r.batch_id = ${batchId} AND r.line = i.line AND r.status = 'pending'
+      RETURNING i.status, i.tokens_in, i.tokens_out)
+    UPDATE batches SET
+      request_completed = request_completed + (SELECT count(*) FROM up WHERE status = 'completed'),
+      request_failed = request_failed + (SELECT count(*) FROM up WHERE status = 'failed'),
+      tokens_in = tokens_in + (SELECT coalesce(sum(tokens_in), 0) FROM up),
+      tokens_out = tokens_out + (SELECT coalesce(sum(tokens_out), 0) FROM up)
+    WHERE tenant_id = ${tenantId} AND id = ${batchId}`);
+}
+
+/**
+ * Ends a batch: its answered requests' lines written as its output file (completed ones) and error file (failed ones),
+ * purpose batch_output, in input order; status `completed` or `cancelled` (requests never answered are in neither
+ * file). Idempotent: a batch already ended is left as it is.
+ */
+export async function finishBatch(
+  db: DatabasePool,
+  tenantId: string,
+  id: string,
+  outcome: 'completed' | 'cancelled',
+  /** Requests still pending end failed with this message (a run that gave up), instead of being left out. */
+  failPending?: string,
+): Promise<void> {
+  const batch = await db.maybeOne(sql.type(
+    z.object({ status: z.string(), output_expires_seconds: z.number().nullable() }),
+  )`
+    SELECT status, output_expires_seconds FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}`);
+  if (!batch || ['completed', 'cancelled', 'failed', 'expired'].includes(batch.status)) return;
+  await db.query(sql.unsafe`
+    UPDATE batches SET status = ${outcome === 'completed' ? 'finalizing' : 'cancelling'},
+      finalizing_at = CASE WHEN ${outcome} = 'completed' THEN now() ELSE finalizing_at END
+    WHERE tenant_id = ${tenantId} AND id = ${id}`);
+  if (failPending !== undefined)
+    await db.query(sql.unsafe`
+      WITH up AS (
+        UPDATE batch_requests SET status = 'failed', result = json_build_object(
+          'id', 'batch_req_' || md5(batch_id || ':' || line), 'custom_id', custom_id, 'response', NULL,
+          'error', json_build_object('code', 'batch_failed', 'message', ${failPending}::text))
+        WHERE batch_id = ${id} AND status = 'pending' RETURNING 1)
+      UPDATE batches SET request_failed = request_failed + (SELECT count(*) FROM up)
+      WHERE tenant_id = ${tenantId} AND id = ${id}`);
+  const rows = await db.any(sql.type(z.object({ status: z.string(), result: z.unknown() }))`
+    SELECT status, result FROM batch_requests WHERE batch_id = ${id} AND status <> 'pending' ORDER BY line`);
+  const file = async (status: string, name: string) => {
+    const lines = rows.filter((r) => r.status === status).map((r) => JSON.stringify(r.result));
+    if (!lines.length) return null;
+    const f = await createFile(db, {
+      tenantId,
+      filename: `${id}_${name}.jsonl`,
+      purpose: 'batch_output',
+      contentType: 'application/jsonl',
+      bytes: Buffer.from(lines.join('\n') + '\n'),
+      expiresInSeconds: batch.output_expires_seconds ?? undefined,
+      tenantLimit: Number.MAX_SAFE_INTEGER,
+    });
+    return 'id' in f ? f.id : null;
+  };
+  const output = await file('completed', 'output');
+  const errors = await file('failed', 'errors');
+  await db.query(sql.unsafe`
+    UPDATE batches SET status = ${outcome}, output_file_id = ${output}, error_file_id = ${errors},
+      completed_at = CASE WHEN ${outcome} = 'completed' THEN now() END,
+      cancelled_at = CASE WHEN ${outcome} = 'cancelled' THEN now() END
+    WHERE tenant_id = ${tenantId} AND id = ${id}`);
+}

@@ -1,0 +1,240 @@
+import OpenAI, { toFile } from 'openai';
+import type { FakeOpenAI } from '../helpers/fake-openai';
+import { contractErrors } from '../helpers/openai-contract';
+import { withFakeUpstream } from '../helpers/fake-upstream';
+import type { Harness } from '../helpers/harness';
+import { pollUntil } from '../helpers/poll';
+
+// OpenAI's Batch API: a JSONL file answered by a Temporal workflow on a real worker, against a fake OpenAI-compatible
+// upstream; results read back through the Files API.
+
+let h: Harness;
+let fake: FakeOpenAI;
+let key: string;
+let client: OpenAI;
+
+withFakeUpstream(
+  { scopes: ['runtime:chat'], worker: true, resetEach: { reply: 'ok' }, env: { SVC_BATCH_MAX_REQUESTS: '20' } },
+  (up) => {
+    ({ fake, h, key } = up);
+    client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 0 });
+  },
+);
+
+const chatLine = (id: string, content: string, extra: Record<string, unknown> = {}) => ({
+  custom_id: id,
+  method: 'POST',
+  url: '/v1/chat/completions',
+  body: { model: 'mid', messages: [{ role: 'user', content }], ...extra },
+});
+const jsonl = (lines: unknown[]) =>
+  Buffer.from(lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n');
+async function inputFile(lines: unknown[], c = client, purpose: 'batch' | 'user_data' = 'batch') {
+  return c.files.create({ file: await toFile(jsonl(lines), 'input.jsonl'), purpose });
+}
+const ended = (b: { status: string }) => ['completed', 'failed', 'cancelled', 'expired'].includes(b.status);
+const untilEnded = (id: string) => pollUntil(() => client.batches.retrieve(id), ended, 60_000);
+async function readLines(fileId: string | null | undefined): Promise<any[]> {
+  if (!fileId) return [];
+  const text = await (await client.files.content(fileId)).text();
+  return text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+}
+
+describe('/v1/batches', () => {
+  test('chat completions: created in progress, answered by the workflow, results in the output file in line order', async () => {
+    fake.onRequest((r) => ({
+      reply: `answer to ${r.body.messages.at(-1).content}`,
+      usage: { prompt_tokens: 10, completion_tokens: 2 },
+    }));
+    const file = await inputFile([chatLine('a', 'one'), chatLine('b', 'two'), chatLine('c', 'three')]);
+    const batch = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+      metadata: { job: 'nightly' },
+    });
+    expect(contractErrors('Batch', batch)).toEqual([]);
+    expect(batch).toMatchObject({
+      object: 'batch',
+      status: 'in_progress',
+      request_counts: { total: 3, completed: 0, failed: 0 },
+    });
+    expect(batch.id).toMatch(/^batch_/);
+
+    const done = await untilEnded(batch.id);
+    expect(contractErrors('Batch', done)).toEqual([]);
+    expect(done).toMatchObject({
+      status: 'completed',
+      request_counts: { total: 3, completed: 3, failed: 0 },
+      metadata: { job: 'nightly' },
+      usage: { input_tokens: 30, output_tokens: 6, total_tokens: 36 },
+    });
+    expect(done.error_file_id ?? undefined).toBeUndefined();
+    expect(done.completed_at).toBeGreaterThanOrEqual(done.created_at);
+    expect(await h.client.workflow.getHandle(batch.id).result()).toEqual({ status: 'completed' });
+
+    const out = await readLines(done.output_file_id);
+    expect(out.map((l) => l.custom_id)).toEqual(['a', 'b', 'c']);
+    for (const l of out) {
+      expect(l).toMatchObject({ response: { status_code: 200 }, error: null });
+      expect(l.id).toMatch(/^batch_req_/);
+      expect(contractErrors('CreateChatCompletionResponse', l.response.body)).toEqual([]);
+    }
+    expect(out.map((l) => l.response.body.choices[0].message.content)).toEqual([
+      'answer to one',
+      'answer to two',
+      'answer to three',
+    ]);
+    // Every line went through the persona, as a chat completion does.
+    expect(fake.chats.every((c) => c.body.messages[0].role === 'system')).toBe(true);
+    const output = await client.files.retrieve(done.output_file_id!);
+    expect(output).toMatchObject({ purpose: 'batch_output', filename: `${batch.id}_output.jsonl` });
+
+    const list = await h.req('GET', '/v1/batches?limit=1', { key });
+    expect(contractErrors('ListBatchesResponse', list.body)).toEqual([]);
+    expect(list.body.data[0].id).toBe(batch.id);
+    const usage = await h.req('GET', '/v1/usage?group_by=lane', { key });
+    expect(usage.body.data.find((d: { group: string }) => d.group === 'mid')).toMatchObject({
+      requests: 3,
+      tokens_in: 30,
+      tokens_out: 6,
+    });
+  });
+
+  test('a line the upstream refuses ends in the error file; a 5xx is tried again and answered', async () => {
+    let fiveHundreds = 0;
+    fake.onRequest((r) => {
+      const text = r.body.messages.at(-1).content;
+      if (text === 'refuse me') return { status: 400 };
+      if (text === 'flaky' && fiveHundreds++ === 0) return { status: 500 };
+      return { reply: 'fine' };
+    });
+    const file = await inputFile([chatLine('ok', 'hello'), chatLine('bad', 'refuse me'), chatLine('flaky', 'flaky')]);
+    const batch = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
+    const done = await untilEnded(batch.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 2, failed: 1 } });
+    expect((await readLines(done.output_file_id)).map((l) => l.custom_id)).toEqual(['ok', 'flaky']);
+    const errors = await readLines(done.error_file_id);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({
+      custom_id: 'bad',
+      response: { status_code: 502, body: { error: { code: 'upstream_error' } } },
+    });
+    expect(errors[0].response.body.error.message).toMatch(/HTTP 400/);
+    expect(fiveHundreds).toBe(2);
+  });
+
+  test('embeddings lines answer as /v1/embeddings does', async () => {
+    const file = await inputFile([
+      { custom_id: 'e1', method: 'POST', url: '/v1/embeddings', body: { input: 'first' } },
+      { custom_id: 'e2', method: 'POST', url: '/v1/embeddings', body: { input: ['second', 'third'] } },
+    ]);
+    const batch = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: '/v1/embeddings',
+      completion_window: '24h',
+    });
+    const done = await untilEnded(batch.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 2, completed: 2, failed: 0 } });
+    const out = await readLines(done.output_file_id);
+    expect(out.map((l) => l.response.body.data.length)).toEqual([1, 2]);
+    for (const l of out) expect(contractErrors('CreateEmbeddingResponse', l.response.body)).toEqual([]);
+  });
+
+  test('invalid lines fail the batch with their line numbers; nothing is answered', async () => {
+    const file = await inputFile([
+      chatLine('a', 'fine'),
+      '{not json',
+      { ...chatLine('b', 'x'), url: '/v1/embeddings' },
+      chatLine('a', 'duplicate id'),
+      { custom_id: 'c', method: 'POST', url: '/v1/chat/completions', body: { model: 'mid' } },
+      chatLine('d', 'x', { model: 'gpt-nope' }),
+      chatLine('e', 'x', { stream: true }),
+      { custom_id: 'f', method: 'GET', url: '/v1/chat/completions', body: {} },
+    ]);
+    const batch = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
+    expect(contractErrors('Batch', batch)).toEqual([]);
+    expect(batch.status).toBe('failed');
+    expect(batch.failed_at).toBeGreaterThan(0);
+    expect(batch.errors!.data!.map((e) => [e.line, e.code])).toEqual([
+      [2, 'invalid_json_line'],
+      [3, 'mismatched_url'],
+      [4, 'duplicate_custom_id'],
+      [5, 'invalid_request'],
+      [6, 'model_not_found'],
+      [7, 'invalid_request'],
+      [8, 'invalid_request'],
+    ]);
+    expect(batch.errors!.data![3].param).toBe('body.messages');
+    expect(batch.errors!.data![5].param).toBe('body.stream');
+    expect(fake.chats).toHaveLength(0);
+    await expect(h.client.workflow.getHandle(batch.id).describe()).rejects.toThrow();
+  });
+
+  test('refusals: a file of another purpose, an unknown or another tenant’s file, an endpoint not taken, too many lines', async () => {
+    const userData = await inputFile([chatLine('a', 'x')], client, 'user_data');
+    const create = (body: Record<string, unknown>, k = key) => h.req('POST', '/v1/batches', { key: k, body });
+    const base = { endpoint: '/v1/chat/completions', completion_window: '24h' };
+    const wrongPurpose = await create({ ...base, input_file_id: userData.id });
+    expect(wrongPurpose.status).toBe(400);
+    expect(wrongPurpose.body.error).toMatch(/purpose batch/);
+    expect((await create({ ...base, input_file_id: 'file-unknown' })).status).toBe(404);
+    const theirs = await inputFile([chatLine('a', 'x')]);
+    const stranger = (await h.key(['runtime:chat'])).apiKey;
+    expect((await create({ ...base, input_file_id: theirs.id }, stranger)).status).toBe(404);
+    const bad = await create({ input_file_id: 'nope', endpoint: '/v1/videos', completion_window: '48h' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.details.map((d: { path: string }) => d.path).sort()).toEqual([
+      'body.completion_window',
+      'body.endpoint',
+      'body.input_file_id',
+    ]);
+    const many = await inputFile(Array.from({ length: 21 }, (_, i) => chatLine(`l${i}`, 'x')));
+    const tooMany = await create({ ...base, input_file_id: many.id });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.error).toMatch(/SVC_BATCH_MAX_REQUESTS/);
+    expect(fake.chats).toHaveLength(0);
+  });
+
+  test('cancel: cancelling at once, then cancelled with the answered lines; the upstream call stopped', async () => {
+    fake.onRequest((r) => (r.body.messages.at(-1).content === 'slow' ? { hang: true } : { reply: 'quick' }));
+    const lines = [chatLine('q', 'quick'), ...Array.from({ length: 8 }, (_, i) => chatLine(`s${i}`, 'slow'))];
+    const batch = await client.batches.create({
+      input_file_id: (await inputFile(lines)).id,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
+    // The quick line answered, four slow ones hanging (SVC_BATCH_CONCURRENCY).
+    await fake.waitFor(() => fake.chats.length === 5, 10_000);
+    const cancelling = await client.batches.cancel(batch.id);
+    expect(cancelling.status).toBe('cancelling');
+    expect(cancelling.cancelling_at).toBeGreaterThan(0);
+    const done = await untilEnded(batch.id);
+    expect(done.status).toBe('cancelled');
+    expect(done.cancelled_at).toBeGreaterThan(0);
+    expect(done.request_counts).toEqual({ total: 9, completed: 1, failed: 0 });
+    expect((await readLines(done.output_file_id)).map((l) => l.custom_id)).toEqual(['q']);
+    expect(fake.chats).toHaveLength(5);
+    expect(await h.client.workflow.getHandle(batch.id).result()).toEqual({ status: 'cancelled' });
+    await pollUntil(
+      async () => fake.chats.filter((c) => c.body.messages.at(-1).content === 'slow'),
+      (cs) => cs.every((c) => c.closedEarly),
+    );
+    // Cancelling again answers the batch as it is; another tenant's cancel is 404.
+    expect((await client.batches.cancel(batch.id)).status).toBe('cancelled');
+    const stranger = (await h.key(['runtime:chat'])).apiKey;
+    expect((await h.req('POST', `/v1/batches/${batch.id}/cancel`, { key: stranger })).status).toBe(404);
+    expect((await h.req('GET', `/v1/batches/${batch.id}`, { key: stranger })).status).toBe(404);
+  });
+});

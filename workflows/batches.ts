@@ -1,0 +1,45 @@
+import {
+  ActivityCancellationType,
+  ActivityFailure,
+  CancellationScope,
+  isCancellation,
+  proxyActivities,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+
+// A batch's requests are answered in pages; the heartbeat (every second, and after every page) lets a new worker take
+// over within 30 s of one dying, resuming with the requests still pending.
+const { runBatchRequests } = proxyActivities<Activities>({
+  startToCloseTimeout: '24 hours',
+  heartbeatTimeout: '30 seconds',
+  // A cancelled run records what it answered before the batch's files are written.
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
+});
+const { finishBatchRun } = proxyActivities<Activities>({
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '1 second', maximumAttempts: 20 },
+});
+
+/**
+ * A batch (`batch_...`, POST /v1/batches): its requests answered, then its output and error files written. A cancel
+ * (POST .../cancel, an operator, a revoked key) ends it as cancelled with what was answered by then.
+ */
+export async function batchWorkflow(input: { tenantId: string; batchId: string }): Promise<{ status: string }> {
+  try {
+    const { cancelled } = await runBatchRequests(input);
+    const outcome = cancelled ? 'cancelled' : 'completed';
+    await finishBatchRun({ ...input, outcome });
+    return { status: outcome };
+  } catch (err) {
+    if (isCancellation(err)) {
+      await CancellationScope.nonCancellable(() => finishBatchRun({ ...input, outcome: 'cancelled' }));
+      return { status: 'cancelled' };
+    }
+    // The run gave up (its retries spent): what was answered is kept, the rest ends failed, in the error file.
+    const cause = err instanceof ActivityFailure ? err.cause : err;
+    const why = cause instanceof Error ? cause.message : 'the batch run failed';
+    await finishBatchRun({ ...input, outcome: 'completed', failPending: `The batch's run gave up: ${why}` });
+    return { status: 'completed' };
+  }
+}
