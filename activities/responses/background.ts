@@ -203,20 +203,23 @@ export function createResponseActivities(deps: ActivityDeps) {
         );
         if (outcome === 'ended' && last) await flush({ response: last, end: true });
         else await writes;
+        clearInterval(beat);
         if (writeError) throw writeError;
+        // The run's last write ended the response (no cancel came first): it is answered, whatever arrives now.
+        if (outcome === 'ended' && last && !gone) {
+          await charge(job, i.tenantId, job.req.lane, last).catch((err: Error) =>
+            log.warn({ err: err.message, response: i.responseId }, 'background response usage not recorded'),
+          );
+          const status = String(last.status);
+          log.info({ response: i.responseId, status, lane: job.req.lane }, 'background response ended');
+          return { status };
+        }
         if (ctx.cancellationSignal.aborted) {
           const shutdown = workerShutdownFailure(ctx.cancellationSignal);
           if (shutdown) throw shutdown;
           throw new CancelledFailure('response cancelled');
         }
-        if (gone || ended.signal.aborted) return { status: 'cancelled' };
-        if (last)
-          await charge(job, i.tenantId, job.req.lane, last).catch((err: Error) =>
-            log.warn({ err: err.message, response: i.responseId }, 'background response usage not recorded'),
-          );
-        const status = String(last?.status ?? 'failed');
-        log.info({ response: i.responseId, status, lane: job.req.lane }, 'background response ended');
-        return { status };
+        return { status: 'cancelled' };
       } finally {
         clearInterval(beat);
         await it.return?.(undefined).catch(() => undefined);
