@@ -1,6 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import { completionBody } from '../../api/routes/chat-shared';
+import { outputItems, responseStatus, withOutcome } from '../../api/routes/responses-items';
+import { saveResponse } from '../store/responses';
 import { answerEmbeddings } from '../../api/routes/embeddings';
 import type { CreateEmbeddingRequest } from '../../schema/embeddings';
 import { AppError } from '../../schema/errors';
@@ -20,7 +22,17 @@ export type BatchJob =
       /** The answer's meta block (its provider set when known). */
       meta: Record<string, unknown>;
     }
-  | { kind: 'embeddings'; body: CreateEmbeddingRequest };
+  | { kind: 'embeddings'; body: CreateEmbeddingRequest }
+  | {
+      kind: 'responses';
+      req: Omit<ModelRequest, 'signal'>;
+      toolsOffered: boolean;
+      custom: string[];
+      /** The Response object before its outcome (its id, the request's settings). */
+      base: Record<string, unknown>;
+      /** Stored as a response made with POST /v1/responses is (store not false): its input items and what it continues. */
+      store: { inputItems: unknown[]; previousId?: string } | null;
+    };
 
 export interface BatchInput {
   tenantId: string;
@@ -44,6 +56,7 @@ export function createBatchActivities(deps: ActivityDeps) {
 
   /** One request answered: its output line (OpenAI's shape) and tokens; errors become an error line. */
   async function answer(
+    tenantId: string,
     job: BatchJob,
     customId: string,
     signal: AbortSignal,
@@ -55,7 +68,7 @@ export function createBatchActivities(deps: ActivityDeps) {
       response: { status_code: status, request_id: requestId, body },
       error: null,
     });
-    const lane = job.kind === 'chat' ? job.req.lane : 'svc-embed';
+    const lane = job.kind === 'embeddings' ? 'svc-embed' : job.req.lane;
     for (let attempt = 1; ; attempt++) {
       try {
         if (job.kind === 'embeddings') {
@@ -63,6 +76,26 @@ export function createBatchActivities(deps: ActivityDeps) {
           return { ok: true, result: line(200, body), lane, tokensIn: body.usage.prompt_tokens, tokensOut: 0 };
         }
         const result = await deps.models!.complete({ ...job.req, signal });
+        const tokens = { tokensIn: result.usage.prompt_tokens, tokensOut: result.usage.completion_tokens };
+        if (job.kind === 'responses') {
+          const response = withOutcome(job.base, {
+            status: responseStatus(result.finish_reason),
+            output: outputItems(result, job.toolsOffered, new Set(job.custom)),
+            usage: result.usage,
+            finish: result.finish_reason,
+            provider: result.provider,
+          });
+          if (job.store)
+            await saveResponse(db, {
+              tenantId,
+              id: String(job.base.id),
+              previousId: job.store.previousId,
+              inputItems: job.store.inputItems,
+              response,
+              replace: true,
+            });
+          return { ok: true, result: line(200, response), lane, ...tokens };
+        }
         const body = completionBody({
           id: `chatcmpl-${randomToken(24)}`,
           lane: job.req.lane,
@@ -70,13 +103,7 @@ export function createBatchActivities(deps: ActivityDeps) {
           meta: { ...job.meta, provider: result.provider },
           toolsOffered: job.toolsOffered,
         });
-        return {
-          ok: true,
-          result: line(200, body),
-          lane,
-          tokensIn: result.usage.prompt_tokens,
-          tokensOut: result.usage.completion_tokens,
-        };
+        return { ok: true, result: line(200, body), lane, ...tokens };
       } catch (err) {
         if (signal.aborted) throw err;
         const e = err instanceof AppError ? err : new AppError('internal', 'The request failed.');
@@ -126,7 +153,7 @@ export function createBatchActivities(deps: ActivityDeps) {
             while (next < page.length && !signal.aborted) {
               const r = page[next++];
               try {
-                outcomes.push({ ...(await answer(r.job as BatchJob, r.custom_id, signal)), line: r.line });
+                outcomes.push({ ...(await answer(i.tenantId, r.job as BatchJob, r.custom_id, signal)), line: r.line });
               } catch {
                 // Aborted: the request stays pending.
               }

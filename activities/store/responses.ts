@@ -21,6 +21,8 @@ export async function saveResponse(
     response: { output: unknown[] };
     /** A background response's work (see `ResponseJob`): stored with it, cleared when it ends. */
     job?: object;
+    /** Replace a response of the tenant stored under this id before (a batch request answered again). */
+    replace?: boolean;
   },
 ): Promise<void> {
   const size = JSON.stringify(r.inputItems).length + JSON.stringify(r.response.output).length;
@@ -30,7 +32,13 @@ export async function saveResponse(
     INSERT INTO responses (id, tenant_id, previous_id, input_items, response, size_bytes, expires_at, job)
     VALUES (${r.id}, ${r.tenantId}, ${r.previousId ?? null}, ${sql.json(r.inputItems as never)},
       ${sql.json(r.response as never)}, ${size}, now() + make_interval(days => ${RESPONSE_TTL_DAYS}),
-      ${r.job ? sql.json(r.job as never) : null})`);
+      ${r.job ? sql.json(r.job as never) : null})
+    ${
+      r.replace
+        ? sql.fragment`ON CONFLICT (id) DO UPDATE SET input_items = EXCLUDED.input_items, response = EXCLUDED.response,
+            size_bytes = EXCLUDED.size_bytes WHERE responses.tenant_id = EXCLUDED.tenant_id`
+        : sql.fragment``
+    }`);
 }
 
 /** The event stream of a background response. */

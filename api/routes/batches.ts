@@ -21,6 +21,8 @@ import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { shortTemporalCall, startWithInput } from '../start-workflow';
 import { preparePersonaCall } from './chat-persona';
+import { prepareResponse } from './responses';
+import { CreateResponseRequest } from '../../schema/responses';
 import { embeddingModel } from './embeddings';
 
 const access = { scope: 'runtime:chat' } as const;
@@ -136,6 +138,26 @@ async function planLine(
     embeddingModel(ctx.deps.config, body.data);
     return { kind: 'embeddings', body: body.data };
   }
+  if (endpoint === '/v1/responses') {
+    const body = CreateResponseRequest.safeParse(raw);
+    if (!body.success) throw invalidBody(body.error.issues);
+    for (const field of ['stream', 'background'] as const)
+      if (body.data[field])
+        throw new AppError('invalid_request', `${field} cannot be true in a batch.`, {
+          details: [{ path: `body.${field}`, message: 'must be false or absent' }],
+        });
+    const r = await prepareResponse(ctx, body.data, headers, true);
+    const { signal: _signal, ...req } = r.call.req;
+    return {
+      kind: 'responses',
+      req,
+      toolsOffered: r.call.toolsOffered,
+      custom: [...r.custom],
+      base: r.base,
+      store:
+        body.data.store === false ? null : { inputItems: r.input.items, previousId: body.data.previous_response_id },
+    };
+  }
   const body = ChatCompletionRequest.safeParse(raw);
   if (!body.success) throw invalidBody(body.error.issues);
   if (body.data.stream)
@@ -209,7 +231,7 @@ async function createBatch(ctx: AppContext, body: CreateBatchRequest) {
 const sqlDeleteBatch = (tenantId: string, id: string) =>
   sql.unsafe`DELETE FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}`;
 
-/** OpenAI's Batch API: a JSONL file of chat or embeddings requests answered by a durable workflow. */
+/** OpenAI's Batch API: a JSONL file of responses, chat or embeddings requests answered by a durable workflow. */
 export function batchRoutes(): RouteSpec[] {
   return [
     defineRoute({

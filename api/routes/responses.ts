@@ -203,7 +203,17 @@ async function history(ctx: AppContext, tenantId: string, previousId: string | u
   return chain.flatMap((t) => [...(t.input_items as StoredItem[]), ...outputAsInput(t.output as OutputItem[])]);
 }
 
-async function createResponse(ctx: AppContext, body: CreateResponseRequest, headers: ChatHeaders) {
+/**
+ * A Responses request made ready to answer: the conversation it continues read, its files read, its persona call
+ * planned (`detached`: answered later by a worker), and its Response object before the outcome.
+ * @throws AppError as history, readInputFiles and preparePersonaCall
+ */
+export async function prepareResponse(
+  ctx: AppContext,
+  body: CreateResponseRequest,
+  headers: ChatHeaders,
+  detached: boolean,
+) {
   const tenantId = principalOf(ctx).tenantId;
   const earlier = await history(ctx, tenantId, body.previous_response_id);
   const input = normalizeInput(body.input);
@@ -214,22 +224,25 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
     const at = source[k] - earlier.length;
     return at >= 0 ? `body.input.${input.origin[at]}.content.${j}.image_url` : 'body.previous_response_id';
   };
-  const call = await preparePersonaCall(
-    ctx,
-    { ...chatFields(body), messages },
-    headers,
-    imagePath,
-    body.background === true,
-  );
-  const { lane, models, req, abort, toolsOffered, tap } = call;
+  const call = await preparePersonaCall(ctx, { ...chatFields(body), messages }, headers, imagePath, detached);
   const id = `resp_${randomToken(24)}`;
   const base = responseBase(body, {
     id,
     createdAt: Math.floor(Date.now() / 1000),
-    lane,
+    lane: call.lane,
     meta: { ...call.meta(''), provider: null },
   });
-  const custom = customNames(body);
+  return { tenantId, input, call, id, base, custom: customNames(body) };
+}
+
+async function createResponse(ctx: AppContext, body: CreateResponseRequest, headers: ChatHeaders) {
+  const { tenantId, input, call, id, base, custom } = await prepareResponse(
+    ctx,
+    body,
+    headers,
+    body.background === true,
+  );
+  const { models, req, abort, toolsOffered, tap } = call;
   if (body.background) {
     const queued = await queueBackgroundResponse(ctx, {
       tenantId,

@@ -148,6 +148,57 @@ describe('/v1/batches', () => {
     for (const l of out) expect(contractErrors('CreateEmbeddingResponse', l.response.body)).toEqual([]);
   });
 
+  test('responses lines answer as /v1/responses does, stored unless store is false; continuations checked', async () => {
+    fake.onRequest((r) => ({
+      reply: `re: ${r.body.messages.at(-1).content}`,
+      usage: { prompt_tokens: 5, completion_tokens: 1 },
+    }));
+    const line = (id: string, body: Record<string, unknown>) => ({
+      custom_id: id,
+      method: 'POST',
+      url: '/v1/responses',
+      body,
+    });
+    const file = await inputFile([
+      line('r1', { model: 'mid', input: 'first', metadata: { n: '1' } }),
+      line('r2', { model: 'mid', input: 'second', store: false }),
+    ]);
+    const batch = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: '/v1/responses',
+      completion_window: '24h',
+    });
+    const done = await untilEnded(batch.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 2, completed: 2, failed: 0 } });
+    const out = await readLines(done.output_file_id);
+    for (const l of out) expect(contractErrors('Response', l.response.body)).toEqual([]);
+    const [r1, r2] = out.map((l) => l.response.body);
+    expect(r1).toMatchObject({ status: 'completed', metadata: { n: '1' }, model: 'mid' });
+    expect(r1.output[0].content[0].text).toBe('re: first');
+    expect((await h.req('GET', `/v1/responses/${r1.id}`, { key })).body).toEqual(r1);
+    expect((await h.req('GET', `/v1/responses/${r2.id}`, { key })).status).toBe(404);
+    // A stored batch answer continues like any response.
+    fake.onRequest(undefined);
+    fake.setDefault({ echo: true });
+    const next = await client.responses.create({ model: 'mid', input: 'and then?', previous_response_id: r1.id });
+    expect(next.output_text).toContain('re: first');
+
+    const bad = await inputFile([
+      line('x', { input: 'y', previous_response_id: 'resp_unknown' }),
+      line('z', { input: 'y', stream: true }),
+    ]);
+    const failed = await client.batches.create({
+      input_file_id: bad.id,
+      endpoint: '/v1/responses',
+      completion_window: '24h',
+    });
+    expect(failed.status).toBe('failed');
+    expect(failed.errors!.data!.map((e) => [e.line, e.code, e.param])).toEqual([
+      [1, 'not_found', 'body.previous_response_id'],
+      [2, 'invalid_request', 'body.stream'],
+    ]);
+  });
+
   test('invalid lines fail the batch with their line numbers; nothing is answered', async () => {
     const file = await inputFile([
       chatLine('a', 'fine'),
