@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import OpenAI, { toFile } from 'openai';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { contractErrors } from '../helpers/openai-contract';
@@ -287,5 +288,64 @@ describe('/v1/batches', () => {
     const stranger = (await h.key(['runtime:chat'])).apiKey;
     expect((await h.req('POST', `/v1/batches/${batch.id}/cancel`, { key: stranger })).status).toBe(404);
     expect((await h.req('GET', `/v1/batches/${batch.id}`, { key: stranger })).status).toBe(404);
+  });
+
+  test('random malformed input files (60, fixed seed): never a 5xx; a failed batch lists its errors by line', async () => {
+    const odd = fc.oneof(
+      fc.constantFrom('', 'x\u0000y', '\ud800', '/v1/chat/completions', '/v1/responses', 'POST', 'file-x', 'resp_x'),
+      fc.integer(),
+      fc.double(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(fc.oneof(fc.string(), fc.integer(), fc.constant(null)), { maxLength: 3 }),
+      fc.dictionary(fc.constantFrom('role', 'content', 'type', 'text', 'file_id', 'image_url'), fc.string(), {
+        maxKeys: 3,
+      }),
+    );
+    const body = fc.dictionary(
+      fc.constantFrom('model', 'messages', 'input', 'n', 'stream', 'tools', 'previous_response_id', 'instructions'),
+      odd,
+      { maxKeys: 4 },
+    );
+    const lineValue = fc.oneof(
+      fc.string({ maxLength: 30 }),
+      fc.record({ custom_id: odd, method: odd, url: odd, body: fc.oneof(body, odd) }, { requiredKeys: [] }),
+      fc.record({
+        custom_id: fc.string({ minLength: 1, maxLength: 8 }),
+        method: fc.constant('POST'),
+        url: fc.constantFrom('/v1/chat/completions', '/v1/responses', '/v1/embeddings'),
+        body,
+      }),
+    );
+    const endpoint = fc.constantFrom('/v1/chat/completions', '/v1/responses', '/v1/embeddings');
+    await fc.assert(
+      fc.asyncProperty(fc.array(lineValue, { minLength: 1, maxLength: 4 }), endpoint, async (lines, ep) => {
+        const text = lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n');
+        const form = new FormData();
+        form.append('purpose', 'batch');
+        form.append('file', new Blob([text.length ? text : ' ']), 'fuzz.jsonl');
+        const up = await fetch(`${h.url}/v1/files`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}` },
+          body: form,
+        });
+        expect(up.status).toBe(200);
+        const { id } = (await up.json()) as { id: string };
+        const r = await h.req('POST', '/v1/batches', {
+          key,
+          body: { input_file_id: id, endpoint: ep, completion_window: '24h' },
+        });
+        expect(r.status).toBeLessThan(500);
+        if (r.status === 200 && r.body.status === 'failed')
+          for (const e of r.body.errors.data) {
+            expect(typeof e.message).toBe('string');
+            expect(e.line === null || (Number.isInteger(e.line) && e.line >= 1)).toBe(true);
+          }
+        if (r.status === 200 && r.body.status === 'in_progress') await untilEnded(r.body.id);
+      }),
+      { numRuns: 60, seed: 18 },
+    );
+    // What reached the upstream was always a planned request: the persona's system message first.
+    expect(fake.chats.every((c) => c.body.messages?.[0]?.role === 'system')).toBe(true);
   });
 });
