@@ -69,7 +69,12 @@ export const BatchObject = z
       .object({
         object: z.literal('list'),
         data: z.array(
-          z.object({ code: z.string(), message: z.string(), param: z.string().nullable(), line: z.number().nullable() }),
+          z.object({
+            code: z.string(),
+            message: z.string(),
+            param: z.string().nullable(),
+            line: z.number().nullable(),
+          }),
         ),
       })
       .optional(),

@@ -24,6 +24,8 @@ import { readableText } from './storable';
 /** A response's id (`resp_` and 24 characters of ours; any client-held id of this shape is looked up). */
 export const RESPONSE_ID = /^resp_[A-Za-z0-9]{1,100}$/;
 export const ResponseId = z.string().regex(RESPONSE_ID, 'a response id (resp_...)');
+/** A conversation's id (`conv_`, POST /v1/conversations). */
+export const ConversationId = z.string().regex(/^conv_[A-Za-z0-9]{1,100}$/, 'a conversation id (conv_...)');
 /** Input items one request may carry (a coding agent resends its whole history: messages, calls and outputs). */
 export const MAX_INPUT_ITEMS = 2000;
 
@@ -161,7 +163,7 @@ const unsupportedItem = <T extends string>(type: T, message: string) =>
     .object({ type: z.literal(type) })
     .superRefine((_i, ctx) => ctx.addIssue({ code: 'custom', path: ['type'], message }));
 
-const InputItem = z.preprocess(
+export const InputItem = z.preprocess(
   // OpenAI's "easy" message has no type: a role makes it a message.
   (v) =>
     v !== null && typeof v === 'object' && !Array.isArray(v) && !('type' in v) && 'role' in v
@@ -252,7 +254,7 @@ const TextFormat = z.discriminatedUnion('type', [
     .strict(),
 ]);
 
-const Metadata = z
+export const Metadata = z
   .record(z.string().max(64), z.string().max(512))
   .refine((m) => Object.keys(m).length <= 16, 'at most 16 keys');
 
@@ -316,7 +318,9 @@ export const CreateResponseRequest = z
     background: nullable(z.boolean()).describe(
       'true: answer at once with the response queued, run it as a durable workflow, poll GET /v1/responses/{id} or stream it with ?stream=true (resumable with starting_after); cancel with POST .../cancel. Needs store (the default).',
     ),
-    conversation: refused('conversations are not supported here: chain responses with previous_response_id'),
+    conversation: nullable(z.union([ConversationId, z.object({ id: ConversationId })])).describe(
+      "A conversation (POST /v1/conversations): its items come before this input, and this response's input and output are added to it.",
+    ),
     prompt: refused('prompt templates are not supported here: send instructions and input'),
     ...PersonaFields,
   })
@@ -339,6 +343,18 @@ export const CreateResponseRequest = z
       b.tool_choice,
       b.tools?.map((t) => t.name),
     );
+    if (b.conversation !== undefined && b.previous_response_id !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['conversation'],
+        message: 'send one of conversation and previous_response_id',
+      });
+    if (b.conversation !== undefined && b.background)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['conversation'],
+        message: 'a background response cannot add to a conversation here: use previous_response_id',
+      });
     if (b.background && b.store === false)
       ctx.addIssue({
         code: 'custom',

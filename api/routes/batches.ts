@@ -141,6 +141,10 @@ async function planLine(
   if (endpoint === '/v1/responses') {
     const body = CreateResponseRequest.safeParse(raw);
     if (!body.success) throw invalidBody(body.error.issues);
+    if (body.data.conversation !== undefined)
+      throw new AppError('invalid_request', 'conversation cannot be used in a batch: use previous_response_id.', {
+        details: [{ path: 'body.conversation', message: 'not in a batch' }],
+      });
     for (const field of ['stream', 'background'] as const)
       if (body.data[field])
         throw new AppError('invalid_request', `${field} cannot be true in a batch.`, {

@@ -7,6 +7,7 @@ import { responseRoutes } from './responses';
 import { embeddingRoutes } from './embeddings';
 import { fileRoutes } from './files';
 import { batchRoutes } from './batches';
+import { conversationRoutes } from './conversations';
 import { daemonsRoutes } from './daemons';
 import { entitiesRoutes } from './entities';
 import { identityRoutes } from './identity';
@@ -43,6 +44,7 @@ export function allRoutes(): RouteSpec[] {
     ...embeddingRoutes(),
     ...fileRoutes(),
     ...batchRoutes(),
+    ...conversationRoutes(),
     ...tasksRoutes(),
     ...entitiesRoutes(),
     ...knowledgeRoutes(),

@@ -129,12 +129,18 @@ function partText(p: InputPart): string {
  * response keeps), and images given by file id made data URLs (the image loader checks them as any other).
  * @throws AppError as readAttachedFile, naming `body.input.N.content.M`; not_found for an unknown file id
  */
-export async function readInputFiles(input: NormalizedInput, config: Config, files?: FileReader): Promise<void> {
+export async function readInputFiles(
+  input: NormalizedInput,
+  config: Config,
+  files?: FileReader,
+  /** Where the items are in the request (errors name it). */
+  field = 'body.input',
+): Promise<void> {
   const reads: Array<Promise<void>> = [];
   input.items.forEach((item, k) => {
     if (item.type !== 'message') return;
     item.content.forEach((part, j) => {
-      const where = `body.input.${input.origin[k]}.content.${j}`;
+      const where = `${field}.${input.origin[k]}.content.${j}`;
       if (part.type === 'input_file')
         reads.push(
           readFileAt(part.file, config, where, files).then(

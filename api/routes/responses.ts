@@ -25,6 +25,7 @@ import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { lastEventIdOf } from '../sse';
 import { preparePersonaCall } from './chat-persona';
+import { addConversationItems, conversationContext } from '../../activities/store/conversations';
 import { tenantFiles } from './chat-parts';
 import { unlessClientGone } from './chat-shared';
 import {
@@ -153,6 +154,9 @@ function responseBase(
     output: [] as unknown[],
     parallel_tool_calls: b.parallel_tool_calls ?? true,
     previous_response_id: b.previous_response_id ?? null,
+    ...(b.conversation !== undefined
+      ? { conversation: { id: typeof b.conversation === 'object' ? b.conversation.id : b.conversation } }
+      : {}),
     reasoning: { effort: b.reasoning?.effort ?? null, summary: b.reasoning?.summary ?? null },
     service_tier: 'default',
     store: b.store ?? true,
@@ -215,7 +219,11 @@ export async function prepareResponse(
   detached: boolean,
 ) {
   const tenantId = principalOf(ctx).tenantId;
-  const earlier = await history(ctx, tenantId, body.previous_response_id);
+  const conversationId = conversationOf(body);
+  const earlier =
+    conversationId !== undefined
+      ? await conversationHistory(ctx, tenantId, conversationId)
+      : await history(ctx, tenantId, body.previous_response_id);
   const input = normalizeInput(body.input);
   await readInputFiles(input, ctx.deps.config, tenantFiles(ctx.deps.db, tenantId));
   const { messages, source } = itemsToMessages([...earlier, ...input.items], body.instructions);
@@ -232,11 +240,32 @@ export async function prepareResponse(
     lane: call.lane,
     meta: { ...call.meta(''), provider: null },
   });
-  return { tenantId, input, call, id, base, custom: customNames(body) };
+  return { tenantId, input, call, id, base, custom: customNames(body), conversationId };
+}
+
+/** The conversation a request names (`conversation`, an id or `{ id }`). */
+const conversationOf = (b: CreateResponseRequest) =>
+  typeof b.conversation === 'object' ? b.conversation.id : b.conversation;
+
+/** The items of the conversation a response is made in, oldest first. @throws AppError not_found, payload_too_large */
+async function conversationHistory(ctx: AppContext, tenantId: string, id: string): Promise<StoredItem[]> {
+  const limit = ctx.deps.config.chatBodyLimit;
+  const items = await conversationContext(ctx.deps.db, tenantId, id, limit);
+  if (items === 'tooLarge')
+    throw new AppError(
+      'payload_too_large',
+      `conversation: its items hold more than ${limit} bytes (SVC_CHAT_BODY_LIMIT, what one request may send); delete items it no longer needs, or start a new one.`,
+      { details: [{ path: 'body.conversation', message: 'conversation too large' }] },
+    );
+  if (!items)
+    throw new AppError('not_found', `conversation: no conversation '${id}' (unknown or deleted).`, {
+      details: [{ path: 'body.conversation', message: 'not found' }],
+    });
+  return items as StoredItem[];
 }
 
 async function createResponse(ctx: AppContext, body: CreateResponseRequest, headers: ChatHeaders) {
-  const { tenantId, input, call, id, base, custom } = await prepareResponse(
+  const { tenantId, input, call, id, base, custom, conversationId } = await prepareResponse(
     ctx,
     body,
     headers,
@@ -258,6 +287,12 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
     return undefined;
   }
   const keep = async (response: { output: unknown[] }) => {
+    // A conversation gets the turn whatever `store` says (its items are what the next response reads).
+    if (conversationId !== undefined)
+      await addConversationItems(ctx.deps.db, tenantId, conversationId, [
+        ...input.items,
+        ...outputAsInput(response.output as OutputItem[]),
+      ]);
     if (body.store === false) return;
     await saveResponse(ctx.deps.db, {
       tenantId,

@@ -573,7 +573,12 @@ describe('request fields', () => {
     ],
     ['background without store', { input: 'x', background: true, store: false }, 'body.store', /stored/],
     ['background not a boolean', { input: 'x', background: 'yes' }, 'body.background', /./],
-    ['a conversation', { input: 'x', conversation: 'conv_1' }, 'body.conversation', /previous_response_id/],
+    [
+      'a conversation and previous_response_id',
+      { input: 'x', conversation: 'conv_1', previous_response_id: 'resp_1' },
+      'body.conversation',
+      /one of conversation and previous_response_id/,
+    ],
     ['an item reference', { input: [{ type: 'item_reference', id: 'msg_1' }] }, 'body.input.0.type', /item references/],
     ['tool_choice without tools', { input: 'x', tool_choice: 'required' }, 'body.tool_choice', /needs tools/],
     ['no input', { instructions: 'x' }, 'body.input', /./],

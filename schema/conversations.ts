@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { nullable } from './chat';
+import { ConversationId, InputItem, Metadata } from './responses';
+
+export { ConversationId };
+
+/** Items one request may add to a conversation (OpenAI's limit). */
+export const MAX_CONVERSATION_ITEMS = 20;
+
+export const ConversationItemId = z.string().min(1).max(200);
+
+export const CreateConversationBody = z
+  .object({
+    metadata: nullable(Metadata),
+    items: nullable(z.array(InputItem).max(MAX_CONVERSATION_ITEMS)).describe(
+      'Items the conversation starts with (messages, function calls and their outputs), at most 20.',
+    ),
+  })
+  .meta({ id: 'CreateConversationBody' });
+
+export const UpdateConversationBody = z.object({ metadata: Metadata }).meta({ id: 'UpdateConversationBody' });
+
+export const AddConversationItemsBody = z
+  .object({ items: z.array(InputItem).min(1).max(MAX_CONVERSATION_ITEMS) })
+  .meta({ id: 'AddConversationItemsBody' });
+
+export const ConversationItemsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  order: z.enum(['asc', 'desc']).default('desc'),
+  after: ConversationItemId.optional(),
+  include: z.union([z.string().max(100), z.array(z.string().max(100)).max(20)]).optional(),
+});
+
+export const ConversationObject = z
+  .object({
+    id: z.string(),
+    object: z.literal('conversation'),
+    created_at: z.number().int(),
+    metadata: z.record(z.string(), z.string()),
+  })
+  .meta({ id: 'Conversation' });
+
+export const DeletedConversation = z
+  .object({ id: z.string(), object: z.literal('conversation.deleted'), deleted: z.literal(true) })
+  .meta({ id: 'DeletedConversation' });
+
+export const ConversationItemList = z
+  .object({
+    object: z.literal('list'),
+    data: z.array(z.record(z.string(), z.unknown())),
+    first_id: z.string().nullable(),
+    last_id: z.string().nullable(),
+    has_more: z.boolean(),
+  })
+  .meta({ id: 'ConversationItemList' });
