@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { nullable } from './chat';
-import { ConversationId, InputItem, Metadata } from './responses';
+import { ConversationId, InputItem, InputItemsQuery, Metadata } from './responses';
 
 export { ConversationId };
 
@@ -24,12 +24,8 @@ export const AddConversationItemsBody = z
   .object({ items: z.array(InputItem).min(1).max(MAX_CONVERSATION_ITEMS) })
   .meta({ id: 'AddConversationItemsBody' });
 
-export const ConversationItemsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  order: z.enum(['asc', 'desc']).default('desc'),
-  after: ConversationItemId.optional(),
-  include: z.union([z.string().max(100), z.array(z.string().max(100)).max(20)]).optional(),
-});
+/** As a response's input items are listed (limit, order, after). */
+export const ConversationItemsQuery = InputItemsQuery;
 
 export const ConversationObject = z
   .object({

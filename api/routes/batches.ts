@@ -18,6 +18,7 @@ import { CreateEmbeddingRequest } from '../../schema/embeddings';
 import { AppError, notFound, zodDetails } from '../../schema/errors';
 import type { ChatHeaders } from '../../schema/headers';
 import { principalOf, type AppContext } from '../context';
+import { cursorPage, unknownCursor } from '../list-page';
 import { defineRoute, type RouteSpec } from '../route';
 import { shortTemporalCall, startWithInput } from '../start-workflow';
 import { preparePersonaCall } from './chat-persona';
@@ -260,18 +261,8 @@ export function batchRoutes(): RouteSpec[] {
       response: BatchList,
       handler: async (ctx: AppContext, { query }) => {
         const rows = await listBatches(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, ...query });
-        if (!rows)
-          throw new AppError('invalid_request', `after: no batch '${query.after}' among your batches.`, {
-            details: [{ path: 'query.after', message: 'unknown batch id' }],
-          });
-        const data = rows.slice(0, query.limit).map(batchObject);
-        return {
-          object: 'list' as const,
-          data,
-          first_id: data[0]?.id ?? null,
-          last_id: data[data.length - 1]?.id ?? null,
-          has_more: rows.length > query.limit,
-        };
+        if (!rows) throw unknownCursor(query.after!, 'batch', 'among your batches');
+        return cursorPage(rows, query.limit, batchObject);
       },
     }),
     defineRoute({

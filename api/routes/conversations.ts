@@ -21,9 +21,10 @@ import {
   DeletedConversation,
   UpdateConversationBody,
 } from '../../schema/conversations';
-import { AppError, notFound } from '../../schema/errors';
+import { notFound } from '../../schema/errors';
 import type { ResponseInputItem } from '../../schema/responses';
 import { principalOf, type AppContext } from '../context';
+import { cursorPage, unknownCursor } from '../list-page';
 import { defineRoute, type RouteSpec } from '../route';
 import { tenantFiles } from './chat-parts';
 import { normalizeInput, readInputFiles, type StoredItem } from './responses-items';
@@ -49,16 +50,7 @@ async function readItems(ctx: AppContext, items: ResponseInputItem[]): Promise<S
 }
 
 /** A page of items as OpenAI lists them. */
-function itemList(rows: unknown[], limit: number) {
-  const data = rows.slice(0, limit) as Array<{ id: string }>;
-  return {
-    object: 'list' as const,
-    data,
-    first_id: data[0]?.id ?? null,
-    last_id: data[data.length - 1]?.id ?? null,
-    has_more: rows.length > limit,
-  };
-}
+const itemList = (rows: unknown[], limit: number) => cursorPage(rows as Array<{ id: string }>, limit, (i) => i);
 
 /** OpenAI's Conversations API: a tenant's conversations, whose items responses read and extend (`conversation`). */
 export function conversationRoutes(): RouteSpec[] {
@@ -138,10 +130,7 @@ export function conversationRoutes(): RouteSpec[] {
           limit: query.limit,
         });
         if (rows === null) throw unknownConversation();
-        if (rows === 'badCursor')
-          throw new AppError('invalid_request', `after: no item '${query.after}' in this conversation.`, {
-            details: [{ path: 'query.after', message: 'unknown item id' }],
-          });
+        if (rows === 'badCursor') throw unknownCursor(query.after!, 'item', 'in this conversation');
         return itemList(rows, query.limit);
       },
     }),

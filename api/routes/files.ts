@@ -14,6 +14,7 @@ import {
   UploadFileForm,
 } from '../../schema/files';
 import { principalOf, type AppContext } from '../context';
+import { cursorPage, unknownCursor } from '../list-page';
 import { readUpload } from '../multipart';
 import { defineRoute, type RouteSpec } from '../route';
 
@@ -129,18 +130,8 @@ export function fileRoutes(): RouteSpec[] {
       response: FileList,
       handler: async (ctx: AppContext, { query }) => {
         const rows = await listFiles(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, ...query });
-        if (!rows)
-          throw new AppError('invalid_request', `after: no file '${query.after}' among your files.`, {
-            details: [{ path: 'query.after', message: 'unknown file id' }],
-          });
-        const data = rows.slice(0, query.limit).map(fileObject);
-        return {
-          object: 'list' as const,
-          data,
-          first_id: data[0]?.id ?? null,
-          last_id: data[data.length - 1]?.id ?? null,
-          has_more: rows.length > query.limit,
-        };
+        if (!rows) throw unknownCursor(query.after!, 'file', 'among your files');
+        return cursorPage(rows, query.limit, fileObject);
       },
     }),
     defineRoute({

@@ -24,6 +24,7 @@ import {
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { lastEventIdOf } from '../sse';
+import { cursorPage, unknownCursor } from '../list-page';
 import { preparePersonaCall } from './chat-persona';
 import { addConversationItems, conversationContext } from '../../activities/store/conversations';
 import { tenantFiles } from './chat-parts';
@@ -432,23 +433,9 @@ export function responseRoutes(): RouteSpec[] {
         let from = 0;
         if (query.after !== undefined) {
           from = ordered.findIndex((i) => i.id === query.after) + 1;
-          if (from === 0)
-            throw new AppError(
-              'invalid_request',
-              `after: no item '${query.after}' among this response's input items.`,
-              {
-                details: [{ path: 'query.after', message: 'unknown item id' }],
-              },
-            );
+          if (from === 0) throw unknownCursor(query.after, 'item', "among this response's input items");
         }
-        const data = ordered.slice(from, from + query.limit);
-        return {
-          object: 'list' as const,
-          data,
-          first_id: data[0]?.id ?? null,
-          last_id: data[data.length - 1]?.id ?? null,
-          has_more: from + query.limit < ordered.length,
-        };
+        return cursorPage(ordered.slice(from, from + query.limit + 1), query.limit, (i) => i);
       },
     }),
     defineRoute({
