@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { nullable } from './chat';
-import { ConversationId, InputItem, InputItemsQuery, Metadata } from './responses';
+import { ConversationId, InputItem, InputItemsQuery, itemListOf, Metadata } from './responses';
 
 export { ConversationId };
 
@@ -40,12 +40,4 @@ export const DeletedConversation = z
   .object({ id: z.string(), object: z.literal('conversation.deleted'), deleted: z.literal(true) })
   .meta({ id: 'DeletedConversation' });
 
-export const ConversationItemList = z
-  .object({
-    object: z.literal('list'),
-    data: z.array(z.record(z.string(), z.unknown())),
-    first_id: z.string().nullable(),
-    last_id: z.string().nullable(),
-    has_more: z.boolean(),
-  })
-  .meta({ id: 'ConversationItemList' });
+export const ConversationItemList = itemListOf('ConversationItemList');

@@ -413,12 +413,16 @@ export const InputItemsQuery = z.object({
   include: z.union([z.string().max(100), z.array(z.string().max(100)).max(20)]).optional(),
 });
 
-export const InputItemList = z
-  .object({
-    object: z.literal('list'),
-    data: z.array(z.record(z.string(), z.unknown())),
-    first_id: z.string().nullable(),
-    last_id: z.string().nullable(),
-    has_more: z.boolean(),
-  })
-  .meta({ id: 'ResponseItemList' });
+/** A cursor list of items (a response's input items, a conversation's items), documented under `id`. */
+export const itemListOf = (id: string) =>
+  z
+    .object({
+      object: z.literal('list'),
+      data: z.array(z.record(z.string(), z.unknown())),
+      first_id: z.string().nullable(),
+      last_id: z.string().nullable(),
+      has_more: z.boolean(),
+    })
+    .meta({ id });
+
+export const InputItemList = itemListOf('ResponseItemList');
