@@ -4,6 +4,7 @@ import {
   CancellationScope,
   isCancellation,
   proxyActivities,
+  sleep,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 
@@ -23,18 +24,34 @@ const { finishBatchRun } = proxyActivities<Activities>({
 
 /**
  * A batch (`batch_...`, POST /v1/batches): its requests answered, then its output and error files written. A cancel
- * (POST .../cancel, an operator, a revoked key) ends it as cancelled with what was answered by then.
+ * (POST .../cancel, an operator, a revoked key) ends it as cancelled, and the end of its window (a durable timer) as
+ * expired, each with what was answered by then.
  */
-export async function batchWorkflow(input: { tenantId: string; batchId: string }): Promise<{ status: string }> {
+export async function batchWorkflow(input: {
+  tenantId: string;
+  batchId: string;
+  expiresAtMs?: number;
+}): Promise<{ status: string }> {
+  const run = new CancellationScope();
+  let expired = false;
+  if (input.expiresAtMs !== undefined)
+    sleep(Math.max(0, input.expiresAtMs - Date.now())).then(
+      () => {
+        expired = true;
+        run.cancel();
+      },
+      () => undefined, // the workflow was cancelled first
+    );
   try {
-    const { cancelled } = await runBatchRequests(input);
+    const { cancelled } = await run.run(() => runBatchRequests(input));
     const outcome = cancelled ? 'cancelled' : 'completed';
     await finishBatchRun({ ...input, outcome });
     return { status: outcome };
   } catch (err) {
     if (isCancellation(err)) {
-      await CancellationScope.nonCancellable(() => finishBatchRun({ ...input, outcome: 'cancelled' }));
-      return { status: 'cancelled' };
+      const outcome = expired ? 'expired' : 'cancelled';
+      await CancellationScope.nonCancellable(() => finishBatchRun({ ...input, outcome }));
+      return { status: outcome };
     }
     // The run gave up (its retries spent): what was answered is kept, the rest ends failed, in the error file.
     const cause = err instanceof ActivityFailure ? err.cause : err;

@@ -37,6 +37,8 @@ export type BatchJob =
 export interface BatchInput {
   tenantId: string;
   batchId: string;
+  /** When the batch's window ends (ms since the epoch): it expires then if still running. */
+  expiresAtMs?: number;
 }
 
 /** Requests read from the database at a time. */
@@ -206,7 +208,9 @@ export function createBatchActivities(deps: ActivityDeps) {
     },
 
     /** Ends a batch as completed or cancelled: its output and error files written, its status and times set. */
-    async finishBatchRun(i: BatchInput & { outcome: 'completed' | 'cancelled'; failPending?: string }): Promise<void> {
+    async finishBatchRun(
+      i: BatchInput & { outcome: 'completed' | 'cancelled' | 'expired'; failPending?: string },
+    ): Promise<void> {
       await finishBatch(db, i.tenantId, i.batchId, i.outcome, i.failPending);
     },
   };

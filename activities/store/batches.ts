@@ -11,6 +11,7 @@ const TIMES = [
   'failed_at',
   'cancelling_at',
   'cancelled_at',
+  'expired_at',
   'expires_at',
 ];
 
@@ -40,6 +41,7 @@ export const BatchRow = z.object({
   failed_at: z.coerce.number().nullable(),
   cancelling_at: z.coerce.number().nullable(),
   cancelled_at: z.coerce.number().nullable(),
+  expired_at: z.coerce.number().nullable(),
   expires_at: z.coerce.number(),
 });
 export type BatchRow = z.infer<typeof BatchRow>;
@@ -72,6 +74,8 @@ export async function insertBatch(
     endpoint: string;
     inputFileId: string;
     completionWindow: string;
+    /** Seconds the batch may run before it expires (its completion window). */
+    windowSeconds: number;
     metadata?: Record<string, string>;
     outputExpiresSeconds?: number;
     errors?: Array<{ code: string; message: string; param: string | null; line: number | null }>;
@@ -86,7 +90,7 @@ export async function insertBatch(
       VALUES (${b.id}, ${b.tenantId}, ${b.keyId}, ${b.endpoint}, ${b.inputFileId}, ${b.completionWindow},
         ${failed ? 'failed' : 'in_progress'}, ${b.metadata ? sql.json(b.metadata) : null},
         ${failed ? sql.json(b.errors as never) : null}, ${b.outputExpiresSeconds ?? null}, ${b.requests.length},
-        ${failed ? null : sql.fragment`now()`}, ${failed ? sql.fragment`now()` : null}, now() + interval '24 hours')
+        ${failed ? null : sql.fragment`now()`}, ${failed ? sql.fragment`now()` : null}, now() + make_interval(secs => ${b.windowSeconds}))
       RETURNING ${COLS}`);
     for (let i = 0; i < b.requests.length; i += 500) {
       const chunk = b.requests.slice(i, i + 500);
@@ -185,14 +189,14 @@ export async function recordOutcomes(
 
 /**
  * Ends a batch: its answered requests' lines written as its output file (completed ones) and error file (failed ones),
- * purpose batch_output, in input order; status `completed` or `cancelled` (requests never answered are in neither
- * file). Idempotent: a batch already ended is left as it is.
+ * purpose batch_output, in input order; status `completed`, `cancelled` or `expired` (requests never answered are in
+ * neither file). Idempotent: a batch already ended is left as it is.
  */
 export async function finishBatch(
   db: DatabasePool,
   tenantId: string,
   id: string,
-  outcome: 'completed' | 'cancelled',
+  outcome: 'completed' | 'cancelled' | 'expired',
   /** Requests still pending end failed with this message (a run that gave up), instead of being left out. */
   failPending?: string,
 ): Promise<void> {
@@ -202,8 +206,8 @@ export async function finishBatch(
     SELECT status, output_expires_seconds FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}`);
   if (!batch || ['completed', 'cancelled', 'failed', 'expired'].includes(batch.status)) return;
   await db.query(sql.unsafe`
-    UPDATE batches SET status = ${outcome === 'completed' ? 'finalizing' : 'cancelling'},
-      finalizing_at = CASE WHEN ${outcome} = 'completed' THEN now() ELSE finalizing_at END
+    UPDATE batches SET status = ${outcome === 'cancelled' ? 'cancelling' : 'finalizing'},
+      finalizing_at = CASE WHEN ${outcome} <> 'cancelled' THEN now() ELSE finalizing_at END
     WHERE tenant_id = ${tenantId} AND id = ${id}`);
   if (failPending !== undefined)
     await db.query(sql.unsafe`
@@ -235,6 +239,7 @@ export async function finishBatch(
   await db.query(sql.unsafe`
     UPDATE batches SET status = ${outcome}, output_file_id = ${output}, error_file_id = ${errors},
       completed_at = CASE WHEN ${outcome} = 'completed' THEN now() END,
-      cancelled_at = CASE WHEN ${outcome} = 'cancelled' THEN now() END
+      cancelled_at = CASE WHEN ${outcome} = 'cancelled' THEN now() END,
+      expired_at = CASE WHEN ${outcome} = 'expired' THEN now() END
     WHERE tenant_id = ${tenantId} AND id = ${id}`);
 }

@@ -55,6 +55,7 @@ export function batchObject(b: BatchRow) {
     ...at('failed_at'),
     ...at('cancelling_at'),
     ...at('cancelled_at'),
+    ...at('expired_at'),
     request_counts: { total: b.request_total, completed: b.request_completed, failed: b.request_failed },
     usage: {
       input_tokens: b.tokens_in,
@@ -214,6 +215,7 @@ async function createBatch(ctx: AppContext, body: CreateBatchRequest) {
     endpoint: body.endpoint,
     inputFileId: body.input_file_id,
     completionWindow: body.completion_window,
+    windowSeconds: config.batch.windowSeconds,
     metadata: body.metadata,
     outputExpiresSeconds: body.output_expires_after?.seconds,
     ...(errors.length ? { errors, requests: [] } : { requests }),
@@ -222,7 +224,7 @@ async function createBatch(ctx: AppContext, body: CreateBatchRequest) {
   await startWithInput(
     ctx,
     'batchWorkflow',
-    { tenantId: p.tenantId, batchId: id },
+    { tenantId: p.tenantId, batchId: id, expiresAtMs: row.expires_at * 1000 },
     {
       workflowId: id,
       kind: 'batch',

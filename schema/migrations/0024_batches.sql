@@ -26,6 +26,7 @@ CREATE TABLE batches (
   failed_at         timestamptz,
   cancelling_at     timestamptz,
   cancelled_at      timestamptz,
+  expired_at        timestamptz,
   expires_at        timestamptz NOT NULL
 );
 CREATE INDEX batches_tenant_created_idx ON batches (tenant_id, created_at, id);

@@ -1,0 +1,56 @@
+import type { FakeOpenAI } from '../helpers/fake-openai';
+import { withFakeUpstream } from '../helpers/fake-upstream';
+import type { Harness } from '../helpers/harness';
+import { pollUntil } from '../helpers/poll';
+
+// A batch still running when its window ends (a durable timer in its workflow; 2 s here) expires with what was
+// answered by then in its output file.
+
+let h: Harness;
+let fake: FakeOpenAI;
+let key: string;
+
+withFakeUpstream(
+  { scopes: ['runtime:chat'], worker: true, env: { SVC_BATCH_WINDOW_SECONDS: '2' } },
+  (up) => ({ fake, h, key } = up),
+);
+
+test('a batch still running at the end of its window is expired: answered lines kept, the rest stopped', async () => {
+  fake.onRequest((r) => (r.body.messages.at(-1).content === 'quick' ? { reply: 'done' } : { hang: true }));
+  const lines = ['quick', 'slow', 'slow'].map((content, i) =>
+    JSON.stringify({
+      custom_id: `l${i}`,
+      method: 'POST',
+      url: '/v1/chat/completions',
+      body: { model: 'mid', messages: [{ role: 'user', content }] },
+    }),
+  );
+  const form = new FormData();
+  form.append('purpose', 'batch');
+  form.append('file', new Blob([lines.join('\n')]), 'in.jsonl');
+  const file = (await (
+    await fetch(`${h.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form })
+  ).json()) as { id: string };
+  const created = await h.req('POST', '/v1/batches', {
+    key,
+    body: { input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' },
+  });
+  expect(created.status).toBe(200);
+  expect(created.body.expires_at - created.body.created_at).toBeLessThanOrEqual(3);
+  const done = await pollUntil(
+    () => h.req('GET', `/v1/batches/${created.body.id}`, { key }),
+    (r) => !['in_progress', 'finalizing'].includes(r.body.status),
+    30_000,
+  );
+  expect(done.body).toMatchObject({ status: 'expired', request_counts: { total: 3, completed: 1, failed: 0 } });
+  expect(done.body.expired_at).toBeGreaterThanOrEqual(done.body.expires_at);
+  const out = await h.req('GET', `/v1/files/${done.body.output_file_id}/content`, { key });
+  expect(
+    out.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).custom_id),
+  ).toEqual(['l0']);
+  expect(await h.client.workflow.getHandle(created.body.id).result()).toEqual({ status: 'expired' });
+  await fake.waitFor(() => fake.chats.filter((c) => c.closedEarly).length === 2);
+});
