@@ -349,12 +349,6 @@ export const CreateResponseRequest = z
         path: ['conversation'],
         message: 'send one of conversation and previous_response_id',
       });
-    if (b.conversation !== undefined && b.background)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['conversation'],
-        message: 'a background response cannot add to a conversation here: use previous_response_id',
-      });
     if (b.background && b.store === false)
       ctx.addIssue({
         code: 'custom',

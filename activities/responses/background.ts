@@ -2,7 +2,8 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { storeTurn, type SessionTurn } from '../../api/routes/chat-persona';
 import { midResponseError, emitResponseEvents, type ResponseEventSink } from '../../api/routes/responses-sse';
-import { withOutcome, type OutputItem } from '../../api/routes/responses-items';
+import { outputAsInput, withOutcome, type OutputItem } from '../../api/routes/responses-items';
+import { addConversationItems } from '../store/conversations';
 import { AppError } from '../../schema/errors';
 import { canFallback } from '../providers/errors';
 import type { ActivityDeps } from '../deps';
@@ -30,6 +31,8 @@ export interface ResponseJob {
   keyId: string;
   /** The rate-limit windows the request was admitted in: its tokens are charged to them. */
   windows: Array<Omit<CounterDelta, 'requests' | 'tokens'>>;
+  /** The conversation the response is made in: its input items, added with the output once it is answered. */
+  conversation?: { id: string; items: unknown[] };
 }
 
 export interface BackgroundResponseInput {
@@ -207,6 +210,11 @@ export function createResponseActivities(deps: ActivityDeps) {
         if (writeError) throw writeError;
         // The run's last write ended the response (no cancel came first): it is answered, whatever arrives now.
         if (outcome === 'ended' && last && !gone) {
+          if (job.conversation)
+            await addConversationItems(db, i.tenantId, job.conversation.id, [
+              ...(job.conversation.items as Array<{ id: string }>),
+              ...outputAsInput(last.output as OutputItem[]),
+            ]);
           await charge(job, i.tenantId, job.req.lane, last).catch((err: Error) =>
             log.warn({ err: err.message, response: i.responseId }, 'background response usage not recorded'),
           );

@@ -32,6 +32,8 @@ export async function queueBackgroundResponse(
     base: Record<string, unknown>;
     call: PersonaCall;
     custom: ReadonlySet<string>;
+    /** The conversation it is made in (its turn is added when it is answered). */
+    conversationId?: string;
   },
 ): Promise<Record<string, unknown>> {
   const { call } = o;
@@ -51,6 +53,7 @@ export async function queueBackgroundResponse(
       win: c.win,
       windowStart: c.start,
     })),
+    ...(o.conversationId !== undefined ? { conversation: { id: o.conversationId, items: o.inputItems } } : {}),
   };
   const queued = withOutcome(o.base, { status: 'queued', output: [], usage: null, finish: 'stop' });
   await saveResponse(ctx.deps.db, {

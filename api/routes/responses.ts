@@ -282,6 +282,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
       base,
       call,
       custom,
+      conversationId,
     });
     if (!body.stream) return queued;
     await streamBackgroundResponse(ctx, { tenantId, id, response: queued });

@@ -118,9 +118,6 @@ describe('/v1/conversations', () => {
     const both = await post({ input: 'x', conversation: conv.id, previous_response_id: 'resp_x' });
     expect(both.status).toBe(400);
     expect(paths(both.body)).toEqual(['body.conversation']);
-    const bg = await post({ input: 'x', conversation: conv.id, background: true });
-    expect(bg.status).toBe(400);
-    expect(paths(bg.body)).toEqual(['body.conversation']);
     const malformed = await post({ input: 'x', conversation: 'chat_1' });
     expect(malformed.status).toBe(400);
     for (const r of [

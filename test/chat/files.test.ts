@@ -75,7 +75,12 @@ describe('file parts on /v1/chat/completions', () => {
   });
 
   test.each([
-    ['a malformed file id', [{ type: 'file', file: { file_id: 'abc' } }], 400, 'body.messages.0.content.0.file.file_id'],
+    [
+      'a malformed file id',
+      [{ type: 'file', file: { file_id: 'abc' } }],
+      400,
+      'body.messages.0.content.0.file.file_id',
+    ],
     ['an unknown file id', [{ type: 'file', file: { file_id: 'file-abc' } }], 404, 'body.messages.0.content.0.file'],
     ['no file_data', [{ type: 'file', file: { filename: 'x.pdf' } }], 400, 'body.messages.0.content.0.file.file_data'],
     [

@@ -221,6 +221,27 @@ describe('background responses', () => {
     expect(sent).toContain('remembered');
   });
 
+  test('a background response in a conversation reads its items and adds its turn once answered', async () => {
+    fake.setDefault({ echo: true });
+    const conv = await client.conversations.create({
+      items: [{ type: 'message', role: 'user', content: 'My name is Ada.' }],
+    });
+    const { id } = await client.responses.create({
+      model: 'mid',
+      input: 'What is my name?',
+      conversation: conv.id,
+      background: true,
+    });
+    const done = await untilEnded(id);
+    expect(done.body.status).toBe('completed');
+    expect(done.body.conversation).toEqual({ id: conv.id });
+    const sent = fake.chats.at(-1)!.body.messages.map((m: { content: string }) => m.content);
+    expect(sent).toContain('My name is Ada.');
+    const items = await h.req('GET', `/v1/conversations/${conv.id}/items?order=asc`, { key });
+    expect(items.body.data.map((i: { role: string }) => i.role)).toEqual(['user', 'user', 'assistant']);
+    expect(items.body.data[2].content[0].text).toBe(done.body.output[0].content[0].text);
+  });
+
   test('refusals: store false, a foreground response cancelled or streamed again, unknown and other tenants’ ids', async () => {
     const noStore = await h.req('POST', '/v1/responses', {
       key,
