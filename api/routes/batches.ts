@@ -16,6 +16,7 @@ import { BatchId, BatchLine, BatchList, BatchObject, CreateBatchRequest, ListBat
 import { ChatCompletionRequest } from '../../schema/chat';
 import { CreateEmbeddingRequest } from '../../schema/embeddings';
 import { AppError, notFound, zodDetails } from '../../schema/errors';
+import { tooDeep, unstorablePaths } from '../../schema/storable';
 import type { ChatHeaders } from '../../schema/headers';
 import { principalOf, type AppContext } from '../context';
 import { cursorPage, unknownCursor } from '../list-page';
@@ -134,6 +135,11 @@ async function planLine(
   raw: Record<string, unknown>,
   headers: ChatHeaders,
 ): Promise<BatchJob> {
+  // As the routes refuse them before their schema: bodies nested too deep, strings PostgreSQL cannot store.
+  const deep = tooDeep(raw, 'body');
+  const unstorable = deep ? [deep] : unstorablePaths(raw, 'body');
+  if (unstorable.length)
+    throw new AppError('invalid_request', `${unstorable[0].path}: ${unstorable[0].message}`, { details: unstorable });
   if (endpoint === '/v1/embeddings') {
     const body = CreateEmbeddingRequest.safeParse(raw);
     if (!body.success) throw invalidBody(body.error.issues);

@@ -210,6 +210,7 @@ describe('/v1/batches', () => {
       chatLine('d', 'x', { model: 'gpt-nope' }),
       chatLine('e', 'x', { stream: true }),
       { custom_id: 'f', method: 'GET', url: '/v1/chat/completions', body: {} },
+      chatLine('g', 'a NUL \u0000 here'),
     ]);
     const batch = await client.batches.create({
       input_file_id: file.id,
@@ -227,7 +228,9 @@ describe('/v1/batches', () => {
       [6, 'model_not_found'],
       [7, 'invalid_request'],
       [8, 'invalid_request'],
+      [9, 'invalid_request'],
     ]);
+    expect(batch.errors!.data![7].param).toBe('body.messages.0.content');
     expect(batch.errors!.data![3].param).toBe('body.messages');
     expect(batch.errors!.data![5].param).toBe('body.stream');
     expect(fake.chats).toHaveLength(0);
