@@ -92,3 +92,54 @@ test('revoking the key that executed a task cancels the run before its next step
   expect(await jobCancelReason(h.db, starter.tenantId, `task-${id}`)).toBe('key_revoked');
   expect(await jobCancelReason(h.db, 'ten_other', `task-${id}`)).toBeNull();
 });
+
+test('revoking the key that started a background response or a batch cancels them (reason key_revoked)', async () => {
+  const starter = await h.key(['runtime:chat']);
+  const colleague = await h.key(['runtime:chat'], { tenantId: starter.tenantId });
+  fake.reset();
+  fake.setDefault({ hang: true });
+  const resp = await h.req('POST', '/v1/responses', {
+    key: starter.apiKey,
+    body: { model: 'mid', input: 'Never answered', background: true },
+  });
+  expect(resp.status).toBe(200);
+  const form = new FormData();
+  form.append('purpose', 'batch');
+  const line = {
+    custom_id: 'a',
+    method: 'POST',
+    url: '/v1/chat/completions',
+    body: { messages: [{ role: 'user', content: 'x' }] },
+  };
+  form.append('file', new Blob([JSON.stringify(line)]), 'in.jsonl');
+  const file = (await (
+    await fetch(`${h.url}/v1/files`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${starter.apiKey}` },
+      body: form,
+    })
+  ).json()) as { id: string };
+  const batch = await h.req('POST', '/v1/batches', {
+    key: starter.apiKey,
+    body: { input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' },
+  });
+  expect(batch.body.status).toBe('in_progress');
+  await fake.waitFor(() => fake.chats.length >= 2, 30_000);
+
+  await revokeKey(h.db, starter.keyId);
+  const r = await pollUntil(
+    () => h.req('GET', `/v1/responses/${resp.body.id}`, { key: colleague.apiKey }),
+    (x) => x.body.status !== 'queued' && x.body.status !== 'in_progress',
+    30_000,
+  );
+  expect(r.body.status).toBe('cancelled');
+  const b = await pollUntil(
+    () => h.req('GET', `/v1/batches/${batch.body.id}`, { key: colleague.apiKey }),
+    (x) => x.body.status === 'cancelled',
+    30_000,
+  );
+  expect(b.body.request_counts).toEqual({ total: 1, completed: 0, failed: 0 });
+  expect(await jobCancelReason(h.db, starter.tenantId, resp.body.id)).toBe('key_revoked');
+  expect(await jobCancelReason(h.db, starter.tenantId, batch.body.id)).toBe('key_revoked');
+  await fake.waitFor(() => fake.chats.every((c) => c.closedEarly), 10_000);
+});
