@@ -12,6 +12,7 @@ import { createResearchActivities } from './web/research-activities';
 import { createPlanActivities } from './tools/plan-activities';
 import { createResponseActivities } from './responses/background';
 import { createBatchActivities } from './batches';
+import { createMaintenanceActivities } from './maintenance';
 
 export type { ActivityDeps } from './deps';
 
@@ -37,6 +38,7 @@ export function createActivities(given: ActivityDeps) {
     ...createPlanActivities(deps),
     ...createResponseActivities(deps),
     ...createBatchActivities(deps),
+    ...createMaintenanceActivities(deps),
   };
 }
 

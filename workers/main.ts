@@ -5,7 +5,7 @@ import { ConfigError, parseConfig } from '../schema/config';
 import { prepareDatabase } from './database';
 import { createLogger } from './logger';
 import { startBrowserWorkers } from './browser-worker';
-import { ensureLiveSchedule } from './live-schedule';
+import { ensureLiveSchedule, ensureRetentionSchedule } from './live-schedule';
 import { closeServer, connectClient, serveApi, waitForSignal } from './runtime';
 import { createRuntimeWorker, installTemporalLogging } from './runtime-worker';
 import { mintDevKey, readyBanner, type ReadyInfo } from './ready-banner';
@@ -45,6 +45,7 @@ async function main(): Promise<void> {
   const { worker, connection } = await createRuntimeWorker({ config, db, log, address, models });
   const running = worker.run();
   await ensureLiveSchedule(temporal.client, { taskQueue: config.temporal.taskQueue, log });
+  await ensureRetentionSchedule(temporal.client, { taskQueue: config.temporal.taskQueue, log });
   stops.unshift(async () => {
     // The SDK stops the worker on SIGINT/SIGTERM by itself; shutting a stopped worker down again throws.
     if (worker.getState() === 'RUNNING') worker.shutdown();

@@ -3,7 +3,7 @@ import { ConfigError, parseConfig } from '../schema/config';
 import { prepareDatabase } from './database';
 import { createLogger } from './logger';
 import { startBrowserWorkers } from './browser-worker';
-import { ensureLiveSchedule } from './live-schedule';
+import { ensureLiveSchedule, ensureRetentionSchedule } from './live-schedule';
 import { connectClient, waitForSignal } from './runtime';
 import { createRuntimeWorker, installTemporalLogging } from './runtime-worker';
 
@@ -22,6 +22,7 @@ async function main(): Promise<void> {
   const running = worker.run();
   const temporal = await connectClient(address, config.temporal.namespace);
   await ensureLiveSchedule(temporal.client, { taskQueue: config.temporal.taskQueue, log });
+  await ensureRetentionSchedule(temporal.client, { taskQueue: config.temporal.taskQueue, log });
   await temporal.connection.close();
   await Promise.race([running, waitForSignal(log)]);
   // The SDK stops the worker on SIGINT/SIGTERM by itself; shutting a stopped worker down again throws.

@@ -11,3 +11,4 @@ export { agentWorkflow } from './agent';
 export * from './plan';
 export { backgroundResponseWorkflow } from './responses';
 export { batchWorkflow } from './batches';
+export { retentionSweepWorkflow } from './maintenance';

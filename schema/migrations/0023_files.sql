@@ -13,3 +13,4 @@ CREATE TABLE files (
   expires_at   timestamptz
 );
 CREATE INDEX files_tenant_created_idx ON files (tenant_id, created_at, id);
+CREATE INDEX files_expires_idx ON files (expires_at) WHERE expires_at IS NOT NULL;

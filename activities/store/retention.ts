@@ -1,0 +1,28 @@
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+
+/** Rows one sweep statement deletes at most (short statements, short locks). */
+export const SWEEP_CHUNK = 1000;
+
+/**
+ * Deletes up to `SWEEP_CHUNK` expired stored responses of any tenant, with their event streams (a background
+ * response's), and up to as many expired files. Tenants' own writes remove their expired rows too; this reaches the
+ * tenants that stopped writing. Returns what it deleted.
+ */
+export async function sweepExpiredOnce(db: DatabasePool): Promise<{ responses: number; files: number }> {
+  const responses = await db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`
+    WITH gone AS (
+      DELETE FROM responses WHERE id IN (
+        SELECT id FROM responses WHERE expires_at < now() ORDER BY expires_at LIMIT ${SWEEP_CHUNK})
+      RETURNING id, tenant_id),
+    gone_events AS (
+      DELETE FROM events e USING gone g WHERE e.tenant_id = g.tenant_id AND e.stream = 'response:' || g.id)
+    SELECT count(*) AS n FROM gone`);
+  const files = await db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`
+    WITH gone AS (
+      DELETE FROM files WHERE id IN (
+        SELECT id FROM files WHERE expires_at <= now() ORDER BY expires_at LIMIT ${SWEEP_CHUNK})
+      RETURNING id)
+    SELECT count(*) AS n FROM gone`);
+  return { responses, files };
+}
