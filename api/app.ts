@@ -180,7 +180,7 @@ export function createApp(deps: AppDeps, routes: RouteSpec[] = allRoutes()): Koa
         return next();
       },
       authorize(route.access),
-      ...(route.metered ? [meter()] : []),
+      ...(route.metered ? [meter({ usage: route.metered === true })] : []),
       validate(route, limitOf(route)),
     ];
     stacks.push({ route, stack });

@@ -65,8 +65,12 @@ export interface RouteSpec<
   produces?: string[];
   /** Request media type when not JSON (e.g. `multipart/form-data`); the handler reads the body itself. */
   consumes?: string;
-  /** A model call: rate limits and budgets apply, x-ratelimit-* headers and usage are recorded. */
-  metered?: boolean;
+  /**
+   * A model call: rate limits and budgets apply, x-ratelimit-* headers and usage are recorded. `admission`: limits
+   * and budgets apply and the headers are sent, but the request is no model call of its own (a batch: its worker
+   * records each request's usage and charges its tokens to the windows admitted here).
+   */
+  metered?: boolean | 'admission';
   /** The body is a conversation (OpenAI chat messages): SVC_CHAT_BODY_LIMIT applies instead of SVC_BODY_LIMIT. */
   conversation?: boolean;
   handler: (

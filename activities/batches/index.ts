@@ -8,9 +8,9 @@ import type { CreateEmbeddingRequest } from '../../schema/embeddings';
 import { AppError } from '../../schema/errors';
 import type { ActivityDeps } from '../deps';
 import type { ModelRequest } from '../providers/types';
-import { batchKeyId, batchStatus, finishBatch, pendingRequests, recordOutcomes } from '../store/batches';
+import { batchAccount, batchStatus, finishBatch, pendingRequests, recordOutcomes } from '../store/batches';
 import { randomToken } from '../store/ids';
-import { addUsage } from '../store/rate-limits';
+import { addCounters, addUsage } from '../store/rate-limits';
 import { workerShutdownFailure } from '../tasks/errors';
 
 /** One planned request of a batch (`batch_requests.job`): what its endpoint's route would have run. */
@@ -192,7 +192,15 @@ export function createBatchActivities(deps: ActivityDeps) {
           u.tokensOut += o.tokensOut;
           byLane.set(o.lane, u);
         }
-        const keyId = (await batchKeyId(db, i.tenantId, i.batchId)) ?? '';
+        const account = await batchAccount(db, i.tenantId, i.batchId);
+        const keyId = account?.key_id ?? '';
+        const tokens = outcomes.reduce((n, o) => n + o.tokensIn + o.tokensOut, 0);
+        // Token budgets see batch work too: the tokens are charged to the windows the batch was admitted in.
+        if (tokens && account?.windows.length)
+          await addCounters(
+            db,
+            account.windows.map((w) => ({ ...w, requests: 0, tokens })),
+          ).catch((err: Error) => log.warn({ err: err.message, batch: i.batchId }, 'batch tokens not charged'));
         await addUsage(
           db,
           [...byLane].map(([lane, u]) => ({

@@ -1,6 +1,7 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createFile } from './files';
+import type { CounterDelta } from './rate-limits';
 
 const epoch = (c: string) => sql.fragment`extract(epoch FROM ${sql.identifier([c])})::int8 AS ${sql.identifier([c])}`;
 const TIMES = [
@@ -78,6 +79,8 @@ export async function insertBatch(
     windowSeconds: number;
     metadata?: Record<string, string>;
     outputExpiresSeconds?: number;
+    /** The rate-limit windows the batch was admitted in. */
+    windows?: object[];
     errors?: Array<{ code: string; message: string; param: string | null; line: number | null }>;
     requests: BatchRequestIn[];
   },
@@ -86,10 +89,11 @@ export async function insertBatch(
   return db.transaction(async (tx) => {
     const row = await tx.one(sql.type(BatchRow)`
       INSERT INTO batches (id, tenant_id, key_id, endpoint, input_file_id, completion_window, status, metadata, errors,
-        output_expires_seconds, request_total, in_progress_at, failed_at, expires_at)
+        output_expires_seconds, windows, request_total, in_progress_at, failed_at, expires_at)
       VALUES (${b.id}, ${b.tenantId}, ${b.keyId}, ${b.endpoint}, ${b.inputFileId}, ${b.completionWindow},
         ${failed ? 'failed' : 'in_progress'}, ${b.metadata ? sql.json(b.metadata) : null},
-        ${failed ? sql.json(b.errors as never) : null}, ${b.outputExpiresSeconds ?? null}, ${b.requests.length},
+        ${failed ? sql.json(b.errors as never) : null}, ${b.outputExpiresSeconds ?? null},
+        ${sql.json((b.windows ?? []) as never)}, ${b.requests.length},
         ${failed ? null : sql.fragment`now()`}, ${failed ? sql.fragment`now()` : null}, now() + make_interval(secs => ${b.windowSeconds}))
       RETURNING ${COLS}`);
     for (let i = 0; i < b.requests.length; i += 500) {
@@ -141,10 +145,22 @@ export async function batchStatus(db: DatabasePool, tenantId: string, id: string
     SELECT status FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}`);
 }
 
-/** The key that created a batch (its usage is reported under it). */
-export async function batchKeyId(db: DatabasePool, tenantId: string, id: string): Promise<string | null> {
-  return db.maybeOneFirst(sql.type(z.object({ key_id: z.string() }))`
-    SELECT key_id FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}`);
+/** The key that created a batch (its usage is reported under it) and the rate-limit windows it was admitted in. */
+export async function batchAccount(
+  db: DatabasePool,
+  tenantId: string,
+  id: string,
+): Promise<{ key_id: string; windows: Array<Omit<CounterDelta, 'requests' | 'tokens'>> } | null> {
+  return db.maybeOne(sql.type(
+    z.object({
+      key_id: z.string(),
+      windows: z
+        .array(z.any())
+        .nullable()
+        .transform((w) => w ?? []),
+    }),
+  )`
+    SELECT key_id, windows FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}`);
 }
 
 /** Up to `limit` requests of a batch still pending, in line order. */

@@ -1,3 +1,4 @@
+import type { CounterDelta } from '../../activities/store/rate-limits';
 import { AppError } from '../../schema/errors';
 import { principalOf, type AppContext, type AppMiddleware } from '../context';
 import { gatewayOf } from '../gateway';
@@ -15,7 +16,7 @@ const LIMIT_NAMES: Record<string, string> = {
  * the x-ratelimit-* headers on every answer, and when the answer is complete (streams: when the
  * response closes) adds its tokens to the counters, the usage report and the Prometheus counters.
  */
-export function meter(): AppMiddleware {
+export function meter(o: { usage: boolean } = { usage: true }): AppMiddleware {
   return async (ctx: AppContext, next) => {
     const p = principalOf(ctx);
     const g = gatewayOf(ctx.deps);
@@ -32,6 +33,8 @@ export function meter(): AppMiddleware {
         },
       );
     }
+    // Admission only: the work's own usage is recorded where it runs.
+    if (!o.usage) return next();
     const done = () => {
       const u = ctx.state.usage;
       const lane = u?.lane ?? 'none';
@@ -74,4 +77,17 @@ export function meter(): AppMiddleware {
     if (body && typeof body.pipe === 'function' && body.once && !ctx.res.writableEnded) body.once('close', done);
     else done();
   };
+}
+
+/**
+ * The rate-limit windows a metered request was admitted in, as rows of `rate_counters` to charge: work that ends
+ * later (a background response, a batch's requests) adds its tokens to them.
+ */
+export function admittedWindows(ctx: AppContext): Array<Omit<CounterDelta, 'requests' | 'tokens'>> {
+  return (ctx.state.admission?.counters ?? []).map((c) => ({
+    tenantId: c.tenantId,
+    scope: c.scope,
+    win: c.win,
+    windowStart: c.start,
+  }));
 }

@@ -20,6 +20,7 @@ import { tooDeep, unstorablePaths } from '../../schema/storable';
 import type { ChatHeaders } from '../../schema/headers';
 import { principalOf, type AppContext } from '../context';
 import { cursorPage, unknownCursor } from '../list-page';
+import { admittedWindows } from '../middleware/meter';
 import { defineRoute, type RouteSpec } from '../route';
 import { shortTemporalCall, startWithInput } from '../start-workflow';
 import { preparePersonaCall } from './chat-persona';
@@ -224,6 +225,7 @@ async function createBatch(ctx: AppContext, body: CreateBatchRequest) {
     windowSeconds: config.batch.windowSeconds,
     metadata: body.metadata,
     outputExpiresSeconds: body.output_expires_after?.seconds,
+    windows: admittedWindows(ctx),
     ...(errors.length ? { errors, requests: [] } : { requests }),
   });
   if (errors.length) return batchObject(row);
@@ -254,9 +256,11 @@ export function batchRoutes(): RouteSpec[] {
       tags,
       summary:
         "Create a batch (OpenAI's Batch API): every line of a JSONL file (purpose batch) is checked and planned now, then answered by a durable workflow (batch_...); results in output and error files.",
+      // Limits and budgets admit the batch (429 when one is spent); its requests' usage is recorded as they run.
+      metered: 'admission',
       body: CreateBatchRequest,
       response: BatchObject,
-      responses: { 404: 'Unknown input_file_id.' },
+      responses: { 404: 'Unknown input_file_id.', 429: 'A rate limit or token budget of the key or tenant is spent.' },
       handler: (ctx: AppContext, { body }) => createBatch(ctx, body),
     }),
     defineRoute({

@@ -11,6 +11,7 @@ import {
 } from '../../activities/store/responses';
 import { AppError } from '../../schema/errors';
 import type { AppContext } from '../context';
+import { admittedWindows } from '../middleware/meter';
 import { pipeEventStream } from '../sse';
 import { shortTemporalCall, startWithInput } from '../start-workflow';
 import type { PersonaCall } from './chat-persona';
@@ -40,19 +41,13 @@ export async function queueBackgroundResponse(
   // The request counts under its lane in the usage report; its tokens are added when the worker has them.
   ctx.state.usage ??= { lane: call.lane, promptTokens: 0, completionTokens: 0, estimated: false };
   const { signal: _signal, ...req } = call.req;
-  const admission = ctx.state.admission;
   const job: ResponseJob = {
     req,
     toolsOffered: call.toolsOffered,
     custom: [...o.custom],
     session: call.sessionTurn,
     keyId: ctx.state.principal?.keyId ?? '',
-    windows: (admission?.counters ?? []).map((c) => ({
-      tenantId: c.tenantId,
-      scope: c.scope,
-      win: c.win,
-      windowStart: c.start,
-    })),
+    windows: admittedWindows(ctx),
     ...(o.conversationId !== undefined ? { conversation: { id: o.conversationId, items: o.inputItems } } : {}),
   };
   const queued = withOutcome(o.base, { status: 'queued', output: [], usage: null, finish: 'stop' });

@@ -12,6 +12,8 @@ CREATE TABLE batches (
   metadata          json,
   errors            json,
   output_expires_seconds integer,
+  -- The rate-limit windows the batch was admitted in: its requests' tokens are charged to them.
+  windows           json,
   request_total     integer NOT NULL DEFAULT 0,
   request_completed integer NOT NULL DEFAULT 0,
   request_failed    integer NOT NULL DEFAULT 0,

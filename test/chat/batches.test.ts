@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import OpenAI, { toFile } from 'openai';
+import { setLimits } from '../../activities/store/rate-limits';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { contractErrors } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
@@ -291,6 +292,34 @@ describe('/v1/batches', () => {
     const stranger = (await h.key(['runtime:chat'])).apiKey;
     expect((await h.req('POST', `/v1/batches/${batch.id}/cancel`, { key: stranger })).status).toBe(404);
     expect((await h.req('GET', `/v1/batches/${batch.id}`, { key: stranger })).status).toBe(404);
+  });
+
+  test('a token budget admits a batch, is charged its requests’ tokens as they run, then refuses the next (429)', async () => {
+    const k = await h.key(['runtime:chat']);
+    await setLimits(h.db, k.tenantId, k.keyId, { tokens_per_day: 50 });
+    const c = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: k.apiKey, maxRetries: 0 });
+    fake.onRequest(() => ({ reply: 'ok', usage: { prompt_tokens: 20, completion_tokens: 10 } }));
+    const file = await inputFile([chatLine('a', 'one'), chatLine('b', 'two')], c);
+    const create = () =>
+      h.req('POST', '/v1/batches', {
+        key: k.apiKey,
+        body: { input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' },
+      });
+    const first = await create();
+    expect(first.status).toBe(200);
+    const done = await pollUntil(() => c.batches.retrieve(first.body.id), ended);
+    expect(done.usage).toMatchObject({ total_tokens: 60 });
+    // 60 tokens charged to the day the batch was admitted in: over the budget of 50 (the API sees the worker's charge
+    // at its next counter sync, so one more batch may be admitted before it does).
+    const spent = await pollUntil(create, (r) => r.status === 429, 15_000);
+    expect(spent.body.error).toMatch(/tokens per day/);
+    expect(spent.headers.get('retry-after')).toBeTruthy();
+    // The usage report has the requests under their lane, no row for the batch's creation.
+    const usage = await h.req('GET', '/v1/usage?group_by=lane', { key: k.apiKey });
+    expect(usage.body.data.map((d: { group: string }) => d.group)).toEqual(['mid']);
+    const [mid] = usage.body.data;
+    expect(mid.requests).toBeGreaterThanOrEqual(2);
+    expect(mid).toMatchObject({ tokens_in: mid.requests * 20, tokens_out: mid.requests * 10 });
   });
 
   test('random malformed input files (60, fixed seed): never a 5xx; a failed batch lists its errors by line', async () => {
