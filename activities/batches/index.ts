@@ -34,6 +34,9 @@ export type BatchJob =
       store: { inputItems: unknown[]; previousId?: string } | null;
     };
 
+/** A request answered (or failed), as the run records it. */
+type Outcome = { ok: boolean; result: object; lane: string; tokensIn: number; tokensOut: number; line: number };
+
 export interface BatchInput {
   tenantId: string;
   batchId: string;
@@ -62,7 +65,7 @@ export function createBatchActivities(deps: ActivityDeps) {
     job: BatchJob,
     customId: string,
     signal: AbortSignal,
-  ): Promise<{ ok: boolean; result: object; lane: string; tokensIn: number; tokensOut: number }> {
+  ): Promise<Omit<Outcome, 'line'>> {
     const requestId = `req_${randomToken(24)}`;
     const line = (status: number, body: unknown) => ({
       id: `batch_req_${randomToken(24)}`,
@@ -144,32 +147,59 @@ export function createBatchActivities(deps: ActivityDeps) {
           })
           .catch(() => undefined);
       }, 1000);
-      try {
-        for (;;) {
-          if (signal.aborted) break;
-          const page = await pendingRequests(db, i.batchId, PAGE);
-          if (!page.length) break;
-          const outcomes: Array<Awaited<ReturnType<typeof answer>> & { line: number }> = [];
-          let next = 0;
-          const lane = async () => {
-            while (next < page.length && !signal.aborted) {
-              const r = page[next++];
-              try {
-                outcomes.push({ ...(await answer(i.tenantId, r.job as BatchJob, r.custom_id, signal)), line: r.line });
-              } catch {
-                // Aborted: the request stays pending.
-              }
-            }
-          };
-          await Promise.all(Array.from({ length: Math.min(config.batch.concurrency, page.length) }, lane));
-          await recordOutcomes(db, i.tenantId, i.batchId, outcomes);
-          await chargeUsage(outcomes);
-          done += outcomes.length;
-          ctx.heartbeat({ done });
+      // A pool of lanes over the pending requests, read a page ahead in line order (a slow request holds its lane
+      // only, never a page); outcomes are recorded as they gather: every 50, and every second.
+      let queue: Awaited<ReturnType<typeof pendingRequests>>[number][] = [];
+      let afterLine = 0;
+      let exhausted = false;
+      let refill: Promise<void> | undefined;
+      const take = async () => {
+        while (!queue.length && !exhausted && !signal.aborted) {
+          refill ??= pendingRequests(db, i.batchId, PAGE, afterLine).then((page) => {
+            queue = [...queue, ...page];
+            if (page.length) afterLine = page[page.length - 1].line;
+            if (page.length < PAGE) exhausted = true;
+            refill = undefined;
+          });
+          await refill;
         }
+        return signal.aborted ? undefined : queue.shift();
+      };
+      let gathered: Outcome[] = [];
+      let recording = Promise.resolve();
+      const record = () => {
+        const batch = gathered;
+        gathered = [];
+        recording = recording.then(async () => {
+          if (!batch.length) return;
+          await recordOutcomes(db, i.tenantId, i.batchId, batch);
+          await chargeUsage(batch);
+          done += batch.length;
+          ctx.heartbeat({ done });
+        });
+        return recording;
+      };
+      const recorder = setInterval(() => void record().catch(() => undefined), 1000);
+      const lane = async () => {
+        for (let r = await take(); r; r = await take()) {
+          try {
+            // Answered first, then pushed: `gathered` is swapped by each record while the answer is awaited.
+            const outcome = await answer(i.tenantId, r.job as BatchJob, r.custom_id, signal);
+            gathered.push({ ...outcome, line: r.line });
+          } catch {
+            // Aborted: the request stays pending.
+          }
+          if (gathered.length >= PAGE) void record().catch(() => undefined);
+        }
+      };
+      try {
+        await Promise.all(Array.from({ length: config.batch.concurrency }, lane));
       } finally {
         clearInterval(beat);
+        clearInterval(recorder);
       }
+      // Everything answered is recorded before the run ends (a failed write fails the attempt; the retry resumes).
+      await record();
       if (ctx.cancellationSignal.aborted) {
         const shutdown = workerShutdownFailure(ctx.cancellationSignal);
         if (shutdown) throw shutdown;
@@ -179,7 +209,7 @@ export function createBatchActivities(deps: ActivityDeps) {
       log.info({ batch: i.batchId, answered: done, cancelled }, cancelled ? 'batch cancelled' : 'batch answered');
       return { cancelled };
 
-      /** The page's tokens in the usage report, per lane (a request each). */
+      /** The outcomes' tokens in the usage report, per lane (a request each), and charged to the batch's windows. */
       async function chargeUsage(
         outcomes: ReadonlyArray<{ ok: boolean; lane: string; tokensIn: number; tokensOut: number }>,
       ) {

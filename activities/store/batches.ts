@@ -163,14 +163,16 @@ export async function batchAccount(
     SELECT key_id, windows FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}`);
 }
 
-/** Up to `limit` requests of a batch still pending, in line order. */
+/** Up to `limit` requests of a batch still pending after line `afterLine`, in line order. */
 export async function pendingRequests(
   db: DatabasePool,
   batchId: string,
   limit: number,
+  afterLine = 0,
 ): Promise<ReadonlyArray<{ line: number; custom_id: string; job: Record<string, unknown> }>> {
   return db.any(sql.type(z.object({ line: z.number(), custom_id: z.string(), job: z.record(z.string(), z.unknown()) }))`
     SELECT line, custom_id, job FROM batch_requests WHERE batch_id = ${batchId} AND status = 'pending'
+      AND line > ${afterLine}
     ORDER BY line LIMIT ${limit}`);
 }
 

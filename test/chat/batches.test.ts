@@ -16,7 +16,7 @@ let key: string;
 let client: OpenAI;
 
 withFakeUpstream(
-  { scopes: ['runtime:chat'], worker: true, resetEach: { reply: 'ok' }, env: { SVC_BATCH_MAX_REQUESTS: '20' } },
+  { scopes: ['runtime:chat'], worker: true, resetEach: { reply: 'ok' }, env: { SVC_BATCH_MAX_REQUESTS: '100' } },
   (up) => {
     ({ fake, h, key } = up);
     client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 0 });
@@ -131,6 +131,28 @@ describe('/v1/batches', () => {
     });
     expect(errors[0].response.body.error.message).toMatch(/HTTP 400/);
     expect(fiveHundreds).toBe(2);
+  });
+
+  test('a slow request holds one lane only: the requests after it are answered and recorded meanwhile', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    fake.onRequest((r) => (r.body.messages.at(-1).content === 'slow' ? { reply: 'late', gate } : { reply: 'quick' }));
+    const lines = [chatLine('slow', 'slow'), ...Array.from({ length: 60 }, (_, i) => chatLine(`q${i}`, 'quick'))];
+    const batch = await client.batches.create({
+      input_file_id: (await inputFile(lines)).id,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
+    // More than a page (50) past the slow one, while it is still unanswered.
+    const progress = await pollUntil(
+      () => client.batches.retrieve(batch.id),
+      (b) => b.request_counts!.completed === 60,
+    );
+    expect(progress.status).toBe('in_progress');
+    release();
+    const done = await untilEnded(batch.id);
+    expect(done.request_counts).toEqual({ total: 61, completed: 61, failed: 0 });
+    expect((await readLines(done.output_file_id)).map((l) => l.custom_id)).toEqual(lines.map((l) => l.custom_id));
   });
 
   test('embeddings lines answer as /v1/embeddings does', async () => {
@@ -256,7 +278,7 @@ describe('/v1/batches', () => {
       'body.endpoint',
       'body.input_file_id',
     ]);
-    const many = await inputFile(Array.from({ length: 21 }, (_, i) => chatLine(`l${i}`, 'x')));
+    const many = await inputFile(Array.from({ length: 101 }, (_, i) => chatLine(`l${i}`, 'x')));
     const tooMany = await create({ ...base, input_file_id: many.id });
     expect(tooMany.status).toBe(400);
     expect(tooMany.body.error).toMatch(/SVC_BATCH_MAX_REQUESTS/);
