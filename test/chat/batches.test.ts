@@ -95,6 +95,10 @@ describe('/v1/batches', () => {
     const output = await client.files.retrieve(done.output_file_id!);
     expect(output).toMatchObject({ purpose: 'batch_output', filename: `${batch.id}_output.jsonl` });
 
+    const walked: string[] = [];
+    for await (const b of client.batches.list({ limit: 1 })) walked.push(b.id);
+    expect(walked[0]).toBe(batch.id);
+    expect(new Set(walked).size).toBe(walked.length);
     const list = await h.req('GET', '/v1/batches?limit=1', { key });
     expect(contractErrors('ListBatchesResponse', list.body)).toEqual([]);
     expect(list.body.data[0].id).toBe(batch.id);

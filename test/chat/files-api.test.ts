@@ -83,6 +83,11 @@ describe('/v1/files', () => {
     expect(rest.has_more).toBe(false);
     expect((await list('?order=asc')).data.map((f: { id: string }) => f.id)).toEqual(ids);
     expect((await list('?purpose=batch')).data.map((f: { id: string }) => f.id)).toEqual([ids[1]]);
+    // The SDK's auto-pagination walks every page by `after`.
+    const c = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: k, maxRetries: 0 });
+    const walked: string[] = [];
+    for await (const f of c.files.list({ limit: 1 })) walked.push(f.id);
+    expect(walked).toEqual([...ids].reverse());
     expect((await h.req('GET', '/v1/files', { key })).body.data.map((f: { id: string }) => f.id)).not.toContain(ids[0]);
     expect((await h.req('GET', `/v1/files/${ids[0]}`, { key })).status).toBe(404);
     expect((await h.req('GET', `/v1/files/${ids[0]}/content`, { key })).status).toBe(404);
