@@ -63,6 +63,7 @@ export const EnvSchema = z.object({
   // Requests one batch (/v1/batches) may hold, and how many of a batch's requests a worker answers at once.
   SVC_BATCH_MAX_REQUESTS: z.coerce.number().int().min(1).max(50_000).default(10_000),
   SVC_BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  SVC_BATCH_MAX_RUNNING: z.coerce.number().int().min(1).max(1000).default(10),
   // How long a batch may run before it expires (OpenAI's completion_window, 24h), in seconds.
   SVC_BATCH_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(86_400),
   // What one tenant's files (/v1/files) may hold in all, in bytes.
@@ -206,8 +207,8 @@ export interface Config {
   /** SVC_CHAT_BODY_LIMIT: the body limit of the routes that take a conversation (`RouteSpec.conversation`). */
   chatBodyLimit: number;
   uploadLimit: number;
-  /** SVC_BATCH_MAX_REQUESTS, SVC_BATCH_CONCURRENCY and SVC_BATCH_WINDOW_SECONDS. */
-  batch: { maxRequests: number; concurrency: number; windowSeconds: number };
+  /** SVC_BATCH_MAX_REQUESTS, SVC_BATCH_CONCURRENCY, SVC_BATCH_MAX_RUNNING and SVC_BATCH_WINDOW_SECONDS. */
+  batch: { maxRequests: number; concurrency: number; maxRunning: number; windowSeconds: number };
   /** SVC_FILES_TENANT_LIMIT: bytes one tenant's stored files may hold. */
   filesTenantLimit: number;
   /** SVC_EXTRACT_MEMORY_MB */
@@ -315,6 +316,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     batch: {
       maxRequests: e.SVC_BATCH_MAX_REQUESTS,
       concurrency: e.SVC_BATCH_CONCURRENCY,
+      maxRunning: e.SVC_BATCH_MAX_RUNNING,
       windowSeconds: e.SVC_BATCH_WINDOW_SECONDS,
     },
     extractMemoryMb: e.SVC_EXTRACT_MEMORY_MB,

@@ -8,11 +8,11 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 
-// A batch's requests are answered in pages; the heartbeat (every second, and after every page) lets a new worker take
-// over within 30 s of one dying, resuming with the requests still pending.
+// A batch's requests are answered by a pool of lanes; the heartbeat (every second) lets a new worker take over within
+// 10 s of one dying, resuming with the requests still pending.
 const { runBatchRequests } = proxyActivities<Activities>({
   startToCloseTimeout: '24 hours',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
   // A cancelled run records what it answered before the batch's files are written.
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
@@ -43,8 +43,8 @@ export async function batchWorkflow(input: {
       () => undefined, // the workflow was cancelled first
     );
   try {
-    const { cancelled } = await run.run(() => runBatchRequests(input));
-    const outcome = cancelled ? 'cancelled' : 'completed';
+    const r = await run.run(() => runBatchRequests(input));
+    const outcome = r.expired || expired ? 'expired' : r.cancelled ? 'cancelled' : 'completed';
     await finishBatchRun({ ...input, outcome });
     return { status: outcome };
   } catch (err) {

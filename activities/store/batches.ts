@@ -83,10 +83,20 @@ export async function insertBatch(
     windows?: object[];
     errors?: Array<{ code: string; message: string; param: string | null; line: number | null }>;
     requests: BatchRequestIn[];
+    /** Batches of the tenant that may run at once: a batch past it is not stored (`{ running }` is answered). */
+    maxRunning?: number;
   },
-): Promise<BatchRow> {
+): Promise<BatchRow | { running: number }> {
   const failed = b.errors !== undefined;
   return db.transaction(async (tx) => {
+    if (!failed && b.maxRunning !== undefined) {
+      // The count and the insert under one per-tenant lock: two creates cannot both pass the cap.
+      await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtextextended(${b.tenantId}, 1107))`);
+      const running = await tx.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`
+        SELECT count(*) AS n FROM batches
+        WHERE tenant_id = ${b.tenantId} AND status IN ('validating', 'in_progress', 'finalizing', 'cancelling')`);
+      if (running >= b.maxRunning) return { running };
+    }
     const row = await tx.one(sql.type(BatchRow)`
       INSERT INTO batches (id, tenant_id, key_id, endpoint, input_file_id, completion_window, status, metadata, errors,
         output_expires_seconds, windows, request_total, in_progress_at, failed_at, expires_at)
@@ -139,10 +149,14 @@ export async function markCancelling(db: DatabasePool, tenantId: string, id: str
     RETURNING ${COLS}`);
 }
 
-/** A batch's status (its worker's view: by id and tenant). */
-export async function batchStatus(db: DatabasePool, tenantId: string, id: string): Promise<string | null> {
-  return db.maybeOneFirst(sql.type(z.object({ status: z.string() }))`
-    SELECT status FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}`);
+/** A batch's status and whether its window has ended (its worker's view: by id and tenant). */
+export async function batchStatus(
+  db: DatabasePool,
+  tenantId: string,
+  id: string,
+): Promise<{ status: string; expired: boolean } | null> {
+  return db.maybeOne(sql.type(z.object({ status: z.string(), expired: z.boolean() }))`
+    SELECT status, expires_at <= now() AS expired FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}`);
 }
 
 /** The key that created a batch (its usage is reported under it) and the rate-limit windows it was admitted in. */

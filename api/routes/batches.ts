@@ -227,7 +227,14 @@ async function createBatch(ctx: AppContext, body: CreateBatchRequest) {
     outputExpiresSeconds: body.output_expires_after?.seconds,
     windows: admittedWindows(ctx),
     ...(errors.length ? { errors, requests: [] } : { requests }),
+    maxRunning: config.batch.maxRunning,
   });
+  if ('running' in row)
+    throw new AppError(
+      'rate_limited',
+      `${row.running} of your batches are running, the most at once (SVC_BATCH_MAX_RUNNING); create this one when one has ended.`,
+      { headers: { 'Retry-After': '60' } },
+    );
   if (errors.length) return batchObject(row);
   await startWithInput(
     ctx,

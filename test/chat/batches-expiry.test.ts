@@ -4,14 +4,14 @@ import type { Harness } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
 
 // A batch still running when its window ends (a durable timer in its workflow; 2 s here) expires with what was
-// answered by then in its output file.
+// answered by then in its output file; a tenant runs at most SVC_BATCH_MAX_RUNNING batches at once (1 here).
 
 let h: Harness;
 let fake: FakeOpenAI;
 let key: string;
 
 withFakeUpstream(
-  { scopes: ['runtime:chat'], worker: true, env: { SVC_BATCH_WINDOW_SECONDS: '2' } },
+  { scopes: ['runtime:chat'], worker: true, env: { SVC_BATCH_WINDOW_SECONDS: '2', SVC_BATCH_MAX_RUNNING: '1' } },
   (up) => ({ fake, h, key } = up),
 );
 
@@ -53,4 +53,40 @@ test('a batch still running at the end of its window is expired: answered lines 
   ).toEqual(['l0']);
   expect(await h.client.workflow.getHandle(created.body.id).result()).toEqual({ status: 'expired' });
   await fake.waitFor(() => fake.chats.filter((c) => c.closedEarly).length === 2);
+});
+
+test('a tenant with SVC_BATCH_MAX_RUNNING batches running gets 429 for the next, until one has ended', async () => {
+  const k = (await h.key(['runtime:chat'])).apiKey;
+  fake.onRequest(() => ({ hang: true }));
+  const form = new FormData();
+  form.append('purpose', 'batch');
+  const line = {
+    custom_id: 'a',
+    method: 'POST',
+    url: '/v1/chat/completions',
+    body: { messages: [{ role: 'user', content: 'x' }] },
+  };
+  form.append('file', new Blob([JSON.stringify(line)]), 'in.jsonl');
+  const file = (await (
+    await fetch(`${h.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${k}` }, body: form })
+  ).json()) as { id: string };
+  const create = () =>
+    h.req('POST', '/v1/batches', {
+      key: k,
+      body: { input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' },
+    });
+  const first = await create();
+  expect(first.body.status).toBe('in_progress');
+  const second = await create();
+  expect(second.status).toBe(429);
+  expect(second.body.error).toMatch(/SVC_BATCH_MAX_RUNNING/);
+  expect(second.headers.get('retry-after')).toBe('60');
+  // Another tenant is not held back by this one's batches.
+  expect((await h.req('GET', `/v1/batches/${first.body.id}`, { key })).status).toBe(404);
+  await pollUntil(
+    () => h.req('GET', `/v1/batches/${first.body.id}`, { key: k }),
+    (r) => r.body.status === 'expired',
+    30_000,
+  );
+  expect((await create()).status).toBe(200);
 });
