@@ -2,6 +2,7 @@ import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
+import { chatLine, createChatBatch, uploadLines } from '../helpers/batch-files';
 
 // A batch still running when its window ends (a durable timer in its workflow; 2 s here) expires with what was
 // answered by then in its output file; a tenant runs at most SVC_BATCH_MAX_RUNNING batches at once (1 here).
@@ -17,24 +18,12 @@ withFakeUpstream(
 
 test('a batch still running at the end of its window is expired: answered lines kept, the rest stopped', async () => {
   fake.onRequest((r) => (r.body.messages.at(-1).content === 'quick' ? { reply: 'done' } : { hang: true }));
-  const lines = ['quick', 'slow', 'slow'].map((content, i) =>
-    JSON.stringify({
-      custom_id: `l${i}`,
-      method: 'POST',
-      url: '/v1/chat/completions',
-      body: { model: 'mid', messages: [{ role: 'user', content }] },
-    }),
-  );
-  const form = new FormData();
-  form.append('purpose', 'batch');
-  form.append('file', new Blob([lines.join('\n')]), 'in.jsonl');
-  const file = (await (
-    await fetch(`${h.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form })
-  ).json()) as { id: string };
-  const created = await h.req('POST', '/v1/batches', {
+  const file = await uploadLines(
+    h,
     key,
-    body: { input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' },
-  });
+    ['quick', 'slow', 'slow'].map((c, i) => chatLine(`l${i}`, c, 'mid')),
+  );
+  const created = await createChatBatch(h, key, file);
   expect(created.status).toBe(200);
   expect(created.body.expires_at - created.body.created_at).toBeLessThanOrEqual(3);
   const done = await pollUntil(
@@ -58,23 +47,8 @@ test('a batch still running at the end of its window is expired: answered lines 
 test('a tenant with SVC_BATCH_MAX_RUNNING batches running gets 429 for the next, until one has ended', async () => {
   const k = (await h.key(['runtime:chat'])).apiKey;
   fake.onRequest(() => ({ hang: true }));
-  const form = new FormData();
-  form.append('purpose', 'batch');
-  const line = {
-    custom_id: 'a',
-    method: 'POST',
-    url: '/v1/chat/completions',
-    body: { messages: [{ role: 'user', content: 'x' }] },
-  };
-  form.append('file', new Blob([JSON.stringify(line)]), 'in.jsonl');
-  const file = (await (
-    await fetch(`${h.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${k}` }, body: form })
-  ).json()) as { id: string };
-  const create = () =>
-    h.req('POST', '/v1/batches', {
-      key: k,
-      body: { input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' },
-    });
+  const file = await uploadLines(h, k, [chatLine('a', 'x')]);
+  const create = () => createChatBatch(h, k, file);
   const first = await create();
   expect(first.body.status).toBe('in_progress');
   const second = await create();

@@ -4,6 +4,7 @@ import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
+import { chatLine, createChatBatch, uploadLines } from '../helpers/batch-files';
 
 let fake: FakeOpenAI;
 let h: Harness;
@@ -103,26 +104,7 @@ test('revoking the key that started a background response or a batch cancels the
     body: { model: 'mid', input: 'Never answered', background: true },
   });
   expect(resp.status).toBe(200);
-  const form = new FormData();
-  form.append('purpose', 'batch');
-  const line = {
-    custom_id: 'a',
-    method: 'POST',
-    url: '/v1/chat/completions',
-    body: { messages: [{ role: 'user', content: 'x' }] },
-  };
-  form.append('file', new Blob([JSON.stringify(line)]), 'in.jsonl');
-  const file = (await (
-    await fetch(`${h.url}/v1/files`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${starter.apiKey}` },
-      body: form,
-    })
-  ).json()) as { id: string };
-  const batch = await h.req('POST', '/v1/batches', {
-    key: starter.apiKey,
-    body: { input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' },
-  });
+  const batch = await createChatBatch(h, starter.apiKey, await uploadLines(h, starter.apiKey, [chatLine('a', 'x')]));
   expect(batch.body.status).toBe('in_progress');
   await fake.waitFor(() => fake.chats.length >= 2, 30_000);
 

@@ -4,6 +4,7 @@ import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import { startQueueWorker, type Harness } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
+import { chatLine, createChatBatch, uploadLines } from '../helpers/batch-files';
 
 jest.setTimeout(120_000);
 
@@ -93,23 +94,10 @@ test('a worker stopped mid-batch: the next worker answers what was pending; ever
     // The first six lines answer at once; the rest wait until the first worker is gone.
     return n < 6 || !holding ? { reply: `answer ${n}` } : { hang: true };
   });
-  const lines = Array.from({ length: 12 }, (_, i) => ({
-    custom_id: `l${i}`,
-    method: 'POST',
-    url: '/v1/chat/completions',
-    body: { model: 'mid', messages: [{ role: 'user', content: `line ${i}` }] },
-  }));
-  const form = new FormData();
-  form.append('purpose', 'batch');
-  form.append('file', new Blob([lines.map((l) => JSON.stringify(l)).join('\n')]), 'in.jsonl');
-  const file = (await (
-    await fetch(`${h.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form })
-  ).json()) as { id: string };
+  const lines = Array.from({ length: 12 }, (_, i) => chatLine(`l${i}`, `line ${i}`, 'mid'));
+  const file = await uploadLines(h, key, lines);
   const first = await startQueueWorker(h);
-  const created = await h.req('POST', '/v1/batches', {
-    key,
-    body: { input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' },
-  });
+  const created = await createChatBatch(h, key, file);
   expect(created.status).toBe(200);
   const id = created.body.id as string;
   // Four of the held lines are in flight (SVC_BATCH_CONCURRENCY) when the worker stops.
