@@ -17,7 +17,7 @@ const { runBatchRequests } = proxyActivities<Activities>({
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
 });
-const { finishBatchRun } = proxyActivities<Activities>({
+const { finishBatchRun, markBatchCancelling } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1 second', maximumAttempts: 20 },
 });
@@ -34,6 +34,11 @@ export async function batchWorkflow(input: {
 }): Promise<{ status: string }> {
   const run = new CancellationScope();
   let expired = false;
+  // Cancelled from outside (POST .../cancel has marked it already; an operator or a revoked key has not): the batch
+  // is marked cancelling at once, so the run stops within a second instead of at its next throttled heartbeat.
+  CancellationScope.current().cancelRequested.catch(() =>
+    CancellationScope.nonCancellable(() => markBatchCancelling(input)).catch(() => undefined),
+  );
   if (input.expiresAtMs !== undefined)
     sleep(Math.max(0, input.expiresAtMs - Date.now())).then(
       () => {
