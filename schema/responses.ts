@@ -17,8 +17,9 @@ import { readableText } from './storable';
 /**
  * OpenAI's Responses API (`POST /v1/responses`) as far as a persona lane can answer it: messages, images, function
  * tools and their results, instructions, structured output, stored responses chained by `previous_response_id`.
- * Files (inline, by URL, or uploaded to /v1/files) become their text. What needs OpenAI's own machinery (built-in tools,
- * conversations, prompt templates) is refused by name, never dropped. Field names and limits follow OpenAI's published contract.
+ * Files (inline, by URL, or uploaded to /v1/files) become their text; conversations (/v1/conversations) and background
+ * runs are served here. What needs OpenAI's own machinery (built-in tools, prompt templates) is refused by name, never
+ * dropped. Field names and limits follow OpenAI's published contract.
  */
 
 /** A response's id (`resp_` and 24 characters of ours; any client-held id of this shape is looked up). */
