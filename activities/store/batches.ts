@@ -119,6 +119,11 @@ export async function insertBatch(
   });
 }
 
+/** Deletes a batch and its requests (a batch whose workflow could not be started). */
+export async function deleteBatch(db: DatabasePool, tenantId: string, id: string): Promise<void> {
+  await db.query(sql.unsafe`DELETE FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}`);
+}
+
 /** A batch of the tenant; null when unknown or another tenant's. */
 export async function getBatch(db: DatabasePool, tenantId: string, id: string): Promise<BatchRow | null> {
   return db.maybeOne(sql.type(BatchRow)`SELECT ${COLS} FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}`);

@@ -1,8 +1,7 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
-import { sql } from 'slonik';
 import { z } from 'zod';
 import type { BatchJob } from '../../activities/batches';
 import {
+  deleteBatch,
   getBatch,
   insertBatch,
   listBatches,
@@ -22,7 +21,8 @@ import { principalOf, type AppContext } from '../context';
 import { cursorPage, unknownCursor } from '../list-page';
 import { admittedWindows } from '../middleware/meter';
 import { defineRoute, type RouteSpec } from '../route';
-import { shortTemporalCall, startWithInput } from '../start-workflow';
+import { startWithInput } from '../start-workflow';
+import { cancelStoredJob } from '../workflow-clients/cancel';
 import { preparePersonaCall } from './chat-persona';
 import { prepareResponse } from './responses';
 import { CreateResponseRequest } from '../../schema/responses';
@@ -244,14 +244,11 @@ async function createBatch(ctx: AppContext, body: CreateBatchRequest) {
       workflowId: id,
       kind: 'batch',
       title: `Batch of ${requests.length} ${body.endpoint} requests`,
-      onStartFailed: () => db.query(sqlDeleteBatch(p.tenantId, id)),
+      onStartFailed: () => deleteBatch(db, p.tenantId, id),
     },
   );
   return batchObject(row);
 }
-
-const sqlDeleteBatch = (tenantId: string, id: string) =>
-  sql.unsafe`DELETE FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}`;
 
 /** OpenAI's Batch API: a JSONL file of responses, chat or embeddings requests answered by a durable workflow. */
 export function batchRoutes(): RouteSpec[] {
@@ -311,17 +308,7 @@ export function batchRoutes(): RouteSpec[] {
         const tenantId = principalOf(ctx).tenantId;
         const marked = await markCancelling(ctx.deps.db, tenantId, params.id);
         if (marked) {
-          try {
-            await shortTemporalCall(ctx, 'cancel the batch', () =>
-              ctx.deps.temporal.client.workflow.getHandle(params.id).cancel(),
-            );
-          } catch (err) {
-            if (!(err instanceof WorkflowNotFoundError))
-              ctx.deps.log.warn(
-                { err: (err as Error).message, batch: params.id },
-                'could not cancel the batch workflow',
-              );
-          }
+          await cancelStoredJob(ctx, params.id, 'batch');
           return batchObject(marked);
         }
         const b = await getBatch(ctx.deps.db, tenantId, params.id);

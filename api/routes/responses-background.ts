@@ -1,4 +1,3 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
 import type { ResponseJob } from '../../activities/responses/background';
 import {
   cancelResponseRow,
@@ -13,7 +12,8 @@ import { AppError } from '../../schema/errors';
 import type { AppContext } from '../context';
 import { admittedWindows } from '../middleware/meter';
 import { pipeEventStream } from '../sse';
-import { shortTemporalCall, startWithInput } from '../start-workflow';
+import { startWithInput } from '../start-workflow';
+import { cancelStoredJob } from '../workflow-clients/cancel';
 import type { PersonaCall } from './chat-persona';
 import { withOutcome } from './responses-items';
 
@@ -114,19 +114,6 @@ export async function streamBackgroundResponse(
   });
 }
 
-/** Cancels a background response's workflow (one already closed is fine; an unreachable service is logged). */
-async function cancelWorkflow(ctx: AppContext, id: string): Promise<void> {
-  try {
-    await shortTemporalCall(ctx, 'cancel the response', () => ctx.deps.temporal.client.workflow.getHandle(id).cancel());
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return;
-    ctx.deps.log.warn(
-      { err: (err as Error).message, response: id },
-      'could not cancel the background response workflow',
-    );
-  }
-}
-
 /**
  * POST /v1/responses/{id}/cancel: a running background response ends as cancelled (its stored state first, so the
  * answer is certain; then its workflow, whose later writes are refused); one that has ended is answered as it is.
@@ -149,7 +136,7 @@ export async function cancelBackgroundResponse(
   const cancelled = await cancelResponseRow(ctx.deps.db, tenantId, id, (r) =>
     withOutcome(r, { status: 'cancelled', output: [], usage: null, finish: 'stop' }),
   );
-  await cancelWorkflow(ctx, id);
+  await cancelStoredJob(ctx, id, 'background response');
   return (
     (cancelled as Record<string, unknown> | null) ?? (await getResponseRow(ctx.deps.db, tenantId, id))?.response ?? null
   );
