@@ -1,12 +1,12 @@
 import {
   ActivityCancellationType,
-  ActivityFailure,
   CancellationScope,
   isCancellation,
   proxyActivities,
   sleep,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { activityFailureMessage } from './failure';
 
 // A batch's requests are answered by a pool of lanes; the heartbeat (every second) lets a new worker take over within
 // 10 s of one dying, resuming with the requests still pending.
@@ -59,8 +59,7 @@ export async function batchWorkflow(input: {
       return { status: outcome };
     }
     // The run gave up (its retries spent): what was answered is kept, the rest ends failed, in the error file.
-    const cause = err instanceof ActivityFailure ? err.cause : err;
-    const why = cause instanceof Error ? cause.message : 'the batch run failed';
+    const why = activityFailureMessage(err, 'the batch run failed');
     await finishBatchRun({ ...input, outcome: 'completed', failPending: `The batch's run gave up: ${why}` });
     return { status: 'completed' };
   }

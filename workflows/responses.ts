@@ -6,6 +6,7 @@ import {
   proxyActivities,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { activityFailureMessage } from './failure';
 
 // The answer streams for as long as the lane takes; heartbeats (every second, and on every stored flush) let a new
 // worker take over within 10 s of one dying. Failures before the first delta retry twice (an upstream 5xx, 429 or
@@ -36,7 +37,7 @@ export async function backgroundResponseWorkflow(input: { tenantId: string; resp
       return { status: 'cancelled' };
     }
     const cause = err instanceof ActivityFailure ? err.cause : err;
-    const message = cause instanceof Error ? cause.message : 'The response failed.';
+    const message = activityFailureMessage(err, 'The response failed.');
     const type = cause instanceof ApplicationFailure ? cause.type : undefined;
     await endBackgroundResponse({
       ...input,
