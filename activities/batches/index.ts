@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import { completionBody } from '../../api/routes/chat-shared';
@@ -17,7 +18,7 @@ import {
   recordOutcomes,
 } from '../store/batches';
 import { randomToken } from '../store/ids';
-import { addCounters, addUsage } from '../store/rate-limits';
+import { chargeWork } from '../store/rate-limits';
 import { workerShutdownFailure } from '../tasks/errors';
 
 /** One planned request of a batch (`batch_requests.job`): what its endpoint's route would have run. */
@@ -56,12 +57,6 @@ const PAGE = 50;
 /** Tries of one request whose failure may pass (429, 5xx, timeouts), 1 s then 2 s apart. */
 const TRIES = 3;
 const TRANSIENT = new Set(['rate_limited', 'upstream_error', 'upstream_timeout']);
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
 
 export function createBatchActivities(deps: ActivityDeps) {
   const { db, log, config } = deps;
@@ -121,7 +116,8 @@ export function createBatchActivities(deps: ActivityDeps) {
         const e = err instanceof AppError ? err : new AppError('internal', 'The request failed.');
         if (!(err instanceof AppError)) log.error({ err, batch_request: customId }, 'batch request failed');
         if (TRANSIENT.has(e.code) && attempt < TRIES) {
-          await sleep(1000 * attempt, signal);
+          // An abort ends the wait early; the next try then throws it.
+          await sleep(1000 * attempt, undefined, { signal }).catch(() => undefined);
           continue;
         }
         return {
@@ -143,6 +139,8 @@ export function createBatchActivities(deps: ActivityDeps) {
      */
     async runBatchRequests(i: BatchInput): Promise<{ cancelled: boolean; expired: boolean }> {
       const ctx = Context.current();
+      // Who pays for the run (the usage report's key, the admitted windows): read once, they never change.
+      const account = await batchAccount(db, i.tenantId, i.batchId);
       const stopped = new AbortController();
       const signal = AbortSignal.any([ctx.cancellationSignal, stopped.signal]);
       let done = 0;
@@ -234,26 +232,13 @@ export function createBatchActivities(deps: ActivityDeps) {
           u.tokensOut += o.tokensOut;
           byLane.set(o.lane, u);
         }
-        const account = await batchAccount(db, i.tenantId, i.batchId);
-        const keyId = account?.key_id ?? '';
-        const tokens = outcomes.reduce((n, o) => n + o.tokensIn + o.tokensOut, 0);
         // Token budgets see batch work too: the tokens are charged to the windows the batch was admitted in.
-        if (tokens && account?.windows.length)
-          await addCounters(
-            db,
-            account.windows.map((w) => ({ ...w, requests: 0, tokens })),
-          ).catch((err: Error) => log.warn({ err: err.message, batch: i.batchId }, 'batch tokens not charged'));
-        await addUsage(
-          db,
-          [...byLane].map(([lane, u]) => ({
-            tenantId: i.tenantId,
-            keyId,
-            lane,
-            day: new Date().toISOString().slice(0, 10),
-            estimated: 0,
-            ...u,
-          })),
-        ).catch((err: Error) => log.warn({ err: err.message, batch: i.batchId }, 'batch usage not recorded'));
+        await chargeWork(db, {
+          tenantId: i.tenantId,
+          keyId: account?.key_id ?? '',
+          windows: account?.windows ?? [],
+          lanes: [...byLane].map(([lane, u]) => ({ lane, ...u })),
+        }).catch((err: Error) => log.warn({ err: err.message, batch: i.batchId }, 'batch usage not recorded'));
       }
     },
 

@@ -8,7 +8,7 @@ import { AppError } from '../../schema/errors';
 import { canFallback } from '../providers/errors';
 import type { ActivityDeps } from '../deps';
 import type { ModelRequest } from '../providers/types';
-import { addCounters, addUsage, type CounterDelta } from '../store/rate-limits';
+import { chargeWork, type CounterDelta } from '../store/rate-limits';
 import {
   cancelResponseRow,
   getResponseRow,
@@ -77,29 +77,16 @@ export function createResponseActivities(deps: ActivityDeps) {
   const { db, log } = deps;
 
   /** Charges a finished answer's tokens to the windows it was admitted in and to the usage report. */
-  async function charge(job: ResponseJob, tenantId: string, lane: string, response: Record<string, unknown>) {
+  function charge(job: ResponseJob, tenantId: string, lane: string, response: Record<string, unknown>) {
     const usage = response.usage as { input_tokens?: number; output_tokens?: number } | undefined;
-    const tokensIn = usage?.input_tokens ?? 0;
-    const tokensOut = usage?.output_tokens ?? 0;
-    const tokens = tokensIn + tokensOut;
-    if (!tokens) return;
-    await addCounters(
-      db,
-      job.windows.map((w) => ({ ...w, requests: 0, tokens })),
-    );
-    await addUsage(db, [
-      {
-        tenantId,
-        keyId: job.keyId,
-        lane,
-        day: new Date().toISOString().slice(0, 10),
-        requests: 0,
-        errors: 0,
-        tokensIn,
-        tokensOut,
-        estimated: 0,
-      },
-    ]);
+    const tokens = { tokensIn: usage?.input_tokens ?? 0, tokensOut: usage?.output_tokens ?? 0 };
+    // The request itself was counted when it was admitted.
+    return chargeWork(db, {
+      tenantId,
+      keyId: job.keyId,
+      windows: job.windows,
+      lanes: [{ lane, requests: 0, errors: 0, ...tokens }],
+    });
   }
 
   return {

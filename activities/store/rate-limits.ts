@@ -99,6 +99,34 @@ export interface UsageDelta {
   estimated: number;
 }
 
+/**
+ * What work answered outside its request (a background response, a batch's requests) used: its tokens added to the
+ * rate-limit windows it was admitted in (token budgets see it) and its lanes' rows of today's usage report.
+ */
+export async function chargeWork(
+  db: Db,
+  w: {
+    tenantId: string;
+    keyId: string;
+    windows: ReadonlyArray<Omit<CounterDelta, 'requests' | 'tokens'>>;
+    lanes: ReadonlyArray<{ lane: string; requests: number; errors: number; tokensIn: number; tokensOut: number }>;
+  },
+): Promise<void> {
+  const tokens = w.lanes.reduce((n, l) => n + l.tokensIn + l.tokensOut, 0);
+  if (tokens && w.windows.length)
+    await addCounters(
+      db,
+      w.windows.map((x) => ({ ...x, requests: 0, tokens })),
+    );
+  const day = new Date().toISOString().slice(0, 10);
+  await addUsage(
+    db,
+    w.lanes
+      .filter((l) => l.requests || l.tokensIn || l.tokensOut)
+      .map((l) => ({ tenantId: w.tenantId, keyId: w.keyId, day, estimated: 0, ...l })),
+  );
+}
+
 export async function addUsage(db: Db, deltas: UsageDelta[]): Promise<void> {
   if (!deltas.length) return;
   await db.query(sql.unsafe`
