@@ -124,8 +124,10 @@ export async function cancelBackgroundResponse(
   ctx: AppContext,
   tenantId: string,
   id: string,
+  /** The row as the caller read it already. */
+  known?: Awaited<ReturnType<typeof getResponseRow>>,
 ): Promise<Record<string, unknown> | null> {
-  const row = await getResponseRow(ctx.deps.db, tenantId, id);
+  const row = known ?? (await getResponseRow(ctx.deps.db, tenantId, id));
   if (!row) return null;
   if (row.response.background !== true)
     throw new AppError(

@@ -413,7 +413,7 @@ export function responseRoutes(): RouteSpec[] {
       handler: async (ctx: AppContext, { params }) => {
         const tenantId = principalOf(ctx).tenantId;
         const row = await getResponseRow(ctx.deps.db, tenantId, params.id);
-        if (row?.job) await cancelBackgroundResponse(ctx, tenantId, params.id);
+        if (row?.job) await cancelBackgroundResponse(ctx, tenantId, params.id, row);
         if (!(await deleteResponse(ctx.deps.db, tenantId, params.id))) throw unknownResponse();
         return { id: params.id, object: 'response' as const, deleted: true as const };
       },
