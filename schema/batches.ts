@@ -1,15 +1,11 @@
 import { z } from 'zod';
-import { FileRef, nullable } from './chat';
+import { FileRef, Metadata, nullable } from './chat';
 
 /** The endpoints a batch's requests may go to here. */
 export const BATCH_ENDPOINTS = ['/v1/responses', '/v1/chat/completions', '/v1/embeddings'] as const;
 
 export const BATCH_ID = /^batch_[A-Za-z0-9]{1,100}$/;
 export const BatchId = z.string().regex(BATCH_ID, 'a batch id (batch_...)');
-
-const Metadata = z
-  .record(z.string().max(64), z.string().max(512))
-  .refine((m) => Object.keys(m).length <= 16, 'at most 16 keys');
 
 export const CreateBatchRequest = z
   .object({

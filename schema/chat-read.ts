@@ -65,6 +65,7 @@ const SAMPLING: Array<[string, (v: unknown) => boolean]> = [
   ['n', (v) => v === 1],
   ['user', (v) => shortString(v, 256)],
   ['stream', (v) => typeof v === 'boolean'],
+  ['store', (v) => typeof v === 'boolean'],
 ];
 
 /** Sampling fields OpenAI's contract makes nullable: the schema reads null as absent. */
@@ -133,6 +134,8 @@ function read(v: unknown, persona: boolean): Plain | undefined {
   // Reasoning and verbosity settings, and token biases: the schema reads them.
   if ('reasoning_effort' in v || 'verbosity' in v || 'logit_bias' in v) return undefined;
   if ('logprobs' in v || 'top_logprobs' in v) return undefined;
+  // A stored completion's metadata: the schema reads it.
+  if ('metadata' in v) return undefined;
   // Client tools: an empty list is read; any tool is the schema's to read (or refuse).
   for (const key of ['functions', 'tools']) {
     if (!(key in v)) continue;

@@ -294,6 +294,11 @@ const FUNCTIONS_DEPRECATED = 'send `tools` instead (OpenAI deprecated `functions
 /** A field OpenAI's contract makes nullable: null is taken as absent (clients that serialise None send it). */
 export const nullable = <T extends z.ZodType>(t: T) => t.nullish().transform((v) => v ?? undefined);
 
+/** OpenAI's metadata: at most 16 string pairs, keys up to 64 characters, values up to 512. */
+export const Metadata = z
+  .record(z.string().max(64), z.string().max(512))
+  .refine((m) => Object.keys(m).length <= 16, 'at most 16 keys');
+
 /** Choices one request may ask for (`n`): each is a lane call. */
 export const MAX_CHOICES = 8;
 
@@ -312,6 +317,9 @@ const Sampling = {
   ),
   user: z.string().max(256).optional(),
   stream: nullable(z.boolean()).describe('true: server-sent events in the OpenAI chunk format.'),
+  store: nullable(z.boolean()).describe(
+    'true: the completion is kept 30 days (GET /v1/chat/completions and /{id}, its messages; update its metadata; delete it).',
+  ),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
   response_format: ResponseFormat.optional(),
   reasoning_effort: nullable(z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'])).describe(
@@ -330,6 +338,7 @@ const Sampling = {
     'With logprobs: the most likely alternatives a token.',
   ),
   functions: noClientTools('functions', FUNCTIONS_DEPRECATED),
+  metadata: nullable(Metadata).describe('Up to 16 string pairs kept with a stored completion; list filters by them.'),
 };
 
 /**

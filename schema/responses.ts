@@ -8,6 +8,7 @@ import {
   MAX_FILES,
   MAX_IMAGES,
   MAX_MESSAGE_CHARS,
+  Metadata,
   nullable,
   openaiName,
   PersonaFields,
@@ -255,9 +256,7 @@ const TextFormat = z.discriminatedUnion('type', [
     .strict(),
 ]);
 
-export const Metadata = z
-  .record(z.string().max(64), z.string().max(512))
-  .refine((m) => Object.keys(m).length <= 16, 'at most 16 keys');
+export { Metadata };
 
 /** A field this service cannot honour: refused with what to do instead. */
 const refused = (message: string) =>

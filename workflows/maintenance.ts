@@ -1,5 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { Swept } from '../activities/store/retention';
 
 const { sweepExpired } = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
@@ -7,7 +8,10 @@ const { sweepExpired } = proxyActivities<Activities>({
   retry: { maximumAttempts: 3 },
 });
 
-/** Started by the `svc-retention` schedule every hour: expired responses and files removed (see activities/maintenance). */
-export async function retentionSweepWorkflow(): Promise<{ responses: number; files: number }> {
+/**
+ * Started by the `svc-retention` schedule every hour: expired responses, files and stored chat completions removed
+ * (see activities/maintenance).
+ */
+export async function retentionSweepWorkflow(): Promise<Swept> {
   return sweepExpired();
 }

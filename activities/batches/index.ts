@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
-import { completionBody } from '../../api/routes/chat-shared';
+import { completionBody, completionId } from '../../api/routes/chat-shared';
 import { outputItems, responseStatus, withOutcome } from '../../api/routes/responses-items';
+import { saveChatCompletion } from '../store/chat-completions';
 import { saveResponse } from '../store/responses';
 import { answerEmbeddings } from '../../api/routes/embeddings';
 import type { CreateEmbeddingRequest } from '../../schema/embeddings';
@@ -29,6 +30,8 @@ export type BatchJob =
       toolsOffered: boolean;
       /** The answer's meta block (its provider set when known). */
       meta: Record<string, unknown>;
+      /** `store: true`: the completion is stored under this id with the request's messages and metadata. */
+      store?: { id: string; messages: unknown[]; metadata: Record<string, string> };
     }
   | { kind: 'embeddings'; body: CreateEmbeddingRequest }
   | {
@@ -104,12 +107,22 @@ export function createBatchActivities(deps: ActivityDeps) {
           return { ok: true, result: line(200, response), lane, ...tokens };
         }
         const body = completionBody({
-          id: `chatcmpl-${randomToken(24)}`,
+          id: job.store?.id ?? completionId(),
           lane: job.req.lane,
           result,
           meta: { ...job.meta, provider: result.provider },
           toolsOffered: job.toolsOffered,
         });
+        if (job.store)
+          await saveChatCompletion(db, {
+            tenantId,
+            id: body.id,
+            model: body.model,
+            metadata: job.store.metadata,
+            messages: job.store.messages,
+            completion: { ...body, request_id: requestId },
+            replace: true,
+          });
         return { ok: true, result: line(200, body), lane, ...tokens };
       } catch (err) {
         if (signal.aborted) throw err;

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from '../deps';
-import { SWEEP_CHUNK, sweepExpiredOnce } from '../store/retention';
+import { SWEEP_CHUNK, sweepExpiredOnce, type Swept } from '../store/retention';
 
 /** Chunks one sweep deletes at most (the next hour's sweep takes the rest). */
 const MAX_ROUNDS = 100;
@@ -8,19 +8,20 @@ const MAX_ROUNDS = 100;
 export function createMaintenanceActivities(deps: ActivityDeps) {
   return {
     /**
-     * Deletes expired stored responses (with a background response's events) and expired files of every tenant, a
-     * thousand rows a statement, heartbeating, until none is left or 100 rounds ran.
+     * Deletes expired stored responses (with a background response's events), expired files and expired stored chat
+     * completions of every tenant, a thousand rows a statement, heartbeating, until none is left or 100 rounds ran.
      */
-    async sweepExpired(): Promise<{ responses: number; files: number }> {
-      const total = { responses: 0, files: 0 };
+    async sweepExpired(): Promise<Swept> {
+      const total: Swept = { responses: 0, files: 0, chatCompletions: 0 };
+      const kinds = Object.keys(total) as Array<keyof Swept>;
       for (let round = 0; round < MAX_ROUNDS; round++) {
         const r = await sweepExpiredOnce(deps.db);
-        total.responses += r.responses;
-        total.files += r.files;
+        for (const k of kinds) total[k] += r[k];
         Context.current().heartbeat(total);
-        if (r.responses < SWEEP_CHUNK && r.files < SWEEP_CHUNK) break;
+        if (kinds.every((k) => r[k] < SWEEP_CHUNK)) break;
       }
-      if (total.responses || total.files) deps.log.info(total, 'expired responses and files removed');
+      if (kinds.some((k) => total[k] > 0))
+        deps.log.info(total, 'expired responses, files and chat completions removed');
       return total;
     },
   };

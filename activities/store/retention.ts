@@ -4,12 +4,19 @@ import { z } from 'zod';
 /** Rows one sweep statement deletes at most (short statements, short locks). */
 export const SWEEP_CHUNK = 1000;
 
+/** What one sweep removed, by kind. */
+export interface Swept {
+  responses: number;
+  files: number;
+  chatCompletions: number;
+}
+
 /**
  * Deletes up to `SWEEP_CHUNK` expired stored responses of any tenant, with their event streams (a background
- * response's), and up to as many expired files. Tenants' own writes remove their expired rows too; this reaches the
- * tenants that stopped writing. Returns what it deleted.
+ * response's), and up to as many expired files and stored chat completions. Tenants' own writes remove their expired
+ * rows too; this reaches the tenants that stopped writing. Returns what it deleted.
  */
-export async function sweepExpiredOnce(db: DatabasePool): Promise<{ responses: number; files: number }> {
+export async function sweepExpiredOnce(db: DatabasePool): Promise<Swept> {
   const responses = await db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`
     WITH gone AS (
       DELETE FROM responses WHERE id IN (
@@ -24,5 +31,11 @@ export async function sweepExpiredOnce(db: DatabasePool): Promise<{ responses: n
         SELECT id FROM files WHERE expires_at <= now() ORDER BY expires_at LIMIT ${SWEEP_CHUNK})
       RETURNING id)
     SELECT count(*) AS n FROM gone`);
-  return { responses, files };
+  const chatCompletions = await db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`
+    WITH gone AS (
+      DELETE FROM chat_completions WHERE id IN (
+        SELECT id FROM chat_completions WHERE expires_at <= now() ORDER BY expires_at LIMIT ${SWEEP_CHUNK})
+      RETURNING id)
+    SELECT count(*) AS n FROM gone`);
+  return { responses, files, chatCompletions };
 }

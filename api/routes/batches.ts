@@ -24,6 +24,7 @@ import { defineRoute, type RouteSpec } from '../route';
 import { startWithInput } from '../start-workflow';
 import { cancelStoredJob } from '../workflow-clients/cancel';
 import { preparePersonaCall } from './chat-persona';
+import { completionId } from './chat-shared';
 import { prepareResponse } from './responses';
 import { CreateResponseRequest } from '../../schema/responses';
 import { embeddingModel } from './embeddings';
@@ -183,7 +184,16 @@ async function planLine(
     });
   const call = await preparePersonaCall(ctx, body.data, headers, undefined, true);
   const { signal: _signal, ...req } = call.req;
-  return { kind: 'chat', req, toolsOffered: call.toolsOffered, meta: call.meta('') };
+  return {
+    kind: 'chat',
+    req,
+    toolsOffered: call.toolsOffered,
+    meta: call.meta(''),
+    // Stored as the route stores it (store: true), under the id planned here: a request answered again replaces it.
+    store: body.data.store
+      ? { id: completionId(), messages: body.data.messages, metadata: body.data.metadata ?? {} }
+      : undefined,
+  };
 }
 
 const invalidBody = (issues: Parameters<typeof zodDetails>[0]) => {

@@ -3,6 +3,7 @@ import type { AppContext } from '../context';
 import type { TokenTap } from '../live/tokens';
 import { completionBody, completionId, unlessClientGone } from './chat-shared';
 import { sendChoicesStream, sendChunkStream } from './chat-sse';
+import { recordStream, type Completion } from './chat-stored';
 
 export interface AnswerOptions {
   models: ModelRouter;
@@ -14,11 +15,43 @@ export interface AnswerOptions {
   stream: boolean;
   includeUsage: boolean;
   id: string;
+  /** The completion's `created` (seconds): when the request came. */
+  created: number;
   meta: (provider: string) => Record<string, unknown>;
   /** Stores the answer of choice 0 (session); `calls`: its tool calls. */
   onComplete?: (content: string, provider: string, calls: number) => Promise<void>;
   tap?: TokenTap;
   toolsOffered?: boolean;
+  /** Stores the whole completion (`store: true`) before the answer ends; a streamed one is gathered as it goes. */
+  keep?: (completion: Completion) => Promise<void>;
+}
+
+/**
+ * The lane streams of a stored completion, each gathered as it passes, and the session's `onComplete` followed by
+ * storing the completion they made (before the stream's last chunk).
+ */
+function keeping(o: AnswerOptions, streams: ReturnType<AnswerOptions['models']['stream']>[]) {
+  const keep = o.keep;
+  if (!keep) return { streams, onComplete: o.onComplete };
+  const recorded = streams.map(recordStream);
+  return {
+    streams: recorded.map((r) => r.stream),
+    onComplete: async (content: string, provider: string, calls: number) => {
+      await o.onComplete?.(content, provider, calls);
+      const [result, ...more] = recorded.map((r) => r.result(provider));
+      await keep(
+        completionBody({
+          id: o.id,
+          created: o.created,
+          lane: o.lane,
+          result,
+          more,
+          meta: o.meta(provider),
+          toolsOffered: o.toolsOffered,
+        }),
+      );
+    },
+  };
 }
 
 /**
@@ -29,7 +62,8 @@ export interface AnswerOptions {
 export async function answerChat(ctx: AppContext, o: AnswerOptions): Promise<unknown> {
   // One choice (nearly every request) takes the path it always took, with nothing added.
   if (o.n === 1 && o.stream) {
-    await unlessClientGone(o.abort, () => sendChunkStream(ctx, { ...o, stream: o.models.stream(o.req) }));
+    const { streams, onComplete } = keeping(o, [o.models.stream(o.req)]);
+    await unlessClientGone(o.abort, () => sendChunkStream(ctx, { ...o, stream: streams[0], onComplete }));
     return undefined;
   }
   const stop = new AbortController();
@@ -42,16 +76,21 @@ export async function answerChat(ctx: AppContext, o: AnswerOptions): Promise<unk
     if (typeof seed === 'number' && i > 0) return { ...o.req, signal, extra: { ...o.req.extra, seed: seed + i } };
     return { ...o.req, signal };
   };
-  const common = { abort: o.abort, id: o.id, lane: o.lane, includeUsage: o.includeUsage, meta: o.meta };
-  const extras = { onComplete: o.onComplete, tap: o.tap, toolsOffered: o.toolsOffered };
+  const common = {
+    abort: o.abort,
+    id: o.id,
+    created: o.created,
+    lane: o.lane,
+    includeUsage: o.includeUsage,
+    meta: o.meta,
+  };
   if (o.stream) {
+    const { streams, onComplete } = keeping(
+      o,
+      Array.from({ length: o.n }, (_x, i) => o.models.stream(reqFor(i))),
+    );
     await unlessClientGone(o.abort, () =>
-      sendChoicesStream(ctx, {
-        ...common,
-        ...extras,
-        streams: Array.from({ length: o.n }, (_x, i) => o.models.stream(reqFor(i))),
-        stop,
-      }),
+      sendChoicesStream(ctx, { ...common, onComplete, tap: o.tap, toolsOffered: o.toolsOffered, streams, stop }),
     );
     return undefined;
   }
@@ -71,14 +110,17 @@ export async function answerChat(ctx: AppContext, o: AnswerOptions): Promise<unk
   o.tap?.push(result.content);
   o.tap?.end();
   await o.onComplete?.(result.content, result.provider, o.toolsOffered ? (result.tool_calls?.length ?? 0) : 0);
-  return completionBody({
+  const body = completionBody({
     id: o.id,
+    created: o.created,
     lane: o.lane,
     result,
     more,
     meta: o.meta(result.provider),
     toolsOffered: o.toolsOffered,
   });
+  await o.keep?.(body);
+  return body;
 }
 
 /** What a chat request's body says of how to answer: choices, stream, usage in the stream; and a new id. */
@@ -86,11 +128,12 @@ export function answerShape(body: {
   n?: number;
   stream?: boolean;
   stream_options?: { include_usage?: boolean } | null;
-}): Pick<AnswerOptions, 'n' | 'stream' | 'includeUsage' | 'id'> {
+}): Pick<AnswerOptions, 'n' | 'stream' | 'includeUsage' | 'id' | 'created'> {
   return {
     n: body.n ?? 1,
     stream: body.stream === true,
     includeUsage: body.stream_options?.include_usage === true,
     id: completionId(),
+    created: Math.floor(Date.now() / 1000),
   };
 }

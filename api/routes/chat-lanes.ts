@@ -7,6 +7,7 @@ import { SURFACES } from '../../schema/surfaces';
 import type { AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { answerChat, answerShape } from './chat-answer';
+import { keeperFor } from './chat-stored';
 import { abortOnDisconnect, modelsFor, modelsOf, samplingOf } from './chat-shared';
 import { readUtilityChatRequest } from '../../schema/chat-read';
 
@@ -71,7 +72,7 @@ function utilityRoute(path: string, lanes: PublicLane[], summary: string): Route
       const abort = abortOnDisconnect(ctx);
       const req = { lane, messages: body.messages, ...samplingOf(body), signal: abort.signal };
       const meta = (provider: string) => ({ provider, sass_factor: 0 });
-      return answerChat(ctx, { ...answerShape(body), models, req, abort, lane, meta });
+      return answerChat(ctx, { ...answerShape(body), models, req, abort, lane, meta, keep: keeperFor(ctx, body) });
     },
   });
 }

@@ -89,6 +89,8 @@ export function sumUsage(a: ModelUsage, b: ModelUsage): ModelUsage {
 
 export function completionBody(opts: {
   id: string;
+  /** Seconds since the epoch; now when not given. */
+  created?: number;
   lane: string;
   result: ModelResult;
   /** The other choices when `n` > 1 (each its own lane call). */
@@ -118,7 +120,7 @@ export function completionBody(opts: {
   return {
     id: opts.id,
     object: 'chat.completion' as const,
-    created: Math.floor(Date.now() / 1000),
+    created: opts.created ?? Math.floor(Date.now() / 1000),
     model: opts.lane,
     choices,
     usage,

@@ -10,6 +10,8 @@ export interface StreamOptions {
   stream: AsyncIterable<ModelStreamChunk> & { provider: Promise<string> };
   abort: AbortController;
   id: string;
+  /** The chunks' `created` (seconds); now when not given. */
+  created?: number;
   lane: string;
   includeUsage: boolean;
   meta: (provider: string) => Record<string, unknown>;
@@ -68,7 +70,7 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
 
   const body = startEventStream(ctx);
 
-  const created = Math.floor(Date.now() / 1000);
+  const created = o.created ?? Math.floor(Date.now() / 1000);
   const base = { id: o.id, object: 'chat.completion.chunk', created, model: o.lane };
   let closed = false;
   // The role event is held and goes out with the next event (the first delta, which is already
@@ -157,7 +159,8 @@ export async function sendChoicesStream(
   });
   const provider = await o.streams[0].provider;
   const body = startEventStream(ctx);
-  const base = { id: o.id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: o.lane };
+  const created = o.created ?? Math.floor(Date.now() / 1000);
+  const base = { id: o.id, object: 'chat.completion.chunk', created, model: o.lane };
   let closed = false;
   const write = (data: unknown) => {
     if (!closed) body.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);

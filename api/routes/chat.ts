@@ -19,6 +19,7 @@ import { defineRoute, type RouteSpec } from '../route';
 import { chatCommonsRoutes } from './chat-commons';
 import { chatLaneRoutes } from './chat-lanes';
 import { preparePersonaCall } from './chat-persona';
+import { keeperFor, storedCompletionRoutes } from './chat-stored';
 import { ChatHeaders } from '../../schema/headers';
 import { answerChat, answerShape } from './chat-answer';
 import { readChatCompletionRequest, readChatHeaders } from '../../schema/chat-read';
@@ -63,6 +64,7 @@ async function completions(ctx: AppContext, body: ChatCompletionRequest, headers
     onComplete: store,
     tap,
     toolsOffered,
+    keep: keeperFor(ctx, body),
   });
 }
 
@@ -182,6 +184,7 @@ export function chatRoutes(): RouteSpec[] {
         return { ...sessionOut(row), messages: row.messages };
       },
     }),
+    ...storedCompletionRoutes(),
     ...chatLaneRoutes(),
     ...chatCommonsRoutes(),
   ];

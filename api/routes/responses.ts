@@ -105,6 +105,9 @@ function chatFields(b: CreateResponseRequest): Omit<ChatCompletionRequest, 'mess
     user: b.safety_identifier ?? b.user,
     logprobs,
     top_logprobs: logprobs ? b.top_logprobs : undefined,
+    // Stored as a response (store and metadata are the response's own), not as a chat completion.
+    store: undefined,
+    metadata: undefined,
     tools: b.tools?.map((t) =>
       t.type === 'custom'
         ? customAsFunction(t)

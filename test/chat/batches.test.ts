@@ -159,6 +159,31 @@ describe('/v1/batches', () => {
     expect((await readLines(done.output_file_id)).map((l) => l.custom_id)).toEqual(lines.map((l) => l.custom_id));
   });
 
+  test('chat lines with store: true are stored chat completions under their output id; the others are not', async () => {
+    const file = await inputFile([
+      chatLine('kept', 'keep me', { store: true, metadata: { source: 'batch' } }),
+      chatLine('plain', 'not me'),
+    ]);
+    const batch = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
+    const done = await untilEnded(batch.id);
+    expect(done.status).toBe('completed');
+    const [kept, plain] = await readLines(done.output_file_id);
+    const stored = await client.chat.completions.retrieve(kept.response.body.id);
+    expect(stored).toMatchObject({
+      id: kept.response.body.id,
+      choices: kept.response.body.choices,
+      metadata: { source: 'batch' },
+      request_id: kept.response.request_id,
+    });
+    const messages = await client.chat.completions.messages.list(stored.id);
+    expect(messages.data.map((m) => [m.role, m.content])).toEqual([['user', 'keep me']]);
+    await expect(client.chat.completions.retrieve(plain.response.body.id)).rejects.toMatchObject({ status: 404 });
+  });
+
   test('embeddings lines answer as /v1/embeddings does', async () => {
     const file = await inputFile([
       { custom_id: 'e1', method: 'POST', url: '/v1/embeddings', body: { input: 'first' } },

@@ -7,7 +7,8 @@ import type { Harness } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
 
 // The hourly retention sweep (a Temporal schedule starting retentionSweepWorkflow) removes expired responses, their
-// event streams and expired files of every tenant, including tenants that write nothing more.
+// event streams, expired files and expired stored chat completions of every tenant, including tenants that write
+// nothing more.
 
 let h: Harness;
 let fake: FakeOpenAI;
@@ -20,7 +21,7 @@ withFakeUpstream(
 const count = (q: ReturnType<typeof sql.unsafe>) =>
   h.db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM (${q}) q`);
 
-test('expired responses (with their events) and files of any tenant are removed; live ones stay', async () => {
+test('expired responses (with their events), files and stored chat completions of any tenant are removed; live ones stay', async () => {
   const other = (await h.key(['runtime:chat'])).apiKey;
   const old = await h.req('POST', '/v1/responses', { key, body: { input: 'old', background: true } });
   await pollUntil(
@@ -42,6 +43,18 @@ test('expired responses (with their events) and files of any tenant are removed;
     ).id;
   const oldFile = await upload(other);
   const freshFile = await upload(key);
+  const storeChat = async (k: string) =>
+    (
+      await h.req('POST', '/v1/chat/completions', {
+        key: k,
+        body: { messages: [{ role: 'user', content: 'x' }], store: true },
+      })
+    ).body.id as string;
+  const oldChat = await storeChat(other);
+  const freshChat = await storeChat(key);
+  await h.db.query(
+    sql.unsafe`UPDATE chat_completions SET expires_at = now() - interval '1 minute' WHERE id = ${oldChat}`,
+  );
   // Age them past their expiry, as 30 days (responses) or expires_after (files) would.
   await h.db.query(sql.unsafe`UPDATE responses SET expires_at = now() - interval '1 minute' WHERE id = ${old.body.id}`);
   await h.db.query(sql.unsafe`UPDATE files SET expires_at = now() - interval '1 minute' WHERE id = ${oldFile}`);
@@ -61,6 +74,8 @@ test('expired responses (with their events) and files of any tenant are removed;
   expect(await count(sql.unsafe`SELECT 1 FROM files WHERE id = ${oldFile}`)).toBe(0);
   expect((await h.req('GET', `/v1/responses/${fresh.body.id}`, { key: other })).status).toBe(200);
   expect((await h.req('GET', `/v1/files/${freshFile}`, { key })).status).toBe(200);
-  expect(fake.chats.length).toBe(2);
+  expect(await count(sql.unsafe`SELECT 1 FROM chat_completions WHERE id = ${oldChat}`)).toBe(0);
+  expect((await h.req('GET', `/v1/chat/completions/${freshChat}`, { key })).status).toBe(200);
+  expect(fake.chats.length).toBe(4);
   await h.client.schedule.getHandle(id).delete();
 });

@@ -112,6 +112,7 @@ const fields = {
   n: fc.oneof({ weight: 4, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constantFrom(2, '1') }),
   user: text(256),
   stream: fc.boolean(),
+  store: fc.boolean(),
   stream_options: shaped({ include_usage: fc.boolean() }),
   // Rare, as in real traffic: a body with one is always left to the schema.
   response_format: fc.oneof(
@@ -179,13 +180,13 @@ describe.each(readers)('$name', ({ read, schema, persona }) => {
         stream_options: { include_usage: true, other: 1 },
         tools: [],
       },
-      { messages: [{ role: 'user', content: 'x' }], stream_options: null, seed: 7, n: 1, user: 'u1' },
+      { messages: [{ role: 'user', content: 'x' }], stream_options: null, seed: 7, n: 1, user: 'u1', store: true },
       // Nulls where OpenAI's contract allows them (clients that serialise None).
       {
         messages: [{ role: 'user', content: 'x' }],
         ...Object.fromEntries(
           ['temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'stop', 'presence_penalty']
-            .concat(['frequency_penalty', 'seed', 'n', 'stream', 'stream_options'])
+            .concat(['frequency_penalty', 'seed', 'n', 'stream', 'store', 'stream_options'])
             .map((k) => [k, null]),
         ),
       },
@@ -216,6 +217,8 @@ describe.each(readers)('$name', ({ read, schema, persona }) => {
       { messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_object' } },
       { messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'f' } }] },
       { messages: [{ role: 'user', content: 'x' }], functions: [{ name: 'f' }], tools: [] },
+      { messages: [{ role: 'user', content: 'x' }], store: true, metadata: { run: 'a' } },
+      { messages: [{ role: 'user', content: 'x' }], store: 'yes' },
       ...(persona ? [{ messages: [{ role: 'user', content: 'x' }], svc_skills: { enabled: ['a'] } }] : []),
     ];
     for (const b of left) {
