@@ -15,6 +15,7 @@ import {
   unlessClientGone,
 } from './chat-shared';
 import { readUtilityChatRequest } from '../../schema/chat-read';
+import { keeperFor } from './chat-stored';
 
 const CHAT = { scope: 'runtime:chat' } as const;
 const PATH = '/v1/slm/commons/completions';
@@ -55,12 +56,14 @@ async function commonsCompletion(ctx: AppContext, body: UtilityChatRequest) {
     usage = sumUsage(usage, result.usage);
     const calls = result.tool_calls ?? [];
     if (calls.length === 0 || budget <= 0) {
-      return completionBody({
+      const answer = completionBody({
         id: completionId(),
         lane,
         result: { ...result, usage },
         meta: { sass_factor: 0, tool_calls: ran },
       });
+      await keeperFor(ctx, body)?.(answer);
+      return answer;
     }
     messages.push({ role: 'assistant', content: result.content || null, tool_calls: calls });
     for (const call of calls) {

@@ -279,7 +279,7 @@ describe('stored chat completions', () => {
     expect([unknown.status, paths(unknown.body)]).toEqual([400, ['query.after']]);
   });
 
-  test('the utility lanes store too, listed by their model', async () => {
+  test('the utility and commons lanes store too, listed by their model', async () => {
     const c = await tenantClient();
     const apiKey = c.apiKey!;
     const micro = await h.req('POST', '/v1/micro/chat/completions', {
@@ -290,6 +290,13 @@ describe('stored chat completions', () => {
     const got = await h.req('GET', `/v1/chat/completions/${micro.body.id}`, { key: apiKey });
     expect(got.body).toMatchObject({ id: micro.body.id, model: 'micro', metadata: { lane: 'micro' } });
     expect((await c.chat.completions.list({ model: 'micro' })).data.map((x) => x.id)).toEqual([micro.body.id]);
+    const commons = await h.req('POST', '/v1/slm/commons/completions', {
+      key: apiKey,
+      body: { messages: ask('tools?'), store: true },
+    });
+    expect(commons.status).toBe(200);
+    const kept = await h.req('GET', `/v1/chat/completions/${commons.body.id}`, { key: apiKey });
+    expect(kept.body).toMatchObject({ id: commons.body.id, model: 'slm-fast', choices: commons.body.choices });
   });
 
   test('another tenant’s stored completion is 404 everywhere and never listed; a key without runtime:chat is 403', async () => {
