@@ -303,7 +303,7 @@ export const Metadata = z
 export const MAX_CHOICES = 8;
 
 /** OpenAI sampling parameters we pass through to the lane. */
-const Sampling = {
+export const Sampling = {
   temperature: nullable(z.number().min(0).max(2)),
   top_p: nullable(z.number().min(0).max(1)),
   max_tokens: nullable(z.number().int().min(1).max(65_536)),

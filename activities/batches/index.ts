@@ -6,6 +6,8 @@ import { outputItems, responseStatus, withOutcome } from '../../api/routes/respo
 import { saveChatCompletion } from '../store/chat-completions';
 import { saveResponse } from '../store/responses';
 import { answerEmbeddings } from '../../api/routes/embeddings';
+import { answerCompletion } from '../../api/routes/completions';
+import type { CreateCompletionRequest } from '../../schema/completions';
 import type { CreateEmbeddingRequest } from '../../schema/embeddings';
 import { AppError } from '../../schema/errors';
 import type { ActivityDeps } from '../deps';
@@ -34,6 +36,7 @@ export type BatchJob =
       store?: { id: string; messages: unknown[]; metadata: Record<string, string> };
     }
   | { kind: 'embeddings'; body: CreateEmbeddingRequest }
+  | { kind: 'completions'; body: CreateCompletionRequest }
   | {
       kind: 'responses';
       req: Omit<ModelRequest, 'signal'>;
@@ -78,12 +81,17 @@ export function createBatchActivities(deps: ActivityDeps) {
       response: { status_code: status, request_id: requestId, body },
       error: null,
     });
-    const lane = job.kind === 'embeddings' ? 'svc-embed' : job.req.lane;
+    const lane = job.kind === 'embeddings' ? 'svc-embed' : job.kind === 'completions' ? job.body.model : job.req.lane;
     for (let attempt = 1; ; attempt++) {
       try {
         if (job.kind === 'embeddings') {
           const body = await answerEmbeddings(config, job.body, signal);
           return { ok: true, result: line(200, body), lane, tokensIn: body.usage.prompt_tokens, tokensOut: 0 };
+        }
+        if (job.kind === 'completions') {
+          const body = await answerCompletion(deps.models!, job.body, signal);
+          const { prompt_tokens: tokensIn, completion_tokens: tokensOut } = body.usage;
+          return { ok: true, result: line(200, body), lane, tokensIn, tokensOut };
         }
         const result = await deps.models!.complete({ ...job.req, signal });
         const tokens = { tokensIn: result.usage.prompt_tokens, tokensOut: result.usage.completion_tokens };

@@ -28,6 +28,8 @@ import { completionId } from './chat-shared';
 import { prepareResponse } from './responses';
 import { CreateResponseRequest } from '../../schema/responses';
 import { embeddingModel } from './embeddings';
+import { checkedLane } from './completions';
+import { CreateCompletionRequest } from '../../schema/completions';
 
 const access = { scope: 'runtime:chat' } as const;
 const tags = ['batches'];
@@ -147,6 +149,16 @@ async function planLine(
     if (!body.success) throw invalidBody(body.error.issues);
     embeddingModel(ctx.deps.config, body.data);
     return { kind: 'embeddings', body: body.data };
+  }
+  if (endpoint === '/v1/completions') {
+    const body = CreateCompletionRequest.safeParse(raw);
+    if (!body.success) throw invalidBody(body.error.issues);
+    if (body.data.stream)
+      throw new AppError('invalid_request', 'stream cannot be true in a batch.', {
+        details: [{ path: 'body.stream', message: 'must be false or absent' }],
+      });
+    checkedLane(ctx, body.data.model);
+    return { kind: 'completions', body: body.data };
   }
   if (endpoint === '/v1/responses') {
     const body = CreateResponseRequest.safeParse(raw);

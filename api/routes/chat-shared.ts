@@ -31,7 +31,7 @@ export function completionId(): string {
 
 /** OpenAI sampling fields of a request, as the router wants them. */
 export function samplingOf(
-  body: Omit<UtilityChatRequest, 'messages'>,
+  body: Partial<Omit<UtilityChatRequest, 'messages'>>,
 ): Pick<ModelRequest, 'temperature' | 'max_tokens' | 'extra'> {
   const extra: Record<string, unknown> = {};
   for (const k of SAMPLING_KEYS) if (body[k] !== undefined && k !== 'temperature') extra[k] = body[k];

@@ -5,6 +5,7 @@ import { browserRoutes } from './browser';
 import { chatRoutes } from './chat';
 import { responseRoutes } from './responses';
 import { embeddingRoutes } from './embeddings';
+import { completionRoutes } from './completions';
 import { fileRoutes } from './files';
 import { batchRoutes } from './batches';
 import { conversationRoutes } from './conversations';
@@ -42,6 +43,7 @@ export function allRoutes(): RouteSpec[] {
     ...chatRoutes(),
     ...responseRoutes(),
     ...embeddingRoutes(),
+    ...completionRoutes(),
     ...fileRoutes(),
     ...batchRoutes(),
     ...conversationRoutes(),

@@ -184,6 +184,41 @@ describe('/v1/batches', () => {
     await expect(client.chat.completions.retrieve(plain.response.body.id)).rejects.toMatchObject({ status: 404 });
   });
 
+  test('text completion lines answer as /v1/completions does; a stream or an unknown lane fails the batch', async () => {
+    const line = (id: string, body: Record<string, unknown>) => ({
+      custom_id: id,
+      method: 'POST',
+      url: '/v1/completions',
+      body: { model: 'mid', ...body },
+    });
+    const file = await inputFile([line('t1', { prompt: 'Once' }), line('t2', { prompt: ['a', 'b'], echo: true })]);
+    const batch = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: '/v1/completions',
+      completion_window: '24h',
+    });
+    const done = await untilEnded(batch.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 2, completed: 2, failed: 0 } });
+    const out = await readLines(done.output_file_id);
+    for (const l of out) expect(contractErrors('CreateCompletionResponse', l.response.body)).toEqual([]);
+    expect(out.map((l) => l.response.body.choices.map((c: { text: string }) => c.text))).toEqual([
+      ['ok'],
+      ['aok', 'bok'],
+    ]);
+
+    const bad = await inputFile([line('s', { prompt: 'x', stream: true }), line('m', { prompt: 'x', model: 'nope' })]);
+    const failed = await client.batches.create({
+      input_file_id: bad.id,
+      endpoint: '/v1/completions',
+      completion_window: '24h',
+    });
+    expect(failed.status).toBe('failed');
+    expect(failed.errors?.data?.map((e) => [e.line, e.code, e.param])).toEqual([
+      [1, 'invalid_request', 'body.stream'],
+      [2, 'model_not_found', null],
+    ]);
+  });
+
   test('embeddings lines answer as /v1/embeddings does', async () => {
     const file = await inputFile([
       { custom_id: 'e1', method: 'POST', url: '/v1/embeddings', body: { input: 'first' } },
