@@ -2,7 +2,13 @@ import { z } from 'zod';
 import { FileRef, Metadata, nullable } from './chat';
 
 /** The endpoints a batch's requests may go to here. */
-export const BATCH_ENDPOINTS = ['/v1/responses', '/v1/chat/completions', '/v1/embeddings', '/v1/completions'] as const;
+export const BATCH_ENDPOINTS = [
+  '/v1/responses',
+  '/v1/chat/completions',
+  '/v1/embeddings',
+  '/v1/completions',
+  '/v1/moderations',
+] as const;
 
 export const BATCH_ID = /^batch_[A-Za-z0-9]{1,100}$/;
 export const BatchId = z.string().regex(BATCH_ID, 'a batch id (batch_...)');

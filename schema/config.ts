@@ -101,6 +101,7 @@ export const EnvSchema = z.object({
     }),
   SVC_PUBLIC_URL: optionalString.pipe(url.optional()),
   SVC_EMBEDDING_MODEL: z.string().min(1).max(200).default('text-embedding-3-small'),
+  SVC_MODERATION_MODEL: z.string().min(1).max(200).default('omni-moderation-latest'),
   /** How long a stopping worker lets activities in flight finish (ms). */
   SVC_WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   // Edge limits (issue 10): request bodies must arrive in time; headers too; connections per client address (0 = no cap).
@@ -199,7 +200,7 @@ export interface Config {
   cacheDir?: string;
   registrationToken?: string;
   configFile?: string;
-  openai: { baseUrl?: string; apiKey?: string; embeddingModel: string };
+  openai: { baseUrl?: string; apiKey?: string; embeddingModel: string; moderationModel: string };
   logLevel: z.infer<typeof EnvSchema>['SVC_LOG_LEVEL'];
   logFormat?: 'json' | 'pretty';
   devKey: boolean;
@@ -305,7 +306,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     cacheDir: e.SVC_CACHE_DIR,
     registrationToken: e.SVC_REGISTRATION_TOKEN,
     configFile: e.SVC_CONFIG,
-    openai: { baseUrl: e.OPENAI_BASE_URL, apiKey: e.OPENAI_API_KEY, embeddingModel: e.SVC_EMBEDDING_MODEL },
+    openai: {
+      baseUrl: e.OPENAI_BASE_URL,
+      apiKey: e.OPENAI_API_KEY,
+      embeddingModel: e.SVC_EMBEDDING_MODEL,
+      moderationModel: e.SVC_MODERATION_MODEL,
+    },
     logLevel: e.SVC_LOG_LEVEL,
     logFormat: e.SVC_LOG_FORMAT,
     devKey: e.SVC_DEV_KEY,

@@ -7,6 +7,8 @@ import { saveChatCompletion } from '../store/chat-completions';
 import { saveResponse } from '../store/responses';
 import { answerEmbeddings } from '../../api/routes/embeddings';
 import { answerCompletion } from '../../api/routes/completions';
+import { answerModeration } from '../../api/routes/moderations';
+import { MODERATION_MODEL, type CreateModerationRequest } from '../../schema/moderations';
 import type { CreateCompletionRequest } from '../../schema/completions';
 import type { CreateEmbeddingRequest } from '../../schema/embeddings';
 import { AppError } from '../../schema/errors';
@@ -37,6 +39,7 @@ export type BatchJob =
     }
   | { kind: 'embeddings'; body: CreateEmbeddingRequest }
   | { kind: 'completions'; body: CreateCompletionRequest }
+  | { kind: 'moderations'; body: CreateModerationRequest }
   | {
       kind: 'responses';
       req: Omit<ModelRequest, 'signal'>;
@@ -81,12 +84,23 @@ export function createBatchActivities(deps: ActivityDeps) {
       response: { status_code: status, request_id: requestId, body },
       error: null,
     });
-    const lane = job.kind === 'embeddings' ? 'svc-embed' : job.kind === 'completions' ? job.body.model : job.req.lane;
+    const lane =
+      job.kind === 'embeddings'
+        ? 'svc-embed'
+        : job.kind === 'moderations'
+          ? MODERATION_MODEL
+          : job.kind === 'completions'
+            ? job.body.model
+            : job.req.lane;
     for (let attempt = 1; ; attempt++) {
       try {
         if (job.kind === 'embeddings') {
           const body = await answerEmbeddings(config, job.body, signal);
           return { ok: true, result: line(200, body), lane, tokensIn: body.usage.prompt_tokens, tokensOut: 0 };
+        }
+        if (job.kind === 'moderations') {
+          const body = await answerModeration(config, job.body, signal);
+          return { ok: true, result: line(200, body), lane, tokensIn: 0, tokensOut: 0 };
         }
         if (job.kind === 'completions') {
           const body = await answerCompletion(deps.models!, job.body, signal);

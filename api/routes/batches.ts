@@ -29,6 +29,8 @@ import { prepareResponse } from './responses';
 import { CreateResponseRequest } from '../../schema/responses';
 import { embeddingModel } from './embeddings';
 import { checkedLane } from './completions';
+import { moderationModel } from './moderations';
+import { CreateModerationRequest } from '../../schema/moderations';
 import { CreateCompletionRequest } from '../../schema/completions';
 
 const access = { scope: 'runtime:chat' } as const;
@@ -149,6 +151,12 @@ async function planLine(
     if (!body.success) throw invalidBody(body.error.issues);
     embeddingModel(ctx.deps.config, body.data);
     return { kind: 'embeddings', body: body.data };
+  }
+  if (endpoint === '/v1/moderations') {
+    const body = CreateModerationRequest.safeParse(raw);
+    if (!body.success) throw invalidBody(body.error.issues);
+    moderationModel(ctx.deps.config, body.data);
+    return { kind: 'moderations', body: body.data };
   }
   if (endpoint === '/v1/completions') {
     const body = CreateCompletionRequest.safeParse(raw);

@@ -6,6 +6,7 @@ import { chatRoutes } from './chat';
 import { responseRoutes } from './responses';
 import { embeddingRoutes } from './embeddings';
 import { completionRoutes } from './completions';
+import { moderationRoutes } from './moderations';
 import { fileRoutes } from './files';
 import { batchRoutes } from './batches';
 import { conversationRoutes } from './conversations';
@@ -44,6 +45,7 @@ export function allRoutes(): RouteSpec[] {
     ...responseRoutes(),
     ...embeddingRoutes(),
     ...completionRoutes(),
+    ...moderationRoutes(),
     ...fileRoutes(),
     ...batchRoutes(),
     ...conversationRoutes(),

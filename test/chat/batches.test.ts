@@ -219,6 +219,28 @@ describe('/v1/batches', () => {
     ]);
   });
 
+  test('moderation lines answer as /v1/moderations does; a provider failure is the line’s error', async () => {
+    const line = (id: string, input: unknown) => ({
+      custom_id: id,
+      method: 'POST',
+      url: '/v1/moderations',
+      body: { input },
+    });
+    const file = await inputFile([line('m1', ['fine', 'kill it']), line('m2', 'status:400')]);
+    const batch = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: '/v1/moderations',
+      completion_window: '24h',
+    });
+    const done = await untilEnded(batch.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 2, completed: 1, failed: 1 } });
+    const [ok] = await readLines(done.output_file_id);
+    expect(contractErrors('CreateModerationResponse', ok.response.body)).toEqual([]);
+    expect(ok.response.body.results.map((r: { flagged: boolean }) => r.flagged)).toEqual([false, true]);
+    const [failed] = await readLines(done.error_file_id);
+    expect(failed).toMatchObject({ custom_id: 'm2', response: { status_code: 502 } });
+  });
+
   test('embeddings lines answer as /v1/embeddings does', async () => {
     const file = await inputFile([
       { custom_id: 'e1', method: 'POST', url: '/v1/embeddings', body: { input: 'first' } },

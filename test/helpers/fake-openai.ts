@@ -59,6 +59,8 @@ export interface FakeOpenAI {
   requests: RecordedRequest[];
   /** Chat requests only (POST .../chat/completions). */
   readonly chats: RecordedRequest[];
+  /** Moderation requests only (POST .../moderations). */
+  moderationRequests: RecordedRequest[];
   /** Embedding requests only (POST .../embeddings). */
   readonly embeddingRequests: RecordedRequest[];
   readonly inFlight: number;
@@ -126,6 +128,23 @@ export interface FakeEmbeddingOptions {
   /** false: `dimensions` is ignored, as by a model that does not take it. */
   dimensions?: boolean;
 }
+
+/** OpenAI's moderation categories (the fake's results carry each). */
+const MODERATION_CATEGORIES = [
+  'hate',
+  'hate/threatening',
+  'harassment',
+  'harassment/threatening',
+  'illicit',
+  'illicit/violent',
+  'self-harm',
+  'self-harm/intent',
+  'self-harm/instructions',
+  'sexual',
+  'sexual/minors',
+  'violence',
+  'violence/graphic',
+];
 
 export async function startFakeOpenAI(
   opts: { defaults?: FakeBehavior; models?: string[]; apiKey?: string; embeddings?: FakeEmbeddingOptions } = {},
@@ -289,6 +308,53 @@ export async function startFakeOpenAI(
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data }));
         return;
       }
+      if (req.method === 'POST' && path.endsWith('/moderations')) {
+        // OpenAI's moderation protocol, decided by the input: a text with "kill" is flagged as violence; a text
+        // "status:NNN" answers that HTTP status (Retry-After: 7 on a 429); "malformed" answers without results.
+        // Texts get a result each; parts (text and image_url) one result.
+        const input: unknown = body?.input;
+        const texts = typeof input === 'string' ? [input] : Array.isArray(input) ? input : [];
+        const all = texts.map((t: any) => (typeof t === 'string' ? t : String(t?.text ?? ''))).join(' ');
+        const status = /status:(\d{3})/.exec(all)?.[1];
+        if (status) {
+          res
+            .writeHead(Number(status), {
+              'content-type': 'application/json',
+              ...(status === '429' ? { 'retry-after': '7' } : {}),
+            })
+            .end(JSON.stringify({ error: { message: 'scripted failure' } }));
+          return;
+        }
+        const result = (text: string, images: boolean) => {
+          const violent = /kill/i.test(text);
+          const each = <T>(f: (c: string) => T) => Object.fromEntries(MODERATION_CATEGORIES.map((c) => [c, f(c)]));
+          return {
+            flagged: violent,
+            categories: each((c) => violent && c === 'violence'),
+            category_scores: each((c) => (violent && c === 'violence' ? 0.91 : 0.01)),
+            category_applied_input_types: each((c) => (images && c === 'violence' ? ['text', 'image'] : ['text'])),
+          };
+        };
+        const parts = texts.length > 0 && texts.every((t: unknown) => typeof t === 'object');
+        const results = parts
+          ? [
+              result(
+                all,
+                texts.some((t: any) => t?.type === 'image_url'),
+              ),
+            ]
+          : texts.map((t: any) => result(String(t), false));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(
+            JSON.stringify(
+              /malformed/.test(all)
+                ? { id: 'modr-x' }
+                : { id: `modr-fake${++seq}`, model: String(body?.model), results },
+            ),
+          );
+        return;
+      }
       if (req.method === 'POST' && path.endsWith('/embeddings') && opts.embeddings?.enabled !== false) {
         // OpenAI-compatible: `input` is a string or an array of strings; one vector per input.
         // Token ids (an array of integers, or arrays of them) are embedded as the text of their numbers.
@@ -398,6 +464,9 @@ export async function startFakeOpenAI(
     requests,
     get chats() {
       return requests.filter((r) => r.method === 'POST' && r.path.endsWith('/chat/completions'));
+    },
+    get moderationRequests() {
+      return requests.filter((r) => r.method === 'POST' && r.path.endsWith('/moderations'));
     },
     get embeddingRequests() {
       return requests.filter((r) => r.method === 'POST' && r.path.endsWith('/embeddings'));
