@@ -157,6 +157,17 @@ const CustomToolCallOutputItem = z.object({
   output: ToolOutput,
 });
 
+/** Characters of a compaction item's sealed summary (OpenAI's limit is 20 MiB; ours hold one summary). */
+export const MAX_COMPACTION_CHARS = 4_000_000;
+
+/** A compaction item from POST /v1/responses/compact, sent back as input: its sealed summary stands for what it replaced. */
+const CompactionItem = z.object({
+  type: z.literal('compaction'),
+  id: ItemId.nullish(),
+  encrypted_content: z.string().min(1).max(MAX_COMPACTION_CHARS),
+  created_by: z.string().max(200).nullish(),
+});
+
 /** A reasoning item a client echoes back (its encrypted content is the upstream's): taken and left out. */
 const ReasoningItem = z.object({ type: z.literal('reasoning') }).loose();
 
@@ -177,6 +188,7 @@ export const InputItem = z.preprocess(
     FunctionCallOutputItem,
     CustomToolCallItem,
     CustomToolCallOutputItem,
+    CompactionItem,
     ReasoningItem,
     unsupportedItem(
       'item_reference',
@@ -267,18 +279,25 @@ const refused = (message: string) =>
     })
     .optional();
 
+/** A response's input: text (a user message) or items. */
+const ResponseInput = z
+  .union([z.string().max(MAX_MESSAGE_CHARS), z.array(InputItem).min(1).max(MAX_INPUT_ITEMS)])
+  .describe(
+    'Text (a user message), or items: messages, function_call and function_call_output, compaction items from POST /v1/responses/compact.',
+  );
+const Instructions = nullable(z.string().max(MAX_MESSAGE_CHARS)).describe(
+  'A system message for this response only (not carried to the next by previous_response_id).',
+);
+const PreviousResponseId = nullable(ResponseId).describe(
+  'A stored response of this tenant: its input and output come before this input.',
+);
+
 export const CreateResponseRequest = z
   .object({
     model: z.string().min(1).max(100).optional().describe('Lane id; default svc-oracle.'),
-    input: z
-      .union([z.string().max(MAX_MESSAGE_CHARS), z.array(InputItem).min(1).max(MAX_INPUT_ITEMS)])
-      .describe('Text (a user message), or items: messages, function_call and function_call_output.'),
-    instructions: nullable(z.string().max(MAX_MESSAGE_CHARS)).describe(
-      'A system message for this response only (not carried to the next by previous_response_id).',
-    ),
-    previous_response_id: nullable(ResponseId).describe(
-      'A stored response of this tenant: its input and output come before this input.',
-    ),
+    input: ResponseInput,
+    instructions: Instructions,
+    previous_response_id: PreviousResponseId,
     store: nullable(z.boolean()).describe('Keep the response 30 days (default true) for GET and previous_response_id.'),
     stream: nullable(z.boolean()).describe('true: server-sent events in the Responses format.'),
     stream_options: z.object({ include_obfuscation: z.boolean().nullish() }).nullish(),
@@ -420,3 +439,32 @@ export const itemListOf = (id: string) =>
     .meta({ id });
 
 export const InputItemList = itemListOf('ResponseItemList');
+
+/**
+ * POST /v1/responses/compact: the conversation (its input, and the stored responses it continues) compacted into its
+ * user messages and one compaction item. `model` is required, as OpenAI's.
+ */
+export const CompactRequest = z
+  .object({
+    model: z.string().min(1).max(100).describe('The lane that writes the summary.'),
+    input: nullable(ResponseInput),
+    instructions: Instructions,
+    previous_response_id: PreviousResponseId,
+    prompt_cache_key: nullable(z.string().max(64)).describe('Accepted; the lanes cache prompts themselves.'),
+  })
+  .superRefine((b, ctx) => {
+    if (b.input === undefined && b.previous_response_id === undefined)
+      ctx.addIssue({ code: 'custom', path: ['input'], message: 'input or previous_response_id is required' });
+  })
+  .meta({ id: 'CompactRequest' });
+export type CompactRequest = z.output<typeof CompactRequest>;
+
+export const CompactedResponse = z
+  .object({
+    id: z.string(),
+    object: z.literal('response.compaction'),
+    created_at: z.number().int(),
+    output: z.array(z.record(z.string(), z.unknown())),
+    usage: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'CompactedResponse' });

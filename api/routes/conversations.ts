@@ -28,6 +28,7 @@ import { cursorPage, unknownCursor } from '../list-page';
 import { defineRoute, type RouteSpec } from '../route';
 import { tenantFiles } from './chat-parts';
 import { normalizeInput, readInputFiles, type StoredItem } from './responses-items';
+import { compactionSummaries } from './responses-compaction';
 
 const access = { scope: 'runtime:chat' } as const;
 const tags = ['chat'];
@@ -42,10 +43,20 @@ const conversationObject = (c: ConversationRow) => ({
   metadata: c.metadata,
 });
 
-/** A request's items as a conversation keeps them: ids given, files read into text, images by file id as data. */
+/**
+ * A request's items as a conversation keeps them: ids given, files read into text, images by file id as data;
+ * compaction items checked to be this service's for this tenant.
+ */
 async function readItems(ctx: AppContext, items: ResponseInputItem[]): Promise<StoredItem[]> {
+  const tenantId = principalOf(ctx).tenantId;
   const input = normalizeInput(items);
-  await readInputFiles(input, ctx.deps.config, tenantFiles(ctx.deps.db, principalOf(ctx).tenantId), 'body.items');
+  await readInputFiles(input, ctx.deps.config, tenantFiles(ctx.deps.db, tenantId), 'body.items');
+  await compactionSummaries(
+    ctx.deps.db,
+    tenantId,
+    input.items,
+    (k) => `body.items.${input.origin[k]}.encrypted_content`,
+  );
   return input.items;
 }
 

@@ -28,7 +28,9 @@ export type StoredItem =
   | { type: 'function_call'; id: string; status: 'completed'; call_id: string; name: string; arguments: string }
   | { type: 'function_call_output'; id: string; status: 'completed'; call_id: string; output: string }
   | { type: 'custom_tool_call'; id: string; status: 'completed'; call_id: string; name: string; input: string }
-  | { type: 'custom_tool_call_output'; id: string; status: 'completed'; call_id: string; output: string };
+  | { type: 'custom_tool_call_output'; id: string; status: 'completed'; call_id: string; output: string }
+  /** A compaction item as sent back (its sealed summary; `compactionSummaries` opens it). */
+  | { type: 'compaction'; id: string; encrypted_content: string; created_by?: string };
 
 /** Where each kept item came from in the request (`body.input.N`), for errors about its images. */
 export interface NormalizedInput {
@@ -37,7 +39,7 @@ export interface NormalizedInput {
   origin: number[];
 }
 
-export const itemId = (prefix: 'msg' | 'fc' | 'fco' | 'ctc' | 'ctco') => `${prefix}_${randomToken(24)}`;
+export const itemId = (prefix: 'msg' | 'fc' | 'fco' | 'ctc' | 'ctco' | 'cmp') => `${prefix}_${randomToken(24)}`;
 const ID_PREFIX = {
   function_call: 'fc',
   function_call_output: 'fco',
@@ -113,6 +115,13 @@ function normalizeItem(item: ResponseInputItem): StoredItem | undefined {
       const { id, status: _status, ...fields } = item;
       return { ...fields, id: id ?? itemId(ID_PREFIX[item.type]), status: 'completed' } as StoredItem;
     }
+    case 'compaction':
+      return {
+        type: 'compaction',
+        id: item.id ?? itemId('cmp'),
+        encrypted_content: item.encrypted_content,
+        ...(item.created_by != null ? { created_by: item.created_by } : {}),
+      };
     default:
       return undefined; // reasoning
   }
@@ -165,6 +174,10 @@ export async function readInputFiles(
 const dataUrl = (f: { bytes: Buffer; contentType: string }) =>
   `data:${f.contentType};base64,${f.bytes.toString('base64')}`;
 
+/** How a compaction item's summary is put before the lane (a user turn: every chat lane takes one anywhere). */
+export const COMPACTION_HEADING =
+  '[Context checkpoint: the earlier part of this conversation was compacted into this summary; continue from it.]';
+
 /**
  * Items as chat messages: instructions first as a system message, developer messages as system ones, consecutive
  * function calls as one assistant turn with `tool_calls` (joined to the assistant message just before them), their
@@ -173,6 +186,8 @@ const dataUrl = (f: { bytes: Buffer; contentType: string }) =>
 export function itemsToMessages(
   items: StoredItem[],
   instructions: string | undefined,
+  /** The summaries of the compaction items among `items` (`compactionSummaries`): each stands where its item is. */
+  summaries?: ReadonlyMap<StoredItem, string>,
 ): { messages: PersonaMessage[]; source: number[] } {
   const messages: PersonaMessage[] = [];
   const source: number[] = [];
@@ -197,6 +212,14 @@ export function itemsToMessages(
     if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
       messages.push({ role: 'tool', content: item.output, tool_call_id: item.call_id });
       source.push(i);
+      return;
+    }
+    if (item.type === 'compaction') {
+      const summary = summaries?.get(item);
+      if (summary !== undefined) {
+        messages.push({ role: 'user', content: `${COMPACTION_HEADING}\n\n${summary}` });
+        source.push(i);
+      }
       return;
     }
     const role = item.role === 'developer' ? 'system' : item.role;

@@ -12,6 +12,7 @@ import { AppError, notFound } from '../../schema/errors';
 import { ChatHeaders, ResumeHeaders } from '../../schema/headers';
 import { readChatHeaders } from '../../schema/chat-read';
 import {
+  type CompactRequest,
   CreateResponseRequest,
   type CustomTool,
   DeletedResponse,
@@ -44,6 +45,7 @@ import {
 import { sendResponseStream, type ResponseSnapshot } from './responses-sse';
 import { cancelBackgroundResponse, queueBackgroundResponse, streamBackgroundResponse } from './responses-background';
 import { randomToken } from '../../activities/store/ids';
+import { compactionRoutes, compactionSummaries } from './responses-compaction';
 
 const CHAT = { scope: 'runtime:chat' } as const;
 
@@ -230,7 +232,15 @@ export async function prepareResponse(
       : await history(ctx, tenantId, body.previous_response_id);
   const input = normalizeInput(body.input);
   await readInputFiles(input, ctx.deps.config, tenantFiles(ctx.deps.db, tenantId));
-  const { messages, source } = itemsToMessages([...earlier, ...input.items], body.instructions);
+  const all = [...earlier, ...input.items];
+  const summaries = await compactionSummaries(ctx.deps.db, tenantId, all, (k) =>
+    k >= earlier.length
+      ? `body.input.${input.origin[k - earlier.length]}.encrypted_content`
+      : conversationId !== undefined
+        ? 'body.conversation'
+        : 'body.previous_response_id',
+  );
+  const { messages, source } = itemsToMessages(all, body.instructions, summaries);
   // An image's error names where the client put it: this request's input, or a response it continues.
   const imagePath = (k: number, j: number) => {
     const at = source[k] - earlier.length;
@@ -245,6 +255,24 @@ export async function prepareResponse(
     meta: { ...call.meta(''), provider: null },
   });
   return { tenantId, input, call, id, base, custom: customNames(body), conversationId };
+}
+
+/**
+ * What POST /v1/responses/compact compacts: the stored responses it continues, then its input (files read), with the
+ * summaries of the compaction items among them. @throws AppError as history, readInputFiles, compactionSummaries
+ */
+async function compactedConversation(ctx: AppContext, body: CompactRequest) {
+  const tenantId = principalOf(ctx).tenantId;
+  const earlier = await history(ctx, tenantId, body.previous_response_id);
+  const input = body.input !== undefined ? normalizeInput(body.input) : { items: [], origin: [] };
+  await readInputFiles(input, ctx.deps.config, tenantFiles(ctx.deps.db, tenantId));
+  const items = [...earlier, ...input.items];
+  const summaries = await compactionSummaries(ctx.deps.db, tenantId, items, (k) =>
+    k >= earlier.length
+      ? `body.input.${input.origin[k - earlier.length]}.encrypted_content`
+      : 'body.previous_response_id',
+  );
+  return { items, summaries };
 }
 
 /** The conversation a request names (`conversation`, an id or `{ id }`). */
@@ -353,6 +381,7 @@ const unknownResponse = () => notFound('Response');
 /** OpenAI's Responses API over the persona lanes: create (JSON or SSE), retrieve, delete, input items. */
 export function responseRoutes(): RouteSpec[] {
   return [
+    ...compactionRoutes(compactedConversation),
     defineRoute({
       method: 'post',
       path: '/v1/responses',
