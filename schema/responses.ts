@@ -468,3 +468,7 @@ export const CompactedResponse = z
     usage: z.record(z.string(), z.unknown()),
   })
   .meta({ id: 'CompactedResponse' });
+
+export const InputTokenCount = z
+  .object({ object: z.literal('response.input_tokens'), input_tokens: z.number().int() })
+  .meta({ id: 'InputTokenCount' });

@@ -15,7 +15,7 @@ const FETCH_TIMEOUT_MS = 15_000;
 /** Decoding bombs: a small file that claims a huge canvas is refused by sharp before decoding. */
 const MAX_PIXELS = 60_000_000;
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first image (see lazyModule)
-const sharp = lazyModule(() => require('sharp') as typeof import('sharp'));
+export const sharp = lazyModule(() => require('sharp') as typeof import('sharp'));
 
 export type ImageType = 'image/png' | 'image/jpeg' | 'image/webp' | 'image/gif';
 

@@ -18,6 +18,7 @@ import {
   DeletedResponse,
   InputItemList,
   InputItemsQuery,
+  InputTokenCount,
   ResponseId,
   RetrieveResponseQuery,
   ResponseObject,
@@ -46,6 +47,7 @@ import { sendResponseStream, type ResponseSnapshot } from './responses-sse';
 import { cancelBackgroundResponse, queueBackgroundResponse, streamBackgroundResponse } from './responses-background';
 import { randomToken } from '../../activities/store/ids';
 import { compactionRoutes, compactionSummaries } from './responses-compaction';
+import { countInputTokens } from '../../activities/providers/token-count';
 
 const CHAT = { scope: 'runtime:chat' } as const;
 
@@ -382,6 +384,26 @@ const unknownResponse = () => notFound('Response');
 export function responseRoutes(): RouteSpec[] {
   return [
     ...compactionRoutes(compactedConversation),
+    defineRoute({
+      method: 'post',
+      path: '/v1/responses/input_tokens',
+      access: CHAT,
+      summary:
+        'The input tokens a response with this body would send (persona, history, input, images, tools), counted with OpenAI’s o200k tokenizer; no model call.',
+      tags: ['responses'],
+      metered: 'admission',
+      conversation: true,
+      body: CreateResponseRequest,
+      headers: ChatHeaders,
+      readHeaders: readChatHeaders,
+      response: InputTokenCount,
+      responses: { 404: 'Unknown model, previous_response_id or conversation.' },
+      example: { model: 'svc-oracle', input: 'How many tokens is this?' },
+      handler: async (ctx: AppContext, { body, headers }) => {
+        const { call } = await prepareResponse(ctx, body, headers, true);
+        return { object: 'response.input_tokens' as const, input_tokens: await countInputTokens(call.req) };
+      },
+    }),
     defineRoute({
       method: 'post',
       path: '/v1/responses',

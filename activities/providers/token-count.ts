@@ -1,0 +1,64 @@
+import { lazyModule } from '../lazy-module';
+import { sharp } from '../media/image-input';
+import type { ContentPartIn, ModelRequest } from './types';
+
+/** OpenAI's o200k_base encoding (gpt-4o, gpt-4.1, o-series, gpt-5): 33 MB of heap, loaded on the first count. */
+const tokenizer = lazyModule(
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first count (see lazyModule)
+  () => require('gpt-tokenizer/encoding/o200k_base') as typeof import('gpt-tokenizer/encoding/o200k_base'),
+);
+
+/** Tokens of a message's framing and of the reply's priming (OpenAI's published counting for chat models). */
+const PER_MESSAGE = 3;
+const PRIMING = 3;
+
+/**
+ * OpenAI's token charge for an image: 85 at low detail; otherwise fitted within 2048×2048, its shortest side brought
+ * down to 768, then 170 a 512-pixel tile on top of the 85.
+ */
+export function imageTokens(width: number, height: number, detail: 'auto' | 'low' | 'high' = 'auto'): number {
+  if (detail === 'low' || width <= 0 || height <= 0) return 85;
+  let w = width;
+  let h = height;
+  const fit = Math.min(1, 2048 / Math.max(w, h));
+  w *= fit;
+  h *= fit;
+  const shrink = Math.min(1, 768 / Math.min(w, h));
+  w *= shrink;
+  h *= shrink;
+  return 85 + 170 * Math.ceil(w / 512) * Math.ceil(h / 512);
+}
+
+async function partTokens(p: ContentPartIn, count: (s: string) => number): Promise<number> {
+  if (p.type === 'text') return count(p.text);
+  const url = p.image_url.url;
+  const comma = url.indexOf(',');
+  if (!url.startsWith('data:') || comma < 0) return imageTokens(0, 0);
+  const meta = await sharp()(Buffer.from(url.slice(comma + 1), 'base64'))
+    .metadata()
+    .catch(() => undefined);
+  return imageTokens(meta?.width ?? 0, meta?.height ?? 0, p.image_url.detail);
+}
+
+/**
+ * The input tokens of a model request as OpenAI's models count them: every message with its framing, images by
+ * their size, the assistant's tool calls, the tool definitions and a structured-output schema (those two as their
+ * JSON, an approximation of the model's own rendering). Exact for OpenAI's o200k models on plain messages; for
+ * other lanes' models a close estimate (their tokenizers differ).
+ */
+export async function countInputTokens(req: Pick<ModelRequest, 'messages' | 'tools' | 'extra'>): Promise<number> {
+  const { countTokens } = tokenizer();
+  let n = PRIMING;
+  for (const m of req.messages) {
+    n += PER_MESSAGE + countTokens(m.role);
+    if (m.name) n += 1 + countTokens(m.name);
+    if (typeof m.content === 'string') n += countTokens(m.content);
+    else if (Array.isArray(m.content)) for (const p of m.content) n += await partTokens(p, countTokens);
+    for (const c of m.tool_calls ?? [])
+      n += PER_MESSAGE + countTokens(c.function.name) + countTokens(c.function.arguments);
+  }
+  if (req.tools?.length) n += countTokens(JSON.stringify(req.tools));
+  const format = req.extra?.response_format;
+  if (format && typeof format === 'object') n += countTokens(JSON.stringify(format));
+  return n;
+}
