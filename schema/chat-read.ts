@@ -68,6 +68,21 @@ const SAMPLING: Array<[string, (v: unknown) => boolean]> = [
   ['store', (v) => typeof v === 'boolean'],
 ];
 
+/** Fields the reader leaves to the schema whenever they are present (refusals and their checks are the schema's). */
+const SCHEMA_ONLY = [
+  'metadata',
+  'function_call',
+  'modalities',
+  'audio',
+  'web_search_options',
+  'moderation',
+  'service_tier',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'safety_identifier',
+  'prediction',
+];
+
 /** Sampling fields OpenAI's contract makes nullable: the schema reads null as absent. */
 const NULLABLE = new Set(SAMPLING.map(([key]) => key).filter((key) => key !== 'user'));
 
@@ -134,8 +149,8 @@ function read(v: unknown, persona: boolean): Plain | undefined {
   // Reasoning and verbosity settings, and token biases: the schema reads them.
   if ('reasoning_effort' in v || 'verbosity' in v || 'logit_bias' in v) return undefined;
   if ('logprobs' in v || 'top_logprobs' in v) return undefined;
-  // A stored completion's metadata: the schema reads it.
-  if ('metadata' in v) return undefined;
+  // A stored completion's metadata, and the fields the schema refuses or only checks: the schema reads them.
+  for (const key of SCHEMA_ONLY) if (key in v) return undefined;
   // Client tools: an empty list is read; any tool is the schema's to read (or refuse).
   for (const key of ['functions', 'tools']) {
     if (!(key in v)) continue;

@@ -299,6 +299,15 @@ export const Metadata = z
   .record(z.string().max(64), z.string().max(512))
   .refine((m) => Object.keys(m).length <= 16, 'at most 16 keys');
 
+/** A field this service cannot honour: refused with what to do instead (absent, null or false pass). */
+export const refused = (message: string) =>
+  z
+    .unknown()
+    .superRefine((v, ctx) => {
+      if (v !== undefined && v !== null && v !== false) ctx.addIssue({ code: 'custom', message });
+    })
+    .optional();
+
 /** Choices one request may ask for (`n`): each is a lane call. */
 export const MAX_CHOICES = 8;
 
@@ -338,6 +347,34 @@ export const Sampling = {
     'With logprobs: the most likely alternatives a token.',
   ),
   functions: noClientTools('functions', FUNCTIONS_DEPRECATED),
+  function_call: refused('send tool_choice instead (OpenAI deprecated function_call), or none'),
+  modalities: nullable(
+    z
+      .array(z.enum(['text', 'audio']))
+      .max(2)
+      .refine((m) => !m.includes('audio'), 'audio output is not produced here: send ["text"] or leave modalities out'),
+  ),
+  audio: refused('audio output is not produced here: leave audio out (the answer is text)'),
+  web_search_options: refused(
+    'web search is not run inside a chat completion here: search with POST /v1/capabilities/web-search and send what it finds, or leave web_search_options out',
+  ),
+  moderation: refused(
+    'moderated completions are not run here: check the input and the answer with POST /v1/moderations, or leave moderation out',
+  ),
+  // Hints about the provider's own service, accepted and not acted on (the lanes decide tiers and caching).
+  service_tier: nullable(z.enum(['auto', 'default', 'flex', 'scale', 'priority'])),
+  prompt_cache_key: nullable(z.string().max(1024)),
+  prompt_cache_retention: nullable(z.string().max(20)),
+  safety_identifier: nullable(z.string().max(256)),
+  prediction: nullable(
+    z.object({
+      type: z.literal('content'),
+      content: z.union([
+        z.string().max(MAX_MESSAGE_CHARS),
+        z.array(z.object({ type: z.literal('text'), text: z.string() })),
+      ]),
+    }),
+  ).describe('Accepted and not used: the lanes answer without predicted outputs (the answer is the same).'),
   metadata: nullable(Metadata).describe('Up to 16 string pairs kept with a stored completion; list filters by them.'),
 };
 

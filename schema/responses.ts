@@ -10,6 +10,7 @@ import {
   MAX_MESSAGE_CHARS,
   Metadata,
   nullable,
+  refused,
   openaiName,
   PersonaFields,
 } from './chat';
@@ -269,15 +270,6 @@ const TextFormat = z.discriminatedUnion('type', [
 ]);
 
 export { Metadata };
-
-/** A field this service cannot honour: refused with what to do instead. */
-const refused = (message: string) =>
-  z
-    .unknown()
-    .superRefine((v, ctx) => {
-      if (v !== undefined && v !== null && v !== false) ctx.addIssue({ code: 'custom', message });
-    })
-    .optional();
 
 /** A response's input: text (a user message) or items. */
 const ResponseInput = z

@@ -109,9 +109,16 @@ function chatFields(b: CreateResponseRequest): Omit<ChatCompletionRequest, 'mess
     user: b.safety_identifier ?? b.user,
     logprobs,
     top_logprobs: logprobs ? b.top_logprobs : undefined,
-    // Stored as a response (store and metadata are the response's own), not as a chat completion.
+    // Stored as a response (store and metadata are the response's own), not as a chat completion; the hints the chat
+    // route accepts and does not act on are the response's own too.
     store: undefined,
     metadata: undefined,
+    modalities: undefined,
+    service_tier: undefined,
+    prompt_cache_key: undefined,
+    prompt_cache_retention: undefined,
+    safety_identifier: undefined,
+    prediction: undefined,
     tools: b.tools?.map((t) =>
       t.type === 'custom'
         ? customAsFunction(t)

@@ -324,6 +324,41 @@ describe('POST /v1/chat/completions with the official openai client', () => {
     expect(fake.chats[0].body.tools).toBeUndefined();
   });
 
+  test('audio, web search, moderated completions and function_call are refused saying what to do; provider hints pass', async () => {
+    const refused: Array<[Record<string, unknown>, string, RegExp]> = [
+      [{ modalities: ['text', 'audio'] }, 'body.modalities', /audio output is not produced here/],
+      [{ audio: { voice: 'alloy', format: 'mp3' } }, 'body.audio', /leave audio out/],
+      [{ web_search_options: {} }, 'body.web_search_options', /POST \/v1\/capabilities\/web-search/],
+      [{ moderation: { model: 'omni-moderation-latest' } }, 'body.moderation', /POST \/v1\/moderations/],
+      [{ function_call: 'auto' }, 'body.function_call', /send tool_choice instead/],
+      [{ service_tier: 'fastest' }, 'body.service_tier', /./],
+      [{ prediction: { type: 'content' } }, 'body.prediction.content', /./],
+    ];
+    for (const path of ['/v1/chat/completions', '/v1/mid/chat/completions'])
+      for (const [extra, field, says] of refused) {
+        const r = await h.req('POST', path, { key, body: { messages: [{ role: 'user', content: 'x' }], ...extra } });
+        expect([path, r.status, r.body.details?.map((d: { path: string }) => d.path)]).toEqual([path, 400, [field]]);
+        expect(r.body.details[0].message).toMatch(says);
+      }
+    expect(fake.chats).toHaveLength(0);
+    fake.script({ reply: 'hinted' });
+    const ok = await client.chat.completions.create({
+      model: 'mid',
+      messages: [{ role: 'user', content: 'x' }],
+      modalities: ['text'],
+      service_tier: 'auto',
+      prompt_cache_key: 'user-7',
+      safety_identifier: 'hash-7',
+      prediction: { type: 'content', content: 'x' },
+      audio: null,
+      web_search_options: null as never,
+    });
+    expect(ok.choices[0].message.content).toBe('hinted');
+    // Hints about OpenAI's own service are not passed to the lane.
+    for (const field of ['modalities', 'service_tier', 'prompt_cache_key', 'safety_identifier', 'prediction'])
+      expect(fake.chats[0].body).not.toHaveProperty(field);
+  });
+
   describe('client tools: the model asks, the client runs them, the model answers', () => {
     const tools: OpenAI.ChatCompletionTool[] = [
       {

@@ -219,6 +219,9 @@ describe.each(readers)('$name', ({ read, schema, persona }) => {
       { messages: [{ role: 'user', content: 'x' }], functions: [{ name: 'f' }], tools: [] },
       { messages: [{ role: 'user', content: 'x' }], store: true, metadata: { run: 'a' } },
       { messages: [{ role: 'user', content: 'x' }], store: 'yes' },
+      { messages: [{ role: 'user', content: 'x' }], modalities: ['text'], service_tier: 'auto' },
+      { messages: [{ role: 'user', content: 'x' }], audio: { voice: 'alloy' } },
+      { messages: [{ role: 'user', content: 'x' }], web_search_options: {} },
       ...(persona ? [{ messages: [{ role: 'user', content: 'x' }], svc_skills: { enabled: ['a'] } }] : []),
     ];
     for (const b of left) {
