@@ -355,9 +355,6 @@ export const Sampling = {
       .refine((m) => !m.includes('audio'), 'audio output is not produced here: send ["text"] or leave modalities out'),
   ),
   audio: refused('audio output is not produced here: leave audio out (the answer is text)'),
-  web_search_options: refused(
-    'web search is not run inside a chat completion here: search with POST /v1/capabilities/web-search and send what it finds, or leave web_search_options out',
-  ),
   moderation: refused(
     'moderated completions are not run here: check the input and the answer with POST /v1/moderations, or leave moderation out',
   ),
@@ -418,6 +415,30 @@ export const SAMPLING_KEYS = [
   'top_logprobs',
 ] as const;
 
+/** OpenAI's web search for chat: results for the last user message put before the lane, cited as markdown links. */
+export const WebSearchOptions = z
+  .object({
+    search_context_size: nullable(z.enum(['low', 'medium', 'high'])).describe(
+      'Results given to the lane: low 3, medium 5 (default), high 10.',
+    ),
+    user_location: z
+      .object({
+        type: z.literal('approximate'),
+        approximate: z
+          .object({
+            city: z.string().max(100).nullish(),
+            country: z.string().max(2).nullish(),
+            region: z.string().max(100).nullish(),
+            timezone: z.string().max(100).nullish(),
+          })
+          .strict(),
+      })
+      .nullish()
+      .describe('Accepted; the configured engines are not told a location.'),
+  })
+  .strict()
+  .meta({ id: 'WebSearchOptions' });
+
 /** The persona's own request fields (on chat completions and responses alike). */
 export const PersonaFields = {
   // Spec: an invalid profile (too long, not a string) is ignored, never a 400.
@@ -444,6 +465,9 @@ export const ChatCompletionRequest = z
       .describe("Client tools, passed to the lane; the model's calls come back as `tool_calls` for the client to run."),
     tool_choice: nullable(ToolChoice),
     parallel_tool_calls: nullable(z.boolean()),
+    web_search_options: nullable(WebSearchOptions).describe(
+      'Search the web (the configured engines) for the last user message first; the answer cites what it uses as markdown links, listed in message.annotations.',
+    ),
   })
   .superRefine((b, ctx) => {
     checkLogprobs(b, ctx);
@@ -475,6 +499,9 @@ export const UtilityChatRequest = z
     messages: z.array(ChatMessage).min(1).max(500),
     ...Sampling,
     tools: noClientTools('tools', TOOLS_ELSEWHERE),
+    web_search_options: refused(
+      'the utility lanes do not search: send web_search_options to POST /v1/chat/completions, or search with POST /v1/capabilities/web-search',
+    ),
   })
   .superRefine(checkLogprobs)
   .meta({ id: 'UtilityChatRequest' });
@@ -496,6 +523,10 @@ export const ChatMeta = z
       .array(z.object({ name: z.string(), ok: z.boolean() }))
       .optional()
       .describe('Commons lane: the tools that ran.'),
+    web_search: z
+      .object({ query: z.string(), results: z.array(z.object({ title: z.string(), url: z.string() })) })
+      .optional()
+      .describe('With web_search_options: what was searched and the results the lane got.'),
   })
   .meta({ id: 'ChatMeta' });
 
@@ -512,6 +543,20 @@ export const ChatCompletionResponse = z
           role: z.literal('assistant'),
           content: z.string().nullable().describe('Null when the model answered with tool calls only.'),
           refusal: z.null(),
+          annotations: z
+            .array(
+              z.object({
+                type: z.literal('url_citation'),
+                url_citation: z.object({
+                  start_index: z.number().int(),
+                  end_index: z.number().int(),
+                  url: z.string(),
+                  title: z.string(),
+                }),
+              }),
+            )
+            .optional()
+            .describe('With web_search_options: the results the answer cites, where it cites them.'),
           tool_calls: z.array(ToolCall).optional().describe('The calls the model asks the client to run.'),
         }),
         logprobs: z

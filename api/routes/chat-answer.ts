@@ -24,6 +24,8 @@ export interface AnswerOptions {
   toolsOffered?: boolean;
   /** Stores the whole completion (`store: true`) before the answer ends; a streamed one is gathered as it goes. */
   keep?: (completion: Completion) => Promise<void>;
+  /** A choice's annotations from its text (web search citations). */
+  annotate?: (content: string) => unknown[];
 }
 
 /**
@@ -48,6 +50,7 @@ function keeping(o: AnswerOptions, streams: ReturnType<AnswerOptions['models']['
           more,
           meta: o.meta(provider),
           toolsOffered: o.toolsOffered,
+          annotate: o.annotate,
         }),
       );
     },
@@ -83,6 +86,7 @@ export async function answerChat(ctx: AppContext, o: AnswerOptions): Promise<unk
     lane: o.lane,
     includeUsage: o.includeUsage,
     meta: o.meta,
+    annotate: o.annotate,
   };
   if (o.stream) {
     const { streams, onComplete } = keeping(
@@ -118,6 +122,7 @@ export async function answerChat(ctx: AppContext, o: AnswerOptions): Promise<unk
     more,
     meta: o.meta(result.provider),
     toolsOffered: o.toolsOffered,
+    annotate: o.annotate,
   });
   await o.keep?.(body);
   return body;

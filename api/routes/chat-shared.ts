@@ -98,6 +98,8 @@ export function completionBody(opts: {
   meta: Record<string, unknown>;
   /** The client offered tools (persona route): the model's calls go to the client. */
   toolsOffered?: boolean;
+  /** A choice's annotations from its text (web search citations). */
+  annotate?: (content: string) => unknown[];
 }) {
   const results = [opts.result, ...(opts.more ?? [])];
   // OpenAI's contract requires logprobs and message.refusal (null when absent); logprobs as the lane gave them.
@@ -110,6 +112,7 @@ export function completionBody(opts: {
         // As OpenAI answers a turn of tool calls only: content null.
         content: calls && !r.content ? null : r.content,
         refusal: null,
+        ...(opts.annotate ? { annotations: opts.annotate(r.content) } : {}),
         ...(calls ? { tool_calls: calls } : {}),
       },
       logprobs: r.logprobs ?? null,

@@ -21,6 +21,8 @@ export interface StreamOptions {
   toolsOffered?: boolean;
   /** Copies deltas to the owner's WebSocket (only when one is subscribed; publishing is off this path). */
   tap?: TokenTap;
+  /** A choice's annotations from its whole text (web search citations), sent in its last delta. */
+  annotate?: (content: string) => unknown[];
 }
 
 /**
@@ -122,7 +124,8 @@ export async function sendChunkStream(ctx: AppContext, o: StreamOptions): Promis
       }
       if (closed) return;
       await o.onComplete?.(content, provider, calls);
-      write({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }], meta: o.meta(provider) });
+      const last = o.annotate ? { annotations: o.annotate(content) } : {};
+      write({ ...base, choices: [{ index: 0, delta: last, finish_reason: finish }], meta: o.meta(provider) });
       if (o.includeUsage && usage) write({ ...base, choices: [], usage });
     } catch (err) {
       if (closed) return;
@@ -172,7 +175,7 @@ export async function sendChoicesStream(
   });
 
   const run = async () => {
-    let content = '';
+    const texts = its.map(() => '');
     let calls = 0;
     let usage: ModelUsage | undefined;
     its.forEach((_it, i) => write(choice(i, { role: 'assistant', content: '' }, null)));
@@ -184,10 +187,8 @@ export async function sendChoicesStream(
           while (!next.done && !closed) {
             const c = next.value;
             if (c.delta) {
-              if (i === 0) {
-                content += c.delta;
-                o.tap?.push(c.delta);
-              }
+              texts[i] += c.delta;
+              if (i === 0) o.tap?.push(c.delta);
               write(choice(i, { content: c.delta }, null, c.logprobs));
             }
             if (c.tool_deltas?.length && o.toolsOffered)
@@ -197,11 +198,11 @@ export async function sendChoicesStream(
             if (c.usage) usage = usage ? sumUsage(usage, c.usage) : c.usage;
             next = await it.next();
           }
-          write(choice(i, {}, finish));
+          write(choice(i, o.annotate ? { annotations: o.annotate(texts[i]) } : {}, finish));
         }),
       );
       if (closed) return;
-      await o.onComplete?.(content, provider, calls);
+      await o.onComplete?.(texts[0], provider, calls);
       write({ ...base, choices: [], meta: o.meta(provider) });
       if (o.includeUsage && usage) write({ ...base, choices: [], usage });
     } catch (err) {

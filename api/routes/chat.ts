@@ -20,6 +20,8 @@ import { chatCommonsRoutes } from './chat-commons';
 import { chatLaneRoutes } from './chat-lanes';
 import { preparePersonaCall } from './chat-persona';
 import { keeperFor, storedCompletionRoutes } from './chat-stored';
+import { citationsIn, searchForChat, withSearchResults } from './chat-search';
+import { unlessClientGone } from './chat-shared';
 import { ChatHeaders } from '../../schema/headers';
 import { answerChat, answerShape } from './chat-answer';
 import { readChatCompletionRequest, readChatHeaders } from '../../schema/chat-read';
@@ -54,17 +56,31 @@ function surfaceFilter(ctx: AppContext, query: string | undefined): string | und
 
 async function completions(ctx: AppContext, body: ChatCompletionRequest, headers: ChatHeaders) {
   const { lane, models, req, abort, meta, store, tap, toolsOffered } = await preparePersonaCall(ctx, body, headers);
+  // web_search_options: the results go before the lane, the answer's links to them become annotations.
+  const search = body.web_search_options
+    ? await unlessClientGone(abort, () => searchForChat(ctx, body, abort.signal)).catch((err: unknown) => {
+        tap?.end();
+        throw err;
+      })
+    : undefined;
+  if (search) withSearchResults(req, search);
   return answerChat(ctx, {
     ...answerShape(body),
     models,
     req,
     abort,
     lane,
-    meta,
+    meta: search
+      ? (provider) => ({
+          ...meta(provider),
+          web_search: { query: search.query, results: search.results.map(({ title, url }) => ({ title, url })) },
+        })
+      : meta,
     onComplete: store,
     tap,
     toolsOffered,
     keep: keeperFor(ctx, body),
+    annotate: search ? (content) => citationsIn(content, search) : undefined,
   });
 }
 

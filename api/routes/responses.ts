@@ -119,6 +119,7 @@ function chatFields(b: CreateResponseRequest): Omit<ChatCompletionRequest, 'mess
     prompt_cache_retention: undefined,
     safety_identifier: undefined,
     prediction: undefined,
+    web_search_options: undefined,
     tools: b.tools?.map((t) =>
       t.type === 'custom'
         ? customAsFunction(t)

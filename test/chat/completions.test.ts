@@ -324,11 +324,10 @@ describe('POST /v1/chat/completions with the official openai client', () => {
     expect(fake.chats[0].body.tools).toBeUndefined();
   });
 
-  test('audio, web search, moderated completions and function_call are refused saying what to do; provider hints pass', async () => {
+  test('audio, moderated completions and function_call are refused saying what to do; provider hints pass', async () => {
     const refused: Array<[Record<string, unknown>, string, RegExp]> = [
       [{ modalities: ['text', 'audio'] }, 'body.modalities', /audio output is not produced here/],
       [{ audio: { voice: 'alloy', format: 'mp3' } }, 'body.audio', /leave audio out/],
-      [{ web_search_options: {} }, 'body.web_search_options', /POST \/v1\/capabilities\/web-search/],
       [{ moderation: { model: 'omni-moderation-latest' } }, 'body.moderation', /POST \/v1\/moderations/],
       [{ function_call: 'auto' }, 'body.function_call', /send tool_choice instead/],
       [{ service_tier: 'fastest' }, 'body.service_tier', /./],
@@ -340,6 +339,15 @@ describe('POST /v1/chat/completions with the official openai client', () => {
         expect([path, r.status, r.body.details?.map((d: { path: string }) => d.path)]).toEqual([path, 400, [field]]);
         expect(r.body.details[0].message).toMatch(says);
       }
+    // The utility lanes do not search (the persona route does: test/chat/chat-web-search.test.ts).
+    const search = await h.req('POST', '/v1/micro/chat/completions', {
+      key,
+      body: { messages: [{ role: 'user', content: 'x' }], web_search_options: {} },
+    });
+    expect([search.status, search.body.details?.[0]?.message]).toEqual([
+      400,
+      expect.stringMatching(/POST \/v1\/chat\/completions/),
+    ]);
     expect(fake.chats).toHaveLength(0);
     fake.script({ reply: 'hinted' });
     const ok = await client.chat.completions.create({
