@@ -23,18 +23,54 @@ function drain(ctx: AppContext): void {
   if (!ctx.req.readableEnded) ctx.req.resume();
 }
 
+/** One uploaded file of a form. */
+export interface FormFile {
+  bytes: Buffer;
+  filename?: string;
+}
+
+/** A multipart form: its files by field, and its text fields (first value of each). */
+export interface Form {
+  files: Record<string, FormFile[]>;
+  fields: Record<string, string>;
+}
+
 /**
  * Parses a `multipart/form-data` upload (koa-body with formidable) with one file in field `file`,
  * capped at `limit` bytes. Temporary files are removed before returning.
  * @throws AppError unsupported_media_type (not multipart), payload_too_large (413), invalid_request
  */
 export async function readUpload(ctx: AppContext, limit: number): Promise<Upload> {
+  const form = await readForm(
+    ctx,
+    limit,
+    { file: 1 },
+    'Send the document as multipart/form-data with the file in field "file".',
+  );
+  const file = form.files.file?.[0];
+  if (!file)
+    throw new AppError('invalid_request', 'Missing the file: send it in multipart field "file".', {
+      details: [{ path: 'body.file', message: 'required' }],
+    });
+  return { bytes: file.bytes, filename: file.filename, fields: form.fields };
+}
+
+/**
+ * Parses a `multipart/form-data` form whose files may only be in the fields `files` names, at most that many in each;
+ * all files together at most `limit` bytes. Temporary files are removed before returning. File names and text fields
+ * PostgreSQL cannot store are refused, as JSON bodies are.
+ * @throws AppError unsupported_media_type (not multipart: `notMultipart` says what to send), payload_too_large (413),
+ * invalid_request (an empty file, a file in another field or too many in one, a malformed body)
+ */
+export async function readForm(
+  ctx: AppContext,
+  limit: number,
+  files: Record<string, number>,
+  notMultipart: string,
+): Promise<Form> {
   if (!ctx.is('multipart/form-data')) {
     drain(ctx);
-    throw new AppError(
-      'unsupported_media_type',
-      'Send the document as multipart/form-data with the file in field "file".',
-    );
+    throw new AppError('unsupported_media_type', notMultipart);
   }
   const declared = Number(ctx.get('Content-Length') || 0);
   // Multipart framing and text fields add a little over the file size itself.
@@ -42,6 +78,10 @@ export async function readUpload(ctx: AppContext, limit: number): Promise<Upload
     drain(ctx);
     throw new AppError('payload_too_large', `The upload is larger than the ${limit}-byte limit.`);
   }
+  const maxFiles = Object.values(files).reduce((n, k) => n + k, 0);
+  const names = Object.keys(files)
+    .map((f) => `"${f}"`)
+    .join(', ');
   const parse = koaBody({
     multipart: true,
     json: false,
@@ -50,7 +90,7 @@ export async function readUpload(ctx: AppContext, limit: number): Promise<Upload
     formidable: {
       maxFileSize: limit,
       maxTotalFileSize: limit,
-      maxFiles: 1,
+      maxFiles,
       maxFields: 20,
       maxFieldsSize: 256 * 1024,
       allowEmptyFiles: false,
@@ -68,28 +108,48 @@ export async function readUpload(ctx: AppContext, limit: number): Promise<Upload
     if (/allowEmptyFiles|minFileSize/.test(e.message ?? ''))
       throw new AppError('invalid_request', 'The file is empty.');
     if (/maxFiles/.test(e.message ?? ''))
-      throw new AppError('invalid_request', 'Send exactly one file, in field "file".');
+      throw new AppError(
+        'invalid_request',
+        maxFiles === 1
+          ? `Send exactly one file, in field ${names}.`
+          : `Send at most ${maxFiles} files (fields ${names}).`,
+      );
     throw new AppError('invalid_request', `Malformed multipart body: ${(e.message ?? 'parse error').slice(0, 200)}`);
   }
-  const files = (ctx.request as { files?: Record<string, FormidableFile | FormidableFile[]> }).files ?? {};
-  const all = Object.values(files).flat();
+  const parsed = (ctx.request as { files?: Record<string, FormidableFile | FormidableFile[]> }).files ?? {};
+  const all = Object.values(parsed).flat();
   try {
-    const raw = files.file;
-    const file = Array.isArray(raw) ? raw[0] : raw;
-    if (!file)
-      throw new AppError('invalid_request', 'Missing the file: send it in multipart field "file".', {
-        details: [{ path: 'body.file', message: 'required' }],
-      });
-    const bytes = await readFile(file.filepath);
+    const out: Record<string, FormFile[]> = {};
+    for (const [field, value] of Object.entries(parsed)) {
+      const list = Array.isArray(value) ? value : [value];
+      const most = files[field];
+      if (most === undefined)
+        throw new AppError('invalid_request', `Files go in field ${names}, not "${field}".`, {
+          details: [{ path: `body.${field}`, message: 'not a file field of this route' }],
+        });
+      if (list.length > most)
+        throw new AppError('invalid_request', `At most ${most} file${most === 1 ? '' : 's'} in field "${field}".`, {
+          details: [{ path: `body.${field}`, message: `at most ${most}` }],
+        });
+      out[field] = await Promise.all(
+        list.map(async (f) => ({ bytes: await readFile(f.filepath), filename: f.originalFilename ?? undefined })),
+      );
+    }
     const fields: Record<string, string> = {};
     for (const [k, v] of Object.entries((ctx.request.body ?? {}) as Record<string, unknown>)) {
       const first = Array.isArray(v) ? v[0] : v;
       if (typeof first === 'string') fields[k] = first;
     }
-    const filename = file.originalFilename ?? undefined;
-    const bad = [...unstorablePaths(filename, 'body.file.filename'), ...unstorablePaths(fields, 'body')];
+    const bad = [
+      ...Object.entries(out).flatMap(([field, list]) =>
+        list.flatMap((f, i) =>
+          unstorablePaths(f.filename, files[field] === 1 ? `body.${field}.filename` : `body.${field}.${i}.filename`),
+        ),
+      ),
+      ...unstorablePaths(fields, 'body'),
+    ];
     if (bad.length) throw invalid(bad, 'upload');
-    return { bytes, filename, fields };
+    return { files: out, fields };
   } finally {
     await Promise.all(all.map((f) => unlink(f.filepath).catch(() => {})));
   }

@@ -46,10 +46,6 @@ export async function generateImages(
   req: { prompt: string; n: number; size?: string; quality?: string; style?: string },
 ): Promise<GeneratedImage[]> {
   const lane = checkImageRequest(config, req.n, req.size);
-  const p = lane.provider;
-  const headers: Record<string, string> = { ...p.headers, 'content-type': 'application/json' };
-  if (p.apiKey) headers.authorization = `Bearer ${p.apiKey}`;
-  const limit = Math.min(p.timeoutMs, TIMEOUT_MS);
   const body = {
     model: lane.model,
     prompt: req.prompt,
@@ -59,12 +55,96 @@ export async function generateImages(
     ...(req.quality ? { quality: req.quality } : {}),
     ...(req.style ? { style: req.style } : {}),
   };
+  return callImages(lane, 'generations', JSON.stringify(body), req.n);
+}
+
+/** An image sent to the provider as a form file. */
+export interface ImageFile {
+  bytes: Buffer;
+  contentType: ImageType;
+}
+
+const extension = (t: ImageType) => t.slice('image/'.length).replace('jpeg', 'jpg');
+const formFile = (f: ImageFile) => new Blob([new Uint8Array(f.bytes)], { type: f.contentType });
+
+/**
+ * Edits images with the images lane (OpenAI `POST /images/edits`, multipart: the image, or several as `image[]`, an
+ * optional mask, the prompt), b64_json asked for as for generations.
+ * @throws AppError as generateImages
+ */
+export async function editImages(
+  config: Config,
+  req: {
+    images: ImageFile[];
+    mask?: ImageFile;
+    prompt: string;
+    n: number;
+    size?: string;
+    quality?: string;
+    background?: string;
+    outputFormat?: string;
+  },
+): Promise<GeneratedImage[]> {
+  const lane = checkImageLane(config, req.n);
+  const form = new FormData();
+  const field = req.images.length > 1 ? 'image[]' : 'image';
+  req.images.forEach((f, i) => form.append(field, formFile(f), `image-${i + 1}.${extension(f.contentType)}`));
+  if (req.mask) form.append('mask', formFile(req.mask), 'mask.png');
+  form.append('model', lane.model);
+  form.append('prompt', req.prompt);
+  form.append('n', String(req.n));
+  form.append('response_format', 'b64_json');
+  if (req.size && req.size !== 'auto') form.append('size', req.size);
+  if (req.quality) form.append('quality', req.quality);
+  if (req.background) form.append('background', req.background);
+  if (req.outputFormat) form.append('output_format', req.outputFormat);
+  return callImages(lane, 'edits', form, req.n);
+}
+
+/**
+ * Variations of an image with the images lane (OpenAI `POST /images/variations`, multipart), b64_json asked for.
+ * @throws AppError as generateImages
+ */
+export async function imageVariations(
+  config: Config,
+  req: { image: ImageFile; n: number; size?: string },
+): Promise<GeneratedImage[]> {
+  const lane = checkImageLane(config, req.n);
+  const form = new FormData();
+  form.append('image', formFile(req.image), `image.${extension(req.image.contentType)}`);
+  form.append('model', lane.model);
+  form.append('n', String(req.n));
+  form.append('response_format', 'b64_json');
+  if (req.size && req.size !== 'auto') form.append('size', req.size);
+  return callImages(lane, 'variations', form, req.n);
+}
+
+/** The images lane when configured and `n` within its limit (edits and variations take the sizes the provider takes). */
+function checkImageLane(config: Config, n: number) {
+  return checkImageRequest(config, n, undefined);
+}
+
+/** Posts to the provider's `/images/<kind>` and reads the images it answers (each checked to be one by its bytes). */
+async function callImages(
+  lane: NonNullable<ReturnType<typeof loadMediaLanes>['images']>,
+  kind: 'generations' | 'edits' | 'variations',
+  body: string | FormData,
+  n: number,
+): Promise<GeneratedImage[]> {
+  const p = lane.provider;
+  // A form sets its own content type (with the boundary).
+  const headers: Record<string, string> = {
+    ...p.headers,
+    ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}),
+  };
+  if (p.apiKey) headers.authorization = `Bearer ${p.apiKey}`;
+  const limit = Math.min(p.timeoutMs, TIMEOUT_MS);
   let text: string;
   try {
-    const res = await fetch(`${p.baseUrl.replace(/\/+$/, '')}/images/generations`, {
+    const res = await fetch(`${p.baseUrl.replace(/\/+$/, '')}/images/${kind}`, {
       method: 'POST',
       headers,
-      body: JSON.stringify(body),
+      body,
       signal: AbortSignal.timeout(limit),
     });
     if (!res.ok) {
@@ -84,7 +164,7 @@ export async function generateImages(
   } catch {
     throw bad();
   }
-  return parsed.data.slice(0, req.n).map((d) => {
+  return parsed.data.slice(0, n).map((d) => {
     const bytes = Buffer.from(d.b64_json, 'base64');
     const contentType = sniffImage(bytes);
     if (!contentType || bytes.length > MAX_IMAGE_BYTES) throw bad();

@@ -410,6 +410,39 @@ export async function startFakeOpenAI(
         rec.finished = true;
         return;
       }
+      if (req.method === 'POST' && (path.endsWith('/images/edits') || path.endsWith('/images/variations'))) {
+        // OpenAI's multipart image edits and variations: the form is recorded as `body` (its text fields, and each
+        // file's field, type and size); the answer is `n` copies of a 1x1 PNG, or the next behaviour's failure.
+        void (async () => {
+          const form = await new Response(Buffer.concat(chunks), {
+            headers: { 'content-type': String(req.headers['content-type'] ?? '') },
+          })
+            .formData()
+            .catch(() => undefined);
+          const fields: Record<string, unknown> = {};
+          const files: Array<{ field: string; type: string; size: number; bytes: Buffer }> = [];
+          for (const [k, v] of form?.entries() ?? [])
+            if (typeof v === 'string') fields[k] = v;
+            else files.push({ field: k, type: v.type, size: v.size, bytes: Buffer.from(await v.arrayBuffer()) });
+          rec.body = { ...fields, files };
+          const b = queue.shift() ?? handler?.(rec) ?? defaults;
+          if (!form || (b.status && b.status >= 400)) {
+            res
+              .writeHead(form ? b.status! : 400, { 'content-type': 'application/json' })
+              .end(JSON.stringify({ error: { message: form ? `fake failure ${b.status}` : 'not a form' } }));
+            return;
+          }
+          const n = Number(fields.n ?? 1);
+          res.writeHead(200, { 'content-type': 'application/json' }).end(
+            JSON.stringify({
+              created: Math.floor(Date.now() / 1000),
+              data: Array.from({ length: n }, () => ({ b64_json: b.reply ?? FAKE_PNG_B64 })),
+            }),
+          );
+          rec.finished = true;
+        })();
+        return;
+      }
       if (req.method === 'POST' && path.endsWith('/images/generations')) {
         // OpenAI Images API: the next behaviour decides (status for failures); else `n` copies of a 1x1 PNG as b64_json.
         const b = queue.shift() ?? handler?.(rec) ?? defaults;
