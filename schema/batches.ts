@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { cursorListOf } from './common';
 import { FileRef, Metadata, nullable } from './chat';
 
 /** The endpoints a batch's requests may go to here. */
@@ -85,12 +86,4 @@ export const BatchObject = z
   .loose()
   .meta({ id: 'Batch' });
 
-export const BatchList = z
-  .object({
-    object: z.literal('list'),
-    data: z.array(BatchObject),
-    first_id: z.string().nullable(),
-    last_id: z.string().nullable(),
-    has_more: z.boolean(),
-  })
-  .meta({ id: 'BatchList' });
+export const BatchList = cursorListOf(BatchObject, 'BatchList');

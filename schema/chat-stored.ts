@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ChatCompletionResponse, Metadata } from './chat';
+import { cursorListOf } from './common';
 
 /** A completion's id as answered (`chatcmpl-...`); a stored message's id adds `-<index>`. */
 export const ChatCompletionId = z
@@ -54,18 +55,7 @@ export const StoredChatCompletion = ChatCompletionResponse.extend({
   request_id: z.string().optional().describe('The X-Request-ID of the request that made it.'),
 }).meta({ id: 'StoredChatCompletion' });
 
-const listOf = <T extends z.ZodType>(item: T, id: string) =>
-  z
-    .object({
-      object: z.literal('list'),
-      data: z.array(item),
-      first_id: z.string().nullable(),
-      last_id: z.string().nullable(),
-      has_more: z.boolean(),
-    })
-    .meta({ id });
-
-export const ChatCompletionList = listOf(StoredChatCompletion, 'ChatCompletionList');
+export const ChatCompletionList = cursorListOf(StoredChatCompletion, 'ChatCompletionList');
 
 export const StoredChatMessage = z
   .object({
@@ -79,7 +69,7 @@ export const StoredChatMessage = z
   })
   .meta({ id: 'StoredChatMessage' });
 
-export const ChatCompletionMessageList = listOf(StoredChatMessage, 'ChatCompletionMessageList');
+export const ChatCompletionMessageList = cursorListOf(StoredChatMessage, 'ChatCompletionMessageList');
 
 export const ChatCompletionDeleted = z
   .object({ object: z.literal('chat.completion.deleted'), id: z.string(), deleted: z.literal(true) })

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { cursorListOf } from './common';
 
 /** OpenAI's file purposes a client may upload with. */
 export const FILE_PURPOSES = ['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals'] as const;
@@ -43,15 +44,7 @@ export const ListFilesQuery = z.object({
   after: FileId.optional(),
 });
 
-export const FileList = z
-  .object({
-    object: z.literal('list'),
-    data: z.array(FileObject),
-    first_id: z.string().nullable(),
-    last_id: z.string().nullable(),
-    has_more: z.boolean(),
-  })
-  .meta({ id: 'FileList' });
+export const FileList = cursorListOf(FileObject, 'FileList');
 
 export const DeletedFile = z
   .object({ id: z.string(), object: z.literal('file'), deleted: z.literal(true) })

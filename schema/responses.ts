@@ -15,6 +15,7 @@ import {
   PersonaFields,
 } from './chat';
 import { readableText } from './storable';
+import { cursorListOf } from './common';
 
 /**
  * OpenAI's Responses API (`POST /v1/responses`) as far as a persona lane can answer it: messages, images, function
@@ -419,16 +420,7 @@ export const InputItemsQuery = z.object({
 });
 
 /** A cursor list of items (a response's input items, a conversation's items), documented under `id`. */
-export const itemListOf = (id: string) =>
-  z
-    .object({
-      object: z.literal('list'),
-      data: z.array(z.record(z.string(), z.unknown())),
-      first_id: z.string().nullable(),
-      last_id: z.string().nullable(),
-      has_more: z.boolean(),
-    })
-    .meta({ id });
+export const itemListOf = (id: string) => cursorListOf(z.record(z.string(), z.unknown()), id);
 
 export const InputItemList = itemListOf('ResponseItemList');
 

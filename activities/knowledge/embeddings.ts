@@ -1,6 +1,6 @@
 import type { Config } from '../../schema/config';
 import { AppError } from '../../schema/errors';
-import { retryAfterSeconds } from '../providers/errors';
+import { postProvider } from '../providers/provider-post';
 
 /** What one embeddings input is: text, or the token ids of a text (OpenAI takes both). */
 export type EmbeddingInput = string | number[];
@@ -19,8 +19,7 @@ export async function embedInputs(
   inputs: EmbeddingInput[],
   opts: { timeoutMs?: number; signal?: AbortSignal; dimensions?: number; concurrency?: number } = {},
 ): Promise<{ vectors: number[][]; tokens: number }> {
-  const base = config.openai.baseUrl;
-  if (!base) throw new AppError('service_unavailable', 'No embeddings provider is configured.');
+  if (!config.openai.baseUrl) throw new AppError('service_unavailable', 'No embeddings provider is configured.');
   const batches: EmbeddingInput[][] = [];
   for (let i = 0; i < inputs.length; i += BATCH) batches.push(inputs.slice(i, i + BATCH));
   const results: Array<{ vectors: number[][]; tokens: number }> = new Array(batches.length);
@@ -31,7 +30,7 @@ export async function embedInputs(
   const lane = async () => {
     while (next < batches.length && !stop.signal.aborted) {
       const i = next++;
-      results[i] = await embedBatch(base, config, batches[i], { ...opts, signal }).catch((err: unknown) => {
+      results[i] = await embedBatch(config, batches[i], { ...opts, signal }).catch((err: unknown) => {
         stop.abort();
         throw err;
       });
@@ -45,50 +44,16 @@ export async function embedInputs(
 }
 
 async function embedBatch(
-  base: string,
   config: Config,
   batch: EmbeddingInput[],
   opts: { timeoutMs?: number; signal?: AbortSignal; dimensions?: number },
 ): Promise<{ vectors: number[][]; tokens: number }> {
-  const signal = AbortSignal.any([
-    AbortSignal.timeout(opts.timeoutMs ?? 30_000),
-    ...(opts.signal ? [opts.signal] : []),
-  ]);
-  let res: Response;
-  try {
-    res = await fetch(`${base.replace(/\/+$/, '')}/embeddings`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        ...(config.openai.apiKey ? { authorization: `Bearer ${config.openai.apiKey}` } : {}),
-      },
-      body: JSON.stringify({
-        model: config.openai.embeddingModel,
-        input: batch,
-        ...(opts.dimensions !== undefined ? { dimensions: opts.dimensions } : {}),
-      }),
-      signal,
-    });
-  } catch (err) {
-    if (opts.signal?.aborted) throw err;
-    const timeout = (err as Error).name === 'TimeoutError';
-    throw new AppError(
-      timeout ? 'upstream_timeout' : 'upstream_error',
-      timeout ? 'The embeddings provider did not answer in time.' : 'The embeddings provider could not be reached.',
-    );
-  }
-  if (res.status === 429) {
-    await res.body?.cancel();
-    const after = retryAfterSeconds(res.headers.get('retry-after'));
-    throw new AppError('rate_limited', `The embeddings provider is rate limiting requests; retry after ${after} s.`, {
-      headers: { 'Retry-After': after },
-    });
-  }
-  if (!res.ok) {
-    await res.body?.cancel();
-    throw new AppError('upstream_error', `The embeddings provider answered HTTP ${res.status}.`);
-  }
-  const body = (await res.json().catch(() => null)) as {
+  const payload = {
+    model: config.openai.embeddingModel,
+    input: batch,
+    ...(opts.dimensions !== undefined ? { dimensions: opts.dimensions } : {}),
+  };
+  const body = (await postProvider(config, '/embeddings', payload, 'embeddings', opts)) as {
     data?: Array<{ index?: number; embedding?: unknown }>;
     usage?: { prompt_tokens?: unknown };
   } | null;

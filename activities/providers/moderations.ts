@@ -1,7 +1,7 @@
 import type { Config } from '../../schema/config';
 import { AppError } from '../../schema/errors';
 import { randomToken } from '../store/ids';
-import { retryAfterSeconds } from './errors';
+import { postProvider } from './provider-post';
 
 /** One moderation result as the provider gave it (its categories, scores and what else it says). */
 export type ModerationResult = {
@@ -30,50 +30,17 @@ export async function moderate(
   expect: number,
   opts: { signal?: AbortSignal; timeoutMs?: number } = {},
 ): Promise<{ id: string; results: ModerationResult[] }> {
-  const base = config.openai.baseUrl;
-  if (!base) throw new AppError('service_unavailable', 'No moderation provider is configured (OPENAI_BASE_URL).');
-  const signal = AbortSignal.any([
-    AbortSignal.timeout(opts.timeoutMs ?? 30_000),
-    ...(opts.signal ? [opts.signal] : []),
-  ]);
-  let res: Response;
-  try {
-    res = await fetch(`${base.replace(/\/+$/, '')}/moderations`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        ...(config.openai.apiKey ? { authorization: `Bearer ${config.openai.apiKey}` } : {}),
-      },
-      body: JSON.stringify({ model: config.openai.moderationModel, input }),
-      signal,
-    });
-  } catch (err) {
-    if (opts.signal?.aborted) throw err;
-    const timeout = (err as Error).name === 'TimeoutError';
-    throw new AppError(
-      timeout ? 'upstream_timeout' : 'upstream_error',
-      timeout ? 'The moderation provider did not answer in time.' : 'The moderation provider could not be reached.',
-    );
-  }
-  if (res.status === 429) {
-    await res.body?.cancel();
-    const after = retryAfterSeconds(res.headers.get('retry-after'));
-    throw new AppError('rate_limited', `The moderation provider is rate limiting requests; retry after ${after} s.`, {
-      headers: { 'Retry-After': after },
-    });
-  }
-  if (res.status === 404 || res.status === 405) {
-    await res.body?.cancel();
-    throw new AppError(
-      'upstream_error',
-      `The configured provider has no moderation endpoint (HTTP ${res.status} from /moderations); point OPENAI_BASE_URL at one that does, or set SVC_MODERATION_MODEL to a model it serves.`,
-    );
-  }
-  if (!res.ok) {
-    await res.body?.cancel();
-    throw new AppError('upstream_error', `The moderation provider answered HTTP ${res.status}.`);
-  }
-  const body = (await res.json().catch(() => null)) as { id?: unknown; results?: unknown } | null;
+  const body = (await postProvider(
+    config,
+    '/moderations',
+    { model: config.openai.moderationModel, input },
+    'moderation',
+    {
+      ...opts,
+      missing:
+        'The configured provider has no moderation endpoint (/moderations); point OPENAI_BASE_URL at one that does, or set SVC_MODERATION_MODEL to a model it serves.',
+    },
+  )) as { id?: unknown; results?: unknown } | null;
   const results = body?.results;
   if (!Array.isArray(results) || results.length !== expect || !results.every(isResult))
     throw new AppError('upstream_error', 'The moderation provider sent a malformed answer.');

@@ -25,17 +25,17 @@ export async function sweepExpiredOnce(db: DatabasePool): Promise<Swept> {
     gone_events AS (
       DELETE FROM events e USING gone g WHERE e.tenant_id = g.tenant_id AND e.stream = 'response:' || g.id)
     SELECT count(*) AS n FROM gone`);
-  const files = await db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`
-    WITH gone AS (
-      DELETE FROM files WHERE id IN (
-        SELECT id FROM files WHERE expires_at <= now() ORDER BY expires_at LIMIT ${SWEEP_CHUNK})
-      RETURNING id)
-    SELECT count(*) AS n FROM gone`);
-  const chatCompletions = await db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`
-    WITH gone AS (
-      DELETE FROM chat_completions WHERE id IN (
-        SELECT id FROM chat_completions WHERE expires_at <= now() ORDER BY expires_at LIMIT ${SWEEP_CHUNK})
-      RETURNING id)
-    SELECT count(*) AS n FROM gone`);
+  const files = await sweepTable(db, 'files');
+  const chatCompletions = await sweepTable(db, 'chat_completions');
   return { responses, files, chatCompletions };
+}
+
+/** Deletes up to `SWEEP_CHUNK` expired rows of a table keyed by `id` with an `expires_at`; how many it deleted. */
+function sweepTable(db: DatabasePool, table: 'files' | 'chat_completions'): Promise<number> {
+  const t = sql.identifier([table]);
+  return db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`
+    WITH gone AS (
+      DELETE FROM ${t} WHERE id IN (SELECT id FROM ${t} WHERE expires_at <= now() ORDER BY expires_at LIMIT ${SWEEP_CHUNK})
+      RETURNING id)
+    SELECT count(*) AS n FROM gone`);
 }

@@ -18,16 +18,23 @@ function base64Vector(v: number[]): string {
 }
 const isLittleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
-/** The request's model name, checked. @throws AppError model_not_found */
-export function embeddingModel(config: Config, body: { model?: string }): string {
-  const model = body.model ?? EMBEDDING_MODEL;
-  if (model !== EMBEDDING_MODEL && model !== config.openai.embeddingModel)
+/**
+ * The model of a request to a provider-backed route: its public id (the default) or the configured upstream model's
+ * name; `what` names the route's work in the refusal. @throws AppError model_not_found
+ */
+export function providerModel(given: string | undefined, publicId: string, upstream: string, what: string): string {
+  const model = given ?? publicId;
+  if (model !== publicId && model !== upstream)
     throw new AppError(
       'model_not_found',
-      `The model '${model}' does not exist here; embeddings use '${EMBEDDING_MODEL}' (or leave model out).`,
+      `The model '${model}' does not exist here; ${what} use '${publicId}' (or leave model out).`,
     );
   return model;
 }
+
+/** The request's model name, checked. @throws AppError model_not_found */
+export const embeddingModel = (config: Config, body: { model?: string }): string =>
+  providerModel(body.model, EMBEDDING_MODEL, config.openai.embeddingModel, 'embeddings');
 
 /**
  * OpenAI's embeddings answer for a request, from the configured provider (what the route and a batch line give).

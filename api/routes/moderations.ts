@@ -1,23 +1,16 @@
 import { loadImage } from '../../activities/media/image-input';
 import { moderate } from '../../activities/providers/moderations';
 import type { Config } from '../../schema/config';
-import { AppError } from '../../schema/errors';
 import { CreateModerationRequest, MODERATION_MODEL, ModerationResponse } from '../../schema/moderations';
 import type { AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { atPart } from './chat-parts';
 import { abortOnDisconnect, unlessClientGone } from './chat-shared';
+import { providerModel } from './embeddings';
 
 /** The request's model name, checked. @throws AppError model_not_found */
-export function moderationModel(config: Config, body: { model?: string }): string {
-  const model = body.model ?? MODERATION_MODEL;
-  if (model !== MODERATION_MODEL && model !== config.openai.moderationModel)
-    throw new AppError(
-      'model_not_found',
-      `The model '${model}' does not exist here; moderations use '${MODERATION_MODEL}' (or leave model out).`,
-    );
-  return model;
-}
+export const moderationModel = (config: Config, body: { model?: string }): string =>
+  providerModel(body.model, MODERATION_MODEL, config.openai.moderationModel, 'moderations');
 
 /**
  * OpenAI's moderation answer for a request, from the configured provider (what the route answers and a batch line

@@ -23,12 +23,15 @@ withFakeUpstream(
   },
 );
 
-const chatLine = (id: string, content: string, extra: Record<string, unknown> = {}) => ({
+/** A batch line asking `url` for `body`. */
+const lineTo = (url: string, id: string, body: Record<string, unknown>) => ({
   custom_id: id,
   method: 'POST',
-  url: '/v1/chat/completions',
-  body: { model: 'mid', messages: [{ role: 'user', content }], ...extra },
+  url,
+  body,
 });
+const chatLine = (id: string, content: string, extra: Record<string, unknown> = {}) =>
+  lineTo('/v1/chat/completions', id, { model: 'mid', messages: [{ role: 'user', content }], ...extra });
 const jsonl = (lines: unknown[]) =>
   Buffer.from(lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n');
 async function inputFile(lines: unknown[], c = client, purpose: 'batch' | 'user_data' = 'batch') {
@@ -185,12 +188,8 @@ describe('/v1/batches', () => {
   });
 
   test('text completion lines answer as /v1/completions does; a stream or an unknown lane fails the batch', async () => {
-    const line = (id: string, body: Record<string, unknown>) => ({
-      custom_id: id,
-      method: 'POST',
-      url: '/v1/completions',
-      body: { model: 'mid', ...body },
-    });
+    const line = (id: string, body: Record<string, unknown>) =>
+      lineTo('/v1/completions', id, { model: 'mid', ...body });
     const file = await inputFile([line('t1', { prompt: 'Once' }), line('t2', { prompt: ['a', 'b'], echo: true })]);
     const batch = await client.batches.create({
       input_file_id: file.id,
@@ -220,12 +219,7 @@ describe('/v1/batches', () => {
   });
 
   test('moderation lines answer as /v1/moderations does; a provider failure is the line’s error', async () => {
-    const line = (id: string, input: unknown) => ({
-      custom_id: id,
-      method: 'POST',
-      url: '/v1/moderations',
-      body: { input },
-    });
+    const line = (id: string, input: unknown) => lineTo('/v1/moderations', id, { input });
     const file = await inputFile([line('m1', ['fine', 'kill it']), line('m2', 'status:400')]);
     const batch = await client.batches.create({
       input_file_id: file.id,
@@ -263,12 +257,7 @@ describe('/v1/batches', () => {
       reply: `re: ${r.body.messages.at(-1).content}`,
       usage: { prompt_tokens: 5, completion_tokens: 1 },
     }));
-    const line = (id: string, body: Record<string, unknown>) => ({
-      custom_id: id,
-      method: 'POST',
-      url: '/v1/responses',
-      body,
-    });
+    const line = (id: string, body: Record<string, unknown>) => lineTo('/v1/responses', id, body);
     const file = await inputFile([
       line('r1', { model: 'mid', input: 'first', metadata: { n: '1' } }),
       line('r2', { model: 'mid', input: 'second', store: false }),
