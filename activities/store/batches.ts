@@ -1,4 +1,5 @@
 import { sql, type DatabasePool } from 'slonik';
+import { cursorAfter } from './cursor';
 import { z } from 'zod';
 import { createFile } from './files';
 import type { CounterDelta } from './rate-limits';
@@ -134,16 +135,11 @@ export async function listBatches(
   db: DatabasePool,
   o: { tenantId: string; limit: number; after?: string },
 ): Promise<readonly BatchRow[] | null> {
-  let cursor = sql.fragment``;
-  if (o.after !== undefined) {
-    const at = await db.maybeOne(sql.type(z.object({ created_at: z.string(), id: z.string() }))`
-      SELECT created_at::text, id FROM batches WHERE tenant_id = ${o.tenantId} AND id = ${o.after}`);
-    if (!at) return null;
-    cursor = sql.fragment`AND (batches.created_at, batches.id) < (${at.created_at}::timestamptz, ${at.id})`;
-  }
+  const cursor = await cursorAfter(db, { table: 'batches', tenantId: o.tenantId, after: o.after, order: 'desc' });
+  if (!cursor) return null;
   return db.any(sql.type(BatchRow)`
-    SELECT ${COLS} FROM batches WHERE tenant_id = ${o.tenantId} ${cursor}
-    ORDER BY batches.created_at DESC, batches.id DESC LIMIT ${o.limit + 1}`);
+    SELECT ${COLS} FROM batches WHERE tenant_id = ${o.tenantId} ${cursor.where}
+    ORDER BY ${cursor.orderBy} LIMIT ${o.limit + 1}`);
 }
 
 /** Marks a running batch cancelling; null when it does not run (the caller reads what it is). */

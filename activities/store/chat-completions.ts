@@ -1,5 +1,6 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
+import { cursorAfter } from './cursor';
 import { RESPONSE_TTL_DAYS } from './responses';
 
 /** A stored chat completion: the completion object as answered (its `metadata` the row's), and when it was made. */
@@ -70,24 +71,15 @@ export async function listChatCompletions(
     limit: number;
   },
 ): Promise<readonly StoredCompletionRow[] | null> {
-  let cursor = sql.fragment``;
-  if (o.after !== undefined) {
-    const at = await db.maybeOne(sql.type(z.object({ created_at: z.string(), id: z.string() }))`
-      SELECT created_at::text, id FROM chat_completions WHERE tenant_id = ${o.tenantId} AND id = ${o.after} AND ${LIVE}`);
-    if (!at) return null;
-    cursor =
-      o.order === 'asc'
-        ? sql.fragment`AND (created_at, id) > (${at.created_at}::timestamptz, ${at.id})`
-        : sql.fragment`AND (created_at, id) < (${at.created_at}::timestamptz, ${at.id})`;
-  }
+  const cursor = await cursorAfter(db, { table: 'chat_completions', ...o, live: LIVE });
+  if (!cursor) return null;
   const model = o.model !== undefined ? sql.fragment`AND model = ${o.model}` : sql.fragment``;
   const metadata = Object.keys(o.metadata).length
     ? sql.fragment`AND metadata @> ${sql.jsonb(o.metadata)}`
     : sql.fragment``;
-  const order = o.order === 'asc' ? sql.fragment`created_at ASC, id ASC` : sql.fragment`created_at DESC, id DESC`;
   return db.any(sql.type(StoredCompletionRow)`
-    SELECT ${COLS} FROM chat_completions WHERE tenant_id = ${o.tenantId} AND ${LIVE} ${model} ${metadata} ${cursor}
-    ORDER BY ${order} LIMIT ${o.limit + 1}`);
+    SELECT ${COLS} FROM chat_completions WHERE tenant_id = ${o.tenantId} AND ${LIVE} ${model} ${metadata} ${cursor.where}
+    ORDER BY ${cursor.orderBy} LIMIT ${o.limit + 1}`);
 }
 
 /** Replaces a stored completion's metadata; null when unknown. */

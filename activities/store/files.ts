@@ -1,5 +1,6 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
+import { cursorAfter } from './cursor';
 import { randomToken } from './ids';
 
 /** A stored file's description (OpenAI's File object is made from it). */
@@ -77,25 +78,12 @@ export async function listFiles(
   db: DatabasePool,
   o: { tenantId: string; purpose?: string; order: 'asc' | 'desc'; after?: string; limit: number },
 ): Promise<readonly FileRow[] | null> {
-  let cursor = sql.fragment``;
-  if (o.after !== undefined) {
-    const at = await db.maybeOne(sql.type(z.object({ created_at: z.string(), id: z.string() }))`
-      SELECT created_at::text, id FROM files WHERE tenant_id = ${o.tenantId} AND id = ${o.after} AND ${LIVE}`);
-    if (!at) return null;
-    cursor =
-      o.order === 'asc'
-        ? sql.fragment`AND (created_at, id) > (${at.created_at}::timestamptz, ${at.id})`
-        : sql.fragment`AND (created_at, id) < (${at.created_at}::timestamptz, ${at.id})`;
-  }
+  const cursor = await cursorAfter(db, { table: 'files', ...o, live: LIVE });
+  if (!cursor) return null;
   const purpose = o.purpose !== undefined ? sql.fragment`AND purpose = ${o.purpose}` : sql.fragment``;
-  // The table's columns (created_at alone would be the output column: whole seconds).
-  const order =
-    o.order === 'asc'
-      ? sql.fragment`files.created_at ASC, files.id ASC`
-      : sql.fragment`files.created_at DESC, files.id DESC`;
   return db.any(sql.type(FileRow)`
-    SELECT ${COLS} FROM files WHERE tenant_id = ${o.tenantId} AND ${LIVE} ${purpose} ${cursor}
-    ORDER BY ${order} LIMIT ${o.limit + 1}`);
+    SELECT ${COLS} FROM files WHERE tenant_id = ${o.tenantId} AND ${LIVE} ${purpose} ${cursor.where}
+    ORDER BY ${cursor.orderBy} LIMIT ${o.limit + 1}`);
 }
 
 /** Deletes a live file of the tenant; false when there was none. */
