@@ -36,6 +36,9 @@ test('counts what the response would send: the persona, the input, in OpenAI’s
   expect(res.input_tokens).toBeGreaterThan(countTokens('Hello') + 50);
   const longer = await count({ input: 'Hello there, my friend' });
   expect(longer - res.input_tokens).toBe(countTokens('Hello there, my friend') - countTokens('Hello'));
+  // A text of megabytes is counted a slice at a time (the event loop gets turns), to the same total.
+  const big = Array.from({ length: 20_000 }, (_x, i) => `Line ${i}: the quick brown fox,  jumps.  `).join('\n');
+  expect((await count({ input: big })) - res.input_tokens).toBe(countTokens(big) - countTokens('Hello'));
   // What it counts is what a response sends: the same body answered by the lane reports as much.
   fake.script({ reply: 'Fine.', usage: null });
   expect(fake.chats.length).toBe(0);
