@@ -13,6 +13,7 @@ import { createPlanActivities } from './tools/plan-activities';
 import { createResponseActivities } from './responses/background';
 import { createBatchActivities } from './batches';
 import { createMaintenanceActivities } from './maintenance';
+import { createWebhookActivities } from './webhooks';
 
 export type { ActivityDeps } from './deps';
 
@@ -39,6 +40,7 @@ export function createActivities(given: ActivityDeps) {
     ...createResponseActivities(deps),
     ...createBatchActivities(deps),
     ...createMaintenanceActivities(deps),
+    ...createWebhookActivities(deps),
   };
 }
 

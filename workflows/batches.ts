@@ -7,6 +7,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { activityFailureMessage } from './failure';
+import { emitWebhookEvent } from './webhooks';
 
 // A batch's requests are answered by a pool of lanes; the heartbeat (every second) lets a new worker take over within
 // 10 s of one dying, resuming with the requests still pending.
@@ -28,6 +29,17 @@ const { finishBatchRun, markBatchCancelling } = proxyActivities<Activities>({
  * expired, each with what was answered by then.
  */
 export async function batchWorkflow(input: {
+  tenantId: string;
+  batchId: string;
+  expiresAtMs?: number;
+}): Promise<{ status: string }> {
+  const ended = await runBatch(input);
+  // The tenant's webhook endpoints are told how it ended (batch.completed, .cancelled, .expired).
+  await emitWebhookEvent(input.tenantId, `batch.${ended.status}`, input.batchId);
+  return ended;
+}
+
+async function runBatch(input: {
   tenantId: string;
   batchId: string;
   expiresAtMs?: number;

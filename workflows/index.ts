@@ -12,3 +12,4 @@ export * from './plan';
 export { backgroundResponseWorkflow } from './responses';
 export { batchWorkflow } from './batches';
 export { retentionSweepWorkflow } from './maintenance';
+export { webhookEventWorkflow } from './webhooks';

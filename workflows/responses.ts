@@ -7,6 +7,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { activityFailureMessage } from './failure';
+import { emitWebhookEvent } from './webhooks';
 
 // The answer streams for as long as the lane takes; heartbeats (every second, and on every stored flush) let a new
 // worker take over within 10 s of one dying. Failures before the first delta retry twice (an upstream 5xx, 429 or
@@ -29,6 +30,14 @@ const { endBackgroundResponse } = proxyActivities<Activities>({
 export async function backgroundResponseWorkflow(input: { tenantId: string; responseId: string }): Promise<{
   status: string;
 }> {
+  const ended = await answered(input);
+  // The tenant's webhook endpoints are told how it ended (response.completed, .incomplete, .failed, .cancelled).
+  if (['completed', 'incomplete', 'failed', 'cancelled'].includes(ended.status))
+    await emitWebhookEvent(input.tenantId, `response.${ended.status}`, input.responseId);
+  return ended;
+}
+
+async function answered(input: { tenantId: string; responseId: string }): Promise<{ status: string }> {
   try {
     return await runBackgroundResponse(input);
   } catch (err) {

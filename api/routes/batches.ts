@@ -24,6 +24,7 @@ import { defineRoute, type RouteSpec } from '../route';
 import { startWithInput } from '../start-workflow';
 import { cancelStoredJob } from '../workflow-clients/cancel';
 import { preparePersonaCall } from './chat-persona';
+import { emitWebhookEventFromApi } from './webhooks';
 import { completionId } from './chat-shared';
 import { prepareResponse } from './responses';
 import { CreateResponseRequest } from '../../schema/responses';
@@ -265,7 +266,11 @@ async function createBatch(ctx: AppContext, body: CreateBatchRequest) {
       `${row.running} of your batches are running, the most at once (SVC_BATCH_MAX_RUNNING); create this one when one has ended.`,
       { headers: { 'Retry-After': '60' } },
     );
-  if (errors.length) return batchObject(row);
+  if (errors.length) {
+    // A batch refused at creation has no workflow to say it ended: its batch.failed event starts here.
+    await emitWebhookEventFromApi(ctx, p.tenantId, 'batch.failed', row.id);
+    return batchObject(row);
+  }
   await startWithInput(
     ctx,
     'batchWorkflow',

@@ -7,6 +7,7 @@ import { responseRoutes } from './responses';
 import { embeddingRoutes } from './embeddings';
 import { completionRoutes } from './completions';
 import { moderationRoutes } from './moderations';
+import { webhookRoutes } from './webhooks';
 import { fileRoutes } from './files';
 import { batchRoutes } from './batches';
 import { conversationRoutes } from './conversations';
@@ -46,6 +47,7 @@ export function allRoutes(): RouteSpec[] {
     ...embeddingRoutes(),
     ...completionRoutes(),
     ...moderationRoutes(),
+    ...webhookRoutes(),
     ...fileRoutes(),
     ...batchRoutes(),
     ...conversationRoutes(),

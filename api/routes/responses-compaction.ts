@@ -1,8 +1,7 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { ModelRouter } from '../../activities/providers/types';
 import type { Db } from '../../activities/store/db';
 import { randomToken } from '../../activities/store/ids';
-import { serviceKey } from '../../activities/store/service-keys';
+import { sealWith, type Seal } from '../../activities/store/sealed';
 import { AppError } from '../../schema/errors';
 import { CompactedResponse, CompactRequest } from '../../schema/responses';
 import { principalOf, type AppContext } from '../context';
@@ -12,43 +11,12 @@ import { checkedLane } from './completions';
 import { COMPACTION_HEADING, itemId, responseUsage, type StoredItem } from './responses-items';
 
 /**
- * A compaction item's `encrypted_content`: the summary sealed with AES-256-GCM under the service's `compaction` key
- * (random 96-bit IV, 128-bit tag), the tenant's id as associated data, so it opens only for the tenant it was made
- * for and any change to it is seen. Stateless: it is valid as long as the client keeps it, on every replica.
+ * A compaction item's `encrypted_content`: the summary sealed (`sealWith`: AES-256-GCM under the service's `compaction`
+ * key) with the tenant's id as associated data, so it opens only for the tenant it was made for and any change to it
+ * is seen. Stateless: it is valid as long as the client keeps it, on every replica.
  */
-const SEALED = 'svccmp1.';
-
-export interface CompactionSeal {
-  seal(summary: string): string;
-  /** The summary, or null when the content is not one this service sealed for this tenant. */
-  open(sealed: string): string | null;
-}
-
-/** The seal of one tenant's compaction items. */
-export async function compactionSeal(db: Db, tenantId: string): Promise<CompactionSeal> {
-  const key = await serviceKey(db, 'compaction');
-  const aad = Buffer.from(`compaction:${tenantId}`);
-  return {
-    seal(summary) {
-      const iv = randomBytes(12);
-      const c = createCipheriv('aes-256-gcm', key, iv).setAAD(aad);
-      const body = Buffer.concat([c.update(summary, 'utf8'), c.final()]);
-      return SEALED + Buffer.concat([iv, c.getAuthTag(), body]).toString('base64url');
-    },
-    open(sealed) {
-      if (!sealed.startsWith(SEALED)) return null;
-      const raw = Buffer.from(sealed.slice(SEALED.length), 'base64url');
-      if (raw.length < 28) return null;
-      try {
-        const d = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12)).setAAD(aad);
-        d.setAuthTag(raw.subarray(12, 28));
-        return Buffer.concat([d.update(raw.subarray(28)), d.final()]).toString('utf8');
-      } catch {
-        return null;
-      }
-    },
-  };
-}
+export const compactionSeal = (db: Db, tenantId: string): Promise<Seal> =>
+  sealWith(db, 'compaction', `compaction:${tenantId}`, 'svccmp1.');
 
 /**
  * The summaries of the compaction items among `items`, opened (no database read when there are none).
