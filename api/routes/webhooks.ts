@@ -10,6 +10,7 @@ import {
   webhookTargets,
   type WebhookEndpointRow,
 } from '../../activities/store/webhooks';
+import { checkUrl } from '../../activities/net/ssrf';
 import { AppError, notFound } from '../../schema/errors';
 import {
   CreateWebhookEndpointBody,
@@ -83,6 +84,21 @@ export function webhookRoutes(): RouteSpec[] {
       responses: { 409: `The tenant has ${MAX_WEBHOOK_ENDPOINTS} endpoints already.` },
       example: { url: 'https://example.com/hooks/svc', events: ['response.completed', 'batch.completed'] },
       handler: async (ctx: AppContext, { body }) => {
+        // What the fetch guard will refuse at every delivery is refused now (a private or local address, unless
+        // SVC_ALLOW_PRIVATE_FETCH allows it); a name that resolves to one is refused by the guard when delivering.
+        checkUrl(body.url, {
+          allowPrivate: ctx.deps.config.allowPrivateFetch,
+          refuseLocalNames: true,
+          makeError: (r) => {
+            const why =
+              r.reason === 'private-address' || r.reason === 'local-name'
+                ? `events are not sent to private or local addresses (${r.host}) unless SVC_ALLOW_PRIVATE_FETCH allows it`
+                : r.reason === 'credentials'
+                  ? 'a URL with a user name or password is not taken'
+                  : 'an http(s) URL';
+            return new AppError('invalid_request', `url: ${why}.`, { details: [{ path: 'body.url', message: why }] });
+          },
+        });
         const made = await createWebhookEndpoint(ctx.deps.db, {
           tenantId: principalOf(ctx).tenantId,
           url: body.url,

@@ -6,6 +6,7 @@ import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
 import { startPages, type PageServer } from '../web/pages';
+import { startExtraApp } from '../helpers/extra-app';
 
 // Webhook endpoints: background responses and batches end, a real worker's delivery workflow POSTs OpenAI's events to
 // a real local receiver, signed as Standard Webhooks (verified with OpenAI's SDK).
@@ -158,4 +159,34 @@ test('endpoints are the tenant’s own: another tenant’s are 404 and get none 
   const eleventh = await h.req('POST', '/v1/webhooks', { key, body: { url: `${receiver.url}/a` } });
   expect(eleventh.status).toBe(409);
   expect(fake.chats.length).toBeGreaterThan(0);
+});
+
+test('without SVC_ALLOW_PRIVATE_FETCH, a private or local address is refused when the endpoint is added', async () => {
+  const strict = await startExtraApp(h, { config: { allowPrivateFetch: false } });
+  const fresh = (await h.key(['runtime:chat'])).apiKey;
+  try {
+    for (const url of [
+      'http://127.0.0.1:9/hook',
+      'http://[::1]/x',
+      'http://10.0.0.7/x',
+      'http://api.internal/x',
+      'http://u:p@example.com/x',
+    ]) {
+      const r = await fetch(`${strict.url}/v1/webhooks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fresh}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url }),
+      });
+      const body = (await r.json()) as { details?: Array<{ path: string }> };
+      expect([url, r.status, body.details?.[0]?.path]).toEqual([url, 400, 'body.url']);
+    }
+    const ok = await fetch(`${strict.url}/v1/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${fresh}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: 'https://hooks.example.com/svc' }),
+    });
+    expect(ok.status).toBe(200);
+  } finally {
+    await strict.close();
+  }
 });
