@@ -7,9 +7,8 @@ import {
   uuid4,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { WebhookEvent } from '../activities/webhooks';
+import { webhookEventStart, type WebhookEvent } from '../schema/webhook-events';
 import { activityFailureMessage } from './failure';
-import { SvcKind, SvcTenant } from './search-attributes';
 
 const { webhookTargets } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -54,22 +53,19 @@ export async function emitWebhookEvent(tenantId: string, type: string, id: strin
   await CancellationScope.nonCancellable(async () => {
     const endpoints = await webhookTargets({ tenantId, type });
     if (!endpoints.length) return;
-    const eventId = `evt_${uuid4().replace(/-/g, '')}`;
-    const event: WebhookEvent = {
-      id: eventId,
-      object: 'event',
-      created_at: Math.floor(Date.now() / 1000),
+    const start = webhookEventStart({
+      eventId: `evt_${uuid4().replace(/-/g, '')}`,
+      tenantId,
       type,
-      data: { id },
-    };
+      id,
+      endpoints,
+      nowMs: Date.now(),
+    });
     await startChild(webhookEventWorkflow, {
-      workflowId: `webhook-${eventId}`,
-      args: [{ tenantId, event, endpoints }],
+      workflowId: start.workflowId,
+      args: start.args,
       parentClosePolicy: ParentClosePolicy.ABANDON,
-      typedSearchAttributes: [
-        { key: SvcTenant, value: tenantId },
-        { key: SvcKind, value: 'webhook' },
-      ],
+      typedSearchAttributes: start.searchAttributes,
     });
   });
 }

@@ -1,18 +1,10 @@
 import { createHmac } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
+import type { WebhookEvent } from '../../schema/webhook-events';
 import type { ActivityDeps } from '../deps';
 import { webhookDelivery, webhookTargets } from '../store/webhooks';
 import { StepPermanentError } from '../tasks/errors';
 import { safeFetch } from '../tasks/safe-fetch';
-
-/** An event as OpenAI sends it to a webhook endpoint. */
-export interface WebhookEvent {
-  id: string;
-  object: 'event';
-  created_at: number;
-  type: string;
-  data: { id: string };
-}
 
 /**
  * Standard Webhooks' signature (what OpenAI's SDK `webhooks.unwrap` verifies): `v1,` and the base64 HMAC-SHA256, keyed

@@ -1,6 +1,5 @@
 import { TypedSearchAttributes } from '@temporalio/common';
 import { z } from 'zod';
-import type { WebhookEvent } from '../../activities/webhooks';
 import { randomToken } from '../../activities/store/ids';
 import {
   createWebhookEndpoint,
@@ -20,7 +19,7 @@ import {
   WebhookEndpointId,
   WebhookEndpointList,
 } from '../../schema/webhooks';
-import { SvcKind, SvcTenant } from '../../workflows/search-attributes';
+import { webhookEventStart } from '../../schema/webhook-events';
 import { principalOf, type AppContext } from '../context';
 import { cursorPage } from '../list-page';
 import { defineRoute, type RouteSpec } from '../route';
@@ -47,22 +46,19 @@ export async function emitWebhookEventFromApi(ctx: AppContext, tenantId: string,
   try {
     const endpoints = await webhookTargets(ctx.deps.db, tenantId, type);
     if (!endpoints.length) return;
-    const eventId = `evt_${randomToken(24)}`;
-    const event: WebhookEvent = {
-      id: eventId,
-      object: 'event',
-      created_at: Math.floor(Date.now() / 1000),
+    const start = webhookEventStart({
+      eventId: `evt_${randomToken(24)}`,
+      tenantId,
       type,
-      data: { id },
-    };
+      id,
+      endpoints,
+      nowMs: Date.now(),
+    });
     await ctx.deps.temporal.client.workflow.start('webhookEventWorkflow', {
       taskQueue: ctx.deps.config.temporal.taskQueue,
-      workflowId: `webhook-${eventId}`,
-      args: [{ tenantId, event, endpoints }],
-      typedSearchAttributes: new TypedSearchAttributes([
-        { key: SvcTenant, value: tenantId },
-        { key: SvcKind, value: 'webhook' },
-      ]),
+      workflowId: start.workflowId,
+      args: start.args,
+      typedSearchAttributes: new TypedSearchAttributes(start.searchAttributes),
     });
   } catch (err) {
     ctx.deps.log.warn({ err: (err as Error).message, event: type, id }, 'webhook event not started');
