@@ -13,7 +13,7 @@ export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 export const MAX_SIDE = 2048;
 const FETCH_TIMEOUT_MS = 15_000;
 /** Decoding bombs: a small file that claims a huge canvas is refused by sharp before decoding. */
-const MAX_PIXELS = 60_000_000;
+export const MAX_PIXELS = 60_000_000;
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first image (see lazyModule)
 export const sharp = lazyModule(() => require('sharp') as typeof import('sharp'));
 

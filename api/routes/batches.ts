@@ -25,11 +25,10 @@ import { startWithInput } from '../start-workflow';
 import { cancelStoredJob } from '../workflow-clients/cancel';
 import { preparePersonaCall } from './chat-persona';
 import { emitWebhookEventFromApi } from './webhooks';
-import { completionId } from './chat-shared';
+import { checkedLane, completionId, modelsFor } from './chat-shared';
 import { prepareResponse } from './responses';
 import { CreateResponseRequest } from '../../schema/responses';
 import { embeddingModel } from './embeddings';
-import { checkedLane } from './completions';
 import { moderationModel } from './moderations';
 import { CreateModerationRequest } from '../../schema/moderations';
 import { CreateCompletionRequest } from '../../schema/completions';
@@ -166,7 +165,7 @@ async function planLine(
       throw new AppError('invalid_request', 'stream cannot be true in a batch.', {
         details: [{ path: 'body.stream', message: 'must be false or absent' }],
       });
-    checkedLane(ctx, body.data.model);
+    checkedLane(modelsFor(ctx), body.data.model);
     return { kind: 'completions', body: body.data };
   }
   if (endpoint === '/v1/responses') {

@@ -108,6 +108,15 @@ export function readFileAt(src: FileSource, config: Config, where: string, files
  * @throws AppError as `loadImage` and `readAttachedFile`, naming the part (`body.messages.N.content.M...`, or where
  * `path` says the part came from)
  */
+/**
+ * An image part's URL (http(s), through the fetch guard, or a data URL) loaded and checked as `loadImage` does, as the
+ * data URL of the normalised image. @throws AppError as loadImage
+ */
+export async function loadImageUrl(url: string, config: Config): Promise<string> {
+  const img = await loadImage(url.startsWith('data:') ? { image_base64: url } : { image_url: url }, config);
+  return `data:${img.mediaType};base64,${img.bytes.toString('base64')}`;
+}
+
 export async function loadMessageParts(
   messages: PersonaMessage[],
   config: Config,
@@ -128,14 +137,9 @@ export async function loadMessageParts(
           ),
         );
       else {
-        const { url } = part.image_url;
-        const src = url.startsWith('data:') ? { image_base64: url } : { image_url: url };
         loads.push(
-          loadImage(src, config).then(
-            (img) => {
-              const data = `data:${img.mediaType};base64,${img.bytes.toString('base64')}`;
-              parts[j] = { type: 'image_url', image_url: { ...part.image_url, url: data } };
-            },
+          loadImageUrl(part.image_url.url, config).then(
+            (url) => void (parts[j] = { type: 'image_url', image_url: { ...part.image_url, url } }),
             (err: unknown) => Promise.reject(atPart(err, path(i, j, 'image_url'))),
           ),
         );

@@ -3,13 +3,12 @@ import { appendExchange } from '../../activities/store/sessions';
 import type { Db } from '../../activities/store/db';
 import type { ChatCompletionRequest } from '../../schema/chat';
 import type { ChatHeaders } from '../../schema/headers';
-import { AppError } from '../../schema/errors';
 import { DEFAULT_LANE } from '../../schema/model-config';
 import { principalOf, type AppContext } from '../context';
 import { openTokenTap, type TokenTap } from '../live/tokens';
 import { loadMessageParts, tenantFiles, type PartPath } from './chat-parts';
 import { planChat, type ChatPlan } from './chat-plan';
-import { abortOnDisconnect, modelsFor, samplingOf } from './chat-shared';
+import { abortOnDisconnect, checkedLane, modelsFor, samplingOf } from './chat-shared';
 
 /** A session's turn before its answer: whose, which session, the user's message, the lane. */
 export interface SessionTurn {
@@ -67,11 +66,7 @@ export async function preparePersonaCall(
   const p = principalOf(ctx);
   const lane = body.model ?? DEFAULT_LANE;
   const models = modelsFor(ctx);
-  if (!models.hasLane(lane))
-    throw new AppError(
-      'model_not_found',
-      `The model '${lane}' does not exist. GET /v1/models lists the available lanes.`,
-    );
+  checkedLane(models, lane);
   const messages = await loadMessageParts(
     body.messages,
     ctx.deps.config,

@@ -1,4 +1,5 @@
-import type { ModelRequest } from '../../activities/providers/types';
+import { contentText } from '../../activities/providers/openai-client';
+import type { ChatMessageIn, ModelRequest } from '../../activities/providers/types';
 import { searchEngines } from '../../activities/web/search-config';
 import { normaliseUrl, webSearch } from '../../activities/web/web-search';
 import type { ChatCompletionRequest } from '../../schema/chat';
@@ -24,19 +25,10 @@ export interface UrlCitation {
   url_citation: { start_index: number; end_index: number; url: string; title: string };
 }
 
-/** The text of the request's last user message (its text parts joined). */
+/** The text of the request's last user message (its text parts, as a session keeps it). */
 function lastUserText(messages: ChatCompletionRequest['messages']): string {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i];
-    if (m.role !== 'user') continue;
-    if (typeof m.content === 'string') return m.content;
-    if (Array.isArray(m.content))
-      return m.content
-        .map((p) => (p.type === 'text' ? p.text : ''))
-        .filter(Boolean)
-        .join('\n');
-  }
-  return '';
+  const m = messages.findLast((x) => x.role === 'user');
+  return m ? contentText(m.content as ChatMessageIn['content']) : '';
 }
 
 /**

@@ -168,3 +168,12 @@ export function modelsFor(ctx: AppContext): ModelRouter {
     },
   };
 }
+
+/** A lane id checked against the lanes there are. @throws AppError model_not_found */
+export function checkedLane(models: Pick<ModelRouter, 'hasLane'>, lane: string): void {
+  if (!models.hasLane(lane))
+    throw new AppError(
+      'model_not_found',
+      `The model '${lane}' does not exist. GET /v1/models lists the available lanes.`,
+    );
+}

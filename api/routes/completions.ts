@@ -7,10 +7,9 @@ import type {
 } from '../../activities/providers/types';
 import { randomToken } from '../../activities/store/ids';
 import { COMPLETION_DEFAULT_MAX_TOKENS, CompletionResponse, CreateCompletionRequest } from '../../schema/completions';
-import { AppError } from '../../schema/errors';
 import type { AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import { abortOnDisconnect, modelsFor, samplingOf, sumUsage, unlessClientGone } from './chat-shared';
+import { abortOnDisconnect, checkedLane, modelsFor, samplingOf, sumUsage, unlessClientGone } from './chat-shared';
 import { startEventStream, streamError } from './chat-sse';
 
 /** One choice to answer: its prompt and the lane call that continues it. */
@@ -85,12 +84,6 @@ function callsOf(body: CreateCompletionRequest, signal: AbortSignal): Call[] {
       };
     }),
   );
-}
-
-/** The lane's id, checked against the lanes there are. @throws AppError model_not_found */
-export function checkedLane(ctx: AppContext, model: string): void {
-  if (!modelsFor(ctx).hasLane(model))
-    throw new AppError('model_not_found', `The model '${model}' does not exist. GET /v1/models lists the lanes.`);
 }
 
 /**
@@ -226,7 +219,7 @@ export function completionRoutes(): RouteSpec[] {
       },
       example: { model: 'mid', prompt: 'Once upon a time', max_tokens: 32 },
       handler: async (ctx: AppContext, { body }) => {
-        checkedLane(ctx, body.model);
+        checkedLane(modelsFor(ctx), body.model);
         if (body.stream) return answerStream(ctx, body);
         const abort = abortOnDisconnect(ctx);
         return unlessClientGone(abort, () => answerCompletion(modelsFor(ctx), body, abort.signal));

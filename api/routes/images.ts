@@ -6,7 +6,7 @@ import {
   type GeneratedImage,
   type ImageFile,
 } from '../../activities/media/generate';
-import { sharp, sniffImage } from '../../activities/media/image-input';
+import { MAX_PIXELS, sharp, sniffImage } from '../../activities/media/image-input';
 import { readForm } from '../multipart';
 import { imageByToken, storeImageLink } from '../../activities/store/images';
 import { createHash } from 'node:crypto';
@@ -46,7 +46,7 @@ async function checkedImage(
     throw new AppError('unsupported_media_type', `${where}: not a PNG, JPEG or WebP image (checked from its bytes).`, {
       details: [{ path: where, message: 'not a PNG, JPEG or WebP image' }],
     });
-  const meta = await sharp()(bytes, { limitInputPixels: 60_000_000 })
+  const meta = await sharp()(bytes, { limitInputPixels: MAX_PIXELS })
     .metadata()
     .catch(() => undefined);
   if (!meta?.width || !meta.height)

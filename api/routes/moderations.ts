@@ -1,10 +1,9 @@
-import { loadImage } from '../../activities/media/image-input';
 import { moderate } from '../../activities/providers/moderations';
 import type { Config } from '../../schema/config';
 import { CreateModerationRequest, MODERATION_MODEL, ModerationResponse } from '../../schema/moderations';
 import type { AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import { atPart } from './chat-parts';
+import { atPart, loadImageUrl } from './chat-parts';
 import { abortOnDisconnect, unlessClientGone } from './chat-shared';
 import { providerModel } from './embeddings';
 
@@ -28,14 +27,10 @@ export async function answerModeration(config: Config, body: CreateModerationReq
     sent = await Promise.all(
       input.map(async (part, i) => {
         if (typeof part === 'string' || part.type === 'text') return part;
-        const url = part.image_url.url;
-        const img = await loadImage(url.startsWith('data:') ? { image_base64: url } : { image_url: url }, config).catch(
-          (err: unknown) => Promise.reject(atPart(err, `body.input.${i}.image_url.url`)),
+        const url = await loadImageUrl(part.image_url.url, config).catch((err: unknown) =>
+          Promise.reject(atPart(err, `body.input.${i}.image_url.url`)),
         );
-        return {
-          type: 'image_url',
-          image_url: { url: `data:${img.mediaType};base64,${img.bytes.toString('base64')}` },
-        };
+        return { type: 'image_url', image_url: { url } };
       }),
     );
   const { id, results } = await moderate(config, sent, expect, { signal });

@@ -6,8 +6,7 @@ import { AppError } from '../../schema/errors';
 import { CompactedResponse, CompactRequest } from '../../schema/responses';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
-import { abortOnDisconnect, modelsFor, unlessClientGone } from './chat-shared';
-import { checkedLane } from './completions';
+import { abortOnDisconnect, checkedLane, modelsFor, unlessClientGone } from './chat-shared';
 import { COMPACTION_HEADING, itemId, responseUsage, type StoredItem } from './responses-items';
 
 /**
@@ -149,7 +148,7 @@ export function compactionRoutes(
       responses: { 404: 'Unknown model, or previous_response_id not found.', 502: 'The lane failed.' },
       example: { model: 'svc-oracle', previous_response_id: 'resp_...' },
       handler: async (ctx: AppContext, { body }) => {
-        checkedLane(ctx, body.model);
+        checkedLane(modelsFor(ctx), body.model);
         const { items, summaries } = await conversation(ctx, body);
         const abort = abortOnDisconnect(ctx);
         const o = {
