@@ -34,6 +34,9 @@ const chatLine = (id: string, content: string, extra: Record<string, unknown> = 
   lineTo('/v1/chat/completions', id, { model: 'mid', messages: [{ role: 'user', content }], ...extra });
 const jsonl = (lines: unknown[]) =>
   Buffer.from(lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n');
+/** A batch of `lines` (uploaded as its input file) to `endpoint`. */
+const batchOf = async (endpoint: OpenAI.BatchCreateParams['endpoint'], lines: unknown[]) =>
+  client.batches.create({ input_file_id: (await inputFile(lines)).id, endpoint, completion_window: '24h' });
 async function inputFile(lines: unknown[], c = client, purpose: 'batch' | 'user_data' = 'batch') {
   return c.files.create({ file: await toFile(jsonl(lines), 'input.jsonl'), purpose });
 }
@@ -121,12 +124,11 @@ describe('/v1/batches', () => {
       if (text === 'flaky' && fiveHundreds++ === 0) return { status: 500 };
       return { reply: 'fine' };
     });
-    const file = await inputFile([chatLine('ok', 'hello'), chatLine('bad', 'refuse me'), chatLine('flaky', 'flaky')]);
-    const batch = await client.batches.create({
-      input_file_id: file.id,
-      endpoint: '/v1/chat/completions',
-      completion_window: '24h',
-    });
+    const batch = await batchOf('/v1/chat/completions', [
+      chatLine('ok', 'hello'),
+      chatLine('bad', 'refuse me'),
+      chatLine('flaky', 'flaky'),
+    ]);
     const done = await untilEnded(batch.id);
     expect(done).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 2, failed: 1 } });
     expect((await readLines(done.output_file_id)).map((l) => l.custom_id)).toEqual(['ok', 'flaky']);
@@ -163,15 +165,10 @@ describe('/v1/batches', () => {
   });
 
   test('chat lines with store: true are stored chat completions under their output id; the others are not', async () => {
-    const file = await inputFile([
+    const batch = await batchOf('/v1/chat/completions', [
       chatLine('kept', 'keep me', { store: true, metadata: { source: 'batch' } }),
       chatLine('plain', 'not me'),
     ]);
-    const batch = await client.batches.create({
-      input_file_id: file.id,
-      endpoint: '/v1/chat/completions',
-      completion_window: '24h',
-    });
     const done = await untilEnded(batch.id);
     expect(done.status).toBe('completed');
     const [kept, plain] = await readLines(done.output_file_id);
@@ -190,12 +187,10 @@ describe('/v1/batches', () => {
   test('text completion lines answer as /v1/completions does; a stream or an unknown lane fails the batch', async () => {
     const line = (id: string, body: Record<string, unknown>) =>
       lineTo('/v1/completions', id, { model: 'mid', ...body });
-    const file = await inputFile([line('t1', { prompt: 'Once' }), line('t2', { prompt: ['a', 'b'], echo: true })]);
-    const batch = await client.batches.create({
-      input_file_id: file.id,
-      endpoint: '/v1/completions',
-      completion_window: '24h',
-    });
+    const batch = await batchOf('/v1/completions', [
+      line('t1', { prompt: 'Once' }),
+      line('t2', { prompt: ['a', 'b'], echo: true }),
+    ]);
     const done = await untilEnded(batch.id);
     expect(done).toMatchObject({ status: 'completed', request_counts: { total: 2, completed: 2, failed: 0 } });
     const out = await readLines(done.output_file_id);
@@ -205,12 +200,10 @@ describe('/v1/batches', () => {
       ['aok', 'bok'],
     ]);
 
-    const bad = await inputFile([line('s', { prompt: 'x', stream: true }), line('m', { prompt: 'x', model: 'nope' })]);
-    const failed = await client.batches.create({
-      input_file_id: bad.id,
-      endpoint: '/v1/completions',
-      completion_window: '24h',
-    });
+    const failed = await batchOf('/v1/completions', [
+      line('s', { prompt: 'x', stream: true }),
+      line('m', { prompt: 'x', model: 'nope' }),
+    ]);
     expect(failed.status).toBe('failed');
     expect(failed.errors?.data?.map((e) => [e.line, e.code, e.param])).toEqual([
       [1, 'invalid_request', 'body.stream'],
@@ -220,12 +213,7 @@ describe('/v1/batches', () => {
 
   test('moderation lines answer as /v1/moderations does; a provider failure is the line’s error', async () => {
     const line = (id: string, input: unknown) => lineTo('/v1/moderations', id, { input });
-    const file = await inputFile([line('m1', ['fine', 'kill it']), line('m2', 'status:400')]);
-    const batch = await client.batches.create({
-      input_file_id: file.id,
-      endpoint: '/v1/moderations',
-      completion_window: '24h',
-    });
+    const batch = await batchOf('/v1/moderations', [line('m1', ['fine', 'kill it']), line('m2', 'status:400')]);
     const done = await untilEnded(batch.id);
     expect(done).toMatchObject({ status: 'completed', request_counts: { total: 2, completed: 1, failed: 1 } });
     const [ok] = await readLines(done.output_file_id);
@@ -236,15 +224,10 @@ describe('/v1/batches', () => {
   });
 
   test('embeddings lines answer as /v1/embeddings does', async () => {
-    const file = await inputFile([
+    const batch = await batchOf('/v1/embeddings', [
       { custom_id: 'e1', method: 'POST', url: '/v1/embeddings', body: { input: 'first' } },
       { custom_id: 'e2', method: 'POST', url: '/v1/embeddings', body: { input: ['second', 'third'] } },
     ]);
-    const batch = await client.batches.create({
-      input_file_id: file.id,
-      endpoint: '/v1/embeddings',
-      completion_window: '24h',
-    });
     const done = await untilEnded(batch.id);
     expect(done).toMatchObject({ status: 'completed', request_counts: { total: 2, completed: 2, failed: 0 } });
     const out = await readLines(done.output_file_id);
@@ -258,15 +241,10 @@ describe('/v1/batches', () => {
       usage: { prompt_tokens: 5, completion_tokens: 1 },
     }));
     const line = (id: string, body: Record<string, unknown>) => lineTo('/v1/responses', id, body);
-    const file = await inputFile([
+    const batch = await batchOf('/v1/responses', [
       line('r1', { model: 'mid', input: 'first', metadata: { n: '1' } }),
       line('r2', { model: 'mid', input: 'second', store: false }),
     ]);
-    const batch = await client.batches.create({
-      input_file_id: file.id,
-      endpoint: '/v1/responses',
-      completion_window: '24h',
-    });
     const done = await untilEnded(batch.id);
     expect(done).toMatchObject({ status: 'completed', request_counts: { total: 2, completed: 2, failed: 0 } });
     const out = await readLines(done.output_file_id);
@@ -282,15 +260,10 @@ describe('/v1/batches', () => {
     const next = await client.responses.create({ model: 'mid', input: 'and then?', previous_response_id: r1.id });
     expect(next.output_text).toContain('re: first');
 
-    const bad = await inputFile([
+    const failed = await batchOf('/v1/responses', [
       line('x', { input: 'y', previous_response_id: 'resp_unknown' }),
       line('z', { input: 'y', stream: true }),
     ]);
-    const failed = await client.batches.create({
-      input_file_id: bad.id,
-      endpoint: '/v1/responses',
-      completion_window: '24h',
-    });
     expect(failed.status).toBe('failed');
     expect(failed.errors!.data!.map((e) => [e.line, e.code, e.param])).toEqual([
       [1, 'not_found', 'body.previous_response_id'],
@@ -299,7 +272,7 @@ describe('/v1/batches', () => {
   });
 
   test('invalid lines fail the batch with their line numbers; nothing is answered', async () => {
-    const file = await inputFile([
+    const batch = await batchOf('/v1/chat/completions', [
       chatLine('a', 'fine'),
       '{not json',
       { ...chatLine('b', 'x'), url: '/v1/embeddings' },
@@ -310,11 +283,6 @@ describe('/v1/batches', () => {
       { custom_id: 'f', method: 'GET', url: '/v1/chat/completions', body: {} },
       chatLine('g', 'a NUL \u0000 here'),
     ]);
-    const batch = await client.batches.create({
-      input_file_id: file.id,
-      endpoint: '/v1/chat/completions',
-      completion_window: '24h',
-    });
     expect(contractErrors('Batch', batch)).toEqual([]);
     expect(batch.status).toBe('failed');
     expect(batch.failed_at).toBeGreaterThan(0);
