@@ -14,6 +14,7 @@ import { createResponseActivities } from './responses/background';
 import { createBatchActivities } from './batches';
 import { createMaintenanceActivities } from './maintenance';
 import { createWebhookActivities } from './webhooks';
+import { createVectorStoreActivities } from './vector-stores';
 
 export type { ActivityDeps } from './deps';
 
@@ -41,6 +42,7 @@ export function createActivities(given: ActivityDeps) {
     ...createBatchActivities(deps),
     ...createMaintenanceActivities(deps),
     ...createWebhookActivities(deps),
+    ...createVectorStoreActivities(deps),
   };
 }
 

@@ -13,3 +13,4 @@ export { backgroundResponseWorkflow } from './responses';
 export { batchWorkflow } from './batches';
 export { retentionSweepWorkflow } from './maintenance';
 export { webhookEventWorkflow } from './webhooks';
+export { vectorStoreFilesWorkflow } from './vector-stores';

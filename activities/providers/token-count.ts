@@ -8,6 +8,12 @@ const tokenizer = lazyModule(
   () => require('gpt-tokenizer/encoding/o200k_base') as typeof import('gpt-tokenizer/encoding/o200k_base'),
 );
 
+/**
+ * Special tokens' text (`<|endoftext|>`) in a client's text counted and encoded as the plain text it is (the tokenizer
+ * refuses it by default, which made such a request fail).
+ */
+const PLAIN = { disallowedSpecial: new Set<string>() };
+
 /** Tokens of a message's framing and of the reply's priming (OpenAI's published counting for chat models). */
 const PER_MESSAGE = 3;
 const PRIMING = 3;
@@ -33,25 +39,43 @@ export function imageTokens(width: number, height: number, detail: 'auto' | 'low
 const SLICE = 65_536;
 
 /**
- * A text's tokens, counted a slice at a time with a turn of the event loop between slices, so that a request of
+ * Runs `each` over a text a slice at a time with a turn of the event loop between slices, so that a text of
  * megabytes does not hold every other request up for a second. Slices end at a line break where there is one (BPE
- * merges never cross a line break's pre-token), so the count is the whole text's.
+ * merges never cross a line break's pre-token), so what is done slice by slice equals what the whole text gives.
  */
-async function countText(text: string, count: (s: string) => number): Promise<number> {
-  if (text.length <= SLICE) return count(text);
-  let n = 0;
+async function bySlices(text: string, each: (s: string) => void): Promise<void> {
+  if (text.length <= SLICE) return each(text);
   for (let at = 0; at < text.length;) {
     let end = Math.min(text.length, at + SLICE);
     if (end < text.length) {
       const nl = text.lastIndexOf('\n', end);
       if (nl > at) end = nl + 1;
     }
-    n += count(text.slice(at, end));
+    each(text.slice(at, end));
     at = end;
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
+}
+
+/** A text's tokens, counted a slice at a time (`bySlices`). */
+async function countText(text: string, count: (s: string) => number): Promise<number> {
+  let n = 0;
+  await bySlices(text, (s) => void (n += count(s)));
   return n;
 }
+
+/** A text's o200k token ids, encoded a slice at a time (`bySlices`). */
+export async function encodeText(text: string): Promise<number[]> {
+  const { encode } = tokenizer();
+  const out: number[] = [];
+  await bySlices(text, (s) => {
+    for (const t of encode(s, PLAIN)) out.push(t);
+  });
+  return out;
+}
+
+/** Token ids back to text (o200k). */
+export const decodeTokens = (tokens: number[]): string => tokenizer().decode(tokens);
 
 async function partTokens(p: ContentPartIn, count: (s: string) => number): Promise<number> {
   if (p.type === 'text') return countText(p.text, count);
@@ -71,7 +95,8 @@ async function partTokens(p: ContentPartIn, count: (s: string) => number): Promi
  * other lanes' models a close estimate (their tokenizers differ).
  */
 export async function countInputTokens(req: Pick<ModelRequest, 'messages' | 'tools' | 'extra'>): Promise<number> {
-  const { countTokens } = tokenizer();
+  const tokens = tokenizer();
+  const countTokens = (s: string) => tokens.countTokens(s, PLAIN);
   let n = PRIMING;
   for (const m of req.messages) {
     n += PER_MESSAGE + countTokens(m.role);

@@ -10,7 +10,9 @@ import { z } from 'zod';
 export async function cursorAfter(
   db: DatabasePool,
   o: {
-    table: 'files' | 'batches' | 'chat_completions';
+    table: 'files' | 'batches' | 'chat_completions' | 'vector_stores' | 'vector_store_files';
+    /** The table's alias in the caller's statement, when it has one. */
+    alias?: string;
     tenantId: string;
     after?: string;
     order: 'asc' | 'desc';
@@ -18,8 +20,8 @@ export async function cursorAfter(
   },
 ): Promise<{ where: FragmentSqlToken; orderBy: FragmentSqlToken } | null> {
   const t = sql.identifier([o.table]);
-  const created = sql.identifier([o.table, 'created_at']);
-  const id = sql.identifier([o.table, 'id']);
+  const created = sql.identifier([o.alias ?? o.table, 'created_at']);
+  const id = sql.identifier([o.alias ?? o.table, 'id']);
   const orderBy =
     o.order === 'asc' ? sql.fragment`${created} ASC, ${id} ASC` : sql.fragment`${created} DESC, ${id} DESC`;
   if (o.after === undefined) return { where: sql.fragment``, orderBy };

@@ -9,6 +9,7 @@ import { completionRoutes } from './completions';
 import { moderationRoutes } from './moderations';
 import { webhookRoutes } from './webhooks';
 import { fileRoutes } from './files';
+import { vectorStoreRoutes } from './vector-stores';
 import { batchRoutes } from './batches';
 import { conversationRoutes } from './conversations';
 import { daemonsRoutes } from './daemons';
@@ -64,6 +65,7 @@ export function allRoutes(): RouteSpec[] {
     ...emailRoutes(),
     ...visionRoutes(),
     ...imagesRoutes(),
+    ...vectorStoreRoutes(),
     ...capabilitiesRoutes(),
     ...browserRoutes(),
     ...agentsRoutes(),

@@ -39,6 +39,11 @@ test('counts what the response would send: the persona, the input, in OpenAI’s
   // A text of megabytes is counted a slice at a time (the event loop gets turns), to the same total.
   const big = Array.from({ length: 20_000 }, (_x, i) => `Line ${i}: the quick brown fox,  jumps.  `).join('\n');
   expect((await count({ input: big })) - res.input_tokens).toBe(countTokens(big) - countTokens('Hello'));
+  // A special token's text in a client's message is counted as the plain text it is (it was a 500).
+  const special = 'a <|endoftext|> b';
+  expect((await count({ input: special })) - res.input_tokens).toBe(
+    countTokens(special, { disallowedSpecial: new Set() }) - countTokens('Hello'),
+  );
   // What it counts is what a response sends: the same body answered by the lane reports as much.
   fake.script({ reply: 'Fine.', usage: null });
   expect(fake.chats.length).toBe(0);

@@ -1,0 +1,81 @@
+import type { Logger } from 'pino';
+import type { Config } from '../../schema/config';
+import type { Filter, RankingOptions } from '../../schema/vector-stores';
+import { embedTexts } from '../knowledge/embeddings';
+import { fuseRankings } from '../knowledge/fusion';
+import type { Db } from '../store/db';
+import { chunksById, textRanking, touchVectorStores, vectorRanking } from '../store/vector-stores';
+import { unit } from '.';
+
+/** Candidates each ranking contributes per query, before fusion. */
+const POOL = 100;
+
+/** One search result: a chunk of a file, with its score (0-1). */
+export interface VectorSearchHit {
+  file_id: string;
+  filename: string;
+  score: number;
+  attributes: Record<string, string | number | boolean> | null;
+  text: string;
+}
+
+/**
+ * Searches the tenant's stores (ids already checked as its own) for each query: chunks of completed files matching
+ * the filter, by full text and, when the provider embeds and the chunks have vectors, by cosine similarity; the
+ * rankings of every query are fused by reciprocal rank (weighted by `hybrid_search`), or with ranker `none` the
+ * results are ordered by score alone. A result's score is its cosine similarity where it has one, else its text rank
+ * (0-1); `score_threshold` drops results below it. Searching makes the stores active (their expiry moves).
+ */
+export async function searchVectorStores(
+  deps: { db: Db; config: Config; log: Logger },
+  o: {
+    tenantId: string;
+    storeIds: string[];
+    queries: string[];
+    limit: number;
+    filter?: Filter;
+    ranking?: RankingOptions;
+    signal?: AbortSignal;
+  },
+): Promise<VectorSearchHit[]> {
+  const scope = { tenantId: o.tenantId, storeIds: o.storeIds, filter: o.filter };
+  const textLists = await Promise.all(o.queries.map((query) => textRanking(deps.db, { ...scope, query, limit: POOL })));
+  let vectorLists: Array<Array<{ id: string; score: number }>> = [];
+  if (deps.config.openai.baseUrl) {
+    try {
+      const vectors = await embedTexts(deps.config, o.queries, { timeoutMs: 10_000, signal: o.signal });
+      vectorLists = await Promise.all(
+        vectors.map((v) => vectorRanking(deps.db, { ...scope, embedding: unit(v), limit: POOL })),
+      );
+    } catch (err) {
+      if (o.signal?.aborted) throw err;
+      deps.log.warn({ err: (err as Error).message }, 'vector store search: embedding failed; full text only');
+    }
+  }
+  const score = new Map<string, number>();
+  for (const list of textLists) for (const r of list) score.set(r.id, Math.max(score.get(r.id) ?? 0, r.score));
+  const cosine = new Map<string, number>();
+  for (const list of vectorLists) for (const r of list) cosine.set(r.id, Math.max(cosine.get(r.id) ?? -1, r.score));
+  for (const [id, c] of cosine) score.set(id, Math.min(1, Math.max(0, c)));
+  const threshold = o.ranking?.score_threshold ?? 0;
+  let order: string[];
+  if (o.ranking?.ranker === 'none') order = [...score.keys()].sort((a, b) => score.get(b)! - score.get(a)!);
+  else {
+    const w = o.ranking?.hybrid_search;
+    const weights = [...textLists.map(() => w?.text_weight ?? 1), ...vectorLists.map(() => w?.embedding_weight ?? 1)];
+    // A list weighted 0 adds nothing: a chunk only it found is not a result.
+    order = fuseRankings([...textLists, ...vectorLists], 60, weights)
+      .filter((r) => r.score > 0)
+      .map((r) => r.id);
+  }
+  const top = order.filter((id) => score.get(id)! >= threshold).slice(0, o.limit);
+  const hits = await chunksById(deps.db, o.tenantId, top);
+  await touchVectorStores(deps.db, o.tenantId, o.storeIds);
+  return hits.map((h) => ({
+    file_id: h.file_id,
+    filename: h.filename,
+    score: Number(score.get(h.id)!.toFixed(6)),
+    attributes: h.attributes,
+    text: h.text,
+  }));
+}
