@@ -16,6 +16,7 @@ import {
 } from './chat';
 import { readableText } from './storable';
 import { cursorListOf } from './common';
+import { Filter, RankingOptions, VectorStoreId } from './vector-stores';
 
 /**
  * OpenAI's Responses API (`POST /v1/responses`) as far as a persona lane can answer it: messages, images, function
@@ -172,6 +173,8 @@ const CompactionItem = z.object({
 
 /** A reasoning item a client echoes back (its encrypted content is the upstream's): taken and left out. */
 const ReasoningItem = z.object({ type: z.literal('reasoning') }).loose();
+/** A file search a client echoes back: taken and left out (the answer that used it carries what it found). */
+const FileSearchCallItem = z.object({ type: z.literal('file_search_call') }).loose();
 
 const unsupportedItem = <T extends string>(type: T, message: string) =>
   z
@@ -192,6 +195,7 @@ export const InputItem = z.preprocess(
     CustomToolCallOutputItem,
     CompactionItem,
     ReasoningItem,
+    FileSearchCallItem,
     unsupportedItem(
       'item_reference',
       'item references are not supported here: send the item itself, or previous_response_id',
@@ -237,22 +241,35 @@ const CustomTool = z
   .strict();
 export type CustomTool = z.output<typeof CustomTool>;
 
-/** Built-in tools (web_search, file_search, computer_use, mcp, ...) run on OpenAI's side: refused by name. */
+/** OpenAI's file_search tool over the tenant's vector stores (/v1/vector_stores), searched before the lane answers. */
+export const FileSearchTool = z
+  .object({
+    type: z.literal('file_search'),
+    vector_store_ids: z.array(VectorStoreId).min(1).max(10),
+    max_num_results: z.number().int().min(1).max(50).nullish(),
+    ranking_options: RankingOptions.nullish(),
+    filters: Filter.nullish(),
+  })
+  .strict();
+export type FileSearchTool = z.output<typeof FileSearchTool>;
+
+/** Other built-in tools (web_search, computer_use, mcp, ...) run on OpenAI's side: refused by name. */
 const Tool = z
   .object({ type: z.string().max(100) })
   .loose()
   .superRefine((t, ctx) => {
-    if (t.type !== 'function' && t.type !== 'custom')
+    if (t.type !== 'function' && t.type !== 'custom' && t.type !== 'file_search')
       ctx.addIssue({
         code: 'custom',
         path: ['type'],
-        message: `the built-in tool '${t.type}' is not available here: send function or custom tools (the client runs them); POST /v1/capabilities/research and POST /v1/mcp offer this service's own tools`,
+        message: `the built-in tool '${t.type}' is not available here: send function or custom tools (the client runs them) or file_search; POST /v1/capabilities/research and POST /v1/mcp offer this service's own tools`,
       });
   })
-  .pipe(z.discriminatedUnion('type', [FunctionTool, CustomTool]));
+  .pipe(z.discriminatedUnion('type', [FunctionTool, CustomTool, FileSearchTool]));
 
 const ToolChoice = z.union([
   z.enum(['none', 'auto', 'required']),
+  z.object({ type: z.literal('file_search') }).strict(),
   z.object({ type: z.enum(['function', 'custom']), name: openaiName }).strict(),
 ]);
 
@@ -297,15 +314,19 @@ export const CreateResponseRequest = z
     tools: z
       .array(Tool)
       .max(128)
-      .refine((t) => new Set(t.map((x) => x.name)).size === t.length, 'tool names must be unique')
+      .refine((t) => {
+        const named = t.flatMap((x) => ('name' in x ? [x.name] : []));
+        return new Set(named).size === named.length;
+      }, 'tool names must be unique')
+      .refine((t) => t.filter((x) => x.type === 'file_search').length <= 1, 'at most one file_search tool')
       .optional()
       .describe(
-        'Function tools ({type: "function", name, description, parameters, strict}) and custom tools ({type: "custom", name, description, format: text or a lark/regex grammar}), which the client runs; built-in tools are refused by name.',
+        'Function tools ({type: "function", name, description, parameters, strict}) and custom tools ({type: "custom", name, description, format: text or a lark/regex grammar}), which the client runs; file_search over your vector stores (searched for the last user message before the answer); other built-in tools are refused by name.',
       ),
     tool_choice: nullable(ToolChoice),
     parallel_tool_calls: nullable(z.boolean()),
     max_tool_calls: nullable(z.number().int().min(1)).describe(
-      'Limits built-in tool calls, of which there are none here.',
+      'Limits built-in tool calls (file_search is called at most once a response here).',
     ),
     temperature: nullable(z.number().min(0).max(2)),
     top_p: nullable(z.number().min(0).max(1)),
@@ -350,11 +371,11 @@ export const CreateResponseRequest = z
       if (files > MAX_FILES)
         ctx.addIssue({ code: 'custom', path: ['input'], message: `at most ${MAX_FILES} files in a request` });
     }
-    checkToolChoice(
-      ctx,
-      b.tool_choice,
-      b.tools?.map((t) => t.name),
-    );
+    const fileSearch = b.tools?.some((t) => t.type === 'file_search') ?? false;
+    const named = b.tools?.flatMap((t) => (t.type === 'file_search' ? [] : [t.name]));
+    if (typeof b.tool_choice === 'object' && b.tool_choice.type === 'file_search') {
+      if (!fileSearch) ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: 'no file_search tool in tools' });
+    } else if (!(b.tool_choice === 'required' && fileSearch)) checkToolChoice(ctx, b.tool_choice, named);
     if (b.conversation !== undefined && b.previous_response_id !== undefined)
       ctx.addIssue({
         code: 'custom',

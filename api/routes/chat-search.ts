@@ -26,7 +26,7 @@ export interface UrlCitation {
 }
 
 /** The text of the request's last user message (its text parts, as a session keeps it). */
-function lastUserText(messages: ChatCompletionRequest['messages']): string {
+export function lastUserText(messages: ChatCompletionRequest['messages']): string {
   const m = messages.findLast((x) => x.role === 'user');
   return m ? contentText(m.content as ChatMessageIn['content']) : '';
 }
@@ -59,12 +59,19 @@ export function withSearchResults(req: ModelRequest, s: ChatSearch): void {
   const listed = s.results.length
     ? s.results.map((r, i) => `[${i + 1}] ${r.title}\n${r.url}\n${r.snippet}`).join('\n\n')
     : '(no results)';
-  const block = [
-    `Web search results for "${s.query}" (searched just now). Use them where they help; cite each one you use`,
-    'inline as a markdown link to its URL, like [title](https://example.com/page). Do not cite anything else.',
-    '',
-    listed,
-  ].join('\n');
+  withContext(
+    req,
+    [
+      `Web search results for "${s.query}" (searched just now). Use them where they help; cite each one you use`,
+      'inline as a markdown link to its URL, like [title](https://example.com/page). Do not cite anything else.',
+      '',
+      listed,
+    ].join('\n'),
+  );
+}
+
+/** A block of context (search results) put before the lane, after the system message it already has (or first). */
+export function withContext(req: ModelRequest, block: string): void {
   const first = req.messages[0];
   if (first?.role === 'system' && typeof first.content === 'string')
     req.messages = [{ ...first, content: `${first.content}\n\n${block}` }, ...req.messages.slice(1)];

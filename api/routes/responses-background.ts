@@ -1,3 +1,4 @@
+import type { FileSearch } from './responses-file-search';
 import type { ResponseJob } from '../../activities/responses/background';
 import {
   cancelResponseRow,
@@ -35,6 +36,8 @@ export async function queueBackgroundResponse(
     custom: ReadonlySet<string>;
     /** The conversation it is made in (its turn is added when it is answered). */
     conversationId?: string;
+    /** Its file search, done before it was queued (the worker's answer starts with it). */
+    search?: FileSearch;
   },
 ): Promise<Record<string, unknown>> {
   const { call } = o;
@@ -49,6 +52,7 @@ export async function queueBackgroundResponse(
     keyId: ctx.state.principal?.keyId ?? '',
     windows: admittedWindows(ctx),
     ...(o.conversationId !== undefined ? { conversation: { id: o.conversationId, items: o.inputItems } } : {}),
+    ...(o.search ? { search: o.search } : {}),
   };
   const queued = withOutcome(o.base, { status: 'queued', output: [], usage: null, finish: 'stop' });
   await saveResponse(ctx.deps.db, {

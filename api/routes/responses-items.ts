@@ -39,7 +39,7 @@ export interface NormalizedInput {
   origin: number[];
 }
 
-export const itemId = (prefix: 'msg' | 'fc' | 'fco' | 'ctc' | 'ctco' | 'cmp') => `${prefix}_${randomToken(24)}`;
+export const itemId = (prefix: 'msg' | 'fc' | 'fco' | 'ctc' | 'ctco' | 'cmp' | 'fs') => `${prefix}_${randomToken(24)}`;
 const ID_PREFIX = {
   function_call: 'fc',
   function_call_output: 'fco',
@@ -259,7 +259,34 @@ export type OutputItem =
       call_id: string;
       name: string;
       input: string;
-    };
+    }
+  | FileSearchCall;
+
+/** OpenAI's file_search_call output item (a search of the tenant's vector stores made before the lane answered). */
+export interface FileSearchCall {
+  type: 'file_search_call';
+  id: string;
+  status: 'completed';
+  queries: string[];
+  results: Array<{
+    file_id: string;
+    filename: string;
+    score: number;
+    text: string;
+    attributes: Record<string, string | number | boolean> | null;
+  }> | null;
+}
+
+/**
+ * What an answer starts with, before the lane's own output (a file search done before the lane was called): its
+ * items, their stream events, and the annotations they give the answer's text.
+ */
+export interface AnswerLead {
+  items: OutputItem[];
+  /** Sends the items' events, the first at output index `first`. */
+  emit(emit: (type: string, data: Record<string, unknown>) => void, first: number): void;
+  annotate(text: string): unknown[];
+}
 
 /**
  * A custom tool's input from the call the lane made of its function form: the `input` string of the arguments, or
@@ -303,10 +330,11 @@ export function outputItems(
   result: Pick<ModelResult, 'content' | 'tool_calls' | 'finish_reason' | 'logprobs'>,
   toolsOffered: boolean,
   custom: ReadonlySet<string>,
+  lead?: AnswerLead,
 ): OutputItem[] {
   const status = responseStatus(result.finish_reason);
   const calls = toolsOffered ? (result.tool_calls ?? []) : [];
-  const out: OutputItem[] = [];
+  const out: OutputItem[] = [...(lead?.items ?? [])];
   if (result.content || !calls.length)
     out.push({
       type: 'message',
@@ -314,26 +342,33 @@ export function outputItems(
       status,
       role: 'assistant',
       content: [
-        { type: 'output_text', text: result.content, annotations: [], logprobs: textLogprobs(result.logprobs) },
+        {
+          type: 'output_text',
+          text: result.content,
+          annotations: lead?.annotate(result.content) ?? [],
+          logprobs: textLogprobs(result.logprobs),
+        },
       ],
     });
   for (const c of calls) out.push(callItem(c, custom, status));
   return out;
 }
 
-/** Output items as items of the next response's history. */
+/** Output items as items of the next response's history (a file search is left out: the answer carries it). */
 export function outputAsInput(items: OutputItem[]): StoredItem[] {
-  return items.map((o): StoredItem =>
-    o.type === 'message'
-      ? {
-          type: 'message',
-          id: o.id,
-          status: 'completed',
-          role: 'assistant',
-          content: o.content.map((c) => ({ type: 'output_text', text: c.text, annotations: [], logprobs: [] })),
-        }
-      : { ...o, status: 'completed' },
-  );
+  return items.flatMap((o): StoredItem[] => (o.type === 'file_search_call' ? [] : [outputAsItem(o)]));
+}
+
+function outputAsItem(o: Exclude<OutputItem, FileSearchCall>): StoredItem {
+  return o.type === 'message'
+    ? {
+        type: 'message',
+        id: o.id,
+        status: 'completed',
+        role: 'assistant',
+        content: o.content.map((c) => ({ type: 'output_text', text: c.text, annotations: [], logprobs: [] })),
+      }
+    : { ...o, status: 'completed' };
 }
 
 /** OpenAI's usage block of a response. */

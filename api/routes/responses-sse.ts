@@ -2,7 +2,7 @@ import type { ModelStreamChunk, ModelUsage } from '../../activities/providers/ty
 import type { AppContext } from '../context';
 import type { TokenTap } from '../live/tokens';
 import { startEventStream, streamError } from './chat-sse';
-import { callItem, itemId, responseStatus, textLogprobs, type OutputItem } from './responses-items';
+import { callItem, itemId, responseStatus, textLogprobs, type AnswerLead, type OutputItem } from './responses-items';
 
 /** The Response object as the stream sends it (and stores it). */
 export type StreamedResponse = Record<string, unknown> & { output: unknown[] };
@@ -23,6 +23,8 @@ export interface ResponseEventOptions {
   /** The names of the custom tools offered: their calls are custom_tool_call items. */
   custom: ReadonlySet<string>;
   snapshot: ResponseSnapshot;
+  /** What the answer starts with (a file search done before the lane) and the annotations it gives the text. */
+  lead?: AnswerLead;
   /** Runs when the answer is whole, before response.completed (session, stored response). */
   onComplete: (r: { content: string; calls: number; provider: string; response: StreamedResponse }) => Promise<void>;
 }
@@ -95,8 +97,12 @@ export async function emitResponseEvents(
   };
   const closeMessage = (status: 'completed' | 'incomplete') => {
     if (!message) return;
-    const part = { type: 'output_text' as const, text: content, annotations: [], logprobs };
+    const annotations = o.lead?.annotate(content) ?? [];
     const at = { item_id: message.id, output_index: messageIndex, content_index: 0 };
+    annotations.forEach((annotation, annotation_index) =>
+      emit('response.output_text.annotation.added', { ...at, annotation_index, annotation }),
+    );
+    const part = { type: 'output_text' as const, text: content, annotations, logprobs };
     emit('response.output_text.done', { ...at, text: content, logprobs });
     emit('response.content_part.done', { ...at, part });
     message.content = [part];
@@ -106,6 +112,10 @@ export async function emitResponseEvents(
 
   const created = o.snapshot({ status: 'in_progress', output: [], usage: null, finish, provider });
   for (const type of sink.opening) emit(type, { response: created });
+  if (o.lead) {
+    o.lead.emit(emit, 0);
+    output.push(...o.lead.items);
+  }
   try {
     while (!next.done && !sink.stopped()) {
       const c = next.value;

@@ -46,6 +46,7 @@ import {
 import { sendResponseStream, type ResponseSnapshot } from './responses-sse';
 import { cancelBackgroundResponse, queueBackgroundResponse, streamBackgroundResponse } from './responses-background';
 import { randomToken } from '../../activities/store/ids';
+import { FILE_SEARCH_RESULTS, fileSearchLead, runFileSearch } from './responses-file-search';
 import { compactionRoutes, compactionSummaries } from './responses-compaction';
 import { countInputTokens } from '../../activities/providers/token-count';
 
@@ -79,6 +80,12 @@ function customAsFunction(t: CustomTool) {
 /** The names of the custom tools offered (their calls answer as custom_tool_call items). */
 const customNames = (b: CreateResponseRequest) =>
   new Set((b.tools ?? []).filter((t) => t.type === 'custom').map((t) => t.name));
+
+/** The tools the client runs (function and custom), undefined when none: file_search is this service's own. */
+function clientTools(b: CreateResponseRequest) {
+  const tools = b.tools?.filter((t) => t.type !== 'file_search');
+  return tools?.length ? tools : undefined;
+}
 
 /** The request's fields as the chat pipeline takes them (the lane, sampling, structured output, tools). */
 function chatFields(b: CreateResponseRequest): Omit<ChatCompletionRequest, 'messages'> {
@@ -120,7 +127,7 @@ function chatFields(b: CreateResponseRequest): Omit<ChatCompletionRequest, 'mess
     safety_identifier: undefined,
     prediction: undefined,
     web_search_options: undefined,
-    tools: b.tools?.map((t) =>
+    tools: clientTools(b)?.map((t) =>
       t.type === 'custom'
         ? customAsFunction(t)
         : {
@@ -133,8 +140,15 @@ function chatFields(b: CreateResponseRequest): Omit<ChatCompletionRequest, 'mess
             },
           },
     ),
+    // file_search runs before the lane whatever the choice: a choice of it (or `required` with no other tool) is met.
     tool_choice:
-      typeof b.tool_choice === 'object' ? { type: 'function', function: { name: b.tool_choice.name } } : b.tool_choice,
+      typeof b.tool_choice === 'object'
+        ? b.tool_choice.type === 'file_search'
+          ? undefined
+          : { type: 'function', function: { name: b.tool_choice.name } }
+        : b.tool_choice === 'required' && !clientTools(b)
+          ? undefined
+          : b.tool_choice,
     parallel_tool_calls: b.parallel_tool_calls,
     // Chat fields the Responses API does not have.
     stop: undefined,
@@ -180,20 +194,28 @@ function responseBase(
     text: { format: b.text?.format ?? { type: 'text' }, verbosity: b.text?.verbosity ?? 'medium' },
     tool_choice: b.tool_choice ?? 'auto',
     tools: (b.tools ?? []).map((t) =>
-      t.type === 'custom'
+      t.type === 'file_search'
         ? {
-            type: 'custom' as const,
-            name: t.name,
-            ...(t.description != null ? { description: t.description } : {}),
-            ...(t.format != null ? { format: t.format } : {}),
+            type: 'file_search' as const,
+            vector_store_ids: t.vector_store_ids,
+            max_num_results: t.max_num_results ?? FILE_SEARCH_RESULTS,
+            ranking_options: { ranker: 'auto', score_threshold: 0, ...t.ranking_options },
+            filters: t.filters ?? null,
           }
-        : {
-            type: 'function' as const,
-            name: t.name,
-            description: t.description ?? null,
-            parameters: t.parameters ?? null,
-            strict: t.strict ?? null,
-          },
+        : t.type === 'custom'
+          ? {
+              type: 'custom' as const,
+              name: t.name,
+              ...(t.description != null ? { description: t.description } : {}),
+              ...(t.format != null ? { format: t.format } : {}),
+            }
+          : {
+              type: 'function' as const,
+              name: t.name,
+              description: t.description ?? null,
+              parameters: t.parameters ?? null,
+              strict: t.strict ?? null,
+            },
     ),
     top_p: b.top_p ?? 1,
     truncation: b.truncation ?? 'disabled',
@@ -257,6 +279,8 @@ export async function prepareResponse(
     return at >= 0 ? `body.input.${input.origin[at]}.content.${j}.image_url` : 'body.previous_response_id';
   };
   const call = await preparePersonaCall(ctx, { ...chatFields(body), messages }, headers, imagePath, detached);
+  // A file_search tool searches before the lane answers: its results go before the lane, its item first in the output.
+  const search = await runFileSearch(ctx, { tenantId, body, messages, req: call.req, signal: call.abort.signal });
   const id = `resp_${randomToken(24)}`;
   const base = responseBase(body, {
     id,
@@ -264,7 +288,7 @@ export async function prepareResponse(
     lane: call.lane,
     meta: { ...call.meta(''), provider: null },
   });
-  return { tenantId, input, call, id, base, custom: customNames(body), conversationId };
+  return { tenantId, input, call, id, base, custom: customNames(body), conversationId, search };
 }
 
 /**
@@ -307,7 +331,7 @@ async function conversationHistory(ctx: AppContext, tenantId: string, id: string
 }
 
 async function createResponse(ctx: AppContext, body: CreateResponseRequest, headers: ChatHeaders) {
-  const { tenantId, input, call, id, base, custom, conversationId } = await prepareResponse(
+  const { tenantId, input, call, id, base, custom, conversationId, search } = await prepareResponse(
     ctx,
     body,
     headers,
@@ -324,6 +348,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
       call,
       custom,
       conversationId,
+      search,
     });
     if (!body.stream) return queued;
     await streamBackgroundResponse(ctx, { tenantId, id, response: queued });
@@ -346,6 +371,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
     });
   };
   const snapshot: ResponseSnapshot = (s) => withOutcome(base, s);
+  const lead = fileSearchLead(search);
 
   if (body.stream) {
     const stream = models.stream(req);
@@ -357,6 +383,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
         custom,
         tap,
         snapshot,
+        lead,
         onComplete: async (r) => {
           await call.store(r.content, r.provider, r.calls);
           await keep(r.response);
@@ -371,7 +398,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
   });
   tap?.push(result.content);
   tap?.end();
-  const output = outputItems(result, toolsOffered, custom);
+  const output = outputItems(result, toolsOffered, custom, lead);
   const status = responseStatus(result.finish_reason);
   const response = snapshot({
     status,
