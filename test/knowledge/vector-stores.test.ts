@@ -287,6 +287,12 @@ test('lists page with after; another tenant’s store, files and batches are 404
   expect(refused.status).toBe(404);
   expect((await h.req('GET', '/v1/vector_stores', { key })).body.data.length).toBe(before);
   expect((await h.req('GET', '/v1/vector_stores/not-a-store', { key })).status).toBe(400);
+  // A retried create with the same Idempotency-Key gets the same store, not a second one.
+  const headers = { 'idempotency-key': 'vs-create-1' };
+  const once = await h.req('POST', '/v1/vector_stores', { key, body: { name: 'once' }, headers });
+  const again = await h.req('POST', '/v1/vector_stores', { key, body: { name: 'once' }, headers });
+  expect(again.body.id).toBe(once.body.id);
+  expect((await h.req('GET', '/v1/vector_stores', { key })).body.data.length).toBe(before + 1);
 
   // Modify: name, metadata replaced, expiry set; once expired, searching is 400 and the status says so.
   const changed = await client.vectorStores.update(a.id, {
