@@ -1,6 +1,7 @@
 import { readFile, unlink } from 'node:fs/promises';
 import { koaBody } from 'koa-body';
-import { AppError, invalid } from '../schema/errors';
+import type { z } from 'zod';
+import { AppError, invalid, zodDetails } from '../schema/errors';
 import { unstorablePaths } from '../schema/storable';
 import type { AppContext } from './context';
 
@@ -33,6 +34,15 @@ export interface FormFile {
 export interface Form {
   files: Record<string, FormFile[]>;
   fields: Record<string, string>;
+  /** Every value of each text field, in order (a list sent as repeated `name[]` fields). */
+  lists: Record<string, string[]>;
+}
+
+/** A form's text fields checked by the route's schema. @throws AppError invalid_request naming each field */
+export function formFields<T extends z.ZodType>(schema: T, fields: Record<string, unknown>): z.output<T> {
+  const parsed = schema.safeParse(fields);
+  if (!parsed.success) throw invalid(zodDetails(parsed.error.issues, 'body'));
+  return parsed.data;
 }
 
 /**
@@ -136,9 +146,12 @@ export async function readForm(
       );
     }
     const fields: Record<string, string> = {};
+    const lists: Record<string, string[]> = {};
     for (const [k, v] of Object.entries((ctx.request.body ?? {}) as Record<string, unknown>)) {
-      const first = Array.isArray(v) ? v[0] : v;
-      if (typeof first === 'string') fields[k] = first;
+      const values = (Array.isArray(v) ? v : [v]).filter((x): x is string => typeof x === 'string');
+      if (!values.length) continue;
+      fields[k] = values[0];
+      lists[k] = values;
     }
     const bad = [
       ...Object.entries(out).flatMap(([field, list]) =>
@@ -147,9 +160,12 @@ export async function readForm(
         ),
       ),
       ...unstorablePaths(fields, 'body'),
+      ...Object.entries(lists).flatMap(([k, values]) =>
+        values.slice(1).flatMap((x, i) => unstorablePaths(x, `body.${k}.${i + 1}`)),
+      ),
     ];
     if (bad.length) throw invalid(bad, 'upload');
-    return { files: out, fields };
+    return { files: out, fields, lists };
   } finally {
     await Promise.all(all.map((f) => unlink(f.filepath).catch(() => {})));
   }

@@ -102,6 +102,11 @@ export const EnvSchema = z.object({
   SVC_PUBLIC_URL: optionalString.pipe(url.optional()),
   SVC_EMBEDDING_MODEL: z.string().min(1).max(200).default('text-embedding-3-small'),
   SVC_MODERATION_MODEL: z.string().min(1).max(200).default('omni-moderation-latest'),
+  SVC_SPEECH_MODEL: z.string().min(1).max(200).default('gpt-4o-mini-tts'),
+  SVC_TRANSCRIPTION_MODEL: z.string().min(1).max(200).default('whisper-1'),
+  SVC_TRANSLATION_MODEL: z.string().min(1).max(200).default('whisper-1'),
+  /** How long one audio request to the provider may take in all (a speech stream included). */
+  SVC_AUDIO_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(300_000),
   /** How long a stopping worker lets activities in flight finish (ms). */
   SVC_WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   // Edge limits (issue 10): request bodies must arrive in time; headers too; connections per client address (0 = no cap).
@@ -200,7 +205,18 @@ export interface Config {
   cacheDir?: string;
   registrationToken?: string;
   configFile?: string;
-  openai: { baseUrl?: string; apiKey?: string; embeddingModel: string; moderationModel: string };
+  openai: {
+    baseUrl?: string;
+    apiKey?: string;
+    embeddingModel: string;
+    moderationModel: string;
+    /** SVC_SPEECH_MODEL, SVC_TRANSCRIPTION_MODEL, SVC_TRANSLATION_MODEL: the provider's audio models. */
+    speechModel: string;
+    transcriptionModel: string;
+    translationModel: string;
+    /** SVC_AUDIO_TIMEOUT_MS */
+    audioTimeoutMs: number;
+  };
   logLevel: z.infer<typeof EnvSchema>['SVC_LOG_LEVEL'];
   logFormat?: 'json' | 'pretty';
   devKey: boolean;
@@ -311,6 +327,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       apiKey: e.OPENAI_API_KEY,
       embeddingModel: e.SVC_EMBEDDING_MODEL,
       moderationModel: e.SVC_MODERATION_MODEL,
+      speechModel: e.SVC_SPEECH_MODEL,
+      transcriptionModel: e.SVC_TRANSCRIPTION_MODEL,
+      translationModel: e.SVC_TRANSLATION_MODEL,
+      audioTimeoutMs: e.SVC_AUDIO_TIMEOUT_MS,
     },
     logLevel: e.SVC_LOG_LEVEL,
     logFormat: e.SVC_LOG_FORMAT,

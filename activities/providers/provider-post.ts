@@ -2,36 +2,47 @@ import type { Config } from '../../schema/config';
 import { AppError } from '../../schema/errors';
 import { retryAfterSeconds } from './errors';
 
+/** How a call to the provider is made: the caller's abort, the time it may take in all, the 404/405 message. */
+export interface ProviderCallOptions {
+  signal?: AbortSignal;
+  /** The whole exchange, the answer's body included (30 s by default). */
+  timeoutMs?: number;
+  /** The message for a 404/405: a provider without the endpoint. */
+  missing?: string;
+}
+
 /**
- * POSTs JSON to the configured OpenAI-compatible provider (`OPENAI_BASE_URL` + `path`, its key) within `timeoutMs`
- * (30 s by default) and returns its JSON answer (null when the body is not JSON). `what` names the provider's role in
- * errors ("embeddings", "moderation").
+ * POSTs to the configured OpenAI-compatible provider (`OPENAI_BASE_URL` + `path`, its key): `payload` as JSON, or a
+ * FormData as multipart (the form sets its own content type). Resolves with the provider's 2xx answer, its body
+ * unread; `timeoutMs` keeps running while the body is read (a stream is cut when it passes). `what` names the
+ * provider's role in errors ("embeddings", "moderation").
  * @throws AppError service_unavailable (no provider), rate_limited (its 429, with its Retry-After), upstream_error
  * (unreachable, a non-2xx status; `missing` is the message for a 404/405, a provider without the endpoint),
  * upstream_timeout; the caller's abort as it is
  */
-export async function postProvider(
+export async function openProvider(
   config: Config,
   path: string,
   payload: unknown,
   what: string,
-  opts: { signal?: AbortSignal; timeoutMs?: number; missing?: string } = {},
-): Promise<unknown> {
+  opts: ProviderCallOptions = {},
+): Promise<Response> {
   const base = config.openai.baseUrl;
   if (!base) throw new AppError('service_unavailable', `No ${what} provider is configured (OPENAI_BASE_URL).`);
   const signal = AbortSignal.any([
     AbortSignal.timeout(opts.timeoutMs ?? 30_000),
     ...(opts.signal ? [opts.signal] : []),
   ]);
+  const form = payload instanceof FormData;
   let res: Response;
   try {
     res = await fetch(`${base.replace(/\/+$/, '')}${path}`, {
       method: 'POST',
       headers: {
-        'content-type': 'application/json',
+        ...(form ? {} : { 'content-type': 'application/json' }),
         ...(config.openai.apiKey ? { authorization: `Bearer ${config.openai.apiKey}` } : {}),
       },
-      body: JSON.stringify(payload),
+      body: form ? payload : JSON.stringify(payload),
       signal,
     });
   } catch (err) {
@@ -54,5 +65,21 @@ export async function postProvider(
     const missing = (res.status === 404 || res.status === 405) && opts.missing;
     throw new AppError('upstream_error', missing || `The ${what} provider answered HTTP ${res.status}.`);
   }
+  return res;
+}
+
+/**
+ * POSTs JSON to the configured OpenAI-compatible provider (openProvider) and returns its JSON answer (null when the
+ * body is not JSON).
+ * @throws AppError as openProvider
+ */
+export async function postProvider(
+  config: Config,
+  path: string,
+  payload: unknown,
+  what: string,
+  opts: ProviderCallOptions = {},
+): Promise<unknown> {
+  const res = await openProvider(config, path, payload, what, opts);
   return res.json().catch(() => null);
 }

@@ -7,10 +7,10 @@ import {
   type ImageFile,
 } from '../../activities/media/generate';
 import { MAX_PIXELS, sharp, sniffImage } from '../../activities/media/image-input';
-import { readForm } from '../multipart';
+import { formFields, readForm } from '../multipart';
 import { imageByToken, storeImageLink } from '../../activities/store/images';
 import { createHash } from 'node:crypto';
-import { AppError, invalid, notFound, zodDetails } from '../../schema/errors';
+import { AppError, notFound } from '../../schema/errors';
 import { ImageEditForm, ImageGenerateBody, ImagesResponse, ImageVariationForm } from '../../schema/images';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
@@ -24,13 +24,6 @@ function publicBase(ctx: AppContext): string {
 }
 
 const NOT_FORM = 'Send the images as multipart/form-data: the image in field "image", the other fields beside it.';
-
-/** A form's text fields checked by the route's schema. @throws AppError invalid_request naming each field */
-function formFields<T extends z.ZodType>(schema: T, fields: Record<string, string>): z.output<T> {
-  const parsed = schema.safeParse(fields);
-  if (!parsed.success) throw invalid(zodDetails(parsed.error.issues, 'body'));
-  return parsed.data;
-}
 
 /**
  * An uploaded image to edit: PNG, JPEG or WebP by its bytes, readable, within the decoder's limits; sent on as it

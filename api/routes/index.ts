@@ -7,6 +7,7 @@ import { responseRoutes } from './responses';
 import { embeddingRoutes } from './embeddings';
 import { completionRoutes } from './completions';
 import { moderationRoutes } from './moderations';
+import { audioRoutes } from './audio';
 import { webhookRoutes } from './webhooks';
 import { fileRoutes } from './files';
 import { vectorStoreRoutes } from './vector-stores';
@@ -48,6 +49,7 @@ export function allRoutes(): RouteSpec[] {
     ...embeddingRoutes(),
     ...completionRoutes(),
     ...moderationRoutes(),
+    ...audioRoutes(),
     ...webhookRoutes(),
     ...fileRoutes(),
     ...batchRoutes(),

@@ -31,6 +31,8 @@ export interface FakeBehavior {
   hangAfterChunks?: number;
   /** Stream: send this many content chunks, then destroy the connection. */
   dropAfterChunks?: number;
+  /** Audio (speech, a streamed transcription): send everything but the last chunk or event, then wait for this. */
+  holdLast?: Promise<unknown>;
   /** Ask for tool calls (finish_reason "tool_calls"); arguments are JSON-encoded unless strings. */
   toolCalls?: Array<{ name: string; arguments?: unknown; id?: string }>;
   /** `null` leaves usage out of the answer. */
@@ -63,6 +65,8 @@ export interface FakeOpenAI {
   moderationRequests: RecordedRequest[];
   /** Embedding requests only (POST .../embeddings). */
   readonly embeddingRequests: RecordedRequest[];
+  /** Audio requests only (POST .../audio/speech, .../audio/transcriptions, .../audio/translations). */
+  readonly audioRequests: RecordedRequest[];
   readonly inFlight: number;
   readonly maxInFlight: number;
   /** TCP connections accepted so far (keep-alive reuse shows as fewer connections than requests). */
@@ -145,6 +149,106 @@ const MODERATION_CATEGORIES = [
   'violence',
   'violence/graphic',
 ];
+
+/** A WAV header: 16-bit mono PCM at `rate` Hz, `bytes` of samples. */
+function wavHeader(bytes: number, rate: number): Buffer {
+  const h = Buffer.alloc(44);
+  h.write('RIFF', 0);
+  h.writeUInt32LE(36 + bytes, 4);
+  h.write('WAVEfmt ', 8);
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20); // PCM
+  h.writeUInt16LE(1, 22); // mono
+  h.writeUInt32LE(rate, 24);
+  h.writeUInt32LE(rate * 2, 28);
+  h.writeUInt16LE(2, 32);
+  h.writeUInt16LE(16, 34);
+  h.write('data', 36);
+  h.writeUInt32LE(bytes, 40);
+  return h;
+}
+
+/** A real WAV file: a 440 Hz tone `seconds` long, 16-bit mono PCM at `rate` Hz (audio to transcribe in tests). */
+export function makeWav(seconds: number, rate = 16_000): Buffer {
+  const samples = Buffer.alloc(Math.round(seconds * rate) * 2);
+  for (let i = 0; i < samples.length / 2; i++)
+    samples.writeInt16LE(Math.round(Math.sin((2 * Math.PI * 440 * i) / rate) * 8000), i * 2);
+  return Buffer.concat([wavHeader(samples.length, rate), samples]);
+}
+
+/** The signature each speech format starts with (what a type sniffer reads it as); pcm has none. */
+const AUDIO_MAGIC: Record<string, Buffer> = {
+  mp3: Buffer.from([0xff, 0xfb, 0x90, 0x64]),
+  aac: Buffer.from([0xff, 0xf1, 0x50, 0x80]),
+  flac: Buffer.from('fLaC\x00\x00\x00\x22', 'latin1'),
+  opus: Buffer.concat([
+    Buffer.from('OggS\x00\x02', 'latin1'),
+    Buffer.alloc(20),
+    Buffer.from([1, 19]),
+    Buffer.from('OpusHead'),
+  ]),
+  pcm: Buffer.alloc(0),
+};
+/** The content type OpenAI sends each speech format with. */
+export const FAKE_SPEECH_TYPES: Record<string, string> = {
+  mp3: 'audio/mpeg',
+  opus: 'audio/opus',
+  aac: 'audio/aac',
+  flac: 'audio/flac',
+  wav: 'audio/wav',
+  pcm: 'audio/pcm',
+};
+
+/**
+ * The fake's speech for `input` in `format` (mp3 by default): the format's signature (a WAV header for wav), then
+ * samples made from the text (at least 8 KiB). Deterministic: tests compare what they got with it.
+ */
+export function fakeSpeech(input: string, format = 'mp3'): Buffer {
+  const text = Buffer.from(input || ' ');
+  const samples = Buffer.alloc(Math.max(8192, text.length * 16));
+  for (let i = 0; i < samples.length; i++) samples[i] = text[i % text.length];
+  const head = format === 'wav' ? wavHeader(samples.length, 24_000) : (AUDIO_MAGIC[format] ?? AUDIO_MAGIC.mp3);
+  return Buffer.concat([head, samples]);
+}
+
+/** `bytes` in `n` pieces of about the same size (the last takes what is left). */
+function split(bytes: Buffer, n: number): Buffer[] {
+  const size = Math.ceil(bytes.length / n);
+  return Array.from({ length: n }, (_, i) => bytes.subarray(i * size, (i + 1) * size)).filter((b) => b.length);
+}
+
+/** A file of a multipart form as the fake records it. */
+export interface FakeFormFile {
+  field: string;
+  name: string;
+  type: string;
+  size: number;
+  bytes: Buffer;
+}
+
+/**
+ * A multipart body read as the fake records it: the text fields (a field sent more than once as the list of its
+ * values) and the files; undefined when it is not a form.
+ */
+async function readFakeForm(
+  raw: Buffer,
+  contentType: string,
+): Promise<{ fields: Record<string, string | string[]>; files: FakeFormFile[] } | undefined> {
+  const form = await new Response(raw, { headers: { 'content-type': contentType } }).formData().catch(() => undefined);
+  if (!form) return undefined;
+  const fields: Record<string, string | string[]> = {};
+  const files: FakeFormFile[] = [];
+  for (const [k, v] of form.entries())
+    if (typeof v !== 'string')
+      files.push({ field: k, name: v.name, type: v.type, size: v.size, bytes: Buffer.from(await v.arrayBuffer()) });
+    else if (k in fields) fields[k] = [fields[k], v].flat();
+    else fields[k] = v;
+  return { fields, files };
+}
+
+/** A time in seconds as SubRip (`00:00:01,500`) or WebVTT (`00:00:01.500`) writes it. */
+const clock = (s: number, mark: ',' | '.') =>
+  `${new Date(s * 1000).toISOString().slice(11, 19)}${mark}${String(Math.round((s % 1) * 1000)).padStart(3, '0')}`;
 
 export async function startFakeOpenAI(
   opts: { defaults?: FakeBehavior; models?: string[]; apiKey?: string; embeddings?: FakeEmbeddingOptions } = {},
@@ -268,6 +372,147 @@ export async function startFakeOpenAI(
     send([{ index: 0, delta: {}, finish_reason: finish }]);
     if (usage && rec.body?.stream_options?.include_usage) send([], { usage });
     res.end('data: [DONE]\n\n');
+  }
+
+  /** Writes `parts` as the behaviour paces them (a pause between them, the last held for `holdLast`, a drop). */
+  async function sendPaced(
+    res: http.ServerResponse,
+    parts: Array<string | Buffer>,
+    b: FakeBehavior,
+    closed: () => boolean,
+  ): Promise<void> {
+    for (const [i, part] of parts.entries()) {
+      if (b.dropAfterChunks !== undefined && i >= b.dropAfterChunks) {
+        await sleep(20); // let what was written reach the client first
+        res.socket?.destroy();
+        return;
+      }
+      if (i === parts.length - 1 && b.holdLast) await b.holdLast;
+      else if (i > 0 && b.chunkDelayMs) await sleep(b.chunkDelayMs);
+      if (closed()) return;
+      res.write(part);
+    }
+    res.end();
+  }
+
+  /**
+   * OpenAI's Audio API. Speech (`/audio/speech`, JSON): fakeSpeech of the input in the format asked for, in four
+   * chunks (chunked transfer), or as `speech.audio.delta` events and `speech.audio.done` with `stream_format: "sse"`.
+   * Transcriptions and translations (multipart, recorded as `body`: the text fields and the files): a text naming
+   * the file's size, type and name (and the language and prompt given), in the format asked for; a streamed
+   * transcription as a `transcript.text.delta` event a word and `transcript.text.done`. Failures are decided by the
+   * input (speech) or the prompt (transcripts): "status:NNN" answers that status (Retry-After: 7 on a 429),
+   * "malformed" answers 200 with JSON that is neither; and by the next behaviour (status, hang, delays, holdLast,
+   * dropAfterChunks).
+   */
+  async function audio(
+    rec: RecordedRequest,
+    contentType: string,
+    raw: Buffer,
+    res: http.ServerResponse,
+    closed: () => boolean,
+  ): Promise<void> {
+    const kind = rec.path.split('/').pop();
+    let fields: Record<string, unknown> = rec.body ?? {};
+    let file: FakeFormFile | undefined;
+    if (kind !== 'speech') {
+      const form = await readFakeForm(raw, contentType);
+      if (!form) {
+        res
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: 'not a form' } }));
+        return;
+      }
+      rec.body = { ...form.fields, files: form.files };
+      fields = form.fields;
+      file = form.files.find((f) => f.field === 'file');
+    }
+    const b = queue.shift() ?? handler?.(rec) ?? defaults;
+    if (b.delayMs) await sleep(b.delayMs);
+    if (b.gate) await b.gate;
+    if (b.hang || closed()) return;
+    const said = String((kind === 'speech' ? fields.input : fields.prompt) ?? '');
+    const status = b.status ?? Number(/status:(\d{3})/.exec(said)?.[1] ?? 0);
+    if (status >= 400) {
+      res
+        .writeHead(status, {
+          'content-type': 'application/json',
+          ...(status === 429 ? { 'retry-after': b.retryAfter ?? '7' } : {}),
+        })
+        .end(JSON.stringify({ error: { message: `fake failure ${status}`, type: 'invalid_request_error' } }));
+      return;
+    }
+    if (/malformed/.test(said)) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true }));
+      return;
+    }
+    const events = (list: unknown[]) => list.map((e) => `data: ${JSON.stringify(e)}\n\n`);
+    if (kind === 'speech') {
+      const input = String(fields.input ?? '');
+      const format = String(fields.response_format ?? 'mp3');
+      const chunks = split(fakeSpeech(input, format), 4);
+      if (fields.stream_format === 'sse') {
+        const usage = { input_tokens: Math.ceil(input.length / 4), output_tokens: 40, total_tokens: 0 };
+        usage.total_tokens = usage.input_tokens + usage.output_tokens;
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const deltas = chunks.map((c) => ({ type: 'speech.audio.delta', audio: c.toString('base64') }));
+        return sendPaced(res, events([...deltas, { type: 'speech.audio.done', usage }]), b, closed);
+      }
+      res.writeHead(200, { 'content-type': FAKE_SPEECH_TYPES[format] ?? 'audio/mpeg' });
+      return sendPaced(res, chunks, b, closed);
+    }
+    const translate = kind === 'translations';
+    const text =
+      `${translate ? 'Translated' : 'Transcribed'} ${file?.size ?? 0} bytes of ${file?.type || 'no type'} named ${file?.name}` +
+      (fields.language ? ` in ${String(fields.language)}` : '') +
+      (fields.prompt ? ` after: ${String(fields.prompt)}` : '');
+    const words = pieces(text);
+    const duration = Math.round(((file?.size ?? 0) / 32_000) * 100) / 100;
+    const usage = {
+      type: 'tokens',
+      input_tokens: 20,
+      input_token_details: { text_tokens: 0, audio_tokens: 20 },
+      output_tokens: words.length,
+      total_tokens: 20 + words.length,
+    };
+    if (fields.stream === 'true' && !translate) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const deltas = words.map((delta) => ({ type: 'transcript.text.delta', delta }));
+      return sendPaced(res, events([...deltas, { type: 'transcript.text.done', text, usage }]), b, closed);
+    }
+    const answer = (type: string, body: string) => res.writeHead(200, { 'content-type': type }).end(body);
+    const plain = 'text/plain; charset=utf-8';
+    switch (String(fields.response_format ?? 'json')) {
+      case 'text':
+        return void answer(plain, `${text}\n`);
+      case 'srt':
+        return void answer(plain, `1\n${clock(0, ',')} --> ${clock(duration, ',')}\n${text}\n\n`);
+      case 'vtt':
+        return void answer(plain, `WEBVTT\n\n${clock(0, '.')} --> ${clock(duration, '.')}\n${text}\n\n`);
+      case 'verbose_json': {
+        const granularities = [fields['timestamp_granularities[]'] ?? []].flat();
+        const segment = {
+          ...{ id: 0, seek: 0, start: 0, end: duration, text, tokens: [50364, 440, 50530] },
+          ...{ temperature: Number(fields.temperature ?? 0), avg_logprob: -0.2, compression_ratio: 1.1 },
+          no_speech_prob: 0.01,
+        };
+        const timed = words.map((w, i) => ({ word: w.trim(), start: i / 2, end: i / 2 + 0.4 }));
+        return void answer(
+          'application/json',
+          JSON.stringify({
+            task: translate ? 'translate' : 'transcribe',
+            language: translate ? 'english' : String(fields.language ?? 'english'),
+            duration,
+            text,
+            segments: [segment],
+            ...(granularities.includes('word') ? { words: timed } : {}),
+            ...(translate ? {} : { usage: { type: 'duration', seconds: Math.ceil(duration) } }),
+          }),
+        );
+      }
+      default:
+        return void answer('application/json', JSON.stringify(translate ? { text } : { text, usage }));
+    }
   }
 
   const server = http.createServer((req, res) => {
@@ -410,21 +655,25 @@ export async function startFakeOpenAI(
         rec.finished = true;
         return;
       }
+      if (req.method === 'POST' && /\/audio\/(speech|transcriptions|translations)$/.test(path)) {
+        let isClosed = false;
+        res.on('close', () => {
+          isClosed = true;
+          rec.finished = res.writableFinished;
+          rec.closedEarly = !res.writableFinished;
+        });
+        audio(rec, String(req.headers['content-type'] ?? ''), Buffer.concat(chunks), res, () => isClosed).catch(() =>
+          res.socket?.destroy(),
+        );
+        return;
+      }
       if (req.method === 'POST' && (path.endsWith('/images/edits') || path.endsWith('/images/variations'))) {
         // OpenAI's multipart image edits and variations: the form is recorded as `body` (its text fields, and each
         // file's field, type and size); the answer is `n` copies of a 1x1 PNG, or the next behaviour's failure.
         void (async () => {
-          const form = await new Response(Buffer.concat(chunks), {
-            headers: { 'content-type': String(req.headers['content-type'] ?? '') },
-          })
-            .formData()
-            .catch(() => undefined);
-          const fields: Record<string, unknown> = {};
-          const files: Array<{ field: string; type: string; size: number; bytes: Buffer }> = [];
-          for (const [k, v] of form?.entries() ?? [])
-            if (typeof v === 'string') fields[k] = v;
-            else files.push({ field: k, type: v.type, size: v.size, bytes: Buffer.from(await v.arrayBuffer()) });
-          rec.body = { ...fields, files };
+          const form = await readFakeForm(Buffer.concat(chunks), String(req.headers['content-type'] ?? ''));
+          const fields = form?.fields ?? {};
+          rec.body = { ...fields, files: form?.files ?? [] };
           const b = queue.shift() ?? handler?.(rec) ?? defaults;
           if (!form || (b.status && b.status >= 400)) {
             res
@@ -503,6 +752,9 @@ export async function startFakeOpenAI(
     },
     get embeddingRequests() {
       return requests.filter((r) => r.method === 'POST' && r.path.endsWith('/embeddings'));
+    },
+    get audioRequests() {
+      return requests.filter((r) => r.method === 'POST' && r.path.includes('/audio/'));
     },
     get inFlight() {
       return inFlight;
