@@ -17,6 +17,7 @@ import {
 import { readableText } from './storable';
 import { cursorListOf } from './common';
 import { Filter, RankingOptions, VectorStoreId } from './vector-stores';
+import { Domain } from './web';
 
 /**
  * OpenAI's Responses API (`POST /v1/responses`) as far as a persona lane can answer it: messages, images, function
@@ -173,8 +174,9 @@ const CompactionItem = z.object({
 
 /** A reasoning item a client echoes back (its encrypted content is the upstream's): taken and left out. */
 const ReasoningItem = z.object({ type: z.literal('reasoning') }).loose();
-/** A file search a client echoes back: taken and left out (the answer that used it carries what it found). */
+/** A file or web search a client echoes back: taken and left out (the answer that used it carries what it found). */
 const FileSearchCallItem = z.object({ type: z.literal('file_search_call') }).loose();
+const WebSearchCallItem = z.object({ type: z.literal('web_search_call') }).loose();
 
 const unsupportedItem = <T extends string>(type: T, message: string) =>
   z
@@ -196,6 +198,7 @@ export const InputItem = z.preprocess(
     CompactionItem,
     ReasoningItem,
     FileSearchCallItem,
+    WebSearchCallItem,
     unsupportedItem(
       'item_reference',
       'item references are not supported here: send the item itself, or previous_response_id',
@@ -253,23 +256,52 @@ export const FileSearchTool = z
   .strict();
 export type FileSearchTool = z.output<typeof FileSearchTool>;
 
-/** Other built-in tools (web_search, computer_use, mcp, ...) run on OpenAI's side: refused by name. */
+/** OpenAI's web search tool, run here over the configured search engines before the lane answers (chat's web search). */
+export const WebSearchTool = z
+  .object({
+    type: z.enum(['web_search', 'web_search_2025_08_26', 'web_search_preview', 'web_search_preview_2025_03_11']),
+    filters: z
+      .object({ allowed_domains: z.array(Domain).max(20).nullish() })
+      .strict()
+      .nullish(),
+    search_context_size: z.enum(['low', 'medium', 'high']).nullish(),
+    user_location: z
+      .object({ type: z.literal('approximate') })
+      .loose()
+      .nullish(),
+    search_content_types: z.array(z.string().max(20)).max(10).nullish(),
+    external_web_access: z
+      .boolean()
+      .nullish()
+      .refine((v) => v !== false, 'this service searches live only: leave external_web_access out or true'),
+  })
+  .strict();
+export type WebSearchTool = z.output<typeof WebSearchTool>;
+
+const WEB_SEARCH_TYPES: ReadonlySet<string> = new Set(WebSearchTool.shape.type.options);
+
+/** Other built-in tools (computer_use, mcp, code_interpreter, ...) run on OpenAI's side: refused by name. */
 const Tool = z
   .object({ type: z.string().max(100) })
   .loose()
   .superRefine((t, ctx) => {
-    if (t.type !== 'function' && t.type !== 'custom' && t.type !== 'file_search')
+    if (t.type !== 'function' && t.type !== 'custom' && t.type !== 'file_search' && !WEB_SEARCH_TYPES.has(t.type))
       ctx.addIssue({
         code: 'custom',
         path: ['type'],
-        message: `the built-in tool '${t.type}' is not available here: send function or custom tools (the client runs them) or file_search; POST /v1/capabilities/research and POST /v1/mcp offer this service's own tools`,
+        message: `the built-in tool '${t.type}' is not available here: send function or custom tools (the client runs them), file_search or web_search; POST /v1/capabilities/research and POST /v1/mcp offer this service's own tools`,
       });
   })
-  .pipe(z.discriminatedUnion('type', [FunctionTool, CustomTool, FileSearchTool]));
+  .pipe(z.discriminatedUnion('type', [FunctionTool, CustomTool, FileSearchTool, WebSearchTool]));
+
+/** A tool this service runs itself (file_search, web_search), not the client. */
+export const isBuiltin = <T extends { type: string }>(
+  t: T,
+): t is Extract<T, { type: 'file_search' | WebSearchTool['type'] }> => t.type !== 'function' && t.type !== 'custom';
 
 const ToolChoice = z.union([
   z.enum(['none', 'auto', 'required']),
-  z.object({ type: z.literal('file_search') }).strict(),
+  z.object({ type: z.enum(['file_search', 'web_search', 'web_search_preview']) }).strict(),
   z.object({ type: z.enum(['function', 'custom']), name: openaiName }).strict(),
 ]);
 
@@ -319,9 +351,10 @@ export const CreateResponseRequest = z
         return new Set(named).size === named.length;
       }, 'tool names must be unique')
       .refine((t) => t.filter((x) => x.type === 'file_search').length <= 1, 'at most one file_search tool')
+      .refine((t) => t.filter((x) => WEB_SEARCH_TYPES.has(x.type)).length <= 1, 'at most one web search tool')
       .optional()
       .describe(
-        'Function tools ({type: "function", name, description, parameters, strict}) and custom tools ({type: "custom", name, description, format: text or a lark/regex grammar}), which the client runs; file_search over your vector stores (searched for the last user message before the answer); other built-in tools are refused by name.',
+        'Function tools ({type: "function", name, description, parameters, strict}) and custom tools ({type: "custom", name, description, format: text or a lark/regex grammar}), which the client runs; file_search over your vector stores and web_search over the configured engines (each searched for the last user message before the answer); other built-in tools are refused by name.',
       ),
     tool_choice: nullable(ToolChoice),
     parallel_tool_calls: nullable(z.boolean()),
@@ -371,11 +404,14 @@ export const CreateResponseRequest = z
       if (files > MAX_FILES)
         ctx.addIssue({ code: 'custom', path: ['input'], message: `at most ${MAX_FILES} files in a request` });
     }
-    const fileSearch = b.tools?.some((t) => t.type === 'file_search') ?? false;
-    const named = b.tools?.flatMap((t) => (t.type === 'file_search' ? [] : [t.name]));
-    if (typeof b.tool_choice === 'object' && b.tool_choice.type === 'file_search') {
-      if (!fileSearch) ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: 'no file_search tool in tools' });
-    } else if (!(b.tool_choice === 'required' && fileSearch)) checkToolChoice(ctx, b.tool_choice, named);
+    const builtins = b.tools?.filter(isBuiltin) ?? [];
+    const named = b.tools?.flatMap((t) => (isBuiltin(t) ? [] : [(t as { name: string }).name]));
+    const choice = b.tool_choice;
+    if (typeof choice === 'object' && choice.type !== 'function' && choice.type !== 'custom') {
+      const kind = choice.type === 'file_search' ? 'file_search' : 'web_search';
+      if (!builtins.some((t) => (kind === 'file_search' ? t.type === 'file_search' : WEB_SEARCH_TYPES.has(t.type))))
+        ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `no ${kind} tool in tools` });
+    } else if (!(choice === 'required' && builtins.length)) checkToolChoice(ctx, choice, named);
     if (b.conversation !== undefined && b.previous_response_id !== undefined)
       ctx.addIssue({
         code: 'custom',

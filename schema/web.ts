@@ -65,7 +65,7 @@ export type WebPage = z.infer<typeof WebPage>;
 export const SEARCH_INTENTS = ['news', 'code', 'academic', 'reference', 'shopping', 'general'] as const;
 export type SearchIntent = (typeof SEARCH_INTENTS)[number];
 
-const Domain = z
+export const Domain = z
   .string()
   .min(1)
   .max(253)

@@ -3,7 +3,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { storeTurn, type SessionTurn } from '../../api/routes/chat-persona';
 import { midResponseError, emitResponseEvents, type ResponseEventSink } from '../../api/routes/responses-sse';
 import { outputAsInput, withOutcome, type OutputItem } from '../../api/routes/responses-items';
-import { fileSearchLead, type FileSearch } from '../../api/routes/responses-file-search';
+import { builtinLead, type BuiltinResults } from '../../api/routes/responses-builtins';
 import { addConversationItems } from '../store/conversations';
 import { AppError } from '../../schema/errors';
 import { canFallback } from '../providers/errors';
@@ -34,8 +34,8 @@ export interface ResponseJob {
   windows: Array<Omit<CounterDelta, 'requests' | 'tokens'>>;
   /** The conversation the response is made in: its input items, added with the output once it is answered. */
   conversation?: { id: string; items: unknown[] };
-  /** Its file search, done when it was queued: the answer starts with it and cites it. */
-  search?: FileSearch;
+  /** Its built-in tools' results (file and web search), found when it was queued: the answer starts with and cites them. */
+  builtins?: BuiltinResults;
 }
 
 export interface BackgroundResponseInput {
@@ -190,7 +190,7 @@ export function createResponseActivities(deps: ActivityDeps) {
             toolsOffered: job.toolsOffered,
             custom: new Set(job.custom),
             snapshot: (s) => snapshotOf({ ...s, output: s.output as OutputItem[] }),
-            lead: fileSearchLead(job.search),
+            lead: builtinLead(job.builtins),
             onComplete: (r) => storeTurn(db, job.session, r.content, r.provider, r.calls),
           },
           sink,

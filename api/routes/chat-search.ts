@@ -40,14 +40,19 @@ export async function searchForChat(
   ctx: AppContext,
   body: Pick<ChatCompletionRequest, 'messages' | 'web_search_options'>,
   signal: AbortSignal,
+  o: { domains?: string[]; path?: string } = {},
 ): Promise<ChatSearch> {
   const query = lastUserText(body.messages).trim().slice(0, MAX_QUERY);
   if (!query)
-    throw new AppError('invalid_request', 'web_search_options: there is no user message with text to search for.', {
-      details: [{ path: 'body.web_search_options', message: 'needs a user message with text' }],
+    throw new AppError('invalid_request', 'web search: there is no user message with text to search for.', {
+      details: [{ path: o.path ?? 'body.web_search_options', message: 'needs a user message with text' }],
     });
   const size = body.web_search_options?.search_context_size ?? 'medium';
-  const found = await webSearch(searchEngines(ctx.deps.config), { query, max_results: RESULTS[size] }, signal);
+  const found = await webSearch(
+    searchEngines(ctx.deps.config),
+    { query, max_results: RESULTS[size], ...(o.domains?.length ? { include_domains: o.domains } : {}) },
+    signal,
+  );
   return {
     query,
     results: found.results.map((r) => ({ title: r.title, url: r.url, snippet: r.snippet.slice(0, MAX_SNIPPET) })),

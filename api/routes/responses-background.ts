@@ -1,4 +1,4 @@
-import type { FileSearch } from './responses-file-search';
+import type { BuiltinResults } from './responses-builtins';
 import type { ResponseJob } from '../../activities/responses/background';
 import {
   cancelResponseRow,
@@ -36,8 +36,8 @@ export async function queueBackgroundResponse(
     custom: ReadonlySet<string>;
     /** The conversation it is made in (its turn is added when it is answered). */
     conversationId?: string;
-    /** Its file search, done before it was queued (the worker's answer starts with it). */
-    search?: FileSearch;
+    /** Its built-in tools' results (file and web search), found before it was queued: the answer starts with them. */
+    builtins?: BuiltinResults;
   },
 ): Promise<Record<string, unknown>> {
   const { call } = o;
@@ -52,7 +52,7 @@ export async function queueBackgroundResponse(
     keyId: ctx.state.principal?.keyId ?? '',
     windows: admittedWindows(ctx),
     ...(o.conversationId !== undefined ? { conversation: { id: o.conversationId, items: o.inputItems } } : {}),
-    ...(o.search ? { search: o.search } : {}),
+    ...(o.builtins ? { builtins: o.builtins } : {}),
   };
   const queued = withOutcome(o.base, { status: 'queued', output: [], usage: null, finish: 'stop' });
   await saveResponse(ctx.deps.db, {

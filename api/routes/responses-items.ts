@@ -39,7 +39,8 @@ export interface NormalizedInput {
   origin: number[];
 }
 
-export const itemId = (prefix: 'msg' | 'fc' | 'fco' | 'ctc' | 'ctco' | 'cmp' | 'fs') => `${prefix}_${randomToken(24)}`;
+export const itemId = (prefix: 'msg' | 'fc' | 'fco' | 'ctc' | 'ctco' | 'cmp' | 'fs' | 'ws') =>
+  `${prefix}_${randomToken(24)}`;
 const ID_PREFIX = {
   function_call: 'fc',
   function_call_output: 'fco',
@@ -260,7 +261,16 @@ export type OutputItem =
       name: string;
       input: string;
     }
-  | FileSearchCall;
+  | FileSearchCall
+  | WebSearchCall;
+
+/** OpenAI's web_search_call output item (a search of the configured engines made before the lane answered). */
+export interface WebSearchCall {
+  type: 'web_search_call';
+  id: string;
+  status: 'completed';
+  action: { type: 'search'; query: string; queries: string[]; sources?: Array<{ type: 'url'; url: string }> };
+}
 
 /** OpenAI's file_search_call output item (a search of the tenant's vector stores made before the lane answered). */
 export interface FileSearchCall {
@@ -354,12 +364,14 @@ export function outputItems(
   return out;
 }
 
-/** Output items as items of the next response's history (a file search is left out: the answer carries it). */
+/** Output items as items of the next response's history (a search is left out: the answer carries what it found). */
 export function outputAsInput(items: OutputItem[]): StoredItem[] {
-  return items.flatMap((o): StoredItem[] => (o.type === 'file_search_call' ? [] : [outputAsItem(o)]));
+  return items.flatMap((o): StoredItem[] =>
+    o.type === 'file_search_call' || o.type === 'web_search_call' ? [] : [outputAsItem(o)],
+  );
 }
 
-function outputAsItem(o: Exclude<OutputItem, FileSearchCall>): StoredItem {
+function outputAsItem(o: Exclude<OutputItem, FileSearchCall | WebSearchCall>): StoredItem {
   return o.type === 'message'
     ? {
         type: 'message',

@@ -19,6 +19,7 @@ import {
   InputItemList,
   InputItemsQuery,
   InputTokenCount,
+  isBuiltin,
   ResponseId,
   RetrieveResponseQuery,
   ResponseObject,
@@ -46,7 +47,8 @@ import {
 import { sendResponseStream, type ResponseSnapshot } from './responses-sse';
 import { cancelBackgroundResponse, queueBackgroundResponse, streamBackgroundResponse } from './responses-background';
 import { randomToken } from '../../activities/store/ids';
-import { FILE_SEARCH_RESULTS, fileSearchLead, runFileSearch } from './responses-file-search';
+import { builtinLead, runBuiltins } from './responses-builtins';
+import { FILE_SEARCH_RESULTS } from './responses-file-search';
 import { compactionRoutes, compactionSummaries } from './responses-compaction';
 import { countInputTokens } from '../../activities/providers/token-count';
 
@@ -81,9 +83,11 @@ function customAsFunction(t: CustomTool) {
 const customNames = (b: CreateResponseRequest) =>
   new Set((b.tools ?? []).filter((t) => t.type === 'custom').map((t) => t.name));
 
-/** The tools the client runs (function and custom), undefined when none: file_search is this service's own. */
-function clientTools(b: CreateResponseRequest) {
-  const tools = b.tools?.filter((t) => t.type !== 'file_search');
+type ClientTool = Extract<NonNullable<CreateResponseRequest['tools']>[number], { type: 'function' | 'custom' }>;
+
+/** The tools the client runs (function and custom), undefined when none: file and web search are this service's own. */
+function clientTools(b: CreateResponseRequest): ClientTool[] | undefined {
+  const tools = b.tools?.filter((t): t is ClientTool => !isBuiltin(t));
   return tools?.length ? tools : undefined;
 }
 
@@ -140,12 +144,12 @@ function chatFields(b: CreateResponseRequest): Omit<ChatCompletionRequest, 'mess
             },
           },
     ),
-    // file_search runs before the lane whatever the choice: a choice of it (or `required` with no other tool) is met.
+    // Built-in tools run before the lane whatever the choice: a choice of one (or `required` with no other tool) is met.
     tool_choice:
       typeof b.tool_choice === 'object'
-        ? b.tool_choice.type === 'file_search'
-          ? undefined
-          : { type: 'function', function: { name: b.tool_choice.name } }
+        ? 'name' in b.tool_choice
+          ? { type: 'function', function: { name: b.tool_choice.name } }
+          : undefined
         : b.tool_choice === 'required' && !clientTools(b)
           ? undefined
           : b.tool_choice,
@@ -202,20 +206,27 @@ function responseBase(
             ranking_options: { ranker: 'auto', score_threshold: 0, ...t.ranking_options },
             filters: t.filters ?? null,
           }
-        : t.type === 'custom'
+        : isBuiltin(t)
           ? {
-              type: 'custom' as const,
-              name: t.name,
-              ...(t.description != null ? { description: t.description } : {}),
-              ...(t.format != null ? { format: t.format } : {}),
+              type: t.type,
+              filters: t.filters ?? null,
+              search_context_size: t.search_context_size ?? 'medium',
+              user_location: t.user_location ?? null,
             }
-          : {
-              type: 'function' as const,
-              name: t.name,
-              description: t.description ?? null,
-              parameters: t.parameters ?? null,
-              strict: t.strict ?? null,
-            },
+          : t.type === 'custom'
+            ? {
+                type: 'custom' as const,
+                name: t.name,
+                ...(t.description != null ? { description: t.description } : {}),
+                ...(t.format != null ? { format: t.format } : {}),
+              }
+            : {
+                type: 'function' as const,
+                name: t.name,
+                description: t.description ?? null,
+                parameters: t.parameters ?? null,
+                strict: t.strict ?? null,
+              },
     ),
     top_p: b.top_p ?? 1,
     truncation: b.truncation ?? 'disabled',
@@ -279,8 +290,9 @@ export async function prepareResponse(
     return at >= 0 ? `body.input.${input.origin[at]}.content.${j}.image_url` : 'body.previous_response_id';
   };
   const call = await preparePersonaCall(ctx, { ...chatFields(body), messages }, headers, imagePath, detached);
-  // A file_search tool searches before the lane answers: its results go before the lane, its item first in the output.
-  const search = await runFileSearch(ctx, { tenantId, body, messages, req: call.req, signal: call.abort.signal });
+  // Built-in tools (file_search, web_search) search before the lane answers: their results go before the lane, their
+  // items first in the output.
+  const builtins = await runBuiltins(ctx, { tenantId, body, messages, req: call.req, signal: call.abort.signal });
   const id = `resp_${randomToken(24)}`;
   const base = responseBase(body, {
     id,
@@ -288,7 +300,7 @@ export async function prepareResponse(
     lane: call.lane,
     meta: { ...call.meta(''), provider: null },
   });
-  return { tenantId, input, call, id, base, custom: customNames(body), conversationId, search };
+  return { tenantId, input, call, id, base, custom: customNames(body), conversationId, builtins };
 }
 
 /**
@@ -331,7 +343,7 @@ async function conversationHistory(ctx: AppContext, tenantId: string, id: string
 }
 
 async function createResponse(ctx: AppContext, body: CreateResponseRequest, headers: ChatHeaders) {
-  const { tenantId, input, call, id, base, custom, conversationId, search } = await prepareResponse(
+  const { tenantId, input, call, id, base, custom, conversationId, builtins } = await prepareResponse(
     ctx,
     body,
     headers,
@@ -348,7 +360,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
       call,
       custom,
       conversationId,
-      search,
+      builtins,
     });
     if (!body.stream) return queued;
     await streamBackgroundResponse(ctx, { tenantId, id, response: queued });
@@ -371,7 +383,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
     });
   };
   const snapshot: ResponseSnapshot = (s) => withOutcome(base, s);
-  const lead = fileSearchLead(search);
+  const lead = builtinLead(builtins);
 
   if (body.stream) {
     const stream = models.stream(req);

@@ -193,7 +193,7 @@ test('refusals name the field and call no lane: unknown, foreign or expired stor
     [{ tools: [{ type: 'file_search', vector_store_ids: ['not-a-store'] }] }, 400, 'body.tools.0.vector_store_ids.0'],
     [{ tool_choice: { type: 'file_search' } }, 400, 'body.tool_choice'],
     [{ tools: [tool(), tool()] }, 400, 'body.tools'],
-    [{ tools: [{ type: 'web_search' }] }, 400, 'body.tools.0.type'],
+    [{ tools: [{ type: 'code_interpreter' }] }, 400, 'body.tools.0.type'],
     [{ tools: [tool()], tool_choice: { type: 'function', name: 'missing' } }, 400, 'body.tool_choice'],
   ];
   for (const [extra, status, path] of cases) {

@@ -105,7 +105,7 @@ test('refusals as a response’s: 400 naming the field, unknown references 404, 
   const post = (body: unknown, k = key) => h.req('POST', '/v1/responses/input_tokens', { key: k, body });
   const before = fake.chats.length;
   expect((await post({ model: 'mid' })).status).toBe(400);
-  const badTool = await post({ model: 'mid', input: 'x', tools: [{ type: 'web_search' }] });
+  const badTool = await post({ model: 'mid', input: 'x', tools: [{ type: 'code_interpreter' }] });
   expect(badTool.status).toBe(400);
   const unknown = await post({ model: 'mid', input: 'x', previous_response_id: 'resp_unknown1' });
   expect([unknown.status, unknown.body.details?.[0]?.path]).toEqual([404, 'body.previous_response_id']);

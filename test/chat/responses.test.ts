@@ -558,7 +558,12 @@ describe('request fields', () => {
   });
 
   test.each([
-    ['a built-in tool', { input: 'x', tools: [{ type: 'web_search' }] }, 'body.tools.0.type', /web_search/],
+    [
+      'a built-in tool run by OpenAI',
+      { input: 'x', tools: [{ type: 'code_interpreter' }] },
+      'body.tools.0.type',
+      /code_interpreter/,
+    ],
     [
       'a file by id and by data',
       { input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-1', file_data: 'eA==' }] }] },
