@@ -172,3 +172,118 @@ test('stored chat completions: 100 random list queries and metadata updates', as
   expect([...seen.get('list')!].sort()).toEqual([200, 400]);
   expect([...seen.get('update')!].sort()).toEqual([200, 400]);
 });
+
+/** A random attribute filter: comparisons and compounds, mostly well formed. */
+const filter: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+  node: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    tie('comparison'),
+    fc.record({
+      type: fc.oneof(odd, fc.constantFrom('and', 'or')),
+      filters: fc.oneof(odd, fc.array(tie('node'), { maxLength: 3 })),
+    }),
+  ),
+  comparison: fc.record(
+    {
+      type: mostly(fc.constantFrom('eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin')),
+      key: mostly(fc.constantFrom('team', 'year')),
+      value: fc.oneof(odd, fc.constantFrom('a', 2024, true), fc.constant(['a', 1])),
+    },
+    { requiredKeys: [] },
+  ),
+})).node;
+
+test('vector stores: 150 random creates, searches and file adds', async () => {
+  const file = await fetch(`${h.url}/v1/files`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}` },
+    body: (() => {
+      const form = new FormData();
+      form.append('purpose', 'assistants');
+      form.append('file', new Blob(['Budget notes.']), 'notes.txt');
+      return form;
+    })(),
+  }).then((r) => r.json() as Promise<{ id: string }>);
+  const store = await post('/v1/vector_stores', { name: 'fuzz' });
+  expect(store.status).toBe(200);
+  const chunking = fc.oneof(
+    odd,
+    fc.constant({ type: 'auto' }),
+    fc.record({
+      type: fc.constant('static'),
+      static: fc.record({
+        max_chunk_size_tokens: mostly(fc.integer({ min: 50, max: 5000 })),
+        chunk_overlap_tokens: odd,
+      }),
+    }),
+  );
+  await fc.assert(
+    fc.asyncProperty(
+      fc.record(
+        {
+          name: mostly(words),
+          file_ids: fc.oneof(odd, fc.constant([file.id]), fc.constant(['file-nope'])),
+          chunking_strategy: chunking,
+          expires_after: fc.oneof(odd, fc.record({ anchor: mostly(fc.constant('last_active_at')), days: odd })),
+          metadata: odd,
+        },
+        { requiredKeys: [] },
+      ),
+      fc.record(
+        {
+          query: mostly(fc.oneof(words, fc.array(words, { minLength: 1, maxLength: 3 }))),
+          filters: filter,
+          max_num_results: mostly(fc.integer({ min: 1, max: 50 })),
+          ranking_options: fc.oneof(
+            odd,
+            fc.record({ ranker: mostly(fc.constantFrom('auto', 'none')), score_threshold: odd }, { requiredKeys: [] }),
+          ),
+          rewrite_query: odd,
+        },
+        { requiredKeys: [] },
+      ),
+      fc.record(
+        { file_id: fc.oneof(odd, fc.constant(file.id)), attributes: odd, chunking_strategy: chunking },
+        { requiredKeys: [] },
+      ),
+      async (create, search, add) => {
+        let before = providerCalls();
+        checked('vs create', await post('/v1/vector_stores', create), before);
+        before = providerCalls();
+        checked('vs search', await post(`/v1/vector_stores/${store.body.id}/search`, search), before);
+        before = providerCalls();
+        checked('vs file', await post(`/v1/vector_stores/${store.body.id}/files`, add), before);
+        before = providerCalls();
+        checked('vs batch', await post(`/v1/vector_stores/${store.body.id}/file_batches`, { files: [add] }), before);
+      },
+    ),
+    { numRuns: 150, seed: 2615 },
+  );
+  for (const route of ['vs create', 'vs search', 'vs file', 'vs batch']) expect(seen.get(route)).toContain(200);
+});
+
+test('POST /v1/audio/speech: 100 random bodies', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.record(
+        {
+          model: mostly(fc.constant('svc-speech')),
+          input: mostly(words),
+          voice: mostly(fc.oneof(fc.constant('alloy'), fc.record({ id: words }))),
+          response_format: mostly(fc.constantFrom('mp3', 'wav', 'pcm')),
+          speed: mostly(fc.constantFrom(0.25, 1, 4)),
+          stream_format: mostly(fc.constantFrom('audio', 'sse')),
+          instructions: odd,
+        },
+        { requiredKeys: [] },
+      ),
+      async (body) => {
+        const before = providerCalls();
+        const r = await post('/v1/audio/speech', body);
+        checked('speech', { status: r.status, body: r.status >= 400 ? r.body : {} }, before);
+      },
+    ),
+    { numRuns: 100, seed: 2616 },
+  );
+  expect(seen.get('speech')).toContain(200);
+});
