@@ -467,6 +467,13 @@ export async function textRanking(
   return rows.map((r) => ({ id: r.id, score: r.score }));
 }
 
+/** Whether any chunk of the stores has an embedding (else a search needs no query embedding). */
+export async function storesHaveVectors(db: DatabasePool, tenantId: string, storeIds: string[]): Promise<boolean> {
+  return db.exists(sql.unsafe`
+    SELECT 1 FROM vector_store_chunks
+    WHERE tenant_id = ${tenantId} AND vector_store_id = ANY(${sql.array(storeIds, 'text')}) AND embedding IS NOT NULL`);
+}
+
 /** Chunks nearest a query's (unit) embedding by cosine similarity, best first; chunks without vectors are skipped. */
 export async function vectorRanking(
   db: DatabasePool,

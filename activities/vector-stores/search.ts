@@ -4,7 +4,7 @@ import type { Filter, RankingOptions } from '../../schema/vector-stores';
 import { embedTexts } from '../knowledge/embeddings';
 import { fuseRankings } from '../knowledge/fusion';
 import type { Db } from '../store/db';
-import { chunksById, textRanking, touchVectorStores, vectorRanking } from '../store/vector-stores';
+import { chunksById, storesHaveVectors, textRanking, touchVectorStores, vectorRanking } from '../store/vector-stores';
 import { unit } from '.';
 
 /** Candidates each ranking contributes per query, before fusion. */
@@ -41,7 +41,8 @@ export async function searchVectorStores(
   const scope = { tenantId: o.tenantId, storeIds: o.storeIds, filter: o.filter };
   const textLists = await Promise.all(o.queries.map((query) => textRanking(deps.db, { ...scope, query, limit: POOL })));
   let vectorLists: Array<Array<{ id: string; score: number }>> = [];
-  if (deps.config.openai.baseUrl) {
+  // The query is embedded only when the stores hold vectors to compare it with (none: read without a provider).
+  if (deps.config.openai.baseUrl && (await storesHaveVectors(deps.db, o.tenantId, o.storeIds))) {
     try {
       const vectors = await embedTexts(deps.config, o.queries, { timeoutMs: 10_000, signal: o.signal });
       vectorLists = await Promise.all(

@@ -1,7 +1,9 @@
 import OpenAI, { toFile } from 'openai';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { sql } from 'slonik';
-import { fakeEmbedding } from '../helpers/fake-openai';
+import { fakeEmbedding, startFakeOpenAI } from '../helpers/fake-openai';
+import { startHarness } from '../helpers/harness';
+import { makeDocx, makePdf } from './fixtures';
 import { contractErrors } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
@@ -309,4 +311,37 @@ test('lists page with after; another tenant’s store, files and batches are 404
   const cleared = await h.req('POST', `/v1/vector_stores/${a.id}`, { key, body: { expires_after: null } });
   expect(cleared.body).toMatchObject({ status: 'completed', expires_at: null });
   expect(cleared.body).not.toHaveProperty('expires_after');
+});
+
+test('PDF and DOCX files are read; with the embeddings provider failing, files are read for full text and found', async () => {
+  const failing = await startFakeOpenAI({ embeddings: { status: 500 } });
+  const other = await startHarness({ worker: true, env: { OPENAI_BASE_URL: failing.url } });
+  try {
+    const c = new OpenAI({
+      baseURL: `${other.url}/v1`,
+      apiKey: (await other.key(['runtime:chat'])).apiKey,
+      maxRetries: 0,
+    });
+    const pdf = await upload(await makePdf([['Quarterly revenue grew by eleven percent.']], 'Q3'), 'q3.pdf', c);
+    const docx = await upload(await makeDocx('Keeper', ['The lighthouse keeper rows out on Tuesdays.']), 'keeper.docx', c);
+    const store = await c.vectorStores.create({ name: 'documents', file_ids: [pdf.id, docx.id] });
+    const done = await settled(store.id, c);
+    expect(done.file_counts).toMatchObject({ completed: 2, failed: 0 });
+    const { rows } = await other.db.query(sql.unsafe`
+      SELECT count(*)::int AS n, count(embedding)::int AS vectors FROM vector_store_chunks WHERE vector_store_id = ${store.id}`);
+    expect(rows[0]).toEqual({ n: 2, vectors: 0 });
+    const calls = failing.requests.length;
+    const found = await c.vectorStores.search(store.id, { query: 'lighthouse keeper' });
+    expect(found.data.map((d) => d.file_id)).toEqual([docx.id]);
+    // No chunk has a vector: the query is not sent to the provider to be embedded.
+    expect(failing.requests.length).toBe(calls);
+    // Full-text scores: ts_rank_cd normalised into 0-1.
+    expect(found.data[0].score).toBeGreaterThan(0);
+    expect(found.data[0].score).toBeLessThan(1);
+    const revenue = await c.vectorStores.search(store.id, { query: 'revenue growth' });
+    expect(revenue.data[0].content[0].text).toContain('eleven percent');
+  } finally {
+    await other.close();
+    await failing.close();
+  }
 });
