@@ -18,6 +18,7 @@ import {
   writeResponseEvents,
 } from '../store/responses';
 import { workerShutdownFailure } from '../tasks/errors';
+import { tokenStream } from '../live/token-stream';
 
 /** What a background response's worker runs, stored with the response while it runs (`responses.job`). */
 export interface ResponseJob {
@@ -164,6 +165,9 @@ export function createResponseActivities(deps: ActivityDeps) {
           return writes;
         };
         const snapshotOf = (s: Parameters<typeof withOutcome>[1]) => withOutcome(base, s);
+        // A response made in a session (X-Session-ID) sends its tokens to the sockets subscribed to that session, as a
+        // chat's stream does; the worker cannot see who subscribed, so it publishes whenever there is a session.
+        const tap = job.session ? tokenStream(deps, i.tenantId, job.session.sessionKey) : undefined;
         const inProgress = snapshotOf({ status: 'in_progress', output: [], usage: null, finish: 'stop', provider });
         const sink: ResponseEventSink = {
           emit: (type, data) => {
@@ -173,6 +177,7 @@ export function createResponseActivities(deps: ActivityDeps) {
           },
           stopped: () => gone || writeError !== undefined || signal.aborted,
           opening: ['response.in_progress'],
+          onDelta: tap ? (d) => tap.push(d) : undefined,
           failure: (err) => {
             if (!(err instanceof AppError)) log.error({ err, response: i.responseId }, 'background response failed');
             return midResponseError(
@@ -195,6 +200,7 @@ export function createResponseActivities(deps: ActivityDeps) {
           },
           sink,
         );
+        tap?.end();
         if (outcome === 'ended' && last) await flush({ response: last, end: true });
         else await writes;
         clearInterval(beat);

@@ -10,7 +10,7 @@ let h: Harness;
 let fake: FakeOpenAI;
 const reps = replicas(() => h);
 afterAll(() => reps.closeAll()); // declared first so it runs before the harness drops the database
-withFakeUpstream({ scopes: ['runtime:chat'] }, (up) => ({ fake, h } = up));
+withFakeUpstream({ scopes: ['runtime:chat'], worker: true }, (up) => ({ fake, h } = up));
 
 const REPLY = 'Tokens travel from one replica to the socket on another.';
 
@@ -113,4 +113,33 @@ test('a replica that starts after the subscription learns it by asking the other
     (x) => x === true,
   );
   c.ws.close();
+});
+
+test('a background response made in a session sends its tokens from the worker to the session’s socket, then done', async () => {
+  fake.setDefault({ reply: 'Answered later, streamed live.', chunkDelayMs: 5 });
+  const r = await reps.start();
+  const owner = await h.key(['runtime:chat']);
+  const other = await h.key(['runtime:chat']);
+  const c = await authed(r.ws, owner.apiKey, 'conv-bg');
+  const cx = await authed(r.ws, other.apiKey, 'conv-bg'); // same session id, another tenant
+  const res = await fetch(`${r.url}/v1/responses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${owner.apiKey}`, 'content-type': 'application/json', 'X-Session-ID': 'conv-bg' },
+    body: JSON.stringify({ input: 'Take your time', background: true }),
+  });
+  expect(res.status).toBe(200);
+  expect(((await res.json()) as { status: string }).status).toBe('queued');
+  await until(c.frames, (f) => f.type === 'done');
+  const frames = tokenFrames(c);
+  expect(frames.at(-1)).toEqual({ type: 'done', session: 'conv-bg' });
+  expect(
+    frames
+      .slice(0, -1)
+      .map((f) => f.content)
+      .join(''),
+  ).toBe('Answered later, streamed live.');
+  await publishDispatch(h.db, 'marker-bg');
+  await until(cx.frames, (f) => f.type === 'agent_dispatch' && f.action === 'marker-bg');
+  expect(tokenFrames(cx)).toEqual([]);
+  for (const x of [c, cx]) x.ws.close();
 });
