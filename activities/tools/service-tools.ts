@@ -13,6 +13,8 @@ import { webSearch } from '../web/web-search';
 import { toolAppContext } from './context';
 import { defineToolDef, type ToolDef } from './types';
 import { waitSeconds } from '../../schema/common';
+import { Filter, RankingOptions, SearchRequest, SearchResultsPage, VectorStoreId } from '../../schema/vector-stores';
+import { resultsPage, searchableStores, searchVectorStores } from '../vector-stores/search';
 
 const FINAL = new Set(['completed', 'failed', 'cancelled']);
 
@@ -132,6 +134,39 @@ export const SERVICE_TOOLS: ToolDef[] = [
         spaceId: args.space_id,
         sourceKind: args.source_kind,
       }),
+  }),
+  defineToolDef({
+    name: 'vector_store_search',
+    title: 'Vector store search',
+    description:
+      "Search one or more of the tenant's vector stores (same as POST /v1/vector_stores/{id}/search): chunks of their files ranked by full text and embeddings, filtered by file attributes, scores 0-1.",
+    input: z.object({
+      vector_store_ids: z.array(VectorStoreId).min(1).max(10),
+      query: SearchRequest.shape.query,
+      max_num_results: z.number().int().min(1).max(50).default(10),
+      filters: Filter.optional(),
+      ranking_options: RankingOptions.optional(),
+    }),
+    output: SearchResultsPage,
+    readOnly: true,
+    destructive: false,
+    external: false,
+    scope: 'runtime:chat',
+    group: 'knowledge',
+    run: async (args, ctx) => {
+      const tenantId = ctx.principal.tenantId;
+      await searchableStores(ctx.deps.db, tenantId, args.vector_store_ids, (k) => `vector_store_ids.${k}`);
+      const queries = typeof args.query === 'string' ? [args.query] : args.query;
+      const hits = await searchVectorStores(ctx.deps, {
+        tenantId,
+        storeIds: args.vector_store_ids,
+        queries,
+        limit: args.max_num_results,
+        filter: args.filters,
+        ranking: args.ranking_options,
+      });
+      return resultsPage(queries, hits);
+    },
   }),
   defineToolDef({
     name: 'memory_write',

@@ -1,10 +1,18 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../schema/config';
+import { AppError } from '../../schema/errors';
 import type { Filter, RankingOptions } from '../../schema/vector-stores';
 import { embedTexts } from '../knowledge/embeddings';
 import { fuseRankings } from '../knowledge/fusion';
 import type { Db } from '../store/db';
-import { chunksById, storesHaveVectors, textRanking, touchVectorStores, vectorRanking } from '../store/vector-stores';
+import {
+  chunksById,
+  getVectorStore,
+  storesHaveVectors,
+  textRanking,
+  touchVectorStores,
+  vectorRanking,
+} from '../store/vector-stores';
 import { unit } from '.';
 
 /** Candidates each ranking contributes per query, before fusion. */
@@ -79,4 +87,49 @@ export async function searchVectorStores(
     attributes: h.attributes,
     text: h.text,
   }));
+}
+
+/** The 400 of a search of an expired store, naming where its id was given. */
+export function expiredStore(id: string, path: string): AppError {
+  return new AppError(
+    'invalid_request',
+    `Vector store ${id} has expired (expires_after): create a new one, or set expires_after on a store before it expires.`,
+    { details: [{ path, message: 'vector store expired' }] },
+  );
+}
+
+/**
+ * Checks that every store is the tenant's and not expired, before a search.
+ * @throws AppError not_found (unknown or another tenant's) or invalid_request (expired), naming `pathOf(k)`
+ */
+export async function searchableStores(db: Db, tenantId: string, ids: string[], pathOf: (k: number) => string) {
+  for (const [k, id] of ids.entries()) {
+    const store = await getVectorStore(db, tenantId, id);
+    if (!store)
+      throw new AppError(
+        'not_found',
+        `${pathOf(k)}: no vector store '${id}' among yours (see GET /v1/vector_stores).`,
+        {
+          details: [{ path: pathOf(k), message: 'unknown vector store' }],
+        },
+      );
+    if (store.expired) throw expiredStore(id, pathOf(k));
+  }
+}
+
+/** OpenAI's search results page (one page: every result asked for). */
+export function resultsPage(queries: string[], hits: VectorSearchHit[]) {
+  return {
+    object: 'vector_store.search_results.page' as const,
+    search_query: queries,
+    data: hits.map((h) => ({
+      file_id: h.file_id,
+      filename: h.filename,
+      score: h.score,
+      attributes: h.attributes,
+      content: [{ type: 'text' as const, text: h.text }],
+    })),
+    has_more: false,
+    next_page: null,
+  };
 }

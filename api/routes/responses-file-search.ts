@@ -1,12 +1,10 @@
 import type { ModelRequest } from '../../activities/providers/types';
-import { getVectorStore } from '../../activities/store/vector-stores';
-import { searchVectorStores, type VectorSearchHit } from '../../activities/vector-stores/search';
+import { searchableStores, searchVectorStores, type VectorSearchHit } from '../../activities/vector-stores/search';
 import type { PersonaMessage } from '../../schema/chat';
 import { AppError } from '../../schema/errors';
 import type { CreateResponseRequest, FileSearchTool } from '../../schema/responses';
 import type { AppContext } from '../context';
 import { lastUserText, withContext } from './chat-search';
-import { expiredStore } from './vector-stores';
 import { itemId, type AnswerLead, type FileSearchCall } from './responses-items';
 
 /** Results a file_search tool gives the lane when it does not say (`max_num_results`). */
@@ -55,15 +53,12 @@ export async function runFileSearch(
   const found = fileSearchToolOf(o.body);
   if (!found) return undefined;
   const { tool, at } = found;
-  for (const [k, id] of tool.vector_store_ids.entries()) {
-    const path = `body.tools.${at}.vector_store_ids.${k}`;
-    const store = await getVectorStore(ctx.deps.db, o.tenantId, id);
-    if (!store)
-      throw new AppError('not_found', `${path}: no vector store '${id}' among yours (see GET /v1/vector_stores).`, {
-        details: [{ path, message: 'unknown vector store' }],
-      });
-    if (store.expired) throw expiredStore(id, path);
-  }
+  await searchableStores(
+    ctx.deps.db,
+    o.tenantId,
+    tool.vector_store_ids,
+    (k) => `body.tools.${at}.vector_store_ids.${k}`,
+  );
   const query = lastUserText(o.messages).trim().slice(0, MAX_QUERY);
   if (!query)
     throw new AppError('invalid_request', 'file_search: there is no user message with text to search for.', {

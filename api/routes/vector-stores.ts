@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { searchVectorStores } from '../../activities/vector-stores/search';
+import { resultsPage, searchableStores, searchVectorStores } from '../../activities/vector-stores/search';
 import {
   addVectorStoreFiles,
   cancelFileBatch,
@@ -289,13 +289,13 @@ export function vectorStoreRoutes(): RouteSpec[] {
       responses: { 400: 'The vector store has expired.' },
       example: { query: 'What is the refund policy?', max_num_results: 5 },
       handler: async (ctx: AppContext, { params, body }) => {
-        const store = await storeOf(ctx, params.id);
-        if (store.expired) throw expiredStore(params.id, 'params.id');
+        const tenantId = principalOf(ctx).tenantId;
+        await searchableStores(ctx.deps.db, tenantId, [params.id], () => 'params.id');
         const queries = typeof body.query === 'string' ? [body.query] : body.query;
         const abort = abortOnDisconnect(ctx);
         const hits = await unlessClientGone(abort, () =>
           searchVectorStores(ctx.deps, {
-            tenantId: principalOf(ctx).tenantId,
+            tenantId,
             storeIds: [params.id],
             queries,
             limit: body.max_num_results,
@@ -304,19 +304,7 @@ export function vectorStoreRoutes(): RouteSpec[] {
             signal: abort.signal,
           }),
         );
-        return {
-          object: 'vector_store.search_results.page' as const,
-          search_query: queries,
-          data: hits.map((h) => ({
-            file_id: h.file_id,
-            filename: h.filename,
-            score: h.score,
-            attributes: h.attributes,
-            content: [{ type: 'text' as const, text: h.text }],
-          })),
-          has_more: false,
-          next_page: null,
-        };
+        return resultsPage(queries, hits);
       },
     }),
     defineRoute({
@@ -522,12 +510,3 @@ export function vectorStoreRoutes(): RouteSpec[] {
  * their default 5 s): files are usually read within a second.
  */
 const pollAfter = (ctx: AppContext) => ctx.set('openai-poll-after-ms', '500');
-
-/** The 400 of a search of an expired store. */
-export function expiredStore(id: string, path: string): AppError {
-  return new AppError(
-    'invalid_request',
-    `Vector store ${id} has expired (expires_after): create a new one, or set expires_after on a store before it expires.`,
-    { details: [{ path, message: 'vector store expired' }] },
-  );
-}

@@ -1,3 +1,5 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import OpenAI, { toFile } from 'openai';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { sql } from 'slonik';
@@ -323,7 +325,11 @@ test('PDF and DOCX files are read; with the embeddings provider failing, files a
       maxRetries: 0,
     });
     const pdf = await upload(await makePdf([['Quarterly revenue grew by eleven percent.']], 'Q3'), 'q3.pdf', c);
-    const docx = await upload(await makeDocx('Keeper', ['The lighthouse keeper rows out on Tuesdays.']), 'keeper.docx', c);
+    const docx = await upload(
+      await makeDocx('Keeper', ['The lighthouse keeper rows out on Tuesdays.']),
+      'keeper.docx',
+      c,
+    );
     const store = await c.vectorStores.create({ name: 'documents', file_ids: [pdf.id, docx.id] });
     const done = await settled(store.id, c);
     expect(done.file_counts).toMatchObject({ completed: 2, failed: 0 });
@@ -343,5 +349,43 @@ test('PDF and DOCX files are read; with the embeddings provider failing, files a
   } finally {
     await other.close();
     await failing.close();
+  }
+});
+
+test('MCP: vector_store_search searches several stores as the route does; a foreign store is a tool error naming it', async () => {
+  const a = await client.vectorStores.create({ name: 'a', file_ids: [(await upload(HANDBOOK, 'handbook.md')).id] });
+  const b = await client.vectorStores.create({ name: 'b', file_ids: [(await upload(RECIPES, 'recipes.txt')).id] });
+  await settled(a.id);
+  await settled(b.id);
+  const mcp = new Client({ name: 'svc-test', version: '1.0.0' });
+  await mcp.connect(
+    new StreamableHTTPClientTransport(new URL(`${h.url}/v1/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${key}` } },
+    }),
+  );
+  try {
+    const listed = await mcp.listTools();
+    expect(listed.tools.map((t) => t.name)).toContain('vector_store_search');
+    const r = await mcp.callTool({
+      name: 'vector_store_search',
+      arguments: { vector_store_ids: [a.id, b.id], query: 'bake bread vault', max_num_results: 5 },
+    });
+    expect(r.isError).toBeFalsy();
+    const page = r.structuredContent as { object: string; data: Array<{ filename: string }> };
+    expect(page.object).toBe('vector_store.search_results.page');
+    expect(new Set(page.data.map((d) => d.filename))).toEqual(new Set(['handbook.md', 'recipes.txt']));
+    const theirs = await new OpenAI({
+      baseURL: `${h.url}/v1`,
+      apiKey: (await h.key(['runtime:chat'])).apiKey,
+      maxRetries: 0,
+    }).vectorStores.create({ name: 'theirs' });
+    const refused = await mcp.callTool({
+      name: 'vector_store_search',
+      arguments: { vector_store_ids: [a.id, theirs.id], query: 'x' },
+    });
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused.content)).toContain('vector_store_ids.1');
+  } finally {
+    await mcp.close();
   }
 });

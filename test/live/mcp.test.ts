@@ -50,8 +50,9 @@ test('the SDK client initializes on 2025-11-25, lists tools with both schemas an
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name);
   expect(names).toEqual(expect.arrayContaining([...SIX, 'quest_scaffold', 'temporal_coordinate', 'calculator']));
-  // The six runtime tools, 23 compilers, 8 commons tools and the 7 web/knowledge/task tools of runtime:chat or any key.
-  expect(names.length).toBe(6 + 23 + 8 + 7);
+  // The six runtime tools, 23 compilers, 8 commons tools and the 8 web/knowledge/vector store/task tools of
+  // runtime:chat or any key.
+  expect(names.length).toBe(6 + 23 + 8 + 8);
   const writes = ['memory_write', 'task_create', 'task_execute'];
   for (const t of tools.filter((x) => !writes.includes(x.name))) {
     expect({
