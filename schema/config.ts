@@ -55,10 +55,12 @@ export const EnvSchema = z.object({
     .int()
     .min(1024)
     .default(32 * 1024 * 1024),
+  // At most 255 MiB, as SVC_UPLOADS_FILE_LIMIT: an uploaded file kept in /v1/files is read back as hex text.
   SVC_UPLOAD_LIMIT: z.coerce
     .number()
     .int()
     .min(1024)
+    .max(255 * 1024 * 1024)
     .default(20 * 1024 * 1024),
   // Requests one batch (/v1/batches) may hold, and how many of a batch's requests a worker answers at once.
   SVC_BATCH_MAX_REQUESTS: z.coerce.number().int().min(1).max(50_000).default(10_000),
@@ -72,6 +74,14 @@ export const EnvSchema = z.object({
     .int()
     .min(1024)
     .default(1024 * 1024 * 1024),
+  // The largest file an Upload (/v1/uploads) may assemble, in bytes. At most 255 MiB: the service reads a stored
+  // file's bytea as hex text, and a string over V8's 536,870,888 characters (a file over ~256 MiB) cannot be made.
+  SVC_UPLOADS_FILE_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(255 * 1024 * 1024)
+    .default(128 * 1024 * 1024),
   // The data-segment cap of each PDF/DOCX reading process (activities/web/extract-pool.ts), in MiB; 0: no cap.
   // Node alone reserves ~520 MiB of it on start, so the floor is 1024.
   SVC_EXTRACT_MEMORY_MB: z.coerce
@@ -228,6 +238,8 @@ export interface Config {
   batch: { maxRequests: number; concurrency: number; maxRunning: number; windowSeconds: number };
   /** SVC_FILES_TENANT_LIMIT: bytes one tenant's stored files may hold. */
   filesTenantLimit: number;
+  /** SVC_UPLOADS_FILE_LIMIT: bytes one file assembled by an Upload (/v1/uploads) may hold. */
+  uploadsFileLimit: number;
   /** SVC_EXTRACT_MEMORY_MB */
   extractMemoryMb: number;
   /** true = all private addresses, a list = these addresses/CIDRs/hosts only, false = none. */
@@ -339,6 +351,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     chatBodyLimit: e.SVC_CHAT_BODY_LIMIT,
     uploadLimit: e.SVC_UPLOAD_LIMIT,
     filesTenantLimit: e.SVC_FILES_TENANT_LIMIT,
+    uploadsFileLimit: e.SVC_UPLOADS_FILE_LIMIT,
     batch: {
       maxRequests: e.SVC_BATCH_MAX_REQUESTS,
       concurrency: e.SVC_BATCH_CONCURRENCY,

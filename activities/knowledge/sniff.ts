@@ -4,14 +4,17 @@ import type { SupportedMediaType } from '../../schema/knowledge';
 
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
-/** Decodes text bytes (UTF-8, or UTF-16 with a BOM); null when the bytes are not text. */
-export function decodeText(buf: Uint8Array): string | null {
+/**
+ * Decodes text bytes (UTF-8, or UTF-16 with a BOM); null when the bytes are not text. `head`: the bytes are the start
+ * of a longer file (a character cut at their end is not a reason to say they are not text).
+ */
+export function decodeText(buf: Uint8Array, head = false): string | null {
   if (buf.length >= 2 && buf[0] === 0xff && buf[1] === 0xfe) return new TextDecoder('utf-16le').decode(buf.subarray(2));
   if (buf.length >= 2 && buf[0] === 0xfe && buf[1] === 0xff) return new TextDecoder('utf-16be').decode(buf.subarray(2));
   if (buf.subarray(0, 8192).includes(0)) return null;
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(buf);
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(buf, { stream: head });
   } catch {
     return null;
   }

@@ -8,11 +8,12 @@ const MAX_ROUNDS = 100;
 export function createMaintenanceActivities(deps: ActivityDeps) {
   return {
     /**
-     * Deletes expired stored responses (with a background response's events), expired files and expired stored chat
-     * completions of every tenant, a thousand rows a statement, heartbeating, until none is left or 100 rounds ran.
+     * Deletes expired stored responses (with a background response's events), expired files, expired stored chat
+     * completions, expired uploads' parts and old upload rows of every tenant, a thousand rows a statement,
+     * heartbeating, until none is left or 100 rounds ran.
      */
     async sweepExpired(): Promise<Swept> {
-      const total: Swept = { responses: 0, files: 0, chatCompletions: 0 };
+      const total: Swept = { responses: 0, files: 0, chatCompletions: 0, uploadParts: 0, uploads: 0 };
       const kinds = Object.keys(total) as Array<keyof Swept>;
       for (let round = 0; round < MAX_ROUNDS; round++) {
         const r = await sweepExpiredOnce(deps.db);
@@ -21,7 +22,7 @@ export function createMaintenanceActivities(deps: ActivityDeps) {
         if (kinds.every((k) => r[k] < SWEEP_CHUNK)) break;
       }
       if (kinds.some((k) => total[k] > 0))
-        deps.log.info(total, 'expired responses, files and chat completions removed');
+        deps.log.info(total, 'expired responses, files, chat completions and uploads removed');
       return total;
     },
   };

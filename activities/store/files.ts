@@ -1,4 +1,4 @@
-import { sql, type DatabasePool } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { cursorAfter } from './cursor';
 import { randomToken } from './ids';
@@ -20,35 +20,74 @@ const COLS = sql.fragment`id, filename, purpose, content_type, size_bytes,
 const LIVE = sql.fragment`(expires_at IS NULL OR expires_at > now())`;
 
 /**
- * Stores a file of the tenant unless its live files would then hold more than `tenantLimit` bytes (one statement: the
- * sum and the insert, under a per-tenant lock so two uploads cannot both pass the check). The tenant's expired files
- * are removed on the way.
+ * Takes the tenant's files lock for the rest of the transaction (file uploads, upload parts and completions of one
+ * tenant wait for each other; taken again in the same transaction it is already held), removing the tenant's expired
+ * files and the parts of its expired uploads on the way.
+ */
+export async function lockTenantFiles(tx: CommonQueryMethods, tenantId: string): Promise<void> {
+  await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtextextended(${tenantId}, 1106))`);
+  await tx.query(sql.unsafe`DELETE FROM files WHERE tenant_id = ${tenantId} AND expires_at <= now()`);
+  await tx.query(sql.unsafe`
+    DELETE FROM upload_parts p USING uploads u
+    WHERE p.tenant_id = ${tenantId} AND u.id = p.upload_id AND u.expires_at <= now()`);
+}
+
+/**
+ * Bytes the tenant holds against SVC_FILES_TENANT_LIMIT: its live files and the parts of its pending uploads (but
+ * `exceptUpload`'s, whose parts are becoming a file). Read under `lockTenantFiles`.
+ */
+export async function heldBytes(tx: CommonQueryMethods, tenantId: string, exceptUpload?: string): Promise<number> {
+  return tx.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`
+    SELECT (SELECT coalesce(sum(size_bytes), 0) FROM files WHERE tenant_id = ${tenantId})
+      + (SELECT coalesce(sum(p.size_bytes), 0) FROM upload_parts p JOIN uploads u ON u.id = p.upload_id
+         WHERE p.tenant_id = ${tenantId} AND u.status = 'pending' AND u.expires_at > now()
+           AND u.id IS DISTINCT FROM ${exceptUpload ?? null})::int8 AS n`);
+}
+
+/** A new file's bytes: given, or the parts of an upload of the tenant joined in the database in the order listed. */
+export type FileBytes = Buffer | { uploadId: string; partIds: readonly string[]; size: number };
+
+/**
+ * Stores a file of the tenant unless what it holds (`heldBytes`) would then be more than `tenantLimit` bytes (the sum
+ * and the insert under the tenant's files lock, so two uploads cannot both pass the check). The tenant's expired files
+ * are removed on the way. The bytes of an upload's parts are joined by the insert itself (they never leave the
+ * database); those parts are not counted as held. `db` may be a transaction the caller already locked in.
  * @returns the new file, or `{ over: bytes held }` when it does not fit
  */
 export async function createFile(
-  db: DatabasePool,
+  db: CommonQueryMethods,
   f: {
     tenantId: string;
     filename: string;
     purpose: string;
     contentType: string;
-    bytes: Buffer;
+    bytes: FileBytes;
     expiresInSeconds?: number;
     tenantLimit: number;
   },
 ): Promise<FileRow | { over: number }> {
   const id = `file-${randomToken(24)}`;
+  const parts = Buffer.isBuffer(f.bytes) ? null : f.bytes;
+  const size = parts ? parts.size : (f.bytes as Buffer).length;
+  const expires =
+    f.expiresInSeconds !== undefined ? sql.fragment`now() + make_interval(secs => ${f.expiresInSeconds})` : null;
   return db.transaction(async (tx) => {
-    await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtextextended(${f.tenantId}, 1106))`);
-    await tx.query(sql.unsafe`DELETE FROM files WHERE tenant_id = ${f.tenantId} AND expires_at <= now()`);
-    const held = await tx.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`
-      SELECT coalesce(sum(size_bytes), 0)::int8 AS n FROM files WHERE tenant_id = ${f.tenantId}`);
-    if (held + f.bytes.length > f.tenantLimit) return { over: held };
+    await lockTenantFiles(tx, f.tenantId);
+    const held = await heldBytes(tx, f.tenantId, parts?.uploadId);
+    if (held + size > f.tenantLimit) return { over: held };
+    if (!parts)
+      return tx.one(sql.type(FileRow)`
+        INSERT INTO files (id, tenant_id, filename, purpose, content_type, size_bytes, bytes, expires_at)
+        VALUES (${id}, ${f.tenantId}, ${f.filename}, ${f.purpose}, ${f.contentType}, ${size},
+          ${sql.binary(f.bytes as Buffer)}, ${expires})
+        RETURNING ${COLS}`);
     return tx.one(sql.type(FileRow)`
       INSERT INTO files (id, tenant_id, filename, purpose, content_type, size_bytes, bytes, expires_at)
-      VALUES (${id}, ${f.tenantId}, ${f.filename}, ${f.purpose}, ${f.contentType}, ${f.bytes.length},
-        ${sql.binary(f.bytes)},
-        ${f.expiresInSeconds !== undefined ? sql.fragment`now() + make_interval(secs => ${f.expiresInSeconds})` : null})
+      SELECT ${id}, ${f.tenantId}, ${f.filename}, ${f.purpose}, ${f.contentType}, ${size},
+        string_agg(p.bytes, ''::bytea ORDER BY o.n), ${expires}
+      FROM unnest(${sql.array([...parts.partIds], 'text')}) WITH ORDINALITY AS o(id, n)
+      JOIN upload_parts p ON p.id = o.id
+      WHERE p.tenant_id = ${f.tenantId} AND p.upload_id = ${parts.uploadId}
       RETURNING ${COLS}`);
   });
 }

@@ -37,15 +37,26 @@ export function fileObject(f: FileRow): z.output<typeof FileObject> {
   };
 }
 
-/** What a stored file's bytes are: their signature's type, else text, else octet-stream (never the name's claim). */
-async function contentTypeOf(bytes: Buffer): Promise<string> {
+/** The 413 of a file (or an upload's part) that would take the tenant's files past SVC_FILES_TENANT_LIMIT. */
+export function overTenantLimit(limit: number, held: number): AppError {
+  return new AppError(
+    'payload_too_large',
+    `Your files would hold more than ${limit} bytes (SVC_FILES_TENANT_LIMIT; ${held} held now, pending uploads' parts included): delete files you no longer need.`,
+  );
+}
+
+/**
+ * What a stored file's bytes are: their signature's type, else text, else octet-stream (never the name's claim).
+ * `head`: the bytes are the start of the file (an upload's parts are told by their first bytes).
+ */
+export async function contentTypeOf(bytes: Buffer, head = false): Promise<string> {
   const found = await fileTypeFromBuffer(bytes);
   if (found) return found.mime;
-  return decodeText(bytes) !== null ? 'text/plain' : 'application/octet-stream';
+  return decodeText(bytes, head) !== null ? 'text/plain' : 'application/octet-stream';
 }
 
 /** A file name as stored and sent back: no path, no control characters, at most 255 characters. */
-function cleanName(name: string | undefined): string {
+export function cleanName(name: string | undefined): string {
   const base = (name ?? '').split(/[\\/]/).pop() ?? '';
   const clean = base
     .replace(/\p{Cc}+/gu, ' ')
@@ -112,11 +123,7 @@ export function fileRoutes(): RouteSpec[] {
           expiresInSeconds,
           tenantLimit: config.filesTenantLimit,
         });
-        if ('over' in stored)
-          throw new AppError(
-            'payload_too_large',
-            `Your files would hold more than ${config.filesTenantLimit} bytes (SVC_FILES_TENANT_LIMIT; ${stored.over} held now): delete files you no longer need.`,
-          );
+        if ('over' in stored) throw overTenantLimit(config.filesTenantLimit, stored.over);
         return fileObject(stored);
       },
     }),

@@ -10,6 +10,7 @@ import { moderationRoutes } from './moderations';
 import { audioRoutes } from './audio';
 import { webhookRoutes } from './webhooks';
 import { fileRoutes } from './files';
+import { uploadRoutes } from './uploads';
 import { vectorStoreRoutes } from './vector-stores';
 import { batchRoutes } from './batches';
 import { conversationRoutes } from './conversations';
@@ -52,6 +53,7 @@ export function allRoutes(): RouteSpec[] {
     ...audioRoutes(),
     ...webhookRoutes(),
     ...fileRoutes(),
+    ...uploadRoutes(),
     ...batchRoutes(),
     ...conversationRoutes(),
     ...tasksRoutes(),

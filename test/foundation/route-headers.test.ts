@@ -61,6 +61,7 @@ test('idempotency is a route flag: exactly the retry-safe creates and the tick d
     'post /v1/swarm/run',
     'post /v1/tools/execute-plan',
     'post /v1/tools/plan',
+    'post /v1/uploads',
     'post /v1/vector_stores',
     'post /v1/vector_stores/:id/file_batches',
     'post /v1/vector_stores/:id/files',
