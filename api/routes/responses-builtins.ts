@@ -1,8 +1,5 @@
-import type { ModelRequest } from '../../activities/providers/types';
-import type { PersonaMessage } from '../../schema/chat';
-import type { CreateResponseRequest } from '../../schema/responses';
 import type { AppContext } from '../context';
-import { fileSearchLead, runFileSearch, type FileSearch } from './responses-file-search';
+import { fileSearchLead, runFileSearch, type BuiltinInput, type FileSearch } from './responses-file-search';
 import type { AnswerLead } from './responses-items';
 import { runWebSearch, webSearchLead, type WebSearch } from './responses-web-search';
 
@@ -19,16 +16,7 @@ export interface BuiltinResults {
  * Runs the request's built-in tools, each at most once, before the lane: file search, then web search; their results
  * go before the lane (after the persona's system message). @throws AppError as runFileSearch and runWebSearch
  */
-export async function runBuiltins(
-  ctx: AppContext,
-  o: {
-    tenantId: string;
-    body: CreateResponseRequest;
-    messages: PersonaMessage[];
-    req: ModelRequest;
-    signal: AbortSignal;
-  },
-): Promise<BuiltinResults | undefined> {
+export async function runBuiltins(ctx: AppContext, o: BuiltinInput): Promise<BuiltinResults | undefined> {
   if (!o.body.tools?.some((t) => t.type !== 'function' && t.type !== 'custom')) return undefined;
   const file = await runFileSearch(ctx, o);
   const web = await runWebSearch(ctx, o);

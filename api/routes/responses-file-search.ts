@@ -5,7 +5,17 @@ import { AppError } from '../../schema/errors';
 import type { CreateResponseRequest, FileSearchTool } from '../../schema/responses';
 import type { AppContext } from '../context';
 import { lastUserText, withContext } from './chat-search';
-import { itemId, type AnswerLead, type FileSearchCall } from './responses-items';
+import { itemId, searchLead, type AnswerLead, type FileSearchCall } from './responses-items';
+
+/** What a built-in tool runs on: the tenant, the request, its messages (the last user text) and the lane request. */
+export interface BuiltinInput {
+  tenantId: string;
+  body: CreateResponseRequest;
+  messages: PersonaMessage[];
+  /** The lane's request: the tool's results are put before it. */
+  req: ModelRequest;
+  signal: AbortSignal;
+}
 
 /** Results a file_search tool gives the lane when it does not say (`max_num_results`). */
 export const FILE_SEARCH_RESULTS = 10;
@@ -40,16 +50,7 @@ export function fileSearchToolOf(b: CreateResponseRequest): { tool: FileSearchTo
  * `include` asks for `file_search_call.results`).
  * @throws AppError not_found (a store not the tenant's) or invalid_request (expired; no user text), naming the field
  */
-export async function runFileSearch(
-  ctx: AppContext,
-  o: {
-    tenantId: string;
-    body: CreateResponseRequest;
-    messages: PersonaMessage[];
-    req: ModelRequest;
-    signal?: AbortSignal;
-  },
-): Promise<FileSearch | undefined> {
+export async function runFileSearch(ctx: AppContext, o: BuiltinInput): Promise<FileSearch | undefined> {
   const found = fileSearchToolOf(o.body);
   if (!found) return undefined;
   const { tool, at } = found;
@@ -120,17 +121,5 @@ export function fileCitations(text: string, search: FileSearch): FileCitation[] 
 
 /** A file search as the answer's lead: its item first, its events, and the answer's citations of it. */
 export function fileSearchLead(search: FileSearch | undefined): AnswerLead | undefined {
-  if (!search) return undefined;
-  return {
-    items: [search.item],
-    emit(emit, first) {
-      const at = { output_index: first, item_id: search.item.id };
-      emit('response.output_item.added', { output_index: first, item: { ...search.item, status: 'in_progress' } });
-      emit('response.file_search_call.in_progress', at);
-      emit('response.file_search_call.searching', at);
-      emit('response.file_search_call.completed', at);
-      emit('response.output_item.done', { output_index: first, item: search.item });
-    },
-    annotate: (text) => fileCitations(text, search),
-  };
+  return search && searchLead(search.item, (text) => fileCitations(text, search));
 }

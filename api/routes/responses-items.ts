@@ -288,6 +288,23 @@ export interface FileSearchCall {
 }
 
 /**
+ * A search made before the lane (file_search_call, web_search_call) as the answer's lead: its item, OpenAI's events for
+ * it (added, in_progress, searching, completed, done), and the annotations it gives the answer's text.
+ */
+export function searchLead(item: FileSearchCall | WebSearchCall, annotate: (text: string) => unknown[]): AnswerLead {
+  return {
+    items: [item],
+    emit(emit, first) {
+      const at = { output_index: first, item_id: item.id };
+      emit('response.output_item.added', { output_index: first, item: { ...item, status: 'in_progress' } });
+      for (const phase of ['in_progress', 'searching', 'completed']) emit(`response.${item.type}.${phase}`, at);
+      emit('response.output_item.done', { output_index: first, item });
+    },
+    annotate,
+  };
+}
+
+/**
  * What an answer starts with, before the lane's own output (a file search done before the lane was called): its
  * items, their stream events, and the annotations they give the answer's text.
  */

@@ -1,9 +1,8 @@
-import type { ModelRequest } from '../../activities/providers/types';
-import type { PersonaMessage } from '../../schema/chat';
 import type { CreateResponseRequest, WebSearchTool } from '../../schema/responses';
 import type { AppContext } from '../context';
 import { citationsIn, searchForChat, withSearchResults, type ChatSearch } from './chat-search';
-import { itemId, type AnswerLead, type WebSearchCall } from './responses-items';
+import { itemId, searchLead, type AnswerLead, type WebSearchCall } from './responses-items';
+import type { BuiltinInput } from './responses-file-search';
 
 /** A response's web search: its output item and what the lane was given (for the answer's citations). */
 export interface WebSearch {
@@ -24,10 +23,7 @@ function webSearchToolOf(b: CreateResponseRequest): { tool: WebSearchTool; at: n
  * shown when `include` asks for `web_search_call.action.sources`).
  * @throws AppError as searchForChat (no user text 400 naming the tool; no engines 503; every engine failing 502)
  */
-export async function runWebSearch(
-  ctx: AppContext,
-  o: { body: CreateResponseRequest; messages: PersonaMessage[]; req: ModelRequest; signal: AbortSignal },
-): Promise<WebSearch | undefined> {
+export async function runWebSearch(ctx: AppContext, o: BuiltinInput): Promise<WebSearch | undefined> {
   const found = webSearchToolOf(o.body);
   if (!found) return undefined;
   const { tool, at } = found;
@@ -60,18 +56,10 @@ export async function runWebSearch(
 
 /** A web search as the answer's lead: its item, its events, and the answer's links to its results as citations. */
 export function webSearchLead(search: WebSearch | undefined): AnswerLead | undefined {
-  if (!search) return undefined;
-  return {
-    items: [search.item],
-    emit(emit, first) {
-      const at = { output_index: first, item_id: search.item.id };
-      emit('response.output_item.added', { output_index: first, item: { ...search.item, status: 'in_progress' } });
-      emit('response.web_search_call.in_progress', at);
-      emit('response.web_search_call.searching', at);
-      emit('response.web_search_call.completed', at);
-      emit('response.output_item.done', { output_index: first, item: search.item });
-    },
-    annotate: (text) =>
+  return (
+    search &&
+    searchLead(search.item, (text) =>
       citationsIn(text, search.found).map((c) => ({ type: 'url_citation' as const, ...c.url_citation })),
-  };
+    )
+  );
 }

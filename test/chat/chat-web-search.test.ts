@@ -1,11 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import OpenAI from 'openai';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai';
 import { startHarness, type Harness } from '../helpers/harness';
 import { contractErrors } from '../helpers/openai-contract';
-import { startPages, type PageServer } from '../web/pages';
+import { answerResults, startSearchEngine } from '../helpers/search-engine';
+import type { PageServer } from '../web/pages';
 
 // web_search_options on /v1/chat/completions: a real local SearXNG-format engine, the fake OpenAI-compatible lane
 // (which cites the first result it is given as a markdown link), the real database.
@@ -29,18 +27,14 @@ const RESULTS = [
 ];
 
 beforeAll(async () => {
-  engine = await startPages();
-  engine.route('/search', (q, res) => {
-    const query = new URL(q.url ?? '', 'http://x').searchParams.get('q') ?? '';
+  let configFile: string;
+  ({ engine, configFile } = await startSearchEngine((query, res) => {
     searches.push(query);
     if (/engine down/.test(query)) return void res.writeHead(500).end('down');
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results: RESULTS }));
-  });
+    answerResults(res, RESULTS);
+  }));
   fake = await startFakeOpenAI();
-  const dir = mkdtempSync(path.join(tmpdir(), 'svc-chat-search-'));
-  const file = path.join(dir, 'svc.yaml');
-  writeFileSync(file, `search:\n  engines:\n    - { name: local, type: searxng, base_url: "${engine.url}" }\n`);
-  h = await startHarness({ env: { SVC_CONFIG: file, OPENAI_BASE_URL: fake.url } });
+  h = await startHarness({ env: { SVC_CONFIG: configFile, OPENAI_BASE_URL: fake.url } });
   key = (await h.key(['runtime:chat'])).apiKey;
   client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 0 });
 });

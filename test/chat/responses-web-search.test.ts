@@ -1,12 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import OpenAI from 'openai';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai';
 import { startHarness, type Harness } from '../helpers/harness';
 import { contractErrors, streamEventErrors } from '../helpers/openai-contract';
 import { pollUntil } from '../helpers/poll';
-import { startPages, type PageServer } from '../web/pages';
+import { answerResults, startSearchEngine } from '../helpers/search-engine';
+import type { PageServer } from '../web/pages';
 
 // The Responses API's web_search tool: a real local SearXNG-format engine, the fake OpenAI-compatible lane (which cites
 // the first result it is given as a markdown link), the real database and a real worker for background responses.
@@ -25,16 +23,13 @@ const RESULTS = [
 ];
 
 beforeAll(async () => {
-  engine = await startPages();
-  engine.route('/search', (q, res) => {
-    searches.push(new URL(q.url ?? '', 'http://x').searchParams.get('q') ?? '');
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results: RESULTS }));
-  });
+  let configFile: string;
+  ({ engine, configFile } = await startSearchEngine((query, res) => {
+    searches.push(query);
+    answerResults(res, RESULTS);
+  }));
   fake = await startFakeOpenAI();
-  const dir = mkdtempSync(path.join(tmpdir(), 'svc-resp-search-'));
-  const file = path.join(dir, 'svc.yaml');
-  writeFileSync(file, `search:\n  engines:\n    - { name: local, type: searxng, base_url: "${engine.url}" }\n`);
-  h = await startHarness({ worker: true, env: { SVC_CONFIG: file, OPENAI_BASE_URL: fake.url } });
+  h = await startHarness({ worker: true, env: { SVC_CONFIG: configFile, OPENAI_BASE_URL: fake.url } });
   key = (await h.key(['runtime:chat'])).apiKey;
   client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 0 });
 });
