@@ -273,7 +273,7 @@ export async function vectorStoreFileContent(
  */
 export async function fileToIndex(
   db: DatabasePool,
-  o: { tenantId: string; storeId: string; fileId: string; generation: string },
+  o: FileGeneration,
 ): Promise<{ bytes: Buffer | null; maxTokens: number; overlapTokens: number } | null> {
   return db.maybeOne(sql.type(
     z.object({ bytes: z.instanceof(Buffer).nullable(), maxTokens: z.number(), overlapTokens: z.number() }),
@@ -285,43 +285,72 @@ export async function fileToIndex(
       AND v.generation = ${o.generation} AND v.status = 'in_progress'`);
 }
 
+/** Which generation of which file of which store (a newer add of the file supersedes it). */
+export interface FileGeneration {
+  tenantId: string;
+  storeId: string;
+  fileId: string;
+  generation: string;
+}
+
+/** The file's row while this generation is the current one and still `in_progress`. */
+const CURRENT = (o: FileGeneration) => sql.fragment`
+  tenant_id = ${o.tenantId} AND vector_store_id = ${o.storeId} AND id = ${o.fileId}
+  AND generation = ${o.generation} AND status = 'in_progress'`;
+
 /**
- * Writes an indexed file: its chunks (replacing an earlier generation's), its text and usage, status `completed`;
- * only while this generation is still `in_progress` (a cancel, a removal or a newer add wins).
+ * Begins (or begins again, after a retry) the reading of a file's generation: every chunk the file has is removed
+ * (an earlier generation's, or what an earlier attempt of this one wrote). @returns false when this generation is no
+ * longer the file's current one in progress (removed, added again, cancelled): nothing is to be written
+ */
+export async function startIndexing(db: DatabasePool, o: FileGeneration): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const held = await tx.exists(sql.unsafe`SELECT 1 FROM vector_store_files WHERE ${CURRENT(o)} FOR UPDATE`);
+    if (held)
+      await tx.query(sql.unsafe`
+        DELETE FROM vector_store_chunks
+        WHERE tenant_id = ${o.tenantId} AND vector_store_id = ${o.storeId} AND file_id = ${o.fileId}`);
+    return held;
+  });
+}
+
+/**
+ * Writes a group of a file's chunks (numbered from `from`) under its generation, while that generation is current
+ * and in progress. @returns false when it is not (nothing written)
+ */
+export async function writeChunks(
+  db: DatabasePool,
+  o: FileGeneration & { from: number; chunks: Array<{ text: string; embedding?: number[] }> },
+): Promise<boolean> {
+  if (!o.chunks.length) return true;
+  const rows = o.chunks.map((c, i) => ({ ord: o.from + i, text: c.text, embedding: c.embedding ?? null }));
+  const r = await db.query(sql.unsafe`
+    INSERT INTO vector_store_chunks (tenant_id, vector_store_id, file_id, generation, ord, text, embedding)
+    SELECT ${o.tenantId}, ${o.storeId}, ${o.fileId}, ${o.generation}, x.ord, x.text,
+      CASE WHEN x.embedding IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(x.embedding)::real) END
+    FROM jsonb_to_recordset(${sql.jsonb(rows)}) AS x(ord int, text text, embedding jsonb)
+    WHERE EXISTS (SELECT 1 FROM vector_store_files WHERE ${CURRENT(o)})`);
+  return r.rowCount > 0;
+}
+
+/**
+ * Ends the reading of a file's generation: its text and usage written, status `completed` (searches see its chunks
+ * from now on), any chunk of another generation removed; only while the generation is current and in progress.
  * @returns whether it was written
  */
 export async function finishIndexing(
   db: DatabasePool,
-  o: {
-    tenantId: string;
-    storeId: string;
-    fileId: string;
-    generation: string;
-    content: string;
-    chunks: Array<{ text: string; embedding?: number[] }>;
-  },
+  o: FileGeneration & { content: string; usageBytes: number },
 ): Promise<boolean> {
-  const usage = o.chunks.reduce((n, c) => n + Buffer.byteLength(c.text) + (c.embedding?.length ?? 0) * 4, 0);
   return db.transaction(async (tx) => {
-    const held = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
-      SELECT id FROM vector_store_files
-      WHERE tenant_id = ${o.tenantId} AND vector_store_id = ${o.storeId} AND id = ${o.fileId}
-        AND generation = ${o.generation} AND status = 'in_progress'
-      FOR UPDATE`);
-    if (!held) return false;
+    const r = await tx.query(sql.unsafe`
+      UPDATE vector_store_files SET status = 'completed', content = ${o.content}, usage_bytes = ${o.usageBytes}
+      WHERE ${CURRENT(o)}`);
+    if (!r.rowCount) return false;
     await tx.query(sql.unsafe`
-      DELETE FROM vector_store_chunks WHERE vector_store_id = ${o.storeId} AND file_id = ${o.fileId}`);
-    if (o.chunks.length)
-      await tx.query(sql.unsafe`
-        INSERT INTO vector_store_chunks (tenant_id, vector_store_id, file_id, ord, text, embedding)
-        SELECT ${o.tenantId}, ${o.storeId}, ${o.fileId}, x.ord - 1, x.text,
-          CASE WHEN x.embedding IS NULL THEN NULL
-            ELSE ARRAY(SELECT jsonb_array_elements_text(x.embedding)::real) END
-        FROM jsonb_to_recordset(${sql.jsonb(o.chunks.map((c, i) => ({ ord: i + 1, text: c.text, embedding: c.embedding ?? null })))})
-          AS x(ord int, text text, embedding jsonb)`);
-    await tx.query(sql.unsafe`
-      UPDATE vector_store_files SET status = 'completed', content = ${o.content}, usage_bytes = ${usage}
-      WHERE vector_store_id = ${o.storeId} AND id = ${o.fileId}`);
+      DELETE FROM vector_store_chunks
+      WHERE tenant_id = ${o.tenantId} AND vector_store_id = ${o.storeId} AND file_id = ${o.fileId}
+        AND generation <> ${o.generation}`);
     return true;
   });
 }
@@ -444,7 +473,7 @@ function searchScope(o: { tenantId: string; storeIds: string[]; filter?: Filter 
   return sql.fragment`c.tenant_id = ${o.tenantId} AND c.vector_store_id = ANY(${sql.array(o.storeIds, 'text')})
     AND EXISTS (SELECT 1 FROM vector_store_files f
       WHERE f.vector_store_id = c.vector_store_id AND f.id = c.file_id AND f.tenant_id = ${o.tenantId}
-        AND f.status = 'completed' ${o.filter ? sql.fragment`AND (${filterCondition(o.filter)})` : sql.fragment``})`;
+        AND f.generation = c.generation AND f.status = 'completed' ${o.filter ? sql.fragment`AND (${filterCondition(o.filter)})` : sql.fragment``})`;
 }
 
 /**
@@ -504,7 +533,8 @@ export async function chunksById(db: DatabasePool, tenantId: string, ids: string
   const rows = await db.any(sql.type(ChunkHit)`
     SELECT c.id::text AS id, c.file_id, f.filename, f.attributes, c.text
     FROM vector_store_chunks c
-    JOIN vector_store_files f ON f.vector_store_id = c.vector_store_id AND f.id = c.file_id
+    JOIN vector_store_files f
+      ON f.vector_store_id = c.vector_store_id AND f.id = c.file_id AND f.generation = c.generation
     WHERE c.tenant_id = ${tenantId} AND c.id = ANY(${sql.array(ids, 'int8')})`);
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.flatMap((id) => byId.get(id) ?? []);

@@ -6,15 +6,20 @@ import { extractDocument } from '../knowledge/extract';
 import { embedTexts } from '../knowledge/embeddings';
 import { detectMediaType } from '../knowledge/sniff';
 import { decodeTokens, encodeText } from '../providers/token-count';
-import { failIndexing, finishIndexing, fileToIndex } from '../store/vector-stores';
+import {
+  failIndexing,
+  fileToIndex,
+  finishIndexing,
+  startIndexing,
+  writeChunks,
+  type FileGeneration,
+} from '../store/vector-stores';
 
-/** Which file of which store, and which generation of it (a newer add of the same file supersedes it). */
-export interface VectorFileRef {
-  tenantId: string;
-  storeId: string;
-  fileId: string;
-  generation: string;
-}
+/**
+ * Chunks embedded and written at a time: a file of megabytes (thousands of windows) is never held as one statement
+ * or one set of vectors (1,536 floats each), and the activity heartbeats between groups.
+ */
+export const CHUNK_GROUP = 256;
 
 /**
  * A text as OpenAI's vector stores chunk it: windows of at most `max` o200k tokens, each starting `max - overlap`
@@ -76,7 +81,7 @@ export function createVectorStoreActivities(deps: ActivityDeps) {
      * again, or its batch cancelled meanwhile.
      * @returns the file's status as this activity left it
      */
-    async indexVectorStoreFile(ref: VectorFileRef): Promise<'completed' | 'failed' | 'skipped'> {
+    async indexVectorStoreFile(ref: FileGeneration): Promise<'completed' | 'failed' | 'skipped'> {
       const ctx = Context.current();
       const file = await fileToIndex(deps.db, ref);
       if (!file) return 'skipped';
@@ -98,15 +103,21 @@ export function createVectorStoreActivities(deps: ActivityDeps) {
           return 'failed';
         }
         const windows = await tokenWindows(text, file.maxTokens, file.overlapTokens);
-        ctx.heartbeat();
-        const vectors = await embedChunks(deps, windows, ctx.cancellationSignal);
-        const written = await finishIndexing(deps.db, {
-          ...ref,
-          content: text,
-          chunks: windows.map((t, i) => ({ text: t, embedding: vectors?.[i] })),
-        });
+        if (!(await startIndexing(deps.db, ref))) return 'skipped';
+        let usageBytes = 0;
+        let embedded = 0;
+        for (let from = 0; from < windows.length; from += CHUNK_GROUP) {
+          ctx.heartbeat();
+          const group = windows.slice(from, from + CHUNK_GROUP);
+          const vectors = await embedChunks(deps, group, ctx.cancellationSignal);
+          if (vectors) embedded += group.length;
+          const chunks = group.map((t, i) => ({ text: t, embedding: vectors?.[i] }));
+          if (!(await writeChunks(deps.db, { ...ref, from, chunks }))) return 'skipped';
+          usageBytes += chunks.reduce((n, c) => n + Buffer.byteLength(c.text) + (c.embedding?.length ?? 0) * 4, 0);
+        }
+        const written = await finishIndexing(deps.db, { ...ref, content: text, usageBytes });
         deps.log.info(
-          { vector_store_id: ref.storeId, file_id: ref.fileId, chunks: windows.length, vectors: !!vectors, written },
+          { vector_store_id: ref.storeId, file_id: ref.fileId, chunks: windows.length, embedded, written },
           'vector store file indexed',
         );
         return written ? 'completed' : 'skipped';
@@ -116,7 +127,7 @@ export function createVectorStoreActivities(deps: ActivityDeps) {
     },
 
     /** Marks a file `failed` (server_error) when its indexing failed past its retries. */
-    async vectorStoreFileFailed(ref: VectorFileRef & { message: string }): Promise<void> {
+    async vectorStoreFileFailed(ref: FileGeneration & { message: string }): Promise<void> {
       await failIndexing(deps.db, { ...ref, error: { code: 'server_error', message: ref.message } });
     },
   };

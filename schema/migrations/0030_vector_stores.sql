@@ -47,12 +47,15 @@ CREATE INDEX vector_store_files_tenant_idx ON vector_store_files (tenant_id, vec
 CREATE INDEX vector_store_files_batch_idx ON vector_store_files (batch_id) WHERE batch_id IS NOT NULL;
 
 -- A file's chunks: the text, its full-text vector and, when the provider embedded it, its embedding (real[]: the
--- service does not depend on pgvector; cosine similarity is computed over one store's chunks).
+-- service does not depend on pgvector; cosine similarity is computed over one store's chunks). Chunks are written in
+-- groups as a file is read, under the file's generation: only the current generation's are ever searched, so a
+-- reading that lost to a newer add of the file can leave nothing visible behind.
 CREATE TABLE vector_store_chunks (
   id               bigserial PRIMARY KEY,
   tenant_id        text NOT NULL,
   vector_store_id  text NOT NULL,
   file_id          text NOT NULL,
+  generation       text NOT NULL,
   ord              integer NOT NULL,
   text             text NOT NULL,
   tsv              tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,

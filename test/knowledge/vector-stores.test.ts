@@ -145,6 +145,43 @@ test('static chunking: windows of at most max tokens, overlapping, the whole tex
   expect(JSON.stringify(bad.body.details)).toContain('chunk_overlap_tokens');
 });
 
+test('a long file is read in groups of chunks, every one embedded; a file added again mid-read ends with its new chunks only', async () => {
+  const words = Array.from({ length: 12_000 }, (_, i) => `w${i}`).join(' ');
+  const tokens = encode(words).length;
+  const f = await upload(words, 'long.txt');
+  const store = await client.vectorStores.create({ name: 'long' });
+  const staticChunks = { type: 'static' as const, static: { max_chunk_size_tokens: 100, chunk_overlap_tokens: 0 } };
+  const first = await client.vectorStores.files.createAndPoll(store.id, {
+    file_id: f.id,
+    chunking_strategy: staticChunks,
+  });
+  expect(first.status).toBe('completed');
+  const rows = async () =>
+    (
+      await h.db.query(sql.unsafe`
+        SELECT ord, generation, embedding IS NOT NULL AS embedded FROM vector_store_chunks
+        WHERE vector_store_id = ${store.id} ORDER BY ord`)
+    ).rows as Array<{ ord: number; generation: string; embedded: boolean }>;
+  const read = await rows();
+  expect(read.length).toBe(Math.ceil(tokens / 100));
+  expect(read.length).toBeGreaterThan(256); // more than one group
+  expect(read.map((r) => r.ord)).toEqual(read.map((_r, i) => i));
+  expect(read.every((r) => r.embedded)).toBe(true);
+  const found = await client.vectorStores.search(store.id, { query: 'w11999' });
+  expect(found.data[0].content[0].text).toContain('w11999');
+
+  // Added twice at once: the second add's generation wins, and only its chunks are left.
+  await client.vectorStores.files.create(store.id, { file_id: f.id, chunking_strategy: staticChunks });
+  const again = await client.vectorStores.files.createAndPoll(store.id, { file_id: f.id });
+  expect(again.status).toBe('completed');
+  await new Promise((r) => setTimeout(r, 1500)); // the first add's reading, if it still ran, has ended
+  const after = await rows();
+  expect(new Set(after.map((r) => r.generation)).size).toBe(1);
+  expect(after.length).toBe(Math.ceil((tokens - 800) / 400) + 1);
+  const hits = await client.vectorStores.search(store.id, { query: 'w5000', max_num_results: 50 });
+  expect(hits.data.length).toBeGreaterThan(0);
+});
+
 test('attributes filter searches (eq, gt, in, nin, and/or); updating them takes effect at once', async () => {
   const store = await client.vectorStores.create({ name: 'filtered' });
   const attrs: Array<Record<string, string | number | boolean>> = [
