@@ -74,6 +74,12 @@ export const EnvSchema = z.object({
     .int()
     .min(1024)
     .default(1024 * 1024 * 1024),
+  // What one tenant's vector stores (/v1/vector_stores) may hold in all (their files' chunks and vectors), in bytes.
+  SVC_VECTOR_STORES_TENANT_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(2 * 1024 * 1024 * 1024),
   // The largest file an Upload (/v1/uploads) may assemble, in bytes. At most 255 MiB: the service reads a stored
   // file's bytea as hex text, and a string over V8's 536,870,888 characters (a file over ~256 MiB) cannot be made.
   SVC_UPLOADS_FILE_LIMIT: z.coerce
@@ -236,6 +242,8 @@ export interface Config {
   uploadLimit: number;
   /** SVC_BATCH_MAX_REQUESTS, SVC_BATCH_CONCURRENCY, SVC_BATCH_MAX_RUNNING and SVC_BATCH_WINDOW_SECONDS. */
   batch: { maxRequests: number; concurrency: number; maxRunning: number; windowSeconds: number };
+  /** SVC_VECTOR_STORES_TENANT_LIMIT: bytes one tenant's vector stores may hold. */
+  vectorStoresTenantLimit: number;
   /** SVC_FILES_TENANT_LIMIT: bytes one tenant's stored files may hold. */
   filesTenantLimit: number;
   /** SVC_UPLOADS_FILE_LIMIT: bytes one file assembled by an Upload (/v1/uploads) may hold. */
@@ -351,6 +359,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     chatBodyLimit: e.SVC_CHAT_BODY_LIMIT,
     uploadLimit: e.SVC_UPLOAD_LIMIT,
     filesTenantLimit: e.SVC_FILES_TENANT_LIMIT,
+    vectorStoresTenantLimit: e.SVC_VECTOR_STORES_TENANT_LIMIT,
     uploadsFileLimit: e.SVC_UPLOADS_FILE_LIMIT,
     batch: {
       maxRequests: e.SVC_BATCH_MAX_REQUESTS,

@@ -140,13 +140,17 @@ export interface FileToAdd {
  * attributes and chunking, under a new generation), optionally as a new batch, in one transaction; each is then
  * `in_progress` until a workflow indexes it. The last entry for a file id counts.
  * @returns the rows, the new batch's id, and the generation to index; or the ids that are not the tenant's live
- * files (nothing is added); null when the store is not the tenant's
+ * files, or `{ over: bytes held }` when the tenant's stores hold `tenantLimit` already (nothing is added); null when
+ * the store is not the tenant's
  */
 export async function addVectorStoreFiles(
   db: DatabasePool,
-  o: { tenantId: string; storeId: string; files: FileToAdd[]; batch: boolean },
+  o: { tenantId: string; storeId: string; files: FileToAdd[]; batch: boolean; tenantLimit: number },
 ): Promise<
-  { rows: readonly VectorStoreFileRow[]; batchId: string | null; generation: string } | { missing: string[] } | null
+  | { rows: readonly VectorStoreFileRow[]; batchId: string | null; generation: string }
+  | { missing: string[] }
+  | { over: number }
+  | null
 > {
   const byId = new Map(o.files.map((f) => [f.fileId, f]));
   const list = [...byId.values()].map((f) => ({
@@ -168,6 +172,10 @@ export async function addVectorStoreFiles(
     const have = new Set(found);
     const missing = [...byId.keys()].filter((id) => !have.has(id));
     if (missing.length) return { missing };
+    // Files being read when the limit is reached still finish: the limit refuses new ones.
+    const held = await tx.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`
+      SELECT coalesce(sum(usage_bytes), 0)::int8 AS n FROM vector_store_files WHERE tenant_id = ${o.tenantId}`);
+    if (held >= o.tenantLimit) return { over: held };
     const batchId = o.batch ? `vsfb_${randomToken(24)}` : null;
     if (batchId)
       await tx.query(sql.unsafe`

@@ -149,8 +149,14 @@ async function addFiles(
   path: string,
 ): Promise<{ rows: readonly VectorStoreFileRow[]; batchId: string | null }> {
   const tenantId = principalOf(ctx).tenantId;
-  const added = await addVectorStoreFiles(ctx.deps.db, { tenantId, storeId, files, batch });
+  const limit = ctx.deps.config.vectorStoresTenantLimit;
+  const added = await addVectorStoreFiles(ctx.deps.db, { tenantId, storeId, files, batch, tenantLimit: limit });
   if (!added) throw unknownStore();
+  if ('over' in added)
+    throw new AppError(
+      'payload_too_large',
+      `Your vector stores hold ${added.over} bytes, the most they may (SVC_VECTOR_STORES_TENANT_LIMIT, ${limit}): remove files from stores, or delete stores you no longer need.`,
+    );
   if ('missing' in added)
     throw new AppError(
       'not_found',
@@ -191,7 +197,10 @@ export function vectorStoreRoutes(): RouteSpec[] {
         "Create a vector store (OpenAI's Vector Stores API), optionally with files of /v1/files (file_ids), read into it by a durable workflow.",
       body: CreateVectorStoreRequest,
       response: VectorStoreObject,
-      responses: { 404: 'A file_ids entry is not one of your files.' },
+      responses: {
+        404: 'A file_ids entry is not one of your files.',
+        413: 'Your vector stores hold SVC_VECTOR_STORES_TENANT_LIMIT already.',
+      },
       example: { name: 'Handbook', file_ids: ['file-abc123'] },
       handler: async (ctx: AppContext, { body }) => {
         const { db } = ctx.deps;
@@ -213,7 +222,8 @@ export function vectorStoreRoutes(): RouteSpec[] {
             'body.file_ids',
           ).catch(async (err: unknown) => {
             // A refused file refuses the request: no store is left behind.
-            if (err instanceof AppError && err.code === 'not_found') await deleteVectorStore(db, tenantId, id);
+            if (err instanceof AppError && (err.code === 'not_found' || err.code === 'payload_too_large'))
+              await deleteVectorStore(db, tenantId, id);
             throw err;
           });
         }
@@ -318,7 +328,10 @@ export function vectorStoreRoutes(): RouteSpec[] {
       params: StoreParams,
       body: CreateVectorStoreFileRequest,
       response: VectorStoreFileObject,
-      responses: { 404: 'Unknown vector store, or file_id is not one of your files.' },
+      responses: {
+        404: 'Unknown vector store, or file_id is not one of your files.',
+        413: 'Your vector stores hold SVC_VECTOR_STORES_TENANT_LIMIT already.',
+      },
       example: { file_id: 'file-abc123', attributes: { team: 'support' } },
       handler: async (ctx: AppContext, { params, body }) => {
         const { rows } = await addFiles(
@@ -430,7 +443,10 @@ export function vectorStoreRoutes(): RouteSpec[] {
       params: StoreParams,
       body: CreateFileBatchRequest,
       response: FileBatchObject,
-      responses: { 404: 'Unknown vector store, or a file is not one of your files.' },
+      responses: {
+        404: 'Unknown vector store, or a file is not one of your files.',
+        413: 'Your vector stores hold SVC_VECTOR_STORES_TENANT_LIMIT already.',
+      },
       example: { file_ids: ['file-abc123', 'file-def456'], attributes: { team: 'support' } },
       handler: async (ctx: AppContext, { params, body }) => {
         const files: FileToAdd[] = body.files

@@ -352,9 +352,12 @@ test('lists page with after; another tenant’s store, files and batches are 404
   expect(cleared.body).not.toHaveProperty('expires_after');
 });
 
-test('PDF and DOCX files are read; with the embeddings provider failing, files are read for full text and found', async () => {
+test('PDF and DOCX files are read; with the embeddings provider failing, files are read for full text; the tenant limit', async () => {
   const failing = await startFakeOpenAI({ embeddings: { status: 500 } });
-  const other = await startHarness({ worker: true, env: { OPENAI_BASE_URL: failing.url } });
+  const other = await startHarness({
+    worker: true,
+    env: { OPENAI_BASE_URL: failing.url, SVC_VECTOR_STORES_TENANT_LIMIT: '4096' },
+  });
   try {
     const c = new OpenAI({
       baseURL: `${other.url}/v1`,
@@ -383,6 +386,27 @@ test('PDF and DOCX files are read; with the embeddings provider failing, files a
     expect(found.data[0].score).toBeLessThan(1);
     const revenue = await c.vectorStores.search(store.id, { query: 'revenue growth' });
     expect(revenue.data[0].content[0].text).toContain('eleven percent');
+
+    // Once the tenant's stores hold SVC_VECTOR_STORES_TENANT_LIMIT, new files are refused (a file being read finishes).
+    const big = await upload('Harbour notes. '.repeat(400), 'big.txt', c);
+    expect((await c.vectorStores.files.createAndPoll(store.id, { file_id: big.id })).status).toBe('completed');
+    const k = (await other.key(['runtime:chat'])).apiKey;
+    const full = await other.req('POST', `/v1/vector_stores/${store.id}/files`, {
+      key: (c as unknown as { apiKey: string }).apiKey,
+      body: { file_id: pdf.id },
+    });
+    expect([full.status, full.body.error]).toEqual([413, expect.stringContaining('SVC_VECTOR_STORES_TENANT_LIMIT')]);
+    const stores = (await c.vectorStores.list()).data.length;
+    await expect(c.vectorStores.create({ name: 'more', file_ids: [docx.id] })).rejects.toMatchObject({ status: 413 });
+    expect((await c.vectorStores.list()).data.length).toBe(stores);
+    // Another tenant has its own allowance.
+    const own = await upload(
+      'Other tenant.',
+      'o.txt',
+      new OpenAI({ baseURL: `${other.url}/v1`, apiKey: k, maxRetries: 0 }),
+    );
+    const ownStore = await other.req('POST', '/v1/vector_stores', { key: k, body: { file_ids: [own.id] } });
+    expect(ownStore.status).toBe(200);
   } finally {
     await other.close();
     await failing.close();
