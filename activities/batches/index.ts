@@ -3,6 +3,7 @@ import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import { completionBody, completionId } from '../../api/routes/chat-shared';
 import { outputItems, responseStatus, withOutcome } from '../../api/routes/responses-items';
+import { builtinLead, type BuiltinResults } from '../../api/routes/responses-builtins';
 import { saveChatCompletion } from '../store/chat-completions';
 import { saveResponse } from '../store/responses';
 import { answerEmbeddings } from '../../api/routes/embeddings';
@@ -49,6 +50,8 @@ export type BatchJob =
       base: Record<string, unknown>;
       /** Stored as a response made with POST /v1/responses is (store not false): its input items and what it continues. */
       store: { inputItems: unknown[]; previousId?: string } | null;
+      /** Its built-in tools' results (file and web search), found when the batch was created: the answer starts with them. */
+      builtins?: BuiltinResults;
     };
 
 /** A request answered (or failed), as the run records it. */
@@ -112,7 +115,7 @@ export function createBatchActivities(deps: ActivityDeps) {
         if (job.kind === 'responses') {
           const response = withOutcome(job.base, {
             status: responseStatus(result.finish_reason),
-            output: outputItems(result, job.toolsOffered, new Set(job.custom)),
+            output: outputItems(result, job.toolsOffered, new Set(job.custom), builtinLead(job.builtins)),
             usage: result.usage,
             finish: result.finish_reason,
             provider: result.provider,

@@ -190,6 +190,7 @@ async function planLine(
       base: r.base,
       store:
         body.data.store === false ? null : { inputItems: r.input.items, previousId: body.data.previous_response_id },
+      ...(r.builtins ? { builtins: r.builtins } : {}),
     };
   }
   const body = ChatCompletionRequest.safeParse(raw);

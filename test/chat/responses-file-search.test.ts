@@ -171,6 +171,35 @@ test('background: the worker’s answer starts with the search made when it was 
   ]);
 });
 
+test('a batch line with file_search: searched when the batch is made, its output starts with the search and cites it', async () => {
+  const line = {
+    custom_id: 'fs-1',
+    method: 'POST',
+    url: '/v1/responses',
+    body: { model: 'mid', input: 'What is the vault code word?', tools: [tool()] },
+  };
+  const input = await client.files.create({
+    file: await toFile(Buffer.from(`${JSON.stringify(line)}\n`), 'lines.jsonl'),
+    purpose: 'batch',
+  });
+  const batch = await client.batches.create({
+    input_file_id: input.id,
+    endpoint: '/v1/responses',
+    completion_window: '24h',
+  });
+  const ended = await pollUntil(
+    () => client.batches.retrieve(batch.id),
+    (b) => b.status === 'completed' || b.status === 'failed',
+  );
+  expect(ended.status).toBe('completed');
+  const out = JSON.parse((await (await client.files.content(ended.output_file_id!)).text()).trim());
+  const body = out.response.body;
+  expect(body.output.map((o: { type: string }) => o.type)).toEqual(['file_search_call', 'message']);
+  expect(body.output[1].content[0].annotations).toEqual([
+    expect.objectContaining({ type: 'file_citation', file_id: handbookId }),
+  ]);
+});
+
 test('refusals name the field and call no lane: unknown, foreign or expired stores, a choice without the tool, two tools', async () => {
   const other = (await h.key(['runtime:chat'])).apiKey;
   const otherClient = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: other, maxRetries: 0 });
