@@ -266,6 +266,7 @@ export async function prepareResponse(
   body: CreateResponseRequest,
   headers: ChatHeaders,
   detached: boolean,
+  o: { search?: boolean } = {},
 ) {
   const tenantId = principalOf(ctx).tenantId;
   const conversationId = conversationOf(body);
@@ -292,7 +293,10 @@ export async function prepareResponse(
   const call = await preparePersonaCall(ctx, { ...chatFields(body), messages }, headers, imagePath, detached);
   // Built-in tools (file_search, web_search) search before the lane answers: their results go before the lane, their
   // items first in the output.
-  const builtins = await runBuiltins(ctx, { tenantId, body, messages, req: call.req, signal: call.abort.signal });
+  const builtins =
+    o.search === false
+      ? undefined
+      : await runBuiltins(ctx, { tenantId, body, messages, req: call.req, signal: call.abort.signal });
   const id = `resp_${randomToken(24)}`;
   const base = responseBase(body, {
     id,
@@ -447,7 +451,9 @@ export function responseRoutes(): RouteSpec[] {
       responses: { 404: 'Unknown model, previous_response_id or conversation.' },
       example: { model: 'svc-oracle', input: 'How many tokens is this?' },
       handler: async (ctx: AppContext, { body, headers }) => {
-        const { call } = await prepareResponse(ctx, body, headers, true);
+        // Built-in tools do not search for a count: their results are found when a response runs (OpenAI's count
+        // has them neither), and a count must not query engines.
+        const { call } = await prepareResponse(ctx, body, headers, true, { search: false });
         return { object: 'response.input_tokens' as const, input_tokens: await countInputTokens(call.req) };
       },
     }),

@@ -171,6 +171,19 @@ test('background: the worker’s answer starts with the search made when it was 
   ]);
 });
 
+test('input_tokens does not search: a count with file_search counts the request without results', async () => {
+  const embeddings = () => fake.requests.filter((r) => r.path.endsWith('/embeddings')).length;
+  const before = embeddings();
+  const withTool = await client.responses.inputTokens.count({
+    model: 'mid',
+    input: 'What is the vault code word?',
+    tools: [tool()],
+  });
+  const without = await client.responses.inputTokens.count({ model: 'mid', input: 'What is the vault code word?' });
+  expect(withTool.input_tokens).toBe(without.input_tokens);
+  expect(embeddings()).toBe(before);
+});
+
 test('a batch line with file_search: searched when the batch is made, its output starts with the search and cites it', async () => {
   const line = {
     custom_id: 'fs-1',
