@@ -300,7 +300,7 @@ export function vectorStoreRoutes(): RouteSpec[] {
       example: { query: 'What is the refund policy?', max_num_results: 5 },
       handler: async (ctx: AppContext, { params, body }) => {
         const tenantId = principalOf(ctx).tenantId;
-        await searchableStores(ctx.deps.db, tenantId, [params.id], () => 'params.id');
+        await searchableStores(ctx.deps.db, tenantId, [params.id], () => 'path.id');
         const queries = typeof body.query === 'string' ? [body.query] : body.query;
         const abort = abortOnDisconnect(ctx);
         const hits = await unlessClientGone(abort, () =>

@@ -347,6 +347,7 @@ test('lists page with after; another tenant’s store, files and batches are 404
   const expired = await h.req('POST', `/v1/vector_stores/${a.id}/search`, { key, body: { query: 'x' } });
   expect(expired.status).toBe(400);
   expect(expired.body.error).toMatch(/expired/);
+  expect(expired.body.details).toEqual([{ path: 'path.id', message: 'vector store expired' }]);
   const cleared = await h.req('POST', `/v1/vector_stores/${a.id}`, { key, body: { expires_after: null } });
   expect(cleared.body).toMatchObject({ status: 'completed', expires_at: null });
   expect(cleared.body).not.toHaveProperty('expires_after');
