@@ -1,4 +1,4 @@
-import { isCancellation, proxyActivities } from '@temporalio/workflow';
+import { continueAsNew, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { activityFailureMessage } from './failure';
 
@@ -17,10 +17,19 @@ const { vectorStoreFileFailed } = proxyActivities<Activities>({
 /** Files read at once by one workflow. */
 const LANES = 3;
 
+/** What each outcome counted, over every run of the workflow (continue-as-new carries it). */
+interface Counts {
+  completed: number;
+  failed: number;
+  skipped: number;
+}
+
 /**
  * Files added to a vector store (`vsfiles-<generation>`, or the batch's id): each read into the store, a few at a
  * time; a file whose reading fails past its retries is marked failed (server_error) and the others go on. A cancel
- * (of the batch) stops the reading; the API has marked the files cancelled already.
+ * (of the batch) stops the reading; the API has marked the files cancelled already. A batch of up to 2,000 files is
+ * thousands of history events: when Temporal suggests it, the run stops taking files, lets those in flight finish,
+ * and continues as new with the rest.
  * @returns how many files each outcome had
  */
 export async function vectorStoreFilesWorkflow(input: {
@@ -28,11 +37,12 @@ export async function vectorStoreFilesWorkflow(input: {
   storeId: string;
   generation: string;
   fileIds: string[];
-}): Promise<{ completed: number; failed: number; skipped: number }> {
-  const counts = { completed: 0, failed: 0, skipped: 0 };
+  counts?: Counts;
+}): Promise<Counts> {
+  const counts = { completed: 0, failed: 0, skipped: 0, ...input.counts };
   let next = 0;
   const lane = async () => {
-    while (next < input.fileIds.length) {
+    while (next < input.fileIds.length && !workflowInfo().continueAsNewSuggested) {
       const ref = {
         tenantId: input.tenantId,
         storeId: input.storeId,
@@ -49,5 +59,7 @@ export async function vectorStoreFilesWorkflow(input: {
     }
   };
   await Promise.all(Array.from({ length: Math.min(LANES, input.fileIds.length) }, lane));
+  if (next < input.fileIds.length)
+    await continueAsNew<typeof vectorStoreFilesWorkflow>({ ...input, fileIds: input.fileIds.slice(next), counts });
   return counts;
 }

@@ -292,6 +292,24 @@ test('file batches: read together, listed, counted; a cancelled batch leaves no 
   expect(later.file_counts).toEqual(cancelled.file_counts);
 });
 
+test('a batch of many files continues as new when Temporal suggests it, and reads every file once', async () => {
+  const store = await client.vectorStores.create({ name: 'many' });
+  const ids = await Promise.all(
+    Array.from({ length: 40 }, async (_, i) => (await upload(`Note ${i}: tide tables.`, `n${i}.txt`)).id),
+  );
+  const batch = await client.vectorStores.fileBatches.createAndPoll(store.id, { file_ids: ids });
+  expect(batch.file_counts).toMatchObject({ completed: 40, total: 40, failed: 0 });
+  // The test server suggests continue-as-new after 150 events: the run that ended was started by an earlier one.
+  const handle = h.client.workflow.getHandle(batch.id);
+  const history = await handle.fetchHistory();
+  expect(history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId).toBeTruthy();
+  expect(await handle.result()).toMatchObject({ completed: 40, failed: 0 });
+  const { rows } = await h.db.query(sql.unsafe`
+    SELECT count(DISTINCT file_id)::int AS files, count(*)::int AS chunks FROM vector_store_chunks
+    WHERE vector_store_id = ${store.id}`);
+  expect(rows[0]).toEqual({ files: 40, chunks: 40 });
+});
+
 test('lists page with after; another tenant’s store, files and batches are 404; bad ids 400; expired stores refuse searches', async () => {
   const a = await client.vectorStores.create({ name: 'first' });
   const b = await client.vectorStores.create({ name: 'second' });
