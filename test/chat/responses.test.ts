@@ -704,7 +704,24 @@ describe('malformed requests', () => {
           {
             input: fc.oneof(odd, fc.array(item, { maxLength: 4 })),
             instructions: odd,
-            tools: fc.oneof(odd, fc.array(fc.record({ type: odd, name: odd, parameters: odd }), { maxLength: 2 })),
+            tools: fc.oneof(
+              odd,
+              fc.array(fc.record({ type: odd, name: odd, parameters: odd }), { maxLength: 2 }),
+              // file_search with odd fields (its stores unknown here: 404 at best; web_search needs engines, 503 here).
+              fc.array(
+                fc.record(
+                  {
+                    type: fc.constant('file_search'),
+                    vector_store_ids: fc.oneof(odd, fc.constant(['vs_unknown'])),
+                    max_num_results: odd,
+                    filters: fc.oneof(odd, fc.record({ type: odd, key: odd, value: odd })),
+                    ranking_options: fc.oneof(odd, fc.record({ ranker: odd, score_threshold: odd })),
+                  },
+                  { requiredKeys: ['type'] },
+                ),
+                { maxLength: 2 },
+              ),
+            ),
             tool_choice: odd,
             text: fc.oneof(odd, fc.record({ format: odd })),
             previous_response_id: odd,
