@@ -125,8 +125,13 @@ export async function listFiles(
     ORDER BY ${cursor.orderBy} LIMIT ${o.limit + 1}`);
 }
 
-/** Deletes a live file of the tenant; false when there was none. */
+/** Deletes a live file of the tenant and removes it from the tenant's vector stores; false when there was none. */
 export async function deleteFile(db: DatabasePool, tenantId: string, id: string): Promise<boolean> {
-  const r = await db.query(sql.unsafe`DELETE FROM files WHERE tenant_id = ${tenantId} AND id = ${id} AND ${LIVE}`);
-  return r.rowCount > 0;
+  return db.transaction(async (tx) => {
+    const r = await tx.query(sql.unsafe`DELETE FROM files WHERE tenant_id = ${tenantId} AND id = ${id} AND ${LIVE}`);
+    if (!r.rowCount) return false;
+    // OpenAI's rule: a deleted file is removed from every vector store (with what the stores read from it).
+    await tx.query(sql.unsafe`DELETE FROM vector_store_files WHERE tenant_id = ${tenantId} AND id = ${id}`);
+    return true;
+  });
 }

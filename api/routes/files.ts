@@ -177,7 +177,8 @@ export function fileRoutes(): RouteSpec[] {
       path: '/v1/files/:id',
       access,
       tags,
-      summary: 'Deletes a file of the tenant (what was read from it already stays where it was used).',
+      summary:
+        'Deletes a file of the tenant and removes it from its vector stores (what chats and responses read from it stays where it was used).',
       params: IdParams,
       response: DeletedFile,
       handler: async (ctx: AppContext, { params }) => {

@@ -100,6 +100,15 @@ test('a store made with files (SDK): read, counted, searched with cosine scores;
   const after = await client.vectorStores.search(store.id, { query: 'vault code word' });
   expect(after.data.map((d) => d.file_id)).not.toContain(handbook.id);
   expect((await client.files.retrieve(handbook.id)).id).toBe(handbook.id);
+  // Deleting a file (OpenAI's rule) removes it from every store, with what they read from it.
+  const other = await client.vectorStores.create({ name: 'other', file_ids: [recipes.id] });
+  await settled(other.id);
+  await client.files.delete(recipes.id);
+  for (const id of [store.id, other.id]) {
+    const left = await client.vectorStores.files.list(id);
+    expect(left.data.map((f) => f.id)).not.toContain(recipes.id);
+    expect((await client.vectorStores.search(id, { query: 'bread' })).data).toEqual([]);
+  }
   expect(await client.vectorStores.delete(store.id)).toEqual({
     id: store.id,
     object: 'vector_store.deleted',
