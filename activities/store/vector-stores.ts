@@ -34,10 +34,14 @@ const COUNTS = sql.fragment`json_build_object(
     'cancelled', count(*) FILTER (WHERE f.status = 'cancelled'),
     'total', count(*))`;
 
+/** Whether the store (table or alias `t`) has expired: `expires_after.days` past its last activity. */
+const expiredOf = (t: string) =>
+  sql.fragment`coalesce(${sql.identifier([t, 'last_active_at'])} + make_interval(days => ${sql.identifier([t, 'expires_days'])}) <= now(), false)`;
+
 /** A store's columns with its file counts and usage (`vector_stores` as `s`). */
 const STORE_COLS = sql.fragment`s.id, s.name, s.description, s.metadata, s.expires_days,
   extract(epoch FROM s.created_at)::int8 AS created_at, extract(epoch FROM s.last_active_at)::int8 AS last_active_at,
-  coalesce(s.last_active_at + make_interval(days => s.expires_days) <= now(), false) AS expired,
+  ${expiredOf('s')} AS expired,
   c.usage_bytes, c.file_counts`;
 const STORE_COUNTS = sql.fragment`LEFT JOIN LATERAL (
     SELECT coalesce(sum(f.usage_bytes), 0)::int8 AS usage_bytes, ${COUNTS} AS file_counts
@@ -60,6 +64,14 @@ export async function createVectorStore(
 export async function getVectorStore(db: DatabasePool, tenantId: string, id: string): Promise<VectorStoreRow | null> {
   return db.maybeOne(sql.type(VectorStoreRow)`
     SELECT ${STORE_COLS} FROM vector_stores s ${STORE_COUNTS} WHERE s.tenant_id = ${tenantId} AND s.id = ${id}`);
+}
+
+/** Which of these ids are the tenant's stores, each with whether it has expired (one read, no counts). */
+export async function storesExpired(db: DatabasePool, tenantId: string, ids: string[]): Promise<Map<string, boolean>> {
+  const rows = await db.any(sql.type(z.object({ id: z.string(), expired: z.boolean() }))`
+    SELECT id, ${expiredOf('vector_stores')} AS expired
+    FROM vector_stores WHERE tenant_id = ${tenantId} AND id = ANY(${sql.array(ids, 'text')})`);
+  return new Map(rows.map((r) => [r.id, r.expired]));
 }
 
 /** The tenant's vector stores in creation order after the cursor; null when `after` is not one of them. */

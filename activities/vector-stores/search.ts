@@ -7,7 +7,7 @@ import { fuseRankings } from '../knowledge/fusion';
 import type { Db } from '../store/db';
 import {
   chunksById,
-  getVectorStore,
+  storesExpired,
   storesHaveVectors,
   textRanking,
   touchVectorStores,
@@ -103,9 +103,9 @@ export function expiredStore(id: string, path: string): AppError {
  * @throws AppError not_found (unknown or another tenant's) or invalid_request (expired), naming `pathOf(k)`
  */
 export async function searchableStores(db: Db, tenantId: string, ids: string[], pathOf: (k: number) => string) {
+  const expired = await storesExpired(db, tenantId, ids);
   for (const [k, id] of ids.entries()) {
-    const store = await getVectorStore(db, tenantId, id);
-    if (!store)
+    if (!expired.has(id))
       throw new AppError(
         'not_found',
         `${pathOf(k)}: no vector store '${id}' among yours (see GET /v1/vector_stores).`,
@@ -113,7 +113,7 @@ export async function searchableStores(db: Db, tenantId: string, ids: string[], 
           details: [{ path: pathOf(k), message: 'unknown vector store' }],
         },
       );
-    if (store.expired) throw expiredStore(id, pathOf(k));
+    if (expired.get(id)) throw expiredStore(id, pathOf(k));
   }
 }
 

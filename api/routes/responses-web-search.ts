@@ -30,7 +30,7 @@ export async function runWebSearch(ctx: AppContext, o: BuiltinInput): Promise<We
   const search = await searchForChat(
     ctx,
     {
-      messages: o.messages as never,
+      messages: o.messages,
       web_search_options: { search_context_size: tool.search_context_size ?? undefined },
     },
     o.signal,

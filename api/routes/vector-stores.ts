@@ -128,6 +128,17 @@ function chunkingOf(s: ChunkingStrategy | undefined): FileChunking {
   };
 }
 
+/** A page of a store's files (or a batch's), OpenAI's cursor list. @throws AppError invalid_request (unknown `after`) */
+async function filesPage(
+  ctx: AppContext,
+  o: Omit<Parameters<typeof listVectorStoreFiles>[1], 'tenantId'>,
+  among: string,
+) {
+  const rows = await listVectorStoreFiles(ctx.deps.db, { tenantId: principalOf(ctx).tenantId, ...o });
+  if (!rows) throw unknownCursor(o.after!, 'file', among);
+  return cursorPage(rows, o.limit, fileObject);
+}
+
 /** A store of the tenant, or 404. */
 async function storeOf(ctx: AppContext, id: string): Promise<VectorStoreRow> {
   const v = await getVectorStore(ctx.deps.db, principalOf(ctx).tenantId, id);
@@ -355,13 +366,7 @@ export function vectorStoreRoutes(): RouteSpec[] {
       response: VectorStoreFileList,
       handler: async (ctx: AppContext, { params, query }) => {
         await storeOf(ctx, params.id);
-        const rows = await listVectorStoreFiles(ctx.deps.db, {
-          tenantId: principalOf(ctx).tenantId,
-          storeId: params.id,
-          ...query,
-        });
-        if (!rows) throw unknownCursor(query.after!, 'file', 'among the files of this vector store');
-        return cursorPage(rows, query.limit, fileObject);
+        return filesPage(ctx, { storeId: params.id, ...query }, 'among the files of this vector store');
       },
     }),
     defineRoute({
@@ -506,16 +511,13 @@ export function vectorStoreRoutes(): RouteSpec[] {
       query: ListVectorStoreFilesQuery,
       response: VectorStoreFileList,
       handler: async (ctx: AppContext, { params, query }) => {
-        const tenantId = principalOf(ctx).tenantId;
-        if (!(await getFileBatch(ctx.deps.db, tenantId, params.id, params.batch_id))) throw notFound('File batch');
-        const rows = await listVectorStoreFiles(ctx.deps.db, {
-          tenantId,
-          storeId: params.id,
-          batchId: params.batch_id,
-          ...query,
-        });
-        if (!rows) throw unknownCursor(query.after!, 'file', 'among the files of this batch');
-        return cursorPage(rows, query.limit, fileObject);
+        if (!(await getFileBatch(ctx.deps.db, principalOf(ctx).tenantId, params.id, params.batch_id)))
+          throw notFound('File batch');
+        return filesPage(
+          ctx,
+          { storeId: params.id, batchId: params.batch_id, ...query },
+          'among the files of this batch',
+        );
       },
     }),
   ];
