@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
 import { storeTurn, type SessionTurn } from '../../api/routes/chat-persona';
 import { midResponseError, emitResponseEvents, type ResponseEventSink } from '../../api/routes/responses-sse';
 import { outputAsInput, withOutcome, type OutputItem } from '../../api/routes/responses-items';
@@ -81,11 +82,17 @@ export function createResponseActivities(deps: ActivityDeps) {
   const { db, log } = deps;
 
   /** Charges a finished answer's tokens to the windows it was admitted in and to the usage report. */
-  function charge(job: ResponseJob, tenantId: string, lane: string, response: Record<string, unknown>) {
+  function charge(
+    tx: CommonQueryMethods,
+    job: ResponseJob,
+    tenantId: string,
+    lane: string,
+    response: Record<string, unknown>,
+  ) {
     const usage = response.usage as { input_tokens?: number; output_tokens?: number } | undefined;
     const tokens = { tokensIn: usage?.input_tokens ?? 0, tokensOut: usage?.output_tokens ?? 0 };
     // The request itself was counted when it was admitted.
-    return chargeWork(db, {
+    return chargeWork(tx, {
       tenantId,
       keyId: job.keyId,
       windows: job.windows,
@@ -147,15 +154,23 @@ export function createResponseActivities(deps: ActivityDeps) {
         let gone = false;
         let writeError: unknown;
         let last: Record<string, unknown> | undefined;
-        const flush = (o: { response?: object; end?: boolean } = {}) => {
+        // `also` runs in the write's transaction when the response still ran: what must land with its end.
+        const flush = (
+          o: { response?: object; end?: boolean; also?: (tx: DatabaseTransactionConnection) => Promise<unknown> } = {},
+        ) => {
           clearTimeout(timer);
           timer = undefined;
           const events = mergeDeltas(buffer).map(({ type, ...e }) => ({ type, sequence_number: seq++, ...e }));
           buffer = [];
+          const { also, ...write } = o;
           writes = writes.then(async () => {
             if (gone || writeError) return;
             try {
-              const live = await writeResponseEvents(db, { tenantId: i.tenantId, id: i.responseId, events, ...o });
+              const live = await db.transaction(async (tx) => {
+                const ran = await writeResponseEvents(tx, { tenantId: i.tenantId, id: i.responseId, events, ...write });
+                if (ran && also) await also(tx);
+                return ran;
+              });
               if (!live) gone = true;
               ctx.heartbeat();
             } catch (err) {
@@ -201,20 +216,31 @@ export function createResponseActivities(deps: ActivityDeps) {
           sink,
         );
         tap?.end();
-        if (outcome === 'ended' && last) await flush({ response: last, end: true });
+        // The conversation's turn and the usage land with the write that ends the response: a reader who sees it
+        // answered sees them, and a retry after a crash finds it ended rather than add them twice. Usage that cannot
+        // be recorded (its own savepoint) does not undo the answer.
+        const conversation = job.conversation;
+        const answer = last;
+        const ending = answer
+          ? async (tx: DatabaseTransactionConnection) => {
+              if (conversation)
+                await addConversationItems(tx, i.tenantId, conversation.id, [
+                  ...(conversation.items as Array<{ id: string }>),
+                  ...outputAsInput(answer.output as OutputItem[]),
+                ]);
+              await tx
+                .transaction((t) => charge(t, job, i.tenantId, job.req.lane, answer))
+                .catch((err: Error) =>
+                  log.warn({ err: err.message, response: i.responseId }, 'background response usage not recorded'),
+                );
+            }
+          : undefined;
+        if (outcome === 'ended' && last) await flush({ response: last, end: true, also: ending });
         else await writes;
         clearInterval(beat);
         if (writeError) throw writeError;
         // The run's last write ended the response (no cancel came first): it is answered, whatever arrives now.
         if (outcome === 'ended' && last && !gone) {
-          if (job.conversation)
-            await addConversationItems(db, i.tenantId, job.conversation.id, [
-              ...(job.conversation.items as Array<{ id: string }>),
-              ...outputAsInput(last.output as OutputItem[]),
-            ]);
-          await charge(job, i.tenantId, job.req.lane, last).catch((err: Error) =>
-            log.warn({ err: err.message, response: i.responseId }, 'background response usage not recorded'),
-          );
           const status = String(last.status);
           log.info({ response: i.responseId, status, lane: job.req.lane }, 'background response ended');
           return { status };

@@ -1,4 +1,4 @@
-import { sql, type DatabasePool } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { randomToken } from './ids';
 
@@ -53,7 +53,11 @@ async function appendRows(
 }
 
 /** A conversation of the tenant; null when unknown. */
-export async function getConversation(db: DatabasePool, tenantId: string, id: string): Promise<ConversationRow | null> {
+export async function getConversation(
+  db: CommonQueryMethods,
+  tenantId: string,
+  id: string,
+): Promise<ConversationRow | null> {
   return db.maybeOne(sql.type(ConversationRow)`
     SELECT ${COLS} FROM conversations WHERE tenant_id = ${tenantId} AND id = ${id}`);
 }
@@ -81,7 +85,7 @@ export async function deleteConversation(db: DatabasePool, tenantId: string, id:
  * @returns false when the conversation is unknown (nothing added)
  */
 export async function addConversationItems(
-  db: DatabasePool,
+  db: CommonQueryMethods,
   tenantId: string,
   id: string,
   items: readonly Item[],

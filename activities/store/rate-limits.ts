@@ -1,4 +1,4 @@
-import { sql } from 'slonik';
+import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Db } from './db';
 import { UsageRow } from '../../schema/gateway';
@@ -74,7 +74,10 @@ const CounterRow = z.object({
 });
 
 /** Adds the deltas (zero deltas read) and returns the shared totals, in one statement. */
-export async function addCounters(db: Db, deltas: CounterDelta[]): Promise<readonly z.infer<typeof CounterRow>[]> {
+export async function addCounters(
+  db: CommonQueryMethods,
+  deltas: CounterDelta[],
+): Promise<readonly z.infer<typeof CounterRow>[]> {
   if (!deltas.length) return [];
   return db.any(sql.type(CounterRow)`
     INSERT INTO rate_counters (tenant_id, scope, win, window_start, requests, tokens)
@@ -104,7 +107,7 @@ export interface UsageDelta {
  * rate-limit windows it was admitted in (token budgets see it) and its lanes' rows of today's usage report.
  */
 export async function chargeWork(
-  db: Db,
+  db: CommonQueryMethods,
   w: {
     tenantId: string;
     keyId: string;
@@ -127,7 +130,7 @@ export async function chargeWork(
   );
 }
 
-export async function addUsage(db: Db, deltas: UsageDelta[]): Promise<void> {
+export async function addUsage(db: CommonQueryMethods, deltas: UsageDelta[]): Promise<void> {
   if (!deltas.length) return;
   await db.query(sql.unsafe`
     INSERT INTO usage_daily (tenant_id, key_id, lane, day, requests, errors, tokens_in, tokens_out, estimated)

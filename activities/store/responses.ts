@@ -1,4 +1,4 @@
-import { sql, type DatabasePool } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { batchNotify } from './events';
 
@@ -64,7 +64,7 @@ export async function getResponseRow(
  * @returns false when the response no longer runs (cancelled, deleted, expired): nothing was written
  */
 export async function writeResponseEvents(
-  db: DatabasePool,
+  db: CommonQueryMethods,
   o: {
     tenantId: string;
     id: string;

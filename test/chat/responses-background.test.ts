@@ -226,20 +226,33 @@ describe('background responses', () => {
     const conv = await client.conversations.create({
       items: [{ type: 'message', role: 'user', content: 'My name is Ada.' }],
     });
-    const { id } = await client.responses.create({
-      model: 'mid',
-      input: 'What is my name?',
-      conversation: conv.id,
-      background: true,
-    });
-    const done = await untilEnded(id);
-    expect(done.body.status).toBe('completed');
-    expect(done.body.conversation).toEqual({ id: conv.id });
-    const sent = fake.chats.at(-1)!.body.messages.map((m: { content: string }) => m.content);
-    expect(sent).toContain('My name is Ada.');
-    const items = await h.req('GET', `/v1/conversations/${conv.id}/items?order=asc`, { key });
-    expect(items.body.data.map((i: { role: string }) => i.role)).toEqual(['user', 'user', 'assistant']);
-    expect(items.body.data[2].content[0].text).toBe(done.body.output[0].content[0].text);
+    // A slow database: each insert of conversation items waits 400 ms. The turn lands with the write that ends the
+    // response, so whoever sees the response answered sees the turn too (it used to land after, a moment unseen).
+    await h.db.query(sql.unsafe`
+      CREATE OR REPLACE FUNCTION test_slow_items() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_sleep(0.4); RETURN NULL; END $$`);
+    await h.db.query(sql.unsafe`
+      CREATE TRIGGER test_slow_items BEFORE INSERT ON conversation_items
+        FOR EACH STATEMENT EXECUTE FUNCTION test_slow_items()`);
+    try {
+      const { id } = await client.responses.create({
+        model: 'mid',
+        input: 'What is my name?',
+        conversation: conv.id,
+        background: true,
+      });
+      const done = await untilEnded(id);
+      const items = await h.req('GET', `/v1/conversations/${conv.id}/items?order=asc`, { key });
+      expect(done.body.status).toBe('completed');
+      expect(done.body.conversation).toEqual({ id: conv.id });
+      expect(items.body.data.map((i: { role: string }) => i.role)).toEqual(['user', 'user', 'assistant']);
+      expect(items.body.data[2].content[0].text).toBe(done.body.output[0].content[0].text);
+      const sent = fake.chats.at(-1)!.body.messages.map((m: { content: string }) => m.content);
+      expect(sent).toContain('My name is Ada.');
+    } finally {
+      await h.db.query(sql.unsafe`DROP TRIGGER test_slow_items ON conversation_items`);
+      await h.db.query(sql.unsafe`DROP FUNCTION test_slow_items()`);
+    }
   });
 
   test('refusals: store false, a foreground response cancelled or streamed again, unknown and other tenants’ ids', async () => {
