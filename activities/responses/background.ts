@@ -136,6 +136,9 @@ export function createResponseActivities(deps: ActivityDeps) {
       const signal = AbortSignal.any([ctx.cancellationSignal, ended.signal]);
       const stream = deps.models!.stream({ ...job.req, signal });
       const it = stream[Symbol.asyncIterator]();
+      // A response made in a session (X-Session-ID) sends its tokens to the sockets subscribed to that session, as a
+      // chat's stream does; the worker cannot see who subscribed, so it publishes whenever there is a session.
+      const tap = job.session ? tokenStream(deps, i.tenantId, job.session.sessionKey) : undefined;
       try {
         let first;
         try {
@@ -154,6 +157,7 @@ export function createResponseActivities(deps: ActivityDeps) {
         let gone = false;
         let writeError: unknown;
         let last: Record<string, unknown> | undefined;
+        let answered: { content: string; provider: string; calls: number } | undefined;
         // `also` runs in the write's transaction when the response still ran: what must land with its end.
         const flush = (
           o: { response?: object; end?: boolean; also?: (tx: DatabaseTransactionConnection) => Promise<unknown> } = {},
@@ -180,9 +184,6 @@ export function createResponseActivities(deps: ActivityDeps) {
           return writes;
         };
         const snapshotOf = (s: Parameters<typeof withOutcome>[1]) => withOutcome(base, s);
-        // A response made in a session (X-Session-ID) sends its tokens to the sockets subscribed to that session, as a
-        // chat's stream does; the worker cannot see who subscribed, so it publishes whenever there is a session.
-        const tap = job.session ? tokenStream(deps, i.tenantId, job.session.sessionKey) : undefined;
         const inProgress = snapshotOf({ status: 'in_progress', output: [], usage: null, finish: 'stop', provider });
         const sink: ResponseEventSink = {
           emit: (type, data) => {
@@ -211,18 +212,21 @@ export function createResponseActivities(deps: ActivityDeps) {
             custom: new Set(job.custom),
             snapshot: (s) => snapshotOf({ ...s, output: s.output as OutputItem[] }),
             lead: builtinLead(job.builtins),
-            onComplete: (r) => storeTurn(db, job.session, r.content, r.provider, r.calls),
+            onComplete: async (r) => {
+              answered = r;
+            },
           },
           sink,
         );
-        tap?.end();
-        // The conversation's turn and the usage land with the write that ends the response: a reader who sees it
-        // answered sees them, and a retry after a crash finds it ended rather than add them twice. Usage that cannot
-        // be recorded (its own savepoint) does not undo the answer.
+        // The session's and the conversation's turns and the usage land with the write that ends the response: a
+        // reader who sees it answered sees them, a cancel that came first leaves none, and a retry after a crash finds
+        // it ended rather than add them twice. Usage that cannot be recorded (its own savepoint) does not undo the
+        // answer.
         const conversation = job.conversation;
         const answer = last;
         const ending = answer
           ? async (tx: DatabaseTransactionConnection) => {
+              if (answered) await storeTurn(tx, job.session, answered.content, answered.provider, answered.calls);
               if (conversation)
                 await addConversationItems(tx, i.tenantId, conversation.id, [
                   ...(conversation.items as Array<{ id: string }>),
@@ -237,6 +241,8 @@ export function createResponseActivities(deps: ActivityDeps) {
           : undefined;
         if (outcome === 'ended' && last) await flush({ response: last, end: true, also: ending });
         else await writes;
+        // The socket's subscribers hear the end once the response reads ended.
+        tap?.end();
         clearInterval(beat);
         if (writeError) throw writeError;
         // The run's last write ended the response (no cancel came first): it is answered, whatever arrives now.
@@ -253,6 +259,7 @@ export function createResponseActivities(deps: ActivityDeps) {
         return { status: 'cancelled' };
       } finally {
         clearInterval(beat);
+        tap?.end();
         await it.return?.(undefined).catch(() => undefined);
       }
     },

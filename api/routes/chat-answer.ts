@@ -112,20 +112,24 @@ export async function answerChat(ctx: AppContext, o: AnswerOptions): Promise<unk
     throw err;
   });
   o.tap?.push(result.content);
-  o.tap?.end();
-  await o.onComplete?.(result.content, result.provider, o.toolsOffered ? (result.tool_calls?.length ?? 0) : 0);
-  const body = completionBody({
-    id: o.id,
-    created: o.created,
-    lane: o.lane,
-    result,
-    more,
-    meta: o.meta(result.provider),
-    toolsOffered: o.toolsOffered,
-    annotate: o.annotate,
-  });
-  await o.keep?.(body);
-  return body;
+  try {
+    await o.onComplete?.(result.content, result.provider, o.toolsOffered ? (result.tool_calls?.length ?? 0) : 0);
+    const body = completionBody({
+      id: o.id,
+      created: o.created,
+      lane: o.lane,
+      result,
+      more,
+      meta: o.meta(result.provider),
+      toolsOffered: o.toolsOffered,
+      annotate: o.annotate,
+    });
+    await o.keep?.(body);
+    return body;
+  } finally {
+    // The socket's subscribers hear the end once the session and the stored completion hold the answer.
+    o.tap?.end();
+  }
 }
 
 /** What a chat request's body says of how to answer: choices, stream, usage in the stream; and a new id. */

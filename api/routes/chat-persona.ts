@@ -1,6 +1,6 @@
 import type { ModelRequest, ModelRouter } from '../../activities/providers/types';
 import { appendExchange } from '../../activities/store/sessions';
-import type { Db } from '../../activities/store/db';
+import type { DbOrTx } from '../../activities/store/db';
 import type { ChatCompletionRequest } from '../../schema/chat';
 import type { ChatHeaders } from '../../schema/headers';
 import { DEFAULT_LANE } from '../../schema/model-config';
@@ -21,7 +21,7 @@ export interface SessionTurn {
 
 /** Stores a turn's exchange in its session; a turn of tool calls alone (no text) is not stored. */
 export async function storeTurn(
-  db: Db,
+  db: DbOrTx,
   turn: SessionTurn | null,
   answer: string,
   provider: string,

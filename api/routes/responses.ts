@@ -413,19 +413,23 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
     throw err;
   });
   tap?.push(result.content);
-  tap?.end();
-  const output = outputItems(result, toolsOffered, custom, lead);
-  const status = responseStatus(result.finish_reason);
-  const response = snapshot({
-    status,
-    output,
-    usage: result.usage,
-    finish: result.finish_reason,
-    provider: result.provider,
-  });
-  await call.store(result.content, result.provider, toolsOffered ? (result.tool_calls?.length ?? 0) : 0);
-  await keep(response);
-  return response;
+  try {
+    const output = outputItems(result, toolsOffered, custom, lead);
+    const status = responseStatus(result.finish_reason);
+    const response = snapshot({
+      status,
+      output,
+      usage: result.usage,
+      finish: result.finish_reason,
+      provider: result.provider,
+    });
+    await call.store(result.content, result.provider, toolsOffered ? (result.tool_calls?.length ?? 0) : 0);
+    await keep(response);
+    return response;
+  } finally {
+    // The socket's subscribers hear the end once the session and the stored response hold the answer.
+    tap?.end();
+  }
 }
 
 const IdParams = z.object({ id: ResponseId });

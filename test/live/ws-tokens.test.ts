@@ -1,3 +1,4 @@
+import { sql } from 'slonik';
 import { publishDispatch } from '../../activities/live/publish';
 import { liveInterestOf } from '../../api/live/interest';
 import type { FakeOpenAI } from '../helpers/fake-openai';
@@ -117,29 +118,48 @@ test('a replica that starts after the subscription learns it by asking the other
 
 test('a background response made in a session sends its tokens from the worker to the session’s socket, then done', async () => {
   fake.setDefault({ reply: 'Answered later, streamed live.', chunkDelayMs: 5 });
-  const r = await reps.start();
-  const owner = await h.key(['runtime:chat']);
-  const other = await h.key(['runtime:chat']);
-  const c = await authed(r.ws, owner.apiKey, 'conv-bg');
-  const cx = await authed(r.ws, other.apiKey, 'conv-bg'); // same session id, another tenant
-  const res = await fetch(`${r.url}/v1/responses`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${owner.apiKey}`, 'content-type': 'application/json', 'X-Session-ID': 'conv-bg' },
-    body: JSON.stringify({ input: 'Take your time', background: true }),
-  });
-  expect(res.status).toBe(200);
-  expect(((await res.json()) as { status: string }).status).toBe('queued');
-  await until(c.frames, (f) => f.type === 'done');
-  const frames = tokenFrames(c);
-  expect(frames.at(-1)).toEqual({ type: 'done', session: 'conv-bg' });
-  expect(
-    frames
-      .slice(0, -1)
-      .map((f) => f.content)
-      .join(''),
-  ).toBe('Answered later, streamed live.');
-  await publishDispatch(h.db, 'marker-bg');
-  await until(cx.frames, (f) => f.type === 'agent_dispatch' && f.action === 'marker-bg');
-  expect(tokenFrames(cx)).toEqual([]);
-  for (const x of [c, cx]) x.ws.close();
+  await h.db.query(sql.unsafe`
+    CREATE OR REPLACE FUNCTION test_slow_usage() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_sleep(0.4); RETURN NULL; END $$`);
+  await h.db.query(sql.unsafe`
+    CREATE TRIGGER test_slow_usage BEFORE INSERT ON usage_daily FOR EACH STATEMENT EXECUTE FUNCTION test_slow_usage()`);
+  try {
+    const r = await reps.start();
+    const owner = await h.key(['runtime:chat']);
+    const other = await h.key(['runtime:chat']);
+    const c = await authed(r.ws, owner.apiKey, 'conv-bg');
+    const cx = await authed(r.ws, other.apiKey, 'conv-bg'); // same session id, another tenant
+    const res = await fetch(`${r.url}/v1/responses`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${owner.apiKey}`,
+        'content-type': 'application/json',
+        'X-Session-ID': 'conv-bg',
+      },
+      body: JSON.stringify({ input: 'Take your time', background: true }),
+    });
+    expect(res.status).toBe(200);
+    const queued = (await res.json()) as { id: string; status: string };
+    expect(queued.status).toBe('queued');
+    await until(c.frames, (f) => f.type === 'done');
+    // `done` comes once the response reads ended (the write that ends it is slowed below: usage takes 400 ms).
+    const read = await fetch(`${r.url}/v1/responses/${queued.id}`, {
+      headers: { authorization: `Bearer ${owner.apiKey}` },
+    });
+    expect(((await read.json()) as { status: string }).status).toBe('completed');
+    const frames = tokenFrames(c);
+    expect(frames.at(-1)).toEqual({ type: 'done', session: 'conv-bg' });
+    expect(
+      frames
+        .slice(0, -1)
+        .map((f) => f.content)
+        .join(''),
+    ).toBe('Answered later, streamed live.');
+    await publishDispatch(h.db, 'marker-bg');
+    await until(cx.frames, (f) => f.type === 'agent_dispatch' && f.action === 'marker-bg');
+    expect(tokenFrames(cx)).toEqual([]);
+    for (const x of [c, cx]) x.ws.close();
+  } finally {
+    await h.db.query(sql.unsafe`DROP TRIGGER test_slow_usage ON usage_daily`);
+  }
 });
