@@ -257,20 +257,31 @@ export function createAgentActivities(deps: ActivityDeps) {
       const outputs = await agentOutputs(db, o.tenantId, o.runId);
       const last = [...outputs].reverse().find((x) => x.step_key.endsWith('-model'));
       const answer = row.is_delegated ? row.answer : (parseOut(ModelTurnOut, last?.content ?? '')?.content ?? null);
-      await updateAgentRun(db, o.tenantId, o.runId, {
-        status: o.status,
-        stopReason: o.stopReason,
-        answer,
-        usage: usageOf(outputs),
-        error: o.error,
-      });
       if (row.workspace) {
         const keep =
           row.workspace.keep || (o.status === 'failed' && agentsSettings(deps.config).workspaces.keep === 'on_failure');
+        // Before the run reads ended (whoever sees it ended finds the folder gone); a removal that fails is retried
+        // with the activity.
         if (!keep) await rm(row.workspace.dir, { recursive: true, force: true });
       }
-      if (['completed', 'failed', 'cancelled'].includes(row.status)) return; // already closed: no second done event
-      await event(o, 'done', { status: o.status, stop_reason: o.stopReason ?? null, error: o.error ?? null });
+      // The status and the stream's `done` in one transaction: a retry after a crash between them cannot find the run
+      // ended and skip `done` (its event streams would never close); a run ended first (a cancel) gets no second one.
+      await db.transaction(async (tx) => {
+        const ended = await updateAgentRun(tx, o.tenantId, o.runId, {
+          status: o.status,
+          stopReason: o.stopReason,
+          answer,
+          usage: usageOf(outputs),
+          error: o.error,
+        });
+        if (ended)
+          await appendEvent(tx, {
+            tenantId: o.tenantId,
+            stream: streams.agent(o.runId),
+            type: 'done',
+            data: { status: o.status, stop_reason: o.stopReason ?? null, error: o.error ?? null },
+          });
+      });
     },
   };
 }

@@ -133,6 +133,7 @@ export async function getAgentRun(db: CommonQueryMethods, tenantId: string, id: 
 }
 
 /** Sets the given fields; a finished run (completed, failed, cancelled) is never changed again. */
+/** Updates a run that has not ended; false when it had (nothing written). */
 export async function updateAgentRun(
   db: CommonQueryMethods,
   tenantId: string,
@@ -145,7 +146,7 @@ export async function updateAgentRun(
     delegated?: { prLink: string | null };
     error?: string;
   },
-): Promise<void> {
+): Promise<boolean> {
   const sets = [sql.fragment`updated_at = now()`];
   if (f.status) sets.push(sql.fragment`status = ${f.status}`);
   if (f.stopReason) sets.push(sql.fragment`stop_reason = ${f.stopReason}`);
@@ -153,9 +154,10 @@ export async function updateAgentRun(
   if (f.usage) sets.push(sql.fragment`usage = ${sql.jsonb(f.usage)}`);
   if (f.delegated) sets.push(sql.fragment`is_delegated = true, pr_link = ${f.delegated.prLink}`);
   if (f.error) sets.push(sql.fragment`error = ${f.error}`);
-  await db.query(sql.unsafe`
+  const r = await db.query(sql.unsafe`
     UPDATE agent_runs SET ${sql.join(sets, sql.fragment`, `)}
     WHERE tenant_id = ${tenantId} AND id = ${id} AND status NOT IN ('completed', 'failed', 'cancelled')`);
+  return r.rowCount > 0;
 }
 
 const OutRow = z.object({
