@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
+import type { DatabaseTransactionConnection } from 'slonik';
 import { completionBody, completionId } from '../../api/routes/chat-shared';
 import { outputItems, responseStatus, withOutcome } from '../../api/routes/responses-items';
 import { builtinLead, type BuiltinResults } from '../../api/routes/responses-builtins';
@@ -219,8 +220,15 @@ export function createBatchActivities(deps: ActivityDeps) {
         gathered = [];
         recording = recording.then(async () => {
           if (!batch.length) return;
-          await recordOutcomes(db, i.tenantId, i.batchId, batch);
-          await chargeUsage(batch);
+          // The outcomes and their usage in one transaction: an attempt that stops between them cannot leave answered
+          // requests uncharged (the next finds them answered), and only what this attempt recorded is charged.
+          await db.transaction(async (tx) => {
+            const recorded = await recordOutcomes(tx, i.tenantId, i.batchId, batch);
+            await chargeUsage(
+              tx,
+              batch.filter((o) => recorded.has(o.line)),
+            );
+          });
           done += batch.length;
           ctx.heartbeat({ done });
         });
@@ -259,6 +267,7 @@ export function createBatchActivities(deps: ActivityDeps) {
 
       /** The outcomes' tokens in the usage report, per lane (a request each), and charged to the batch's windows. */
       async function chargeUsage(
+        tx: DatabaseTransactionConnection,
         outcomes: ReadonlyArray<{ ok: boolean; lane: string; tokensIn: number; tokensOut: number }>,
       ) {
         const byLane = new Map<string, { requests: number; errors: number; tokensIn: number; tokensOut: number }>();
@@ -271,12 +280,17 @@ export function createBatchActivities(deps: ActivityDeps) {
           byLane.set(o.lane, u);
         }
         // Token budgets see batch work too: the tokens are charged to the windows the batch was admitted in.
-        await chargeWork(db, {
-          tenantId: i.tenantId,
-          keyId: account?.key_id ?? '',
-          windows: account?.windows ?? [],
-          lanes: [...byLane].map(([lane, u]) => ({ lane, ...u })),
-        }).catch((err: Error) => log.warn({ err: err.message, batch: i.batchId }, 'batch usage not recorded'));
+        // Its own savepoint: usage that cannot be recorded does not undo the outcomes.
+        await tx
+          .transaction((t) =>
+            chargeWork(t, {
+              tenantId: i.tenantId,
+              keyId: account?.key_id ?? '',
+              windows: account?.windows ?? [],
+              lanes: [...byLane].map(([lane, u]) => ({ lane, ...u })),
+            }),
+          )
+          .catch((err: Error) => log.warn({ err: err.message, batch: i.batchId }, 'batch usage not recorded'));
       }
     },
 

@@ -1,4 +1,4 @@
-import { sql, type DatabasePool } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { cursorAfter } from './cursor';
 import { z } from 'zod';
 import { createFile } from './files';
@@ -194,15 +194,16 @@ export async function pendingRequests(
 /**
  * Records requests' outcomes (each only while still pending, so an outcome is counted once) and adds them to the
  * batch's counts and token totals, in one statement.
+ * @returns the lines recorded now (an outcome another attempt recorded first is not among them)
  */
 export async function recordOutcomes(
-  db: DatabasePool,
+  db: CommonQueryMethods,
   tenantId: string,
   batchId: string,
   outcomes: ReadonlyArray<{ line: number; ok: boolean; result: object; tokensIn: number; tokensOut: number }>,
-): Promise<void> {
-  if (!outcomes.length) return;
-  await db.query(sql.unsafe`
+): Promise<ReadonlySet<number>> {
+  if (!outcomes.length) return new Set();
+  const lines = await db.anyFirst(sql.type(z.object({ line: z.number() }))`
     WITH input AS (
       SELECT * FROM ${sql.unnest(
         outcomes.map((o) => [o.line, o.ok ? 'completed' : 'failed', JSON.stringify(o.result), o.tokensIn, o.tokensOut]),
@@ -211,13 +212,16 @@ export async function recordOutcomes(
     up AS (
       UPDATE batch_requests r SET status = i.status, result = i.result::json FROM input i
       WHERE r.batch_id = ${batchId} AND r.line = i.line AND r.status = 'pending'
-      RETURNING i.status, i.tokens_in, i.tokens_out)
-    UPDATE batches SET
-      request_completed = request_completed + (SELECT count(*) FROM up WHERE status = 'completed'),
-      request_failed = request_failed + (SELECT count(*) FROM up WHERE status = 'failed'),
-      tokens_in = tokens_in + (SELECT coalesce(sum(tokens_in), 0) FROM up),
-      tokens_out = tokens_out + (SELECT coalesce(sum(tokens_out), 0) FROM up)
-    WHERE tenant_id = ${tenantId} AND id = ${batchId}`);
+      RETURNING i.line, i.status, i.tokens_in, i.tokens_out),
+    counts AS (
+      UPDATE batches SET
+        request_completed = request_completed + (SELECT count(*) FROM up WHERE status = 'completed'),
+        request_failed = request_failed + (SELECT count(*) FROM up WHERE status = 'failed'),
+        tokens_in = tokens_in + (SELECT coalesce(sum(tokens_in), 0) FROM up),
+        tokens_out = tokens_out + (SELECT coalesce(sum(tokens_out), 0) FROM up)
+      WHERE tenant_id = ${tenantId} AND id = ${batchId})
+    SELECT line FROM up`);
+  return new Set(lines);
 }
 
 /**
@@ -233,46 +237,52 @@ export async function finishBatch(
   /** Requests still pending end failed with this message (a run that gave up), instead of being left out. */
   failPending?: string,
 ): Promise<void> {
-  const batch = await db.maybeOne(sql.type(
-    z.object({ status: z.string(), output_expires_seconds: z.number().nullable() }),
-  )`
-    SELECT status, output_expires_seconds FROM batches WHERE tenant_id = ${tenantId} AND id = ${id}`);
-  if (!batch || ['completed', 'cancelled', 'failed', 'expired'].includes(batch.status)) return;
+  const ENDED = ['completed', 'cancelled', 'failed', 'expired'];
+  // Finalizing (or cancelling) shows while the files are written.
   await db.query(sql.unsafe`
     UPDATE batches SET status = ${outcome === 'cancelled' ? 'cancelling' : 'finalizing'},
       finalizing_at = CASE WHEN ${outcome} <> 'cancelled' THEN now() ELSE finalizing_at END
-    WHERE tenant_id = ${tenantId} AND id = ${id}`);
-  if (failPending !== undefined)
-    await db.query(sql.unsafe`
-      WITH up AS (
-        UPDATE batch_requests SET status = 'failed', result = json_build_object(
-          'id', 'batch_req_' || md5(batch_id || ':' || line), 'custom_id', custom_id, 'response', NULL,
-          'error', json_build_object('code', 'batch_failed', 'message', ${failPending}::text))
-        WHERE batch_id = ${id} AND status = 'pending' RETURNING 1)
-      UPDATE batches SET request_failed = request_failed + (SELECT count(*) FROM up)
+    WHERE tenant_id = ${tenantId} AND id = ${id} AND NOT status = ANY(${sql.array(ENDED, 'text')})`);
+  // The files and the end in one transaction, the batch row locked: an attempt that stops in the middle leaves no
+  // file behind, and one that runs beside another (a timed-out attempt still going) finds the batch ended.
+  await db.transaction(async (tx) => {
+    const batch = await tx.maybeOne(sql.type(
+      z.object({ status: z.string(), output_expires_seconds: z.number().nullable() }),
+    )`
+      SELECT status, output_expires_seconds FROM batches WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`);
+    if (!batch || ENDED.includes(batch.status)) return;
+    if (failPending !== undefined)
+      await tx.query(sql.unsafe`
+        WITH up AS (
+          UPDATE batch_requests SET status = 'failed', result = json_build_object(
+            'id', 'batch_req_' || md5(batch_id || ':' || line), 'custom_id', custom_id, 'response', NULL,
+            'error', json_build_object('code', 'batch_failed', 'message', ${failPending}::text))
+          WHERE batch_id = ${id} AND status = 'pending' RETURNING 1)
+        UPDATE batches SET request_failed = request_failed + (SELECT count(*) FROM up)
+        WHERE tenant_id = ${tenantId} AND id = ${id}`);
+    const rows = await tx.any(sql.type(z.object({ status: z.string(), result: z.unknown() }))`
+      SELECT status, result FROM batch_requests WHERE batch_id = ${id} AND status <> 'pending' ORDER BY line`);
+    const file = async (status: string, name: string) => {
+      const lines = rows.filter((r) => r.status === status).map((r) => JSON.stringify(r.result));
+      if (!lines.length) return null;
+      const f = await createFile(tx, {
+        tenantId,
+        filename: `${id}_${name}.jsonl`,
+        purpose: 'batch_output',
+        contentType: 'application/jsonl',
+        bytes: Buffer.from(lines.join('\n') + '\n'),
+        expiresInSeconds: batch.output_expires_seconds ?? undefined,
+        tenantLimit: Number.MAX_SAFE_INTEGER,
+      });
+      return 'id' in f ? f.id : null;
+    };
+    const output = await file('completed', 'output');
+    const errors = await file('failed', 'errors');
+    await tx.query(sql.unsafe`
+      UPDATE batches SET status = ${outcome}, output_file_id = ${output}, error_file_id = ${errors},
+        completed_at = CASE WHEN ${outcome} = 'completed' THEN now() END,
+        cancelled_at = CASE WHEN ${outcome} = 'cancelled' THEN now() END,
+        expired_at = CASE WHEN ${outcome} = 'expired' THEN now() END
       WHERE tenant_id = ${tenantId} AND id = ${id}`);
-  const rows = await db.any(sql.type(z.object({ status: z.string(), result: z.unknown() }))`
-    SELECT status, result FROM batch_requests WHERE batch_id = ${id} AND status <> 'pending' ORDER BY line`);
-  const file = async (status: string, name: string) => {
-    const lines = rows.filter((r) => r.status === status).map((r) => JSON.stringify(r.result));
-    if (!lines.length) return null;
-    const f = await createFile(db, {
-      tenantId,
-      filename: `${id}_${name}.jsonl`,
-      purpose: 'batch_output',
-      contentType: 'application/jsonl',
-      bytes: Buffer.from(lines.join('\n') + '\n'),
-      expiresInSeconds: batch.output_expires_seconds ?? undefined,
-      tenantLimit: Number.MAX_SAFE_INTEGER,
-    });
-    return 'id' in f ? f.id : null;
-  };
-  const output = await file('completed', 'output');
-  const errors = await file('failed', 'errors');
-  await db.query(sql.unsafe`
-    UPDATE batches SET status = ${outcome}, output_file_id = ${output}, error_file_id = ${errors},
-      completed_at = CASE WHEN ${outcome} = 'completed' THEN now() END,
-      cancelled_at = CASE WHEN ${outcome} = 'cancelled' THEN now() END,
-      expired_at = CASE WHEN ${outcome} = 'expired' THEN now() END
-    WHERE tenant_id = ${tenantId} AND id = ${id}`);
+  });
 }
