@@ -1,7 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { AppError } from '../../schema/errors';
 import type { LearnStatus } from '../../schema/learn';
-import { getDocumentText } from '../store/documents';
+import { deleteKnowledge, getDocumentText } from '../store/documents';
 import { finishLearnJob, getSourceSpec, setJobRunning, setSourceState, type SourceSpec } from '../store/learn-jobs';
 import { indexDocument, type KnowledgeDeps } from './pipeline';
 import { fetchDocument, UpstreamRejected } from './web-fetch';
@@ -81,13 +81,21 @@ export function createLearnActivities(deps: KnowledgeDeps) {
           provenance: { ...src.provenance, job_id: ref.jobId, source_index: String(ref.index) },
           memory: { kind: 'knowledge', provenance: 'learned' },
         });
-        await setSourceState(deps.db, {
+        const kept = await setSourceState(deps.db, {
           ...ref,
           idx: ref.index,
           status: 'completed',
           documentId: r.document.id,
           chunks: r.chunks,
         });
+        if (!kept) {
+          // The source ended while it was indexed. Cancelled (its job was): what it learned goes too. Completed (an
+          // attempt beside this one, the same document): it stays.
+          const now = await getSourceSpec(deps.db, ref.tenantId, ref.jobId, ref.index);
+          if (now?.status === 'cancelled')
+            await deleteKnowledge(deps.db, { tenantId: ref.tenantId, documentId: r.document.id });
+          return { status: now?.status ?? 'cancelled' };
+        }
         return { status: 'completed', documentId: r.document.id, chunks: r.chunks };
       } catch (err) {
         if (ctx.cancellationSignal.aborted) throw err; // worker shutdown or cancellation: let Temporal decide

@@ -124,11 +124,12 @@ export async function setSourceState(
     documentId?: string;
     chunks?: number;
   },
-): Promise<void> {
-  await db.query(sql.unsafe`
+): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
     UPDATE learn_sources SET status = ${s.status}, error = ${s.error?.slice(0, 500) ?? null},
       document_id = coalesce(${s.documentId ?? null}, document_id), chunks = coalesce(${s.chunks ?? null}::int, chunks), updated_at = now()
     WHERE tenant_id = ${s.tenantId} AND job_id = ${s.jobId} AND idx = ${s.idx} AND status IN ('pending', 'running')`);
+  return r.rowCount > 0;
 }
 
 /**

@@ -1,5 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'slonik';
+import { z } from 'zod';
 import { SvcKind, SvcTenant } from '../../workflows/search-attributes';
 import { startHarness, startQueueWorker, type Harness, type QueueWorker } from '../helpers/harness';
 import { makePdf } from './fixtures';
@@ -195,6 +197,40 @@ test('a job of only bad sources fails; a cancelled job closes its open sources',
   expect(closed).toMatchObject({ status: 'cancelled', sources: [expect.objectContaining({ status: 'cancelled' })] });
   web.release();
   expect((await h.req('POST', `/v1/enterprise/learn/${slow.body.job_id}/cancel`, { key })).status).toBe(409);
+}, 90_000);
+
+test('a job cancelled while a source is being indexed keeps nothing of it', async () => {
+  // A slow database: storing a document takes 2 s, and the job is cancelled meanwhile. The source was cancelled
+  // first, so the document its attempt stored afterwards is removed (it stayed searchable before).
+  await h.db.query(sql.unsafe`
+    CREATE OR REPLACE FUNCTION test_slow_documents() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_sleep(2); RETURN NULL; END $$`);
+  await h.db.query(sql.unsafe`
+    CREATE TRIGGER test_slow_documents BEFORE INSERT ON documents
+      FOR EACH STATEMENT EXECUTE FUNCTION test_slow_documents()`);
+  const insertsRunning = () =>
+    h.db.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND state = 'active' AND query LIKE '%INSERT INTO documents%'
+        AND query NOT LIKE '%pg_stat_activity%'`);
+  const learned = (jobId: string) =>
+    h.db.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM documents WHERE provenance->>'job_id' = ${jobId}`);
+  try {
+    const started = await h.req('POST', '/v1/enterprise/learn', {
+      key,
+      body: { sources: [{ url: `${base}/article` }] },
+    });
+    const jobId = started.body.job_id as string;
+    await until('the document insert to start', async () => (await insertsRunning()) > 0);
+    expect((await h.req('POST', `/v1/enterprise/learn/${jobId}/cancel`, { key })).status).toBe(202);
+    expect(await finished(jobId)).toMatchObject({ status: 'cancelled' });
+    await until('the document insert to end', async () => (await insertsRunning()) === 0);
+    await until('the attempt to settle', async () => (await learned(jobId)) === 0, 10_000);
+    expect(await learned(jobId)).toBe(0);
+  } finally {
+    await h.db.query(sql.unsafe`DROP TRIGGER test_slow_documents ON documents`);
+  }
 }, 90_000);
 
 test('cancelling a job whose workflow is already gone answers 409 and settles the job', async () => {
