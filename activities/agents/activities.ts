@@ -1,6 +1,7 @@
 import { rm, mkdir } from 'node:fs/promises';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { z } from 'zod';
+import type { CommonQueryMethods } from 'slonik';
 import { storableText } from '../../schema/storable';
 import { streams, workflowIds } from '../../schema/workflow-ids';
 import type { ActivityDeps } from '../deps';
@@ -36,8 +37,8 @@ export interface AgentRef {
 /** Activities of the agent workflow (`agent-<id>`): one per model turn, one per tool call; each is idempotent by step key. */
 export function createAgentActivities(deps: ActivityDeps) {
   const { db } = deps;
-  const event = (ref: AgentRef, type: string, data: unknown) =>
-    appendEvent(db, { tenantId: ref.tenantId, stream: streams.agent(ref.runId), type, data });
+  const event = (tx: CommonQueryMethods, ref: AgentRef, type: string, data: unknown) =>
+    appendEvent(tx, { tenantId: ref.tenantId, stream: streams.agent(ref.runId), type, data });
   const run = async (ref: AgentRef) => {
     const row = await getAgentRun(db, ref.tenantId, ref.runId);
     if (!row) throw ApplicationFailure.nonRetryable(`Agent run ${ref.runId} not found.`, 'NotFound');
@@ -66,8 +67,11 @@ export function createAgentActivities(deps: ActivityDeps) {
       const row = await run(ref);
       if (row.workspace) await mkdir(row.workspace.dir, { recursive: true, mode: 0o700 });
       if (row.status !== 'queued') return;
-      await updateAgentRun(db, ref.tenantId, ref.runId, { status: 'running' });
-      await event(ref, 'started', { tier: row.tier.name, lane: row.tier.lane, tools: row.tier.tools });
+      // Each progress write and its event commit together: a retry that finds the write finds the event too.
+      await db.transaction(async (tx) => {
+        if (await updateAgentRun(tx, ref.tenantId, ref.runId, { status: 'running' }))
+          await event(tx, ref, 'started', { tier: row.tier.name, lane: row.tier.lane, tools: row.tier.tools });
+      });
     },
 
     /** One model turn: the conversation is rebuilt from the stored outputs; the answer is stored under `s<n>-model`. */
@@ -125,19 +129,22 @@ export function createAgentActivities(deps: ActivityDeps) {
         })),
         finish_reason: res.finish_reason,
       };
-      const saved = await saveJobOutput(db, {
-        tenantId: o.tenantId,
-        jobId: o.runId,
-        stepKey: key,
-        lane: row.tier.lane,
-        provider: res.provider,
-        content: JSON.stringify(out),
-        usage: res.usage,
-        durationMs: Date.now() - started,
+      return db.transaction(async (tx) => {
+        const saved = await saveJobOutput(tx, {
+          tenantId: o.tenantId,
+          jobId: o.runId,
+          stepKey: key,
+          lane: row.tier.lane,
+          provider: res.provider,
+          content: JSON.stringify(out),
+          usage: res.usage,
+          durationMs: Date.now() - started,
+        });
+        const r = summarise(saved.content, res.usage);
+        if (saved.fresh)
+          await event(tx, o, 'turn', { step: o.step, tool_calls: out.tool_calls.map((c) => c.name), done: r.done });
+        return r;
       });
-      const r = summarise(saved.content, res.usage);
-      await event(o, 'turn', { step: o.step, tool_calls: out.tool_calls.map((c) => c.name), done: r.done });
-      return r;
     },
 
     /** One tool call of a turn, stored under `s<n>-tool-<call id>`; a failing tool is a step with ok false, not a failed run. */
@@ -180,18 +187,26 @@ export function createAgentActivities(deps: ActivityDeps) {
           ? { name: call.name, call_id: call.id, ok: true, result: r.result }
           : { name: call.name, call_id: call.id, ok: false, error: r.error };
       }
-      await saveJobOutput(db, {
-        tenantId: o.tenantId,
-        jobId: o.runId,
-        stepKey: key,
-        lane: 'tool',
-        provider: null,
-        content: JSON.stringify(out),
-        usage: null,
-        durationMs: Date.now() - started,
+      return db.transaction(async (tx) => {
+        const saved = await saveJobOutput(tx, {
+          tenantId: o.tenantId,
+          jobId: o.runId,
+          stepKey: key,
+          lane: 'tool',
+          provider: null,
+          content: JSON.stringify(out),
+          usage: null,
+          durationMs: Date.now() - started,
+        });
+        if (!saved.fresh) return { ok: parseOut(ToolCallOut, saved.content)?.ok ?? false };
+        await event(tx, o, 'tool', {
+          step: o.step,
+          name: call.name,
+          ok: out.ok,
+          ...(out.error ? { error: out.error } : {}),
+        });
+        return { ok: out.ok };
       });
-      await event(o, 'tool', { step: o.step, name: call.name, ok: out.ok, ...(out.error ? { error: out.error } : {}) });
-      return { ok: out.ok };
     },
 
     /** Hands a code task to the configured delegate (through the fetch guard); the run id is the idempotency key. */
@@ -236,11 +251,13 @@ export function createAgentActivities(deps: ActivityDeps) {
           `The delegate refused the task (HTTP ${res.status}${body.success ? '' : ', unreadable answer'}).`,
           'DelegateFailed',
         );
-      await updateAgentRun(db, ref.tenantId, ref.runId, {
-        delegated: { prLink: body.data.pr_link ?? null },
-        answer: body.data.summary ?? null,
+      await db.transaction(async (tx) => {
+        const changed = await updateAgentRun(tx, ref.tenantId, ref.runId, {
+          delegated: { prLink: body.data.pr_link ?? null },
+          answer: body.data.summary ?? null,
+        });
+        if (changed) await event(tx, ref, 'delegated', { pr_link: body.data.pr_link ?? null });
       });
-      await event(ref, 'delegated', { pr_link: body.data.pr_link ?? null });
     },
 
     /** Closes the run: answer from the last model turn, usage from the outputs, the workspace folder removed or kept. */
@@ -275,12 +292,7 @@ export function createAgentActivities(deps: ActivityDeps) {
           error: o.error,
         });
         if (ended)
-          await appendEvent(tx, {
-            tenantId: o.tenantId,
-            stream: streams.agent(o.runId),
-            type: 'done',
-            data: { status: o.status, stop_reason: o.stopReason ?? null, error: o.error ?? null },
-          });
+          await event(tx, o, 'done', { status: o.status, stop_reason: o.stopReason ?? null, error: o.error ?? null });
       });
     },
   };

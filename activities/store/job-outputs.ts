@@ -28,14 +28,15 @@ export async function saveJobOutput(
     usage: unknown;
     durationMs: number;
   },
-): Promise<{ id: string; content: string; provider: string | null; duration_ms: number | null }> {
+): Promise<{ id: string; content: string; provider: string | null; duration_ms: number | null; fresh: boolean }> {
   const inserted = await db.maybeOne(sql.prepared('job_output_save', OutputRow)`
     INSERT INTO job_outputs (id, tenant_id, job_id, step_key, lane, provider, content, usage, duration_ms)
     VALUES (${newId('out')}, ${o.tenantId}, ${o.jobId}, ${o.stepKey}, ${o.lane}, ${o.provider}, ${o.content},
             ${sql.jsonb((o.usage ?? null) as never)}, ${Math.round(o.durationMs)})
     ON CONFLICT (job_id, step_key) DO NOTHING
     RETURNING id, content, provider, duration_ms`);
-  return inserted ?? (await findJobOutput(db, o.tenantId, o.jobId, o.stepKey))!;
+  if (inserted) return { ...inserted, fresh: true };
+  return { ...(await findJobOutput(db, o.tenantId, o.jobId, o.stepKey))!, fresh: false };
 }
 
 /** Full texts of outputs by id, tenant-filtered. */
