@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { sql } from 'slonik';
+import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { RESEARCH_DEPTHS, type ResearchSource } from '../../schema/research';
 import { streams } from '../../schema/workflow-ids';
@@ -23,8 +23,8 @@ const stream = streams.research;
 export function createResearchActivities(deps: ActivityDeps) {
   const { db } = deps;
   const models = createModelRouter(deps.config, { log: deps.log });
-  const event = (ref: ResearchRef, type: string, data: unknown) =>
-    appendEvent(db, { tenantId: ref.tenantId, stream: stream(ref.jobId), type, data });
+  const event = (ref: ResearchRef, type: string, data: unknown, tx: CommonQueryMethods = db) =>
+    appendEvent(tx, { tenantId: ref.tenantId, stream: stream(ref.jobId), type, data });
   const job = async (ref: ResearchRef) => {
     const row = await getResearch(db, ref.tenantId, ref.jobId);
     if (!row) throw new Error(`Research job ${ref.jobId} not found.`);
@@ -41,8 +41,11 @@ export function createResearchActivities(deps: ActivityDeps) {
       const queries = await planQueries(models, row.query, count, Context.current().cancellationSignal, (err) =>
         deps.log.info({ err: err.message, job: ref.jobId }, 'research planning fell back to the question itself'),
       );
-      await updateResearch(db, ref.tenantId, ref.jobId, { plan: queries, stage: 'searching' });
-      await event(ref, 'plan', { queries });
+      // The write and its event commit together: a retry that finds the plan finds its event too.
+      await db.transaction(async (tx) => {
+        await updateResearch(tx, ref.tenantId, ref.jobId, { plan: queries, stage: 'searching' });
+        await event(ref, 'plan', { queries }, tx);
+      });
       return queries;
     },
 
@@ -60,8 +63,10 @@ export function createResearchActivities(deps: ActivityDeps) {
         }
       }
       const sources = pickSources(lists, row.max_sources);
-      await updateResearch(db, ref.tenantId, ref.jobId, { sources, stage: 'fetching' });
-      await event(ref, 'sources', { sources: sources.map((s) => ({ n: s.n, url: s.url, title: s.title })) });
+      await db.transaction(async (tx) => {
+        await updateResearch(tx, ref.tenantId, ref.jobId, { sources, stage: 'fetching' });
+        await event(ref, 'sources', { sources: sources.map((s) => ({ n: s.n, url: s.url, title: s.title })) }, tx);
+      });
       return sources;
     },
 
@@ -72,9 +77,18 @@ export function createResearchActivities(deps: ActivityDeps) {
       const key = `source-${ref.n}`;
       if (await findJobOutput(db, ref.tenantId, ref.jobId, key)) return { n: ref.n, ok: true };
       const started = Date.now();
+      let text: string;
       try {
-        const text = await fetchSourceText(deps.config, ref.url, Context.current().cancellationSignal);
-        await saveJobOutput(db, {
+        text = await fetchSourceText(deps.config, ref.url, Context.current().cancellationSignal);
+      } catch (err) {
+        if (Context.current().cancellationSignal.aborted) throw err;
+        const error = (err as Error).message.slice(0, 300);
+        await event(ref, 'source.failed', { n: ref.n, url: ref.url, error });
+        return { n: ref.n, ok: false, error };
+      }
+      // The source's text and its event commit together; a database failure is retried, not a failed source.
+      await db.transaction(async (tx) => {
+        const saved = await saveJobOutput(tx, {
           tenantId: ref.tenantId,
           jobId: ref.jobId,
           stepKey: key,
@@ -84,14 +98,9 @@ export function createResearchActivities(deps: ActivityDeps) {
           usage: null,
           durationMs: Date.now() - started,
         });
-        await event(ref, 'source.fetched', { n: ref.n, url: ref.url });
-        return { n: ref.n, ok: true };
-      } catch (err) {
-        if (Context.current().cancellationSignal.aborted) throw err;
-        const error = (err as Error).message.slice(0, 300);
-        await event(ref, 'source.failed', { n: ref.n, url: ref.url, error });
-        return { n: ref.n, ok: false, error };
-      }
+        if (saved.fresh) await event(ref, 'source.fetched', { n: ref.n, url: ref.url }, tx);
+      });
+      return { n: ref.n, ok: true };
     },
 
     /** Writes the report with numbered citations; every citation is verified against the fetched text. */
