@@ -6,7 +6,7 @@ import type { GoalSnapshot, SnapshotAfterStep, StepOutputRef } from '../../workf
 import type { ActivityDeps } from '../deps';
 import { createModelRouter } from '../providers';
 import type { ChatMessageIn } from '../providers/types';
-import { appendEvent } from '../store/events';
+import { appendEvent, hasStepEvent } from '../store/events';
 import { saveGoalState } from '../store/goals';
 import { findJobOutput, saveJobOutput } from '../store/job-outputs';
 import { finishPadSession, updatePadAgent, type PadAgentUpdate } from '../store/pad';
@@ -68,12 +68,27 @@ export function createJobsActivities(deps: ActivityDeps) {
     return saveGoalState(db, state, { stream: streams.goal(state.goalId), items: [...before, stateEvent(state)] });
   }
 
+  /** A step's `step.completed` event. */
+  const stepCompleted = (step: string, out: { outputId: string; snippet: string }) => ({
+    type: 'step.completed',
+    data: { step, output_id: out.outputId, snippet: out.snippet },
+  });
+
   async function runJobStep(i: RunStepInput): Promise<StepOutputRef> {
     const existing = await findJobOutput(db, i.tenantId, i.jobId, i.stepKey);
     if (existing) {
       const out = { outputId: existing.id, snippet: snippet(existing.content) };
-      // A retried goal step whose output is in: the row may not be (the attempt died in between).
-      const savedAt = i.snapshotAfter ? await saveGoalSnapshotOf(snapshotWithOutput(i.snapshotAfter, out)) : null;
+      // A retried step whose output is in: its step.completed event and its goal's row may not be (the attempt died
+      // in between); what is missing is written now.
+      const completed = stepCompleted(i.stepKey, out);
+      const withRow = !!i.snapshotAfter && i.stream === streams.goal(i.snapshotAfter.goalId);
+      const missing =
+        !!i.stream &&
+        !(await hasStepEvent(db, { tenantId: i.tenantId, stream: i.stream, type: completed.type, step: i.stepKey }));
+      if (missing && !withRow) await appendEvent(db, { tenantId: i.tenantId, stream: i.stream!, ...completed });
+      const savedAt = i.snapshotAfter
+        ? await saveGoalSnapshotOf(snapshotWithOutput(i.snapshotAfter, out), missing && withRow ? [completed] : [])
+        : null;
       return {
         ...out,
         provider: existing.provider,
@@ -116,7 +131,7 @@ export function createJobsActivities(deps: ActivityDeps) {
         durationMs,
       });
       const out = { outputId: row.id, snippet: snippet(row.content) };
-      const completed = { type: 'step.completed', data: { step: i.stepKey, output_id: row.id, snippet: out.snippet } };
+      const completed = stepCompleted(i.stepKey, out);
       // A goal step on its goal's stream: the row and both events (step.completed, goal.state) in one statement.
       const withRow = !!i.snapshotAfter && i.stream === streams.goal(i.snapshotAfter.goalId);
       if (i.stream && !withRow) await appendEvent(db, { tenantId: i.tenantId, stream: i.stream, ...completed });

@@ -118,6 +118,16 @@ export async function appendEvent(
     WITH ev AS (${eventInsertFrom(sql.fragment`(SELECT 1) AS one`, opts)}) SELECT id FROM ev`);
 }
 
+/** Whether a stream holds an event of `type` for `step` (data.step): what a retried step reads before it writes again. */
+export async function hasStepEvent(
+  db: CommonQueryMethods,
+  o: { tenantId: string; stream: string; type: string; step: string },
+): Promise<boolean> {
+  return db.oneFirst(sql.type(z.object({ found: z.boolean() }))`
+    SELECT EXISTS (SELECT 1 FROM events WHERE stream = ${o.stream} AND tenant_id = ${o.tenantId}
+      AND type = ${o.type} AND data->>'step' = ${o.step}) AS found`);
+}
+
 /** Events of a stream with id > `afterId`, oldest first, at most `limit`. Tenant-filtered. */
 export async function readEventsAfter(
   db: CommonQueryMethods,
