@@ -170,11 +170,16 @@ export function createResponseActivities(deps: ActivityDeps) {
           writes = writes.then(async () => {
             if (gone || writeError) return;
             try {
-              const live = await db.transaction(async (tx) => {
-                const ran = await writeResponseEvents(tx, { tenantId: i.tenantId, id: i.responseId, events, ...write });
-                if (ran && also) await also(tx);
-                return ran;
-              });
+              const put = (c: CommonQueryMethods) =>
+                writeResponseEvents(c, { tenantId: i.tenantId, id: i.responseId, events, ...write });
+              // One statement for a flush of deltas; a transaction only for the ending write and what lands with it.
+              const live = also
+                ? await db.transaction(async (tx) => {
+                    const ran = await put(tx);
+                    if (ran) await also(tx);
+                    return ran;
+                  })
+                : await put(db);
               if (!live) gone = true;
               ctx.heartbeat();
             } catch (err) {
