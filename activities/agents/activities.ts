@@ -14,7 +14,7 @@ import type { ToolDef } from '../tools/types';
 import { agentsSettings } from './config';
 import { conversation } from './conversation';
 import { ModelTurnOut, ToolCallOut, modelKey, parseOut, toolKey, usageOf } from './outputs';
-import { agentOutputs, getAgentRun, updateAgentRun, type AgentRunRow } from './store';
+import { agentOutputs, getAgentRun, holdOpenRun, updateAgentRun, type AgentRunRow } from './store';
 import { closeRunBrowserSession, workspaceBrowserTools } from './workspace-browser';
 import { workspaceTools } from './workspace-tools';
 
@@ -130,6 +130,8 @@ export function createAgentActivities(deps: ActivityDeps) {
         finish_reason: res.finish_reason,
       };
       return db.transaction(async (tx) => {
+        // A run that ended meanwhile (cancelled while the model answered) keeps no step after its end.
+        if (!(await holdOpenRun(tx, o.tenantId, o.runId))) return { callIds: [], done: true, cut: false, tokens: 0 };
         const saved = await saveJobOutput(tx, {
           tenantId: o.tenantId,
           jobId: o.runId,
@@ -188,6 +190,7 @@ export function createAgentActivities(deps: ActivityDeps) {
           : { name: call.name, call_id: call.id, ok: false, error: r.error };
       }
       return db.transaction(async (tx) => {
+        if (!(await holdOpenRun(tx, o.tenantId, o.runId))) return { ok: false };
         const saved = await saveJobOutput(tx, {
           tenantId: o.tenantId,
           jobId: o.runId,

@@ -128,12 +128,25 @@ export async function createAgentRun(
   );
 }
 
+/**
+ * Locks a run that has not ended against ending (FOR SHARE: its finish waits for the caller's transaction); false when
+ * it has ended. A step stored under it lands before the run reads ended, or not at all.
+ */
+export async function holdOpenRun(tx: CommonQueryMethods, tenantId: string, id: string): Promise<boolean> {
+  const r = await tx.query(sql.unsafe`
+    SELECT 1 FROM agent_runs WHERE tenant_id = ${tenantId} AND id = ${id}
+      AND status NOT IN ('completed', 'failed', 'cancelled') FOR SHARE`);
+  return r.rowCount > 0;
+}
+
 export async function getAgentRun(db: CommonQueryMethods, tenantId: string, id: string): Promise<AgentRunRow | null> {
   return db.maybeOne(sql.type(RunRow)`SELECT * FROM agent_runs WHERE tenant_id = ${tenantId} AND id = ${id}`);
 }
 
-/** Sets the given fields; a finished run (completed, failed, cancelled) is never changed again. */
-/** Updates a run that has not ended; false when it had (nothing written). */
+/**
+ * Sets the given fields; a finished run (completed, failed, cancelled) is never changed again.
+ * @returns false when the run had ended (nothing written)
+ */
 export async function updateAgentRun(
   db: CommonQueryMethods,
   tenantId: string,

@@ -1,6 +1,8 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { sql } from 'slonik';
+import { z } from 'zod';
 import { randomToken } from '../../activities/store/ids';
 import { startFakeOpenAI, type FakeOpenAI, toolMsgs, userText } from '../helpers/fake-openai';
 import { startHarness, type Harness } from '../helpers/harness';
@@ -162,6 +164,15 @@ test('cancel kills the sandboxed shell: no process is left behind, the folder is
   );
   expect(end.body.status).toBe('cancelled');
   expect(existsSync(path.join(root, 'runs', id))).toBe(false);
+  // The killed shell's tool call ends after the run did: it stores no step and writes no event after `done`.
+  await new Promise((r) => setTimeout(r, 2000));
+  const types = await h.db.anyFirst(sql.type(z.object({ type: z.string() }))`
+    SELECT type FROM events WHERE stream = ${`agent:${id}`} ORDER BY id`);
+  expect(types.at(-1)).toBe('done');
+  expect(types.filter((t) => t === 'done')).toHaveLength(1);
+  const later = await h.req('GET', `/v1/workspaces/runs/${id}`, { key });
+  expect(later.body.steps).toEqual(end.body.steps);
+  expect(later.body.steps.filter((st: { kind: string }) => st.kind === 'tool')).toEqual([]);
 });
 
 test('scope, isolation and input: runtime:workspaces required; other tenants 404; agent runs are not workspace runs', async () => {
