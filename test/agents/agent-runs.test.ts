@@ -9,6 +9,7 @@ import { startFakeOpenAI, type FakeOpenAI, toolMsgs, userText } from '../helpers
 import { startHarness, startQueueWorker, type Harness, type QueueWorker } from '../helpers/harness';
 import { abandonKey, workflowRuns } from '../helpers/idempotency';
 import { pollUntil } from '../helpers/poll';
+import { withFirstWriteFailing } from '../helpers/db-faults';
 import { openStream } from '../tasks/sse-client';
 
 jest.setTimeout(180_000);
@@ -214,35 +215,26 @@ test('progress whose event fails once is retried whole: one started, turn, tool 
   // A database fault: the first event of each type written to an agent stream fails. Each write and its event are
   // one transaction, so the retry finds nothing done and writes both (a write committed alone made the retry skip
   // its event: a missing done left the run's event streams open).
-  const types = ['started', 'turn', 'tool', 'done'];
-  for (const t of types)
-    await h.db.query(sql.unsafe`CREATE SEQUENCE IF NOT EXISTS ${sql.identifier([`test_faults_${t}`])}`);
-  await h.db.query(sql.unsafe`
-    CREATE OR REPLACE FUNCTION test_fail_first_event() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF nextval(('test_faults_' || NEW.type)::regclass) = 1 THEN RAISE EXCEPTION 'injected fault on %', NEW.type; END IF;
-        RETURN NEW;
-      END $$`);
-  await h.db.query(sql.unsafe`
-    CREATE TRIGGER test_fail_first_event BEFORE INSERT ON events FOR EACH ROW
-      WHEN (NEW.type IN ('started', 'turn', 'tool', 'done') AND NEW.stream LIKE 'agent:%')
-      EXECUTE FUNCTION test_fail_first_event()`);
-  try {
-    const r = await start({ query: 'PARALLEL once more: 17*23 and 6*7' });
-    const id = r.body.id as string;
-    const dones = () =>
-      h.db.oneFirst(
-        sql.type(z.object({ n: z.number() }))`
-          SELECT count(*)::int AS n FROM events WHERE stream = ${`agent:${id}`} AND type = 'done'`,
-      );
-    expect(await pollUntil(dones, (n) => n > 0, 60_000)).toBe(1);
-    const all = await openStream(`${h.url}/v1/capabilities/agent/${id}/events`, { method: 'GET', key });
-    expect(all.events.map((e) => e.event)).toEqual(['started', 'turn', 'tool', 'tool', 'turn', 'done']);
-    expect(all.events.at(-1)).toMatchObject({ event: 'done', data: { status: 'completed' } });
-    expect((await h.req('GET', `/v1/capabilities/agent/${id}`, { key })).body.status).toBe('completed');
-  } finally {
-    await h.db.query(sql.unsafe`DROP TRIGGER test_fail_first_event ON events`);
-  }
+  const kinds = ['started', 'turn', 'tool', 'done'];
+  const { fired } = await withFirstWriteFailing(
+    h.db,
+    { table: 'events', op: 'INSERT', when: "NEW.type = $kind AND NEW.stream LIKE 'agent:%'", kinds },
+    async () => {
+      const r = await start({ query: 'PARALLEL once more: 17*23 and 6*7' });
+      const id = r.body.id as string;
+      const dones = () =>
+        h.db.oneFirst(
+          sql.type(z.object({ n: z.number() }))`
+            SELECT count(*)::int AS n FROM events WHERE stream = ${`agent:${id}`} AND type = 'done'`,
+        );
+      expect(await pollUntil(dones, (n) => n > 0, 60_000)).toBe(1);
+      const all = await openStream(`${h.url}/v1/capabilities/agent/${id}/events`, { method: 'GET', key });
+      expect(all.events.map((e) => e.event)).toEqual(['started', 'turn', 'tool', 'tool', 'turn', 'done']);
+      expect(all.events.at(-1)).toMatchObject({ event: 'done', data: { status: 'completed' } });
+      expect((await h.req('GET', `/v1/capabilities/agent/${id}`, { key })).body.status).toBe('completed');
+    },
+  );
+  expect(fired).toEqual(kinds);
 });
 
 test('idempotent create: same key and body → the same run; same key, other body → 409', async () => {

@@ -8,6 +8,7 @@ import { contractErrors } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
+import { withFirstWriteFailing } from '../helpers/db-faults';
 
 // OpenAI's Batch API: a JSONL file answered by a Temporal workflow on a real worker, against a fake OpenAI-compatible
 // upstream; results read back through the Files API.
@@ -121,32 +122,20 @@ describe('/v1/batches', () => {
   test('a finish that fails once is retried whole: one output file, the batch completed (no file left by the failure)', async () => {
     // A database fault: the first write that ends a batch fails. Its files and its end are one transaction, so the
     // retry writes them once (the files were committed alone before, and the retry wrote a second set).
-    await h.db.query(sql.unsafe`CREATE SEQUENCE IF NOT EXISTS test_batch_end_faults`);
-    await h.db.query(sql.unsafe`
-      CREATE OR REPLACE FUNCTION test_fail_first_batch_end() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-          IF nextval('test_batch_end_faults') = 1 THEN RAISE EXCEPTION 'injected fault on the batch end'; END IF;
-          RETURN NEW;
-        END $$`);
-    await h.db.query(sql.unsafe`
-      CREATE TRIGGER test_fail_first_batch_end BEFORE UPDATE ON batches FOR EACH ROW
-        WHEN (NEW.status = 'completed' AND OLD.status <> 'completed') EXECUTE FUNCTION test_fail_first_batch_end()`);
-    try {
-      const batch = await batchOf('/v1/chat/completions', [chatLine('a', 'one'), chatLine('b', 'two')]);
-      const done = await untilEnded(batch.id);
-      expect(done.status).toBe('completed');
-      expect((await readLines(done.output_file_id)).map((l) => l.custom_id)).toEqual(['a', 'b']);
-      const files = await h.db.anyFirst(sql.type(z.object({ id: z.string() }))`
-        SELECT id FROM files WHERE filename = ${`${batch.id}_output.jsonl`}`);
-      expect(files).toEqual([done.output_file_id]);
-      expect(
-        await h.db.oneFirst(
-          sql.type(z.object({ n: z.number() }))`SELECT last_value::int AS n FROM test_batch_end_faults`,
-        ),
-      ).toBeGreaterThan(1);
-    } finally {
-      await h.db.query(sql.unsafe`DROP TRIGGER test_fail_first_batch_end ON batches`);
-    }
+    const { fired } = await withFirstWriteFailing(
+      h.db,
+      { table: 'batches', op: 'UPDATE', when: 'NEW.status = $kind AND OLD.status <> $kind', kinds: ['completed'] },
+      async () => {
+        const batch = await batchOf('/v1/chat/completions', [chatLine('a', 'one'), chatLine('b', 'two')]);
+        const done = await untilEnded(batch.id);
+        expect(done.status).toBe('completed');
+        expect((await readLines(done.output_file_id)).map((l) => l.custom_id)).toEqual(['a', 'b']);
+        const files = await h.db.anyFirst(sql.type(z.object({ id: z.string() }))`
+          SELECT id FROM files WHERE filename = ${`${batch.id}_output.jsonl`}`);
+        expect(files).toEqual([done.output_file_id]);
+      },
+    );
+    expect(fired).toEqual(['completed']);
   });
 
   test('a line the upstream refuses ends in the error file; a 5xx is tried again and answered', async () => {

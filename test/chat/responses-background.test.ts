@@ -6,6 +6,7 @@ import { contractErrors, streamEventErrors } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
+import { withSlowInserts } from '../helpers/db-faults';
 
 // Background responses (POST /v1/responses, background: true) run as Temporal workflows on a real worker, against a
 // fake OpenAI-compatible upstream; their events are stored and streamed again from the database.
@@ -228,13 +229,7 @@ describe('background responses', () => {
     });
     // A slow database: each insert of conversation items waits 400 ms. The turn lands with the write that ends the
     // response, so whoever sees the response answered sees the turn too (it used to land after, a moment unseen).
-    await h.db.query(sql.unsafe`
-      CREATE OR REPLACE FUNCTION test_slow_items() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN PERFORM pg_sleep(0.4); RETURN NULL; END $$`);
-    await h.db.query(sql.unsafe`
-      CREATE TRIGGER test_slow_items BEFORE INSERT ON conversation_items
-        FOR EACH STATEMENT EXECUTE FUNCTION test_slow_items()`);
-    try {
+    await withSlowInserts(h.db, 'conversation_items', 0.4, async () => {
       const { id } = await client.responses.create({
         model: 'mid',
         input: 'What is my name?',
@@ -249,10 +244,7 @@ describe('background responses', () => {
       expect(items.body.data[2].content[0].text).toBe(done.body.output[0].content[0].text);
       const sent = fake.chats.at(-1)!.body.messages.map((m: { content: string }) => m.content);
       expect(sent).toContain('My name is Ada.');
-    } finally {
-      await h.db.query(sql.unsafe`DROP TRIGGER test_slow_items ON conversation_items`);
-      await h.db.query(sql.unsafe`DROP FUNCTION test_slow_items()`);
-    }
+    });
   });
 
   test('refusals: store false, a foreground response cancelled or streamed again, unknown and other tenants’ ids', async () => {

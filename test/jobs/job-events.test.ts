@@ -1,7 +1,6 @@
-import { sql } from 'slonik';
-import { z } from 'zod';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
+import { withFirstWriteFailing } from '../helpers/db-faults';
 import type { Harness } from '../helpers/harness';
 
 // Issue 10 item 14: the progress events the job activities write are served (SSE, resumable).
@@ -83,33 +82,26 @@ test("another tenant's job is 404; a malformed Last-Event-ID is 400", async () =
 test('a step whose step.completed event fails once is retried: every step’s event is on the stream once', async () => {
   // A database fault: the first step.completed written to a swarm stream fails after the step's output is stored.
   // The retry finds the output and writes the missing event (it returned the output and wrote nothing before).
-  await h.db.query(sql.unsafe`CREATE SEQUENCE IF NOT EXISTS test_step_event_faults`);
-  await h.db.query(sql.unsafe`
-    CREATE OR REPLACE FUNCTION test_fail_first_step_event() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF nextval('test_step_event_faults') = 1 THEN RAISE EXCEPTION 'injected fault on step.completed'; END IF;
-        RETURN NEW;
-      END $$`);
-  await h.db.query(sql.unsafe`
-    CREATE TRIGGER test_fail_first_step_event BEFORE INSERT ON events FOR EACH ROW
-      WHEN (NEW.type = 'step.completed' AND NEW.stream LIKE 'swarm:%') EXECUTE FUNCTION test_fail_first_step_event()`);
-  try {
-    const created = await h.req('POST', '/v1/swarm/run', {
-      key,
-      body: { operation: 'map', params: { prompt: 'Echo {{item}}', items: ['x', 'y', 'z'] } },
-    });
-    expect(created.status).toBe(200);
-    const run = messages((await h.req('GET', `/v1/swarm/runs/${created.body.run_id}/events`, { key })).text);
-    expect(run.at(-1)).toMatchObject({ event: 'run.state', data: { status: 'completed' } });
-    const steps = run.filter((e) => e.event === 'step.completed').map((e) => e.data.step as string);
-    expect(steps).toHaveLength(3);
-    expect(new Set(steps).size).toBe(3);
-    expect(
-      await h.db.oneFirst(
-        sql.type(z.object({ n: z.number() }))`SELECT last_value::int AS n FROM test_step_event_faults`,
-      ),
-    ).toBeGreaterThan(3);
-  } finally {
-    await h.db.query(sql.unsafe`DROP TRIGGER test_fail_first_step_event ON events`);
-  }
+  const { fired } = await withFirstWriteFailing(
+    h.db,
+    {
+      table: 'events',
+      op: 'INSERT',
+      when: "NEW.type = $kind AND NEW.stream LIKE 'swarm:%'",
+      kinds: ['step.completed'],
+    },
+    async () => {
+      const created = await h.req('POST', '/v1/swarm/run', {
+        key,
+        body: { operation: 'map', params: { prompt: 'Echo {{item}}', items: ['x', 'y', 'z'] } },
+      });
+      expect(created.status).toBe(200);
+      const run = messages((await h.req('GET', `/v1/swarm/runs/${created.body.run_id}/events`, { key })).text);
+      expect(run.at(-1)).toMatchObject({ event: 'run.state', data: { status: 'completed' } });
+      const steps = run.filter((e) => e.event === 'step.completed').map((e) => e.data.step as string);
+      expect(steps).toHaveLength(3);
+      expect(new Set(steps).size).toBe(3);
+    },
+  );
+  expect(fired).toEqual(['step.completed']);
 });

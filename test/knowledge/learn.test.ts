@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { SvcKind, SvcTenant } from '../../workflows/search-attributes';
 import { startHarness, startQueueWorker, type Harness, type QueueWorker } from '../helpers/harness';
 import { makePdf } from './fixtures';
+import { withSlowInserts } from '../helpers/db-faults';
 
 /** A real local web server: an article, a PDF, a 404, and a page held until the test releases it. */
 function webServer() {
@@ -202,12 +203,6 @@ test('a job of only bad sources fails; a cancelled job closes its open sources',
 test('a job cancelled while a source is being indexed keeps nothing of it', async () => {
   // A slow database: storing a document takes 2 s, and the job is cancelled meanwhile. The source was cancelled
   // first, so the document its attempt stored afterwards is removed (it stayed searchable before).
-  await h.db.query(sql.unsafe`
-    CREATE OR REPLACE FUNCTION test_slow_documents() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN PERFORM pg_sleep(2); RETURN NULL; END $$`);
-  await h.db.query(sql.unsafe`
-    CREATE TRIGGER test_slow_documents BEFORE INSERT ON documents
-      FOR EACH STATEMENT EXECUTE FUNCTION test_slow_documents()`);
   const insertsRunning = () =>
     h.db.oneFirst(sql.type(z.object({ n: z.number() }))`
       SELECT count(*)::int AS n FROM pg_stat_activity
@@ -216,7 +211,7 @@ test('a job cancelled while a source is being indexed keeps nothing of it', asyn
   const learned = (jobId: string) =>
     h.db.oneFirst(sql.type(z.object({ n: z.number() }))`
       SELECT count(*)::int AS n FROM documents WHERE provenance->>'job_id' = ${jobId}`);
-  try {
+  await withSlowInserts(h.db, 'documents', 2, async () => {
     const started = await h.req('POST', '/v1/enterprise/learn', {
       key,
       body: { sources: [{ url: `${base}/article` }] },
@@ -228,9 +223,7 @@ test('a job cancelled while a source is being indexed keeps nothing of it', asyn
     await until('the document insert to end', async () => (await insertsRunning()) === 0);
     await until('the attempt to settle', async () => (await learned(jobId)) === 0, 10_000);
     expect(await learned(jobId)).toBe(0);
-  } finally {
-    await h.db.query(sql.unsafe`DROP TRIGGER test_slow_documents ON documents`);
-  }
+  });
 }, 90_000);
 
 test('cancelling a job whose workflow is already gone answers 409 and settles the job', async () => {

@@ -1,10 +1,10 @@
-import { sql } from 'slonik';
 import { publishDispatch } from '../../activities/live/publish';
 import { liveInterestOf } from '../../api/live/interest';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
+import { withSlowInserts } from '../helpers/db-faults';
 import { client, replicas, until, type TestClient } from './ws-helpers';
 
 let h: Harness;
@@ -118,12 +118,8 @@ test('a replica that starts after the subscription learns it by asking the other
 
 test('a background response made in a session sends its tokens from the worker to the session’s socket, then done', async () => {
   fake.setDefault({ reply: 'Answered later, streamed live.', chunkDelayMs: 5 });
-  await h.db.query(sql.unsafe`
-    CREATE OR REPLACE FUNCTION test_slow_usage() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN PERFORM pg_sleep(0.4); RETURN NULL; END $$`);
-  await h.db.query(sql.unsafe`
-    CREATE TRIGGER test_slow_usage BEFORE INSERT ON usage_daily FOR EACH STATEMENT EXECUTE FUNCTION test_slow_usage()`);
-  try {
+  // The write that ends the response is slowed: its usage takes 400 ms.
+  await withSlowInserts(h.db, 'usage_daily', 0.4, async () => {
     const r = await reps.start();
     const owner = await h.key(['runtime:chat']);
     const other = await h.key(['runtime:chat']);
@@ -142,7 +138,7 @@ test('a background response made in a session sends its tokens from the worker t
     const queued = (await res.json()) as { id: string; status: string };
     expect(queued.status).toBe('queued');
     await until(c.frames, (f) => f.type === 'done');
-    // `done` comes once the response reads ended (the write that ends it is slowed below: usage takes 400 ms).
+    // `done` comes once the response reads ended.
     const read = await fetch(`${r.url}/v1/responses/${queued.id}`, {
       headers: { authorization: `Bearer ${owner.apiKey}` },
     });
@@ -159,7 +155,5 @@ test('a background response made in a session sends its tokens from the worker t
     await until(cx.frames, (f) => f.type === 'agent_dispatch' && f.action === 'marker-bg');
     expect(tokenFrames(cx)).toEqual([]);
     for (const x of [c, cx]) x.ws.close();
-  } finally {
-    await h.db.query(sql.unsafe`DROP TRIGGER test_slow_usage ON usage_daily`);
-  }
+  });
 });

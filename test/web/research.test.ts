@@ -1,10 +1,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { sql } from 'slonik';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai';
 import { startHarness, startQueueWorker, type Harness, type QueueWorker } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
+import { withFirstWriteFailing } from '../helpers/db-faults';
 import { openStream } from '../tasks/sse-client';
 import { startPages, type PageServer } from './pages';
 
@@ -147,28 +147,18 @@ test('end to end: plan, search, fetch, report; every citation verified, invented
 test('progress whose event fails once is retried whole: plan, sources and each fetched source once on the stream', async () => {
   // A database fault: the first plan, sources and source.fetched event written to a research stream fail. Each write
   // and its event are one transaction, so the retry writes both (a write committed alone made the retry skip it).
-  for (const t of ['plan', 'sources', 'source.fetched'])
-    await h.db.query(sql.unsafe`CREATE SEQUENCE IF NOT EXISTS ${sql.identifier([`test_faults_${t}`])}`);
-  await h.db.query(sql.unsafe`
-    CREATE OR REPLACE FUNCTION test_fail_first_research_event() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF nextval(quote_ident('test_faults_' || NEW.type)::regclass) = 1 THEN
-          RAISE EXCEPTION 'injected fault on %', NEW.type;
-        END IF;
-        RETURN NEW;
-      END $$`);
-  await h.db.query(sql.unsafe`
-    CREATE TRIGGER test_fail_first_research_event BEFORE INSERT ON events FOR EACH ROW
-      WHEN (NEW.type IN ('plan', 'sources', 'source.fetched') AND NEW.stream LIKE 'research:%')
-      EXECUTE FUNCTION test_fail_first_research_event()`);
-  try {
-    const r = await start({ query: 'How do alpine marmots survive winter?', depth: 'standard', wait_s: 60 });
-    expect(r.body).toMatchObject({ status: 'completed', stage: 'done' });
-    const all = await openStream(`${h.url}/v1/capabilities/research/${r.body.id}/events`, { method: 'GET', key });
-    expect(all.events.map((e) => e.event)).toEqual(['plan', 'sources', 'source.fetched', 'source.fetched', 'done']);
-  } finally {
-    await h.db.query(sql.unsafe`DROP TRIGGER test_fail_first_research_event ON events`);
-  }
+  const kinds = ['plan', 'sources', 'source.fetched'];
+  const { fired } = await withFirstWriteFailing(
+    h.db,
+    { table: 'events', op: 'INSERT', when: "NEW.type = $kind AND NEW.stream LIKE 'research:%'", kinds },
+    async () => {
+      const r = await start({ query: 'How do alpine marmots survive winter?', depth: 'standard', wait_s: 60 });
+      expect(r.body).toMatchObject({ status: 'completed', stage: 'done' });
+      const all = await openStream(`${h.url}/v1/capabilities/research/${r.body.id}/events`, { method: 'GET', key });
+      expect(all.events.map((e) => e.event)).toEqual(['plan', 'sources', 'source.fetched', 'source.fetched', 'done']);
+    },
+  );
+  expect(fired).toEqual(kinds);
 });
 
 test('zero search results give a report that says so, without citations; Idempotency-Key returns the same job', async () => {
