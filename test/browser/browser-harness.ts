@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { startHarness, testEnv, type Harness } from '../helpers/harness';
+import { pollUntil } from '../helpers/poll';
 import { startBrowserWorkers, type BrowserWorkers } from '../../workers/browser-worker';
 import { startPageServer, type PageServer } from './pages';
 
@@ -56,6 +57,14 @@ export function withBrowser(
     const k = await h.key(['runtime:workspaces']);
     f.key = k.apiKey;
     f.tenantId = k.tenantId;
+    // The browser worker is started once Temporal lists it among the queue's pollers (its first poll reaches the
+    // server a moment after it starts; health read before then says no worker is polling).
+    if (f.bw)
+      await pollUntil(
+        () => h.req('GET', '/v1/browser/health', { key: k.apiKey }),
+        (r) => r.body.workers >= 1,
+        60_000,
+      );
     f.session = async (key = f.key!, body = {}) => {
       const r = await h.req('POST', '/v1/browser/sessions', { key, body });
       if (r.status !== 200 || r.body.status !== 'open') throw new Error(`session not opened: ${r.status} ${r.text}`);
