@@ -133,10 +133,9 @@ export async function createAgentRun(
  * it has ended. A step stored under it lands before the run reads ended, or not at all.
  */
 export async function holdOpenRun(tx: CommonQueryMethods, tenantId: string, id: string): Promise<boolean> {
-  const r = await tx.query(sql.unsafe`
+  return tx.exists(sql.unsafe`
     SELECT 1 FROM agent_runs WHERE tenant_id = ${tenantId} AND id = ${id}
       AND status NOT IN ('completed', 'failed', 'cancelled') FOR SHARE`);
-  return r.rowCount > 0;
 }
 
 export async function getAgentRun(db: CommonQueryMethods, tenantId: string, id: string): Promise<AgentRunRow | null> {

@@ -1,11 +1,5 @@
 import { createHash } from 'node:crypto';
-import {
-  createPool,
-  createTypeParserPreset,
-  type DatabasePool,
-  type DatabaseTransactionConnection,
-  type Interceptor,
-} from 'slonik';
+import { createPool, createTypeParserPreset, type DatabasePool, type Interceptor } from 'slonik';
 import type { Logger } from 'pino';
 
 /**
@@ -71,8 +65,6 @@ const typeParsers = [
 ];
 
 export type Db = DatabasePool;
-/** The pool, or a transaction a write joins (its own transactions become savepoints there). */
-export type DbOrTx = DatabasePool | DatabaseTransactionConnection;
 
 export async function createDb(opts: { url: string; maxConnections?: number; log?: Logger }): Promise<Db> {
   const pool = await createPool(opts.url, {

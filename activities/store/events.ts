@@ -123,9 +123,9 @@ export async function hasStepEvent(
   db: CommonQueryMethods,
   o: { tenantId: string; stream: string; type: string; step: string },
 ): Promise<boolean> {
-  return db.oneFirst(sql.type(z.object({ found: z.boolean() }))`
-    SELECT EXISTS (SELECT 1 FROM events WHERE stream = ${o.stream} AND tenant_id = ${o.tenantId}
-      AND type = ${o.type} AND data->>'step' = ${o.step}) AS found`);
+  return db.exists(sql.unsafe`
+    SELECT 1 FROM events WHERE stream = ${o.stream} AND tenant_id = ${o.tenantId}
+      AND type = ${o.type} AND data->>'step' = ${o.step}`);
 }
 
 /** Events of a stream with id > `afterId`, oldest first, at most `limit`. Tenant-filtered. */

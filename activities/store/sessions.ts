@@ -1,6 +1,6 @@
-import { sql } from 'slonik';
+import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import type { Db, DbOrTx } from './db';
+import type { Db } from './db';
 import { newId } from './ids';
 
 /** Chat sessions keyed by the client's X-Session-ID, per tenant and surface ('' = no surface). */
@@ -46,7 +46,7 @@ export async function loadHistory(
 
 /** Stores one exchange (the user's message and the answer), creating the session on first use. */
 export async function appendExchange(
-  db: DbOrTx,
+  db: CommonQueryMethods,
   opts: {
     tenantId: string;
     surface: string;

@@ -1,6 +1,6 @@
 import type { ModelRequest, ModelRouter } from '../../activities/providers/types';
 import { appendExchange } from '../../activities/store/sessions';
-import type { DbOrTx } from '../../activities/store/db';
+import type { CommonQueryMethods } from 'slonik';
 import type { ChatCompletionRequest } from '../../schema/chat';
 import type { ChatHeaders } from '../../schema/headers';
 import { DEFAULT_LANE } from '../../schema/model-config';
@@ -21,7 +21,7 @@ export interface SessionTurn {
 
 /** Stores a turn's exchange in its session; a turn of tool calls alone (no text) is not stored. */
 export async function storeTurn(
-  db: DbOrTx,
+  db: CommonQueryMethods,
   turn: SessionTurn | null,
   answer: string,
   provider: string,
