@@ -178,6 +178,58 @@ const ReasoningItem = z.object({ type: z.literal('reasoning') }).loose();
 const FileSearchCallItem = z.object({ type: z.literal('file_search_call') }).loose();
 const WebSearchCallItem = z.object({ type: z.literal('web_search_call') }).loose();
 
+/** A remote MCP server's label (`server_label`): it names the server in items and events. */
+const ServerLabel = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, '1 to 64 of a-z, A-Z, 0-9, underscore and dash');
+/** A tool's name on an MCP server (MCP allows more than OpenAI's function names: dots, slashes). */
+const McpToolName = z.string().min(1).max(128);
+/** A tool of a remote MCP server, as an earlier response's mcp_list_tools item listed it. */
+const McpListedTool = z.object({
+  name: McpToolName,
+  description: z.string().max(MAX_MESSAGE_CHARS).nullish(),
+  input_schema: z.record(z.string(), z.unknown()),
+  annotations: z.record(z.string(), z.unknown()).nullish(),
+});
+/** The tools of a remote MCP server as an earlier response listed them: sent back, the server is not listed again. */
+const McpListToolsItem = z.object({
+  type: z.literal('mcp_list_tools'),
+  id: ItemId.nullish(),
+  server_label: ServerLabel,
+  tools: z.array(McpListedTool).max(1000),
+  error: z.string().max(MAX_MESSAGE_CHARS).nullish(),
+});
+/** A call of a remote MCP server's tool that an earlier response made, with what it answered. */
+const McpCallItem = z.object({
+  type: z.literal('mcp_call'),
+  id: ItemId.nullish(),
+  server_label: ServerLabel,
+  name: McpToolName,
+  arguments: z.string().max(MAX_MESSAGE_CHARS),
+  output: z
+    .string()
+    .max(MAX_MESSAGE_CHARS)
+    .nullish()
+    .transform((v) => (v == null ? v : readableText(v))),
+  error: z.union([z.string().max(MAX_MESSAGE_CHARS), z.record(z.string(), z.unknown())]).nullish(),
+  status: z.enum(['in_progress', 'completed', 'incomplete', 'calling', 'failed']).nullish(),
+  approval_request_id: ItemId.nullish(),
+});
+/** A call an earlier response asked the client to approve (require_approval). */
+const McpApprovalRequestItem = z.object({
+  type: z.literal('mcp_approval_request'),
+  id: ItemId,
+  server_label: ServerLabel,
+  name: McpToolName,
+  arguments: z.string().max(MAX_MESSAGE_CHARS),
+});
+/** The client's answer to an approval request: the call runs (approve: true) or the model hears it was declined. */
+const McpApprovalResponseItem = z.object({
+  type: z.literal('mcp_approval_response'),
+  id: ItemId.nullish(),
+  approval_request_id: ItemId,
+  approve: z.boolean(),
+  reason: z.string().max(4000).nullish(),
+});
+
 const unsupportedItem = <T extends string>(type: T, message: string) =>
   z
     .object({ type: z.literal(type) })
@@ -199,6 +251,10 @@ export const InputItem = z.preprocess(
     ReasoningItem,
     FileSearchCallItem,
     WebSearchCallItem,
+    McpListToolsItem,
+    McpCallItem,
+    McpApprovalRequestItem,
+    McpApprovalResponseItem,
     unsupportedItem(
       'item_reference',
       'item references are not supported here: send the item itself, or previous_response_id',
@@ -280,29 +336,92 @@ export type WebSearchTool = z.output<typeof WebSearchTool>;
 
 const WEB_SEARCH_TYPES: ReadonlySet<string> = new Set(WebSearchTool.shape.type.options);
 
-/** Other built-in tools (computer_use, mcp, code_interpreter, ...) run on OpenAI's side: refused by name. */
+/** Which tools of a server a filter picks: by name, or those the server marks read-only (`readOnlyHint`). */
+const McpToolFilter = z
+  .object({ tool_names: z.array(McpToolName).max(1000).nullish(), read_only: z.boolean().nullish() })
+  .strict();
+export type McpToolFilter = z.output<typeof McpToolFilter>;
+
+/**
+ * OpenAI's remote MCP tool: the server's tools (those `allowed_tools` lets through) are offered to the lane; a call
+ * the model makes runs on the server (after the client approves it, unless `require_approval` says never) and the model
+ * answers with its result. The server is reached through the fetch guard (SVC_FETCH_ALLOW_PRIVATE).
+ */
+export const McpTool = z
+  .object({
+    type: z.literal('mcp'),
+    server_label: ServerLabel,
+    server_url: z
+      .url({ protocol: /^https?$/ })
+      .max(4000)
+      .nullish(),
+    connector_id: z.string().max(100).nullish(),
+    tunnel_id: z.string().max(100).nullish(),
+    authorization: z.string().min(1).max(8192).nullish(),
+    server_description: z.string().max(4000).nullish(),
+    headers: z
+      .record(
+        z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,256}$/, 'an HTTP header name'),
+        z
+          .string()
+          .max(8192)
+          .regex(/^[^\r\n\0]*$/, 'no line breaks or NUL in a header value'),
+      )
+      .refine((h) => Object.keys(h).length <= 32, 'at most 32 headers')
+      .nullish(),
+    allowed_tools: z.union([z.array(McpToolName).max(1000), McpToolFilter]).nullish(),
+    require_approval: z
+      .union([
+        z.enum(['always', 'never']),
+        z.object({ always: McpToolFilter.nullish(), never: McpToolFilter.nullish() }).strict(),
+      ])
+      .nullish(),
+    defer_loading: z.boolean().nullish(),
+  })
+  .strict()
+  .superRefine((t, ctx) => {
+    if (t.connector_id != null || t.tunnel_id != null)
+      ctx.addIssue({
+        code: 'custom',
+        path: [t.connector_id != null ? 'connector_id' : 'tunnel_id'],
+        message: "OpenAI's connectors and tunnels are not available here: give the MCP server's server_url",
+      });
+    else if (t.server_url == null)
+      ctx.addIssue({ code: 'custom', path: ['server_url'], message: 'server_url is required' });
+  });
+export type McpTool = z.output<typeof McpTool>;
+
+/** Other built-in tools (computer_use, code_interpreter, ...) run on OpenAI's side: refused by name. */
 const Tool = z
   .object({ type: z.string().max(100) })
   .loose()
   .superRefine((t, ctx) => {
-    if (t.type !== 'function' && t.type !== 'custom' && t.type !== 'file_search' && !WEB_SEARCH_TYPES.has(t.type))
+    if (
+      t.type !== 'function' &&
+      t.type !== 'custom' &&
+      t.type !== 'file_search' &&
+      t.type !== 'mcp' &&
+      !WEB_SEARCH_TYPES.has(t.type)
+    )
       ctx.addIssue({
         code: 'custom',
         path: ['type'],
-        message: `the built-in tool '${t.type}' is not available here: send function or custom tools (the client runs them), file_search or web_search; POST /v1/capabilities/research and POST /v1/mcp offer this service's own tools`,
+        message: `the built-in tool '${t.type}' is not available here: send function or custom tools (the client runs them), file_search, web_search or mcp (a remote MCP server); POST /v1/capabilities/research and POST /v1/mcp offer this service's own tools`,
       });
   })
-  .pipe(z.discriminatedUnion('type', [FunctionTool, CustomTool, FileSearchTool, WebSearchTool]));
+  .pipe(z.discriminatedUnion('type', [FunctionTool, CustomTool, FileSearchTool, WebSearchTool, McpTool]));
 
-/** A tool this service runs itself (file_search, web_search), not the client. */
+/** A search this service runs itself before the lane (file_search, web_search): neither the client's nor an MCP server's. */
 export const isBuiltin = <T extends { type: string }>(
   t: T,
-): t is Extract<T, { type: 'file_search' | WebSearchTool['type'] }> => t.type !== 'function' && t.type !== 'custom';
+): t is Extract<T, { type: 'file_search' | WebSearchTool['type'] }> =>
+  t.type !== 'function' && t.type !== 'custom' && t.type !== 'mcp';
 
 const ToolChoice = z.union([
   z.enum(['none', 'auto', 'required']),
   z.object({ type: z.enum(['file_search', 'web_search', 'web_search_preview']) }).strict(),
   z.object({ type: z.enum(['function', 'custom']), name: openaiName }).strict(),
+  z.object({ type: z.literal('mcp'), server_label: ServerLabel, name: McpToolName.nullish() }).strict(),
 ]);
 
 const TextFormat = z.discriminatedUnion('type', [
@@ -352,6 +471,11 @@ export const CreateResponseRequest = z
       }, 'tool names must be unique')
       .refine((t) => t.filter((x) => x.type === 'file_search').length <= 1, 'at most one file_search tool')
       .refine((t) => t.filter((x) => WEB_SEARCH_TYPES.has(x.type)).length <= 1, 'at most one web search tool')
+      .refine((t) => {
+        const labels = t.flatMap((x) => (x.type === 'mcp' ? [x.server_label.toLowerCase()] : []));
+        return new Set(labels).size === labels.length;
+      }, 'server_label must be unique among mcp tools')
+      .refine((t) => t.filter((x) => x.type === 'mcp').length <= 8, 'at most 8 mcp tools')
       .optional()
       .describe(
         'Function tools ({type: "function", name, description, parameters, strict}) and custom tools ({type: "custom", name, description, format: text or a lark/regex grammar}), which the client runs; file_search over your vector stores and web_search over the configured engines (each searched for the last user message before the answer); other built-in tools are refused by name.',
@@ -405,13 +529,28 @@ export const CreateResponseRequest = z
         ctx.addIssue({ code: 'custom', path: ['input'], message: `at most ${MAX_FILES} files in a request` });
     }
     const builtins = b.tools?.filter(isBuiltin) ?? [];
-    const named = b.tools?.flatMap((t) => (isBuiltin(t) ? [] : [(t as { name: string }).name]));
+    const named = b.tools?.flatMap((t) => (t.type === 'function' || t.type === 'custom' ? [t.name] : []));
     const choice = b.tool_choice;
-    if (typeof choice === 'object' && choice.type !== 'function' && choice.type !== 'custom') {
+    const mcp = b.tools?.filter((t) => t.type === 'mcp') ?? [];
+    if (typeof choice === 'object' && choice.type === 'mcp') {
+      if (!mcp.some((t) => t.server_label === choice.server_label))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tool_choice', 'server_label'],
+          message: `no mcp tool with server_label '${choice.server_label}' in tools`,
+        });
+    } else if (typeof choice === 'object' && choice.type !== 'function' && choice.type !== 'custom') {
       const kind = choice.type === 'file_search' ? 'file_search' : 'web_search';
       if (!builtins.some((t) => (kind === 'file_search' ? t.type === 'file_search' : WEB_SEARCH_TYPES.has(t.type))))
         ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `no ${kind} tool in tools` });
-    } else if (!(choice === 'required' && builtins.length)) checkToolChoice(ctx, choice, named);
+    } else if (!(typeof choice === 'string' && (builtins.length || mcp.length))) checkToolChoice(ctx, choice, named);
+    if (b.background && mcp.length)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tools', b.tools?.findIndex((t) => t.type === 'mcp') ?? 0],
+        message:
+          'mcp tools are served on responses answered in their request (leave background out); a background response cannot stop for approvals',
+      });
     if (b.conversation !== undefined && b.previous_response_id !== undefined)
       ctx.addIssue({
         code: 'custom',

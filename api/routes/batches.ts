@@ -180,6 +180,13 @@ async function planLine(
         throw new AppError('invalid_request', `${field} cannot be true in a batch.`, {
           details: [{ path: `body.${field}`, message: 'must be false or absent' }],
         });
+    const mcpAt = body.data.tools?.findIndex((t) => t.type === 'mcp') ?? -1;
+    if (mcpAt >= 0)
+      throw new AppError(
+        'invalid_request',
+        'mcp tools cannot be used in a batch (a batch line cannot stop for approvals): send the line to POST /v1/responses.',
+        { details: [{ path: `body.tools.${mcpAt}`, message: 'not in a batch' }] },
+      );
     const r = await prepareResponse(ctx, body.data, headers, true);
     const { signal: _signal, ...req } = r.call.req;
     return {

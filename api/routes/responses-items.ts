@@ -4,6 +4,8 @@ import type { ContentPart, FileSource, PersonaMessage } from '../../schema/chat'
 import type { Config } from '../../schema/config';
 import { atPart, readFileAt, readFileById, type FileReader } from './chat-parts';
 import type { ResponseInputItem } from '../../schema/responses';
+import type { RemoteCallError, RemoteTool } from '../mcp/remote-client';
+import { mcpLaneName } from './responses-mcp-names';
 
 /**
  * Items of the Responses API as this service keeps and lists them (OpenAI's item resources): every item has an id,
@@ -30,7 +32,48 @@ export type StoredItem =
   | { type: 'custom_tool_call'; id: string; status: 'completed'; call_id: string; name: string; input: string }
   | { type: 'custom_tool_call_output'; id: string; status: 'completed'; call_id: string; output: string }
   /** A compaction item as sent back (its sealed summary; `compactionSummaries` opens it). */
-  | { type: 'compaction'; id: string; encrypted_content: string; created_by?: string };
+  | { type: 'compaction'; id: string; encrypted_content: string; created_by?: string }
+  | McpListTools
+  | McpCall
+  | McpApprovalRequest
+  | McpApprovalResponse;
+
+/** A remote MCP server's tools as a response listed them (sent back, the server is not listed again). */
+export type McpListTools = {
+  type: 'mcp_list_tools';
+  id: string;
+  server_label: string;
+  tools: RemoteTool[];
+  error: string | null;
+};
+/** A call of a remote MCP server's tool: what the model sent and what the server answered. */
+export type McpCall = {
+  type: 'mcp_call';
+  id: string;
+  status: 'completed' | 'failed' | 'incomplete' | 'in_progress' | 'calling';
+  server_label: string;
+  name: string;
+  arguments: string;
+  output: string | null;
+  error: RemoteCallError | string | Record<string, unknown> | null;
+  approval_request_id: string | null;
+};
+/** A call the model made that waits for the client's approval (the tool's require_approval). */
+export type McpApprovalRequest = {
+  type: 'mcp_approval_request';
+  id: string;
+  server_label: string;
+  name: string;
+  arguments: string;
+};
+/** The client's answer to an approval request. */
+export type McpApprovalResponse = {
+  type: 'mcp_approval_response';
+  id: string;
+  approval_request_id: string;
+  approve: boolean;
+  reason: string | null;
+};
 
 /** Where each kept item came from in the request (`body.input.N`), for errors about its images. */
 export interface NormalizedInput {
@@ -39,8 +82,9 @@ export interface NormalizedInput {
   origin: number[];
 }
 
-export const itemId = (prefix: 'msg' | 'fc' | 'fco' | 'ctc' | 'ctco' | 'cmp' | 'fs' | 'ws') =>
-  `${prefix}_${randomToken(24)}`;
+export const itemId = (
+  prefix: 'msg' | 'fc' | 'fco' | 'ctc' | 'ctco' | 'cmp' | 'fs' | 'ws' | 'mcpl' | 'mcp' | 'mcpr' | 'mcpa',
+) => `${prefix}_${randomToken(24)}`;
 const ID_PREFIX = {
   function_call: 'fc',
   function_call_output: 'fco',
@@ -123,9 +167,76 @@ function normalizeItem(item: ResponseInputItem): StoredItem | undefined {
         encrypted_content: item.encrypted_content,
         ...(item.created_by != null ? { created_by: item.created_by } : {}),
       };
+    case 'mcp_list_tools':
+      return {
+        type: 'mcp_list_tools',
+        id: item.id ?? itemId('mcpl'),
+        server_label: item.server_label,
+        tools: item.tools.map((t) => ({
+          name: t.name,
+          description: t.description ?? null,
+          input_schema: t.input_schema,
+          annotations: t.annotations ?? null,
+        })),
+        error: item.error ?? null,
+      };
+    case 'mcp_call':
+      return {
+        type: 'mcp_call',
+        id: item.id ?? itemId('mcp'),
+        status: item.status ?? 'completed',
+        server_label: item.server_label,
+        name: item.name,
+        arguments: item.arguments,
+        output: item.output ?? null,
+        error: item.error ?? null,
+        approval_request_id: item.approval_request_id ?? null,
+      };
+    case 'mcp_approval_request':
+      return { ...item };
+    case 'mcp_approval_response':
+      return {
+        type: 'mcp_approval_response',
+        id: item.id ?? itemId('mcpa'),
+        approval_request_id: item.approval_request_id,
+        approve: item.approve,
+        reason: item.reason ?? null,
+      };
     default:
       return undefined; // reasoning
   }
+}
+
+/** What the model reads of an MCP call that failed. */
+export function mcpErrorText(error: McpCall['error']): string {
+  if (typeof error === 'string') return error;
+  const e = error as { message?: unknown; content?: unknown } | null;
+  if (typeof e?.message === 'string') return e.message;
+  return JSON.stringify(e?.content ?? e ?? 'failed');
+}
+
+/** An MCP call as the lane's tool call and the tool's answer (its output, or its error). */
+export function mcpCallMessages(item: McpCall): {
+  call: { id: string; type: 'function'; function: { name: string; arguments: string } };
+  answer: PersonaMessage;
+} {
+  return {
+    call: {
+      id: item.id,
+      type: 'function',
+      function: { name: mcpLaneName(item.server_label, item.name), arguments: item.arguments },
+    },
+    answer: {
+      role: 'tool',
+      content:
+        item.status === 'incomplete'
+          ? 'Not made: the response ended, or spent its tool call budget (max_tool_calls), before this call.'
+          : item.error != null
+            ? `Error: ${mcpErrorText(item.error)}${item.output ? `\n${item.output}` : ''}`
+            : (item.output ?? ''),
+      tool_call_id: item.id,
+    },
+  };
 }
 
 /** A message part's text as a chat message carries it. */
@@ -215,6 +326,22 @@ export function itemsToMessages(
       source.push(i);
       return;
     }
+    if (item.type === 'mcp_call') {
+      // A call made on an MCP server: the lane's call and the server's answer, as a function call and its output.
+      const { call, answer } = mcpCallMessages(item);
+      if (last?.role === 'assistant' && !last.tool_calls?.length) last.tool_calls = [call];
+      else {
+        messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+        source.push(i);
+      }
+      messages.push(answer);
+      source.push(i);
+      return;
+    }
+    // A list of an MCP server's tools is read where the tools are offered; an approval request and its answer are
+    // read when the answer comes (the approved call is then made, and its item stands for both).
+    if (item.type === 'mcp_list_tools' || item.type === 'mcp_approval_request' || item.type === 'mcp_approval_response')
+      return;
     if (item.type === 'compaction') {
       const summary = summaries?.get(item);
       if (summary !== undefined) {
@@ -262,7 +389,10 @@ export type OutputItem =
       input: string;
     }
   | FileSearchCall
-  | WebSearchCall;
+  | WebSearchCall
+  | McpListTools
+  | McpCall
+  | McpApprovalRequest;
 
 /** OpenAI's web_search_call output item (a search of the configured engines made before the lane answered). */
 export interface WebSearchCall {
@@ -397,7 +527,9 @@ function outputAsItem(o: Exclude<OutputItem, FileSearchCall | WebSearchCall>): S
         role: 'assistant',
         content: o.content.map((c) => ({ type: 'output_text', text: c.text, annotations: [], logprobs: [] })),
       }
-    : { ...o, status: 'completed' };
+    : o.type === 'function_call' || o.type === 'custom_tool_call'
+      ? { ...o, status: 'completed' }
+      : o;
 }
 
 /** OpenAI's usage block of a response. */

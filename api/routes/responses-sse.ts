@@ -1,8 +1,19 @@
-import type { ModelStreamChunk, ModelUsage } from '../../activities/providers/types';
+import type { ModelRequest, ModelStreamChunk, ModelUsage } from '../../activities/providers/types';
 import type { AppContext } from '../context';
 import type { TokenTap } from '../live/tokens';
 import { startEventStream, streamError } from './chat-sse';
-import { callItem, itemId, responseStatus, textLogprobs, type AnswerLead, type OutputItem } from './responses-items';
+import { sumUsage } from './chat-shared';
+import type { McpSession } from './responses-mcp';
+import {
+  callItem,
+  itemId,
+  responseStatus,
+  textLogprobs,
+  type AnswerLead,
+  type McpApprovalRequest,
+  type McpCall,
+  type OutputItem,
+} from './responses-items';
 
 /** The Response object as the stream sends it (and stores it). */
 export type StreamedResponse = Record<string, unknown> & { output: unknown[] };
@@ -25,6 +36,8 @@ export interface ResponseEventOptions {
   snapshot: ResponseSnapshot;
   /** What the answer starts with (a file search done before the lane) and the annotations it gives the text. */
   lead?: AnswerLead;
+  /** The response's remote MCP servers: a round whose calls they make is followed by another (see emitResponseEvents). */
+  mcp?: McpRounds;
   /** Runs when the answer is whole, before response.completed (session, stored response). */
   onComplete: (r: { content: string; calls: number; provider: string; response: StreamedResponse }) => Promise<void>;
 }
@@ -35,8 +48,24 @@ export interface ResponseStreamOptions extends ResponseEventOptions {
   tap?: TokenTap;
 }
 
-/** A call as it streams: its item (function_call or custom_tool_call), its place in the output, its arguments so far. */
-type Call = { item: Extract<OutputItem, { type: 'function_call' | 'custom_tool_call' }>; index: number; args: string };
+/** An answer's MCP servers, and how the lane is asked again once a round's calls are made. */
+export interface McpRounds {
+  session: McpSession;
+  /** The first round's request (each next one adds the round's answer and the calls' results to it). */
+  req: ModelRequest;
+  stream(req: ModelRequest): AsyncIterable<ModelStreamChunk>;
+}
+
+/**
+ * A call as it streams: its item (function_call or custom_tool_call), its place in the output, its arguments so far;
+ * `own` when it is a call of an MCP server's tool (the item the output shows instead).
+ */
+type Call = {
+  item: Extract<OutputItem, { type: 'function_call' | 'custom_tool_call' }>;
+  index: number;
+  args: string;
+  own?: McpCall | McpApprovalRequest;
+};
 
 /** Where the events of one answer go, and how a failure in the middle of it reads. */
 export interface ResponseEventSink {
@@ -59,22 +88,28 @@ export interface ResponseEventSink {
  * @returns 'stopped' when the sink stopped reading before the end, else 'ended'
  */
 export async function emitResponseEvents(
-  it: AsyncIterator<ModelStreamChunk>,
+  iterator: AsyncIterator<ModelStreamChunk>,
   first: IteratorResult<ModelStreamChunk>,
   provider: string,
   o: ResponseEventOptions,
   sink: ResponseEventSink,
 ): Promise<'ended' | 'stopped'> {
   const emit = sink.emit;
+  let it = iterator;
   let next = first;
   const output: OutputItem[] = [];
   let message: (OutputItem & { type: 'message' }) | undefined;
   let messageIndex = -1;
-  const calls = new Map<number, Call>();
+  let calls = new Map<number, Call>();
   let content = '';
-  const logprobs: unknown[] = [];
+  let logprobs: unknown[] = [];
   let finish = 'stop';
   let usage: ModelUsage | null = null;
+  /** What the rounds before this one said and spent (MCP). */
+  const said: string[] = [];
+  let spent: ModelUsage | null = null;
+  let req = o.mcp?.req;
+  const total = () => (spent && usage ? sumUsage(spent, usage) : (usage ?? spent));
 
   const openMessage = () => {
     if (message) return message;
@@ -89,10 +124,13 @@ export async function emitResponseEvents(
   /** A call the upstream began: its item added to the output (custom_tool_call for a custom tool's name). */
   const addCall = (key: number, callId: string, name: string): Call => {
     const item = callItem({ id: callId, function: { name, arguments: '' } }, o.custom, 'completed');
-    const call = { item, index: output.length, args: '' };
+    const own = o.mcp?.session.has(name)
+      ? o.mcp.session.itemFor({ id: callId, type: 'function', function: { name, arguments: '' } })
+      : undefined;
+    const call = { item, index: output.length, args: '', own };
     calls.set(key, call);
-    output.push(item);
-    emit('response.output_item.added', { output_index: call.index, item: { ...item, status: 'in_progress' } });
+    output.push(own ?? item);
+    emit('response.output_item.added', { output_index: call.index, item: own ?? { ...item, status: 'in_progress' } });
     return call;
   };
   const closeMessage = (status: 'completed' | 'incomplete') => {
@@ -117,77 +155,132 @@ export async function emitResponseEvents(
     output.push(...o.lead.items);
   }
   try {
-    while (!next.done && !sink.stopped()) {
-      const c = next.value;
-      if (c.delta) {
-        content += c.delta;
-        sink.onDelta?.(c.delta);
-        const m = openMessage();
-        const lp = textLogprobs(c.logprobs);
-        logprobs.push(...lp);
-        emit('response.output_text.delta', {
-          item_id: m.id,
-          output_index: messageIndex,
-          content_index: 0,
-          delta: c.delta,
-          logprobs: lp,
-        });
-      }
-      if (c.tool_deltas?.length && o.toolsOffered)
-        for (const d of c.tool_deltas) {
-          const call = calls.get(d.index) ?? addCall(d.index, d.id ?? '', d.name ?? '');
-          call.args += d.arguments;
-          // A custom tool's input is the `input` string inside the arguments: it goes out whole at the end.
-          if (d.arguments && call.item.type === 'function_call')
-            emit('response.function_call_arguments.delta', {
-              item_id: call.item.id,
-              output_index: call.index,
-              delta: d.arguments,
-            });
+    for (;;) {
+      while (!next.done && !sink.stopped()) {
+        const c = next.value;
+        if (c.delta) {
+          content += c.delta;
+          sink.onDelta?.(c.delta);
+          const m = openMessage();
+          const lp = textLogprobs(c.logprobs);
+          logprobs.push(...lp);
+          emit('response.output_text.delta', {
+            item_id: m.id,
+            output_index: messageIndex,
+            content_index: 0,
+            delta: c.delta,
+            logprobs: lp,
+          });
         }
-      if (c.tool_calls?.length && o.toolsOffered)
-        // The assembled calls are the reference (an upstream that sent no deltas sends them only here).
-        c.tool_calls.forEach((tc, k) => {
-          const call =
-            [...calls.values()].find((x) => x.item.call_id === tc.id) ??
-            calls.get(k) ??
-            addCall(1000 + k, tc.id, tc.function.name);
-          call.item.call_id = tc.id;
-          call.item.name = tc.function.name;
-          call.args = tc.function.arguments;
-        });
-      if (c.finish_reason) finish = c.finish_reason;
-      if (c.usage) usage = c.usage;
-      next = await it.next();
+        if (c.tool_deltas?.length && o.toolsOffered)
+          for (const d of c.tool_deltas) {
+            const call = calls.get(d.index) ?? addCall(d.index, d.id ?? '', d.name ?? '');
+            call.args += d.arguments;
+            if (d.arguments && call.own?.type === 'mcp_call')
+              emit('response.mcp_call_arguments.delta', {
+                item_id: call.own.id,
+                output_index: call.index,
+                delta: d.arguments,
+              });
+            // A custom tool's input is the `input` string inside the arguments: it goes out whole at the end.
+            else if (d.arguments && call.item.type === 'function_call' && !call.own)
+              emit('response.function_call_arguments.delta', {
+                item_id: call.item.id,
+                output_index: call.index,
+                delta: d.arguments,
+              });
+          }
+        if (c.tool_calls?.length && o.toolsOffered)
+          // The assembled calls are the reference (an upstream that sent no deltas sends them only here).
+          c.tool_calls.forEach((tc, k) => {
+            const call =
+              [...calls.values()].find((x) => x.item.call_id === tc.id) ??
+              calls.get(k) ??
+              addCall(1000 + k, tc.id, tc.function.name);
+            call.item.call_id = tc.id;
+            call.item.name = tc.function.name;
+            call.args = tc.function.arguments;
+          });
+        if (c.finish_reason) finish = c.finish_reason;
+        if (c.usage) usage = c.usage;
+        next = await it.next();
+      }
+      if (sink.stopped()) return 'stopped';
+      const status = responseStatus(finish);
+      // An answer with neither text nor calls is still one (empty) message, as the JSON answer has.
+      if (!calls.size) openMessage();
+      closeMessage(status);
+      const sorted = [...calls.values()].sort((a, b) => a.index - b.index);
+      const own = sorted.filter((c) => c.own);
+      if (o.mcp && own.length) {
+        // The MCP calls of the round, made in order; another round follows when nothing waits on the client.
+        const session = o.mcp.session;
+        let stop = status !== 'completed' || own.length < sorted.length;
+        const mine: McpCall[] = [];
+        for (const call of own) {
+          const at = { item_id: call.own!.id, output_index: call.index };
+          if (call.own!.type === 'mcp_approval_request') {
+            stop = true;
+            output[call.index] = { ...call.own!, arguments: call.args };
+            emit('response.output_item.done', { output_index: call.index, item: output[call.index] });
+            continue;
+          }
+          let item: McpCall = { ...call.own!, arguments: call.args };
+          emit('response.mcp_call_arguments.done', { ...at, arguments: call.args });
+          if (status !== 'completed' || !session.open) item = { ...item, status: 'incomplete' };
+          else {
+            emit('response.mcp_call.in_progress', at);
+            item = await session.run(item);
+            if (sink.stopped()) return 'stopped';
+            emit(item.status === 'failed' ? 'response.mcp_call.failed' : 'response.mcp_call.completed', at);
+          }
+          output[call.index] = item;
+          mine.push(item);
+          emit('response.output_item.done', { output_index: call.index, item });
+        }
+        if (!stop && req) {
+          req = session.nextRequest(req, content, mine);
+          if (content) said.push(content);
+          spent = total();
+          usage = null;
+          it = o.mcp.stream(req)[Symbol.asyncIterator]();
+          next = await it.next();
+          message = undefined;
+          messageIndex = -1;
+          calls = new Map();
+          content = '';
+          logprobs = [];
+          finish = 'stop';
+          continue;
+        }
+      }
+      for (const call of sorted.filter((c) => !c.own)) {
+        const at = { item_id: call.item.id, output_index: call.index };
+        const done = callItem(
+          { id: call.item.call_id, function: { name: call.item.name, arguments: call.args } },
+          o.custom,
+          status,
+          call.item.id,
+        );
+        output[call.index] = done;
+        if (done.type === 'custom_tool_call') {
+          emit('response.custom_tool_call_input.delta', { ...at, delta: done.input });
+          emit('response.custom_tool_call_input.done', { ...at, input: done.input });
+        } else emit('response.function_call_arguments.done', { ...at, name: done.name, arguments: done.arguments });
+        emit('response.output_item.done', { output_index: call.index, item: done });
+      }
+      const response = o.snapshot({ status, output, usage: total(), finish, provider });
+      if (content) said.push(content);
+      await o.onComplete({ content: said.join('\n\n'), calls: calls.size - own.length, provider, response });
+      emit(status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
+      return 'ended';
     }
-    if (sink.stopped()) return 'stopped';
-    const status = responseStatus(finish);
-    // An answer with neither text nor calls is still one (empty) message, as the JSON answer has.
-    if (!calls.size) openMessage();
-    closeMessage(status);
-    for (const call of [...calls.values()].sort((a, b) => a.index - b.index)) {
-      const at = { item_id: call.item.id, output_index: call.index };
-      const done = callItem(
-        { id: call.item.call_id, function: { name: call.item.name, arguments: call.args } },
-        o.custom,
-        status,
-        call.item.id,
-      );
-      output[call.index] = done;
-      if (done.type === 'custom_tool_call') {
-        emit('response.custom_tool_call_input.delta', { ...at, delta: done.input });
-        emit('response.custom_tool_call_input.done', { ...at, input: done.input });
-      } else emit('response.function_call_arguments.done', { ...at, name: done.name, arguments: done.arguments });
-      emit('response.output_item.done', { output_index: call.index, item: done });
-    }
-    const response = o.snapshot({ status, output, usage, finish, provider });
-    await o.onComplete({ content, calls: calls.size, provider, response });
-    emit(status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
-    return 'ended';
   } catch (err) {
     if (sink.stopped()) return 'stopped';
     const error = sink.failure(err);
-    emit('response.failed', { response: o.snapshot({ status: 'failed', output, usage, finish, provider, error }) });
+    emit('response.failed', {
+      response: o.snapshot({ status: 'failed', output, usage: total(), finish, provider, error }),
+    });
     return 'ended';
   }
 }

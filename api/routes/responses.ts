@@ -31,7 +31,8 @@ import { cursorPage, unknownCursor } from '../list-page';
 import { preparePersonaCall } from './chat-persona';
 import { addConversationItems, conversationContext } from '../../activities/store/conversations';
 import { tenantFiles } from './chat-parts';
-import { unlessClientGone } from './chat-shared';
+import { checkedLane, modelsFor, unlessClientGone } from './chat-shared';
+import { DEFAULT_LANE } from '../../schema/model-config';
 import {
   itemsToMessages,
   normalizeInput,
@@ -51,6 +52,7 @@ import { builtinLead, runBuiltins } from './responses-builtins';
 import { FILE_SEARCH_RESULTS } from './responses-file-search';
 import { compactionRoutes, compactionSummaries } from './responses-compaction';
 import { countInputTokens } from '../../activities/providers/token-count';
+import { completeWithMcp, mcpApprovals, McpSession, withMcpLead, type McpAnswer } from './responses-mcp';
 
 const CHAT = { scope: 'runtime:chat' } as const;
 
@@ -87,12 +89,32 @@ type ClientTool = Extract<NonNullable<CreateResponseRequest['tools']>[number], {
 
 /** The tools the client runs (function and custom), undefined when none: file and web search are this service's own. */
 function clientTools(b: CreateResponseRequest): ClientTool[] | undefined {
-  const tools = b.tools?.filter((t): t is ClientTool => !isBuiltin(t));
+  const tools = b.tools?.filter((t): t is ClientTool => t.type === 'function' || t.type === 'custom');
   return tools?.length ? tools : undefined;
 }
 
+/** The tools the lane is offered: the client's (function and custom, as functions), then the MCP servers'. */
+function laneTools(b: CreateResponseRequest, remoteTools: ReturnType<McpSession['laneTools']>) {
+  const own = (clientTools(b) ?? []).map((t) =>
+    t.type === 'custom'
+      ? customAsFunction(t)
+      : {
+          type: 'function' as const,
+          function: {
+            name: t.name,
+            ...(t.description != null ? { description: t.description } : {}),
+            ...(t.parameters != null ? { parameters: t.parameters } : {}),
+            ...(t.strict != null ? { strict: t.strict } : {}),
+          },
+        },
+  );
+  const all = [...own, ...remoteTools];
+  return all.length ? all : undefined;
+}
+
 /** The request's fields as the chat pipeline takes them (the lane, sampling, structured output, tools). */
-function chatFields(b: CreateResponseRequest): Omit<ChatCompletionRequest, 'messages'> {
+function chatFields(b: CreateResponseRequest, mcp?: McpSession): Omit<ChatCompletionRequest, 'messages'> {
+  const remoteTools = mcp?.laneTools() ?? [];
   const format = b.text?.format ?? undefined;
   const logprobs = b.include?.includes('message.output_text.logprobs') ? true : undefined;
   return {
@@ -131,26 +153,16 @@ function chatFields(b: CreateResponseRequest): Omit<ChatCompletionRequest, 'mess
     safety_identifier: undefined,
     prediction: undefined,
     web_search_options: undefined,
-    tools: clientTools(b)?.map((t) =>
-      t.type === 'custom'
-        ? customAsFunction(t)
-        : {
-            type: 'function' as const,
-            function: {
-              name: t.name,
-              ...(t.description != null ? { description: t.description } : {}),
-              ...(t.parameters != null ? { parameters: t.parameters } : {}),
-              ...(t.strict != null ? { strict: t.strict } : {}),
-            },
-          },
-    ),
+    tools: laneTools(b, remoteTools),
     // Built-in tools run before the lane whatever the choice: a choice of one (or `required` with no other tool) is met.
     tool_choice:
       typeof b.tool_choice === 'object'
-        ? 'name' in b.tool_choice
-          ? { type: 'function', function: { name: b.tool_choice.name } }
-          : undefined
-        : b.tool_choice === 'required' && !clientTools(b)
+        ? b.tool_choice.type === 'mcp'
+          ? (mcp?.choiceFor(b.tool_choice) as ChatCompletionRequest['tool_choice'])
+          : 'name' in b.tool_choice
+            ? { type: 'function', function: { name: b.tool_choice.name } }
+            : undefined
+        : b.tool_choice === 'required' && !clientTools(b) && !remoteTools.length
           ? undefined
           : b.tool_choice,
     parallel_tool_calls: b.parallel_tool_calls,
@@ -213,20 +225,31 @@ function responseBase(
               search_context_size: t.search_context_size ?? 'medium',
               user_location: t.user_location ?? null,
             }
-          : t.type === 'custom'
+          : t.type === 'mcp'
             ? {
-                type: 'custom' as const,
-                name: t.name,
-                ...(t.description != null ? { description: t.description } : {}),
-                ...(t.format != null ? { format: t.format } : {}),
+                // The server's headers and token are not echoed (nor kept with a stored response).
+                type: 'mcp' as const,
+                server_label: t.server_label,
+                server_url: t.server_url ?? null,
+                ...(t.server_description != null ? { server_description: t.server_description } : {}),
+                headers: null,
+                allowed_tools: t.allowed_tools ?? null,
+                require_approval: t.require_approval ?? 'always',
               }
-            : {
-                type: 'function' as const,
-                name: t.name,
-                description: t.description ?? null,
-                parameters: t.parameters ?? null,
-                strict: t.strict ?? null,
-              },
+            : t.type === 'custom'
+              ? {
+                  type: 'custom' as const,
+                  name: t.name,
+                  ...(t.description != null ? { description: t.description } : {}),
+                  ...(t.format != null ? { format: t.format } : {}),
+                }
+              : {
+                  type: 'function' as const,
+                  name: t.name,
+                  description: t.description ?? null,
+                  parameters: t.parameters ?? null,
+                  strict: t.strict ?? null,
+                },
     ),
     top_p: b.top_p ?? 1,
     truncation: b.truncation ?? 'disabled',
@@ -284,27 +307,36 @@ export async function prepareResponse(
         ? 'body.conversation'
         : 'body.previous_response_id',
   );
-  const { messages, source } = itemsToMessages(all, body.instructions, summaries);
-  // An image's error names where the client put it: this request's input, or a response it continues.
-  const imagePath = (k: number, j: number) => {
-    const at = source[k] - earlier.length;
-    return at >= 0 ? `body.input.${input.origin[at]}.content.${j}.image_url` : 'body.previous_response_id';
-  };
-  const call = await preparePersonaCall(ctx, { ...chatFields(body), messages }, headers, imagePath, detached);
-  // Built-in tools (file_search, web_search) search before the lane answers: their results go before the lane, their
-  // items first in the output.
-  const builtins =
-    o.search === false
-      ? undefined
-      : await runBuiltins(ctx, { tenantId, body, messages, req: call.req, signal: call.abort.signal });
-  const id = `resp_${randomToken(24)}`;
-  const base = responseBase(body, {
-    id,
-    createdAt: Math.floor(Date.now() / 1000),
-    lane: call.lane,
-    meta: { ...call.meta(''), provider: null },
-  });
-  return { tenantId, input, call, id, base, custom: customNames(body), conversationId, builtins };
+  // An unknown lane is refused before any MCP server is reached.
+  if (body.tools?.some((t) => t.type === 'mcp')) checkedLane(modelsFor(ctx), body.model ?? DEFAULT_LANE);
+  const approvals = mcpApprovals(body, input, all);
+  const mcp = await McpSession.open(ctx, body, all);
+  try {
+    const { messages, source } = itemsToMessages(all, body.instructions, summaries);
+    // An image's error names where the client put it: this request's input, or a response it continues.
+    const imagePath = (k: number, j: number) => {
+      const at = source[k] - earlier.length;
+      return at >= 0 ? `body.input.${input.origin[at]}.content.${j}.image_url` : 'body.previous_response_id';
+    };
+    const call = await preparePersonaCall(ctx, { ...chatFields(body, mcp), messages }, headers, imagePath, detached);
+    // Built-in tools (file_search, web_search) search before the lane answers: their results go before the lane, their
+    // items first in the output.
+    const builtins =
+      o.search === false
+        ? undefined
+        : await runBuiltins(ctx, { tenantId, body, messages, req: call.req, signal: call.abort.signal });
+    const id = `resp_${randomToken(24)}`;
+    const base = responseBase(body, {
+      id,
+      createdAt: Math.floor(Date.now() / 1000),
+      lane: call.lane,
+      meta: { ...call.meta(''), provider: null },
+    });
+    return { tenantId, input, call, id, base, custom: customNames(body), conversationId, builtins, mcp, approvals };
+  } catch (err) {
+    await mcp?.close();
+    throw err;
+  }
 }
 
 /**
@@ -347,12 +379,27 @@ async function conversationHistory(ctx: AppContext, tenantId: string, id: string
 }
 
 async function createResponse(ctx: AppContext, body: CreateResponseRequest, headers: ChatHeaders) {
-  const { tenantId, input, call, id, base, custom, conversationId, builtins } = await prepareResponse(
-    ctx,
-    body,
-    headers,
-    body.background === true,
-  );
+  const prepared = await prepareResponse(ctx, body, headers, body.background === true);
+  if (!prepared.mcp) return answerResponse(ctx, body, prepared);
+  const mcp = prepared.mcp;
+  try {
+    // The calls the client approved are made first: the lane reads their results after the conversation.
+    const approved = await mcp.approved(prepared.approvals);
+    prepared.call.req.messages.push(...approved.messages);
+    mcp.items.push(...approved.items);
+    return await answerResponse(ctx, body, prepared);
+  } finally {
+    await mcp.close();
+  }
+}
+
+/** Answers a prepared response: queued in the background, streamed, or as JSON. */
+async function answerResponse(
+  ctx: AppContext,
+  body: CreateResponseRequest,
+  prepared: Awaited<ReturnType<typeof prepareResponse>>,
+) {
+  const { tenantId, input, call, id, base, custom, conversationId, builtins, mcp } = prepared;
   const { models, req, abort, toolsOffered, tap } = call;
   if (body.background) {
     const queued = await queueBackgroundResponse(ctx, {
@@ -387,7 +434,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
     });
   };
   const snapshot: ResponseSnapshot = (s) => withOutcome(base, s);
-  const lead = builtinLead(builtins);
+  const lead = withMcpLead(builtinLead(builtins), mcp);
 
   if (body.stream) {
     const stream = models.stream(req);
@@ -400,6 +447,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
         tap,
         snapshot,
         lead,
+        mcp: mcp ? { session: mcp, req, stream: (r) => models.stream(r) } : undefined,
         onComplete: async (r) => {
           await call.store(r.content, r.provider, r.calls);
           await keep(r.response);
@@ -408,22 +456,41 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
     );
     return undefined;
   }
-  const result = await unlessClientGone(abort, () => models.complete(req)).catch((err: unknown) => {
+  const answer: McpAnswer = await unlessClientGone(abort, () =>
+    mcp
+      ? completeWithMcp(
+          (r) => models.complete(r),
+          req,
+          mcp,
+          custom,
+          (t) => lead?.annotate(t) ?? [],
+        ).then((a) => ({
+          ...a,
+          output: [...(lead?.items ?? []), ...a.output],
+        }))
+      : models.complete(req).then((result) => ({
+          last: result,
+          output: outputItems(result, toolsOffered, custom, lead),
+          usage: result.usage,
+          content: result.content,
+          clientCalls: toolsOffered ? (result.tool_calls?.length ?? 0) : 0,
+        })),
+  ).catch((err: unknown) => {
     tap?.end();
     throw err;
   });
-  tap?.push(result.content);
+  const { last: result, output } = answer;
+  tap?.push(answer.content);
   try {
-    const output = outputItems(result, toolsOffered, custom, lead);
     const status = responseStatus(result.finish_reason);
     const response = snapshot({
       status,
       output,
-      usage: result.usage,
+      usage: answer.usage,
       finish: result.finish_reason,
       provider: result.provider,
     });
-    await call.store(result.content, result.provider, toolsOffered ? (result.tool_calls?.length ?? 0) : 0);
+    await call.store(answer.content, result.provider, answer.clientCalls);
     await keep(response);
     return response;
   } finally {
@@ -457,7 +524,8 @@ export function responseRoutes(): RouteSpec[] {
       handler: async (ctx: AppContext, { body, headers }) => {
         // Built-in tools do not search for a count: their results are found when a response runs (OpenAI's count
         // has them neither), and a count must not query engines.
-        const { call } = await prepareResponse(ctx, body, headers, true, { search: false });
+        const { call, mcp } = await prepareResponse(ctx, body, headers, true, { search: false });
+        await mcp?.close();
         return { object: 'response.input_tokens' as const, input_tokens: await countInputTokens(call.req) };
       },
     }),

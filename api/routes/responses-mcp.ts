@@ -1,0 +1,524 @@
+import type { ChatMessageIn, ModelRequest, ModelResult, ModelUsage } from '../../activities/providers/types';
+import { lazyModule } from '../../activities/lazy-module';
+import { AppError } from '../../schema/errors';
+import type { CreateResponseRequest, McpTool, McpToolFilter } from '../../schema/responses';
+import type { AppContext } from '../context';
+import type { RemoteMcp, RemoteTool } from '../mcp/remote-client';
+import { abortOnDisconnect, sumUsage } from './chat-shared';
+import { mcpLaneName } from './responses-mcp-names';
+import {
+  callItem,
+  itemId,
+  mcpCallMessages,
+  outputItems,
+  responseStatus,
+  type AnswerLead,
+  type McpApprovalRequest,
+  type McpCall,
+  type McpListTools,
+  type NormalizedInput,
+  type OutputItem,
+  type StoredItem,
+} from './responses-items';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the SDK's client loads on the first mcp tool (see lazyModule)
+const remote = lazyModule(() => require('../mcp/remote-client') as typeof import('../mcp/remote-client'));
+
+/** MCP calls one response may make when `max_tool_calls` does not say (and at most, when it does). */
+export const MCP_CALLS = 16;
+const MCP_CALLS_MAX = 64;
+
+type ToolCall = NonNullable<ChatMessageIn['tool_calls']>[number];
+
+/** A request's MCP server: its tool entry, where it is (`body.tools.N`), and the tools it offers the lane. */
+interface Server {
+  tool: McpTool;
+  at: number;
+  tools: RemoteTool[];
+}
+
+/** Whether a filter picks a tool: by name, and (read_only) by the server's readOnlyHint. An empty filter picks all. */
+function picks(f: readonly string[] | McpToolFilter | null | undefined, t: RemoteTool): boolean {
+  if (f == null) return true;
+  if (Array.isArray(f)) return f.includes(t.name);
+  const filter = f as McpToolFilter;
+  if (filter.tool_names != null && !filter.tool_names.includes(t.name)) return false;
+  if (filter.read_only === true && t.annotations?.readOnlyHint !== true) return false;
+  return true;
+}
+
+/** What a call of `t` needs: the client's approval unless require_approval says never (OpenAI's default: always). */
+function approvalNeeded(tool: McpTool, t: RemoteTool): boolean {
+  const rule = tool.require_approval;
+  if (rule == null || rule === 'always') return true;
+  if (rule === 'never') return false;
+  if (rule.never != null && picks(rule.never, t)) return false;
+  return true;
+}
+
+/** A failure to reach or list a server, as the request's error naming its tool entry. */
+function serverError(err: unknown, at: number): unknown {
+  const R = remote();
+  if (!(err instanceof R.RemoteMcpFailure)) return err;
+  const path = `body.tools.${at}.server_url`;
+  const details = [{ path, message: err.message }];
+  if (err.kind === 'refused')
+    return new AppError('invalid_request', `tools.${at}.server_url: ${err.message}`, { details });
+  return new AppError(err.kind === 'timeout' ? 'upstream_timeout' : 'upstream_error', err.message, { details });
+}
+
+/**
+ * A response's remote MCP servers (OpenAI's `mcp` tools): their tools offered to the lane as functions, calls made
+ * on the server (or turned into approval requests), one connection per server for the response's length.
+ */
+export class McpSession {
+  /** The lane's function name → its server and tool. */
+  private readonly byLane = new Map<string, { server: Server; tool: RemoteTool }>();
+  private readonly connections = new Map<string, Promise<RemoteMcp>>();
+  /** Calls made so far (the budget is `max_tool_calls`). */
+  private made = 0;
+
+  private constructor(
+    private readonly servers: Map<string, Server>,
+    private readonly config: { allowPrivate: AppContext['deps']['config']['allowPrivateFetch'] },
+    private readonly signal: AbortSignal,
+    /** The items of this response's lead: the lists made now, then the approved calls. */
+    readonly items: OutputItem[],
+    private readonly budget: number,
+  ) {}
+
+  /**
+   * The request's MCP servers with their tools: listed now, or as an mcp_list_tools item of the conversation lists
+   * them (no second listing). Undefined when the request has no mcp tool.
+   * @throws AppError 400 (a server the fetch guard refuses, two tools under one lane name), 502/504 (a server that fails)
+   */
+  static async open(
+    ctx: AppContext,
+    body: CreateResponseRequest,
+    items: readonly StoredItem[],
+  ): Promise<McpSession | undefined> {
+    const entries = (body.tools ?? []).flatMap((t, at) => (t.type === 'mcp' ? [{ tool: t, at }] : []));
+    if (!entries.length) return undefined;
+    const signal = abortOnDisconnect(ctx).signal;
+    const config = { allowPrivate: ctx.deps.config.allowPrivateFetch };
+    const session = new McpSession(
+      new Map(),
+      config,
+      signal,
+      [],
+      Math.min(body.max_tool_calls ?? MCP_CALLS, MCP_CALLS_MAX),
+    );
+    try {
+      await Promise.all(
+        entries.map(async ({ tool, at }) => {
+          const listed = items.findLast(
+            (i): i is McpListTools => i.type === 'mcp_list_tools' && i.server_label === tool.server_label && !i.error,
+          );
+          let tools = listed?.tools;
+          if (!tools) {
+            tools = await session
+              .connection(tool)
+              .then((c) => c.listTools())
+              .catch((err: unknown) => {
+                throw serverError(err, at);
+              });
+            session.items.push({
+              type: 'mcp_list_tools',
+              id: itemId('mcpl'),
+              server_label: tool.server_label,
+              tools,
+              error: null,
+            });
+          }
+          session.servers.set(tool.server_label, {
+            tool,
+            at,
+            tools: tools.filter((t) => picks(tool.allowed_tools, t)),
+          });
+        }),
+      );
+    } catch (err) {
+      await session.close();
+      throw err;
+    }
+    // The lists in the order of the request's tools, whatever order the servers answered in.
+    const order = entries.map((e) => e.tool.server_label);
+    session.items.sort(
+      (a, b) => order.indexOf((a as McpListTools).server_label) - order.indexOf((b as McpListTools).server_label),
+    );
+    const taken = new Set(
+      (body.tools ?? []).flatMap((t) => (t.type === 'function' || t.type === 'custom' ? [t.name] : [])),
+    );
+    for (const { tool, at } of entries) {
+      const server = session.servers.get(tool.server_label)!;
+      for (const t of server.tools) {
+        const name = mcpLaneName(tool.server_label, t.name);
+        if (taken.has(name)) {
+          await session.close();
+          throw new AppError(
+            'invalid_request',
+            `tools.${at}: the MCP tool '${t.name}' would be offered as '${name}', a name another tool already has; rename that tool or this server_label.`,
+            { details: [{ path: `body.tools.${at}.server_label`, message: `tool name '${name}' taken` }] },
+          );
+        }
+        taken.add(name);
+        session.byLane.set(name, { server, tool: t });
+      }
+    }
+    return session;
+  }
+
+  /** The servers' tools as the lane's functions (what the model may call while the budget lasts). */
+  laneTools(): Array<{
+    type: 'function';
+    function: { name: string; description?: string; parameters: Record<string, unknown> };
+  }> {
+    return [...this.byLane].map(([name, { server, tool }]) => {
+      const about = server.tool.server_description
+        ? `${server.tool.server_label}: ${server.tool.server_description}`
+        : server.tool.server_label;
+      const description = [tool.description ?? '', `(A tool of the MCP server ${about}.)`].filter(Boolean).join('\n\n');
+      const schema = tool.input_schema;
+      return {
+        type: 'function' as const,
+        function: {
+          name,
+          description: description.slice(0, 8000),
+          parameters: schema.type === 'object' ? schema : { type: 'object', properties: {} },
+        },
+      };
+    });
+  }
+
+  /** The lane's tool choice for an mcp choice: the tool named, or any tool. */
+  choiceFor(choice: { server_label: string; name?: string | null }): unknown {
+    return choice.name != null
+      ? { type: 'function', function: { name: mcpLaneName(choice.server_label, choice.name) } }
+      : 'required';
+  }
+
+  /** True for a lane function that is an MCP server's tool. */
+  has(laneName: string): boolean {
+    return this.byLane.has(laneName);
+  }
+
+  /** True while the response may make more calls. */
+  get open(): boolean {
+    return this.made < this.budget;
+  }
+
+  /** A call of the lane as its item: an approval request when the tool needs one, else an mcp_call not yet made. */
+  itemFor(call: ToolCall): McpCall | McpApprovalRequest {
+    const { server, tool } = this.byLane.get(call.function.name)!;
+    const base = { server_label: server.tool.server_label, name: tool.name, arguments: call.function.arguments };
+    return approvalNeeded(server.tool, tool)
+      ? { type: 'mcp_approval_request', id: itemId('mcpr'), ...base }
+      : {
+          type: 'mcp_call',
+          id: itemId('mcp'),
+          status: 'in_progress',
+          ...base,
+          output: null,
+          error: null,
+          approval_request_id: null,
+        };
+  }
+
+  /** Makes a call on its server: the item completed or failed (a server's failure is the call's, never thrown). */
+  async run(item: McpCall): Promise<McpCall> {
+    this.made++;
+    const server = this.servers.get(item.server_label)!;
+    let args: unknown;
+    try {
+      args = item.arguments.trim() === '' ? {} : JSON.parse(item.arguments);
+    } catch {
+      args = undefined;
+    }
+    if (args === null || typeof args !== 'object' || Array.isArray(args))
+      return {
+        ...item,
+        status: 'failed',
+        error: { type: 'mcp_protocol_error', code: -32602, message: 'The arguments are not a JSON object.' },
+      };
+    const r = await this.connection(server.tool)
+      .then((c) => c.callTool(item.name, args as Record<string, unknown>))
+      .catch((err: unknown) => {
+        if (this.signal.aborted) throw err;
+        const f = err instanceof remote().RemoteMcpFailure ? err : undefined;
+        return {
+          output: null,
+          error: {
+            type: 'http_error' as const,
+            code: f?.kind === 'timeout' ? 504 : 502,
+            message: f?.message ?? String(err),
+          },
+        };
+      });
+    return { ...item, status: r.error ? 'failed' : 'completed', output: r.output, error: r.error };
+  }
+
+  /**
+   * The calls the client approved (see `mcpApprovals`), made now, and the lane's messages for them (a declined call
+   * is answered "declined"). Checked before any call is made.
+   * @throws AppError 400 for an answer to a request of a server or tool this request does not offer
+   */
+  async approved(todo: readonly Approval[]): Promise<{ items: McpCall[]; messages: ChatMessageIn[] }> {
+    for (const { request, path } of todo)
+      if (!this.has(mcpLaneName(request.server_label, request.name))) throw notOffered(request, path);
+    const items: McpCall[] = [];
+    const messages: ChatMessageIn[] = [];
+    for (const { request, approve, reason } of todo) {
+      const call: McpCall = {
+        type: 'mcp_call',
+        id: request.id,
+        status: 'in_progress',
+        server_label: request.server_label,
+        name: request.name,
+        arguments: request.arguments,
+        output: null,
+        error: null,
+        approval_request_id: request.id,
+      };
+      if (approve) {
+        const done = { ...(await this.run(call)), id: itemId('mcp') };
+        items.push(done);
+        const m = mcpCallMessages(done);
+        messages.push({ role: 'assistant', content: null, tool_calls: [m.call] }, m.answer as ChatMessageIn);
+      } else {
+        const m = mcpCallMessages(call);
+        messages.push(
+          { role: 'assistant', content: null, tool_calls: [m.call] },
+          {
+            role: 'tool',
+            tool_call_id: m.call.id,
+            content: `The user declined this call${reason ? `: ${reason}` : '.'}`,
+          },
+        );
+      }
+    }
+    return { items, messages };
+  }
+
+  /**
+   * The lane's request for the round after one whose MCP calls were made: the round's answer and the calls' results
+   * appended; the choice left to the model; the servers' tools withdrawn once the budget is spent.
+   */
+  nextRequest(req: ModelRequest, content: string, calls: McpCall[]): ModelRequest {
+    const asked = calls.map((d) => mcpCallMessages(d));
+    const messages: ChatMessageIn[] = [
+      ...req.messages,
+      { role: 'assistant', content: content || null, tool_calls: asked.map((m) => m.call) },
+      ...asked.map((m) => m.answer as ChatMessageIn),
+    ];
+    const next: ModelRequest = { ...req, messages };
+    if (!this.open) {
+      const left = (req.tools ?? []).filter(
+        (t) => !this.has((t as { function?: { name?: string } }).function?.name ?? ''),
+      );
+      if (left.length) next.tools = left;
+      else {
+        delete next.tools;
+        delete next.tool_choice;
+        return next;
+      }
+    }
+    if (next.tool_choice !== undefined) next.tool_choice = 'auto';
+    return next;
+  }
+
+  /** The lead's part of this session: its items' events (a list's, an approved call's). */
+  emit(emit: (type: string, data: Record<string, unknown>) => void, first: number, items: readonly OutputItem[]): void {
+    items.forEach((item, k) => {
+      const output_index = first + k;
+      const at = { output_index, item_id: (item as { id: string }).id };
+      if (item.type === 'mcp_list_tools') {
+        emit('response.output_item.added', { output_index, item: { ...item, tools: [] } });
+        emit('response.mcp_list_tools.in_progress', at);
+        emit('response.mcp_list_tools.completed', at);
+        emit('response.output_item.done', { output_index, item });
+      } else if (item.type === 'mcp_call') emitCall(emit, output_index, item, true);
+    });
+  }
+
+  private connection(tool: McpTool): Promise<RemoteMcp> {
+    let c = this.connections.get(tool.server_label);
+    if (!c) {
+      const headers: Record<string, string> = { ...(tool.headers ?? {}) };
+      if (tool.authorization != null) headers.authorization = `Bearer ${tool.authorization}`;
+      c = remote().RemoteMcp.connect({
+        url: tool.server_url!,
+        headers,
+        allowPrivate: this.config.allowPrivate,
+        signal: this.signal,
+      });
+      // A failed connection is tried again by the next call, not remembered.
+      c.catch(() => this.connections.delete(tool.server_label));
+      this.connections.set(tool.server_label, c);
+    }
+    return c;
+  }
+
+  /** Closes the servers' connections (their sessions end with the response). */
+  async close(): Promise<void> {
+    const open = [...this.connections.values()];
+    this.connections.clear();
+    await Promise.all(open.map((c) => c.then((x) => x.close()).catch(() => undefined)));
+  }
+}
+
+/** An approval the client answered in this input: the request it answers, the answer, where it is in the input. */
+export interface Approval {
+  request: McpApprovalRequest;
+  approve: boolean;
+  reason: string | null;
+  path: string;
+}
+
+const notOffered = (request: McpApprovalRequest, path: string) =>
+  new AppError(
+    'invalid_request',
+    `${path.slice(5)}: the approved call is of '${request.name}' on '${request.server_label}', which this request's mcp tools do not offer; send that server's mcp tool again.`,
+    { details: [{ path, message: 'tool not offered' }] },
+  );
+
+/**
+ * The approval answers of a request's input (mcp_approval_response items), each with the request of the conversation it
+ * answers; an answer to a request whose call the conversation already holds is left out (a retried request does not call
+ * twice). Read before any server is reached.
+ * @throws AppError 400 for an answer to no request of the conversation, or an answer with no mcp tool to run it
+ */
+export function mcpApprovals(
+  body: CreateResponseRequest,
+  input: NormalizedInput,
+  all: readonly StoredItem[],
+): Approval[] {
+  const todo: Approval[] = [];
+  input.items.forEach((item, k) => {
+    if (item.type !== 'mcp_approval_response') return;
+    const path = `body.input.${input.origin[k]}.approval_request_id`;
+    const request = all.find(
+      (i): i is McpApprovalRequest => i.type === 'mcp_approval_request' && i.id === item.approval_request_id,
+    );
+    if (!request)
+      throw new AppError(
+        'invalid_request',
+        `${path.slice(5)}: no mcp_approval_request '${item.approval_request_id}' in this conversation.`,
+        { details: [{ path, message: 'unknown approval request' }] },
+      );
+    if (all.some((i) => i.type === 'mcp_call' && i.approval_request_id === request.id)) return;
+    if (!body.tools?.some((t) => t.type === 'mcp' && t.server_label === request.server_label))
+      throw notOffered(request, path);
+    todo.push({ request, approve: item.approve, reason: item.reason, path });
+  });
+  return todo;
+}
+
+/**
+ * An mcp_call's events once it has been made: (added, when `added`), its arguments, in progress, completed or failed,
+ * done.
+ */
+export function emitCall(
+  emit: (type: string, data: Record<string, unknown>) => void,
+  output_index: number,
+  item: McpCall,
+  added: boolean,
+): void {
+  const at = { output_index, item_id: item.id };
+  if (added)
+    emit('response.output_item.added', {
+      output_index,
+      item: { ...item, status: 'in_progress', output: null, error: null },
+    });
+  emit('response.mcp_call_arguments.done', { ...at, arguments: item.arguments });
+  emit('response.mcp_call.in_progress', at);
+  emit(item.status === 'failed' ? 'response.mcp_call.failed' : 'response.mcp_call.completed', at);
+  emit('response.output_item.done', { output_index, item });
+}
+
+/** A lead with the MCP session's items after the searches' (the searches' annotations stay the answer's). */
+export function withMcpLead(lead: AnswerLead | undefined, mcp: McpSession | undefined): AnswerLead | undefined {
+  if (!mcp?.items.length) return lead;
+  const own = mcp.items;
+  const before = lead?.items ?? [];
+  return {
+    items: [...before, ...own],
+    emit(emit, first) {
+      lead?.emit(emit, first);
+      mcp.emit(emit, first + before.length, own);
+    },
+    annotate: (text) => lead?.annotate(text) ?? [],
+  };
+}
+
+/** What the lane answered over its rounds: the output items after the lead, the last round's result, the usage. */
+export interface McpAnswer {
+  output: OutputItem[];
+  last: ModelResult;
+  usage: ModelUsage;
+  /** The text of every round, as the session keeps the turn. */
+  content: string;
+  /** Calls the client runs (function and custom) in the last round. */
+  clientCalls: number;
+}
+
+/**
+ * Answers in rounds while the model calls MCP tools that need no approval: each round's text and calls become items,
+ * the calls are made, and the lane is asked again with their results. A round ends the answer when it has no MCP
+ * call, asks for an approval, has a call the client runs, or was cut short; the budget spent, the tools are withdrawn.
+ */
+export async function completeWithMcp(
+  complete: (req: ModelRequest) => Promise<ModelResult>,
+  req: ModelRequest,
+  mcp: McpSession,
+  custom: ReadonlySet<string>,
+  annotate: (text: string) => unknown[],
+): Promise<McpAnswer> {
+  const output: OutputItem[] = [];
+  const texts: string[] = [];
+  let usage: ModelUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  let next = req;
+  for (;;) {
+    const result = await complete(next);
+    usage = sumUsage(usage, result.usage);
+    if (result.content) texts.push(result.content);
+    const calls = result.tool_calls ?? [];
+    const own = calls.filter((c) => mcp.has(c.function.name));
+    const status = responseStatus(result.finish_reason);
+    if (!own.length) {
+      output.push(...outputItems(result, true, custom, { items: [], emit: () => undefined, annotate }));
+      return { output, last: result, usage, content: texts.join('\n\n'), clientCalls: calls.length };
+    }
+    if (result.content)
+      output.push(
+        ...outputItems({ ...result, tool_calls: [] }, false, custom, { items: [], emit: () => undefined, annotate }),
+      );
+    const cut = status !== 'completed';
+    let stop = cut;
+    const mine: McpCall[] = [];
+    for (const c of calls) {
+      if (!mcp.has(c.function.name)) {
+        output.push(callItem(c, custom, status));
+        stop = true;
+        continue;
+      }
+      const item = mcp.itemFor(c);
+      if (item.type === 'mcp_approval_request') {
+        output.push(item);
+        stop = true;
+        continue;
+      }
+      const made = cut || !mcp.open ? { ...item, status: 'incomplete' as const } : await mcp.run(item);
+      mine.push(made);
+      output.push(made);
+    }
+    if (stop)
+      return {
+        output,
+        last: result,
+        usage,
+        content: texts.join('\n\n'),
+        clientCalls: calls.length - own.length,
+      };
+    next = mcp.nextRequest(next, result.content, mine);
+  }
+}

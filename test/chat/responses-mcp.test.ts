@@ -1,0 +1,358 @@
+import OpenAI from 'openai';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import type { FakeOpenAI } from '../helpers/fake-openai';
+import { contractErrors, streamEventErrors } from '../helpers/openai-contract';
+import { withFakeUpstream } from '../helpers/fake-upstream';
+import type { Harness } from '../helpers/harness';
+import { startExtraApp } from '../helpers/extra-app';
+import { startMcpPeer, type McpPeer } from '../helpers/mcp-peer';
+
+let h: Harness;
+let fake: FakeOpenAI;
+let key: string;
+let client: OpenAI;
+let peer: McpPeer;
+
+beforeAll(async () => {
+  peer = await startMcpPeer();
+});
+afterAll(async () => {
+  await peer.close();
+});
+withFakeUpstream({ scopes: ['runtime:chat'], resetEach: {}, env: { SVC_ALLOW_PRIVATE_FETCH: '127.0.0.1' } }, (up) => {
+  ({ fake, h, key } = up);
+  client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 0 });
+});
+beforeEach(() => peer.reset());
+
+const post = (body: unknown) => h.req('POST', '/v1/responses', { key, body });
+const fields = (res: { body: { details?: Array<{ path: string }> } }) => (res.body.details ?? []).map((d) => d.path);
+const calc = (extra: Record<string, unknown> = {}) => ({
+  type: 'mcp' as const,
+  server_label: 'calc',
+  server_url: peer.url,
+  ...extra,
+});
+/** The tool names the upstream was offered in chat request i. */
+const offered = (i = -1): string[] => (fake.chats.at(i)!.body.tools ?? []).map((t: any) => t.function.name);
+
+async function readEvents(res: Response): Promise<Array<{ event: string; data: any }>> {
+  const text = await res.text();
+  return text
+    .trim()
+    .split('\n\n')
+    .map((block) => ({
+      event: /^event: (.*)$/m.exec(block)?.[1] ?? '',
+      data: JSON.parse(/^data: (.*)$/m.exec(block)![1]),
+    }));
+}
+
+describe('the mcp tool: a remote MCP server’s tools, called by the model', () => {
+  test('listed, offered to the lane, called without approval when require_approval is never, and answered', async () => {
+    fake.script(
+      {
+        toolCalls: [{ id: 'call_1', name: 'calc__add', arguments: { a: 2, b: 3 } }],
+        usage: { prompt_tokens: 10, completion_tokens: 5 },
+      },
+      { reply: 'Two and three make 5.', usage: { prompt_tokens: 20, completion_tokens: 7 } },
+    );
+    const res = await client.responses.create({
+      model: 'svc-oracle',
+      input: 'What is 2 + 3?',
+      tools: [calc({ require_approval: 'never', server_description: 'A calculator.' })],
+    });
+    expect(contractErrors('Response', res)).toEqual([]);
+    expect(res.output.map((o) => o.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
+    const [list, call] = res.output as any[];
+    expect(list.server_label).toBe('calc');
+    expect(list.tools.map((t: any) => t.name)).toEqual(['add', 'fail', 'whoami', 'slow', 'note.write']);
+    expect(list.tools[0]).toMatchObject({ input_schema: { type: 'object' }, annotations: { readOnlyHint: true } });
+    expect(call).toMatchObject({
+      type: 'mcp_call',
+      status: 'completed',
+      server_label: 'calc',
+      name: 'add',
+      arguments: '{"a":2,"b":3}',
+      output: '5',
+      error: null,
+    });
+    expect(res.output_text).toBe('Two and three make 5.');
+    // Both rounds' tokens.
+    expect(res.usage).toMatchObject({ input_tokens: 30, output_tokens: 12 });
+    expect(peer.toolCalls).toEqual([{ name: 'add', arguments: { a: 2, b: 3 } }]);
+    // The lane saw the server's tools as functions, then the call and its answer.
+    expect(fake.chats).toHaveLength(2);
+    expect(offered(0)).toContain('calc__add');
+    expect(offered(0).filter((n) => /^calc__note_write_[0-9a-f]{8}$/.test(n))).toHaveLength(1);
+    const tool = fake.chats[0].body.tools.find((t: any) => t.function.name === 'calc__add').function;
+    expect(tool.description).toContain('Adds two numbers.');
+    expect(tool.description).toContain('calc: A calculator.');
+    const second = fake.chats[1].body.messages.slice(-2);
+    expect(second[0]).toMatchObject({ role: 'assistant', tool_calls: [{ function: { name: 'calc__add' } }] });
+    expect(second[1]).toMatchObject({ role: 'tool', content: '5', tool_call_id: second[0].tool_calls[0].id });
+    // The headers of the tool are not echoed.
+    expect(res.tools[0]).toMatchObject({ type: 'mcp', server_label: 'calc', require_approval: 'never', headers: null });
+  });
+
+  test('a continued response reuses the listed tools (no second tools/list) and gives the lane the earlier call', async () => {
+    fake.script({ toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 1, b: 1 } }] }, { reply: '2.' });
+    const first = await client.responses.create({
+      input: 'one plus one',
+      tools: [calc({ require_approval: 'never' })],
+    });
+    peer.reset();
+    fake.script({ reply: 'Yes, 2.' });
+    const next = await client.responses.create({
+      input: 'Sure?',
+      previous_response_id: first.id,
+      tools: [calc({ require_approval: 'never' })],
+    });
+    expect(next.output.map((o) => o.type)).toEqual(['message']);
+    expect(peer.calls.map((c) => c.method)).toEqual([]);
+    const sent = fake.chats.at(-1)!.body.messages.map((m: any) => m.role);
+    expect(sent.slice(1)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user']);
+    expect(fake.chats.at(-1)!.body.messages[3]).toMatchObject({ role: 'tool', content: '2' });
+  });
+
+  test('by default a call waits for approval: the response ends with an mcp_approval_request, nothing is called', async () => {
+    fake.script({ toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 4, b: 4 } }] });
+    const res = await client.responses.create({ input: 'four plus four', tools: [calc()] });
+    expect(contractErrors('Response', res)).toEqual([]);
+    expect(res.status).toBe('completed');
+    expect(res.output.map((o) => o.type)).toEqual(['mcp_list_tools', 'mcp_approval_request']);
+    const request = res.output[1] as any;
+    expect(request).toMatchObject({ server_label: 'calc', name: 'add', arguments: '{"a":4,"b":4}' });
+    expect(request.id).toMatch(/^mcpr_/);
+    expect(peer.toolCalls).toEqual([]);
+    expect(fake.chats).toHaveLength(1);
+    peer.reset();
+
+    // Approved: the call is made, once, and the lane answers with its result.
+    fake.script({ reply: 'It is 8.' });
+    const approved = await client.responses.create({
+      previous_response_id: res.id,
+      tools: [calc()],
+      input: [{ type: 'mcp_approval_response', approval_request_id: request.id, approve: true }],
+    });
+    expect(contractErrors('Response', approved)).toEqual([]);
+    expect(approved.output.map((o) => o.type)).toEqual(['mcp_call', 'message']);
+    expect(approved.output[0]).toMatchObject({ name: 'add', output: '8', approval_request_id: request.id });
+    expect(peer.toolCalls).toEqual([{ name: 'add', arguments: { a: 4, b: 4 } }]);
+    expect(peer.calls.filter((c) => c.method === 'tools/list')).toHaveLength(0);
+    const tail = fake.chats.at(-1)!.body.messages.slice(-2);
+    expect(tail).toMatchObject([{ role: 'assistant' }, { role: 'tool', content: '8' }]);
+
+    // The same approval sent again (a retried request) does not call the tool a second time.
+    fake.script({ reply: 'Still 8.' });
+    const again = await client.responses.create({
+      previous_response_id: approved.id,
+      tools: [calc()],
+      input: [{ type: 'mcp_approval_response', approval_request_id: request.id, approve: true }],
+    });
+    expect(again.output.map((o) => o.type)).toEqual(['message']);
+    expect(peer.toolCalls).toHaveLength(1);
+  });
+
+  test('a declined call is not made, and the lane hears it was declined', async () => {
+    fake.script({ toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 1, b: 2 } }] });
+    const res = await client.responses.create({ input: 'add', tools: [calc()] });
+    const request = res.output.at(-1) as any;
+    fake.script({ reply: 'Understood.' });
+    const declined = await client.responses.create({
+      previous_response_id: res.id,
+      tools: [calc()],
+      input: [{ type: 'mcp_approval_response', approval_request_id: request.id, approve: false, reason: 'not now' }],
+    });
+    expect(declined.output.map((o) => o.type)).toEqual(['message']);
+    expect(peer.toolCalls).toEqual([]);
+    expect(fake.chats.at(-1)!.body.messages.at(-1)).toMatchObject({
+      role: 'tool',
+      content: 'The user declined this call: not now',
+    });
+  });
+
+  test('require_approval never for a filter, allowed_tools, and max_tool_calls withdrawing the tools', async () => {
+    fake.script({ toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 1, b: 1 } }] }, { reply: 'Done.' });
+    const res = await client.responses.create({
+      input: 'add',
+      ...({ max_tool_calls: 1 } as object),
+      tools: [
+        calc({
+          allowed_tools: { read_only: true },
+          require_approval: { never: { tool_names: ['add'] } },
+        }),
+      ],
+    });
+    // Only the read-only tool was offered, its call needed no approval, and the budget (1) withdrew the tools.
+    expect(offered(0)).toEqual(['calc__add']);
+    expect(res.output.map((o) => o.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
+    expect((res.output[0] as any).tools.map((t: any) => t.name)).toEqual([
+      'add',
+      'fail',
+      'whoami',
+      'slow',
+      'note.write',
+    ]);
+    expect(fake.chats[1].body.tools).toBeUndefined();
+  });
+
+  test('a tool that fails: the call is failed with the tool’s error, and the lane reads it', async () => {
+    fake.script({ toolCalls: [{ id: 'c1', name: 'calc__fail', arguments: {} }] }, { reply: 'The tool failed.' });
+    const res = await client.responses.create({ input: 'try', tools: [calc({ require_approval: 'never' })] });
+    expect(contractErrors('Response', res)).toEqual([]);
+    expect(res.output[1]).toMatchObject({
+      type: 'mcp_call',
+      status: 'failed',
+      error: { type: 'mcp_tool_execution_error', content: [{ type: 'text', text: 'the disk is full' }] },
+    });
+    expect(fake.chats[1].body.messages.at(-1).content).toContain('the disk is full');
+  });
+
+  test('headers and authorization reach the server; neither is echoed nor kept', async () => {
+    fake.script({ toolCalls: [{ id: 'c1', name: 'calc__whoami', arguments: {} }] }, { reply: 'ok' });
+    const res = await client.responses.create({
+      input: 'who',
+      tools: [
+        calc({ require_approval: 'never', authorization: 'tok-SECRET-1', headers: { 'X-Team': 'blue-SECRET-2' } }),
+      ],
+    });
+    expect((res.output[1] as any).output).toBe('auth=yes team=yes');
+    expect(peer.calls.length).toBeGreaterThan(2);
+    for (const c of peer.calls)
+      expect(c.headers).toMatchObject({ authorization: 'Bearer tok-SECRET-1', 'x-team': 'blue-SECRET-2' });
+    const stored = await h.req('GET', `/v1/responses/${res.id}`, { key });
+    expect(stored.status).toBe(200);
+    const row = await h.db.oneFirst(
+      sql.type(
+        z.object({ r: z.string() }),
+      )`SELECT response::text || input_items::text AS r FROM responses WHERE id = ${res.id}`,
+    );
+    expect(row).toContain('whoami');
+    for (const text of [JSON.stringify(res.tools), JSON.stringify(stored.body.tools), row]) {
+      expect(text).not.toContain('SECRET');
+    }
+  });
+
+  test('streamed: the list, the call’s argument deltas and progress, then the answer, all in the contract', async () => {
+    fake.script(
+      { toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 20, b: 22 } }] },
+      { reply: 'The answer is 42.' },
+    );
+    const res = await fetch(`${h.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'add', stream: true, tools: [calc({ require_approval: 'never' })] }),
+    });
+    expect(res.status).toBe(200);
+    const events = await readEvents(res);
+    for (const e of events) {
+      expect(e.event).toBe(e.data.type);
+      expect(streamEventErrors(e.data)).toEqual([]);
+    }
+    expect(events.map((e) => e.data.sequence_number)).toEqual(events.map((_, i) => i));
+    const names = events.map((e) => e.event);
+    const at = (n: string) => names.indexOf(n);
+    expect(at('response.mcp_list_tools.completed')).toBeGreaterThan(at('response.mcp_list_tools.in_progress'));
+    expect(at('response.mcp_call_arguments.delta')).toBeGreaterThan(at('response.mcp_list_tools.completed'));
+    expect(at('response.mcp_call.in_progress')).toBeGreaterThan(at('response.mcp_call_arguments.done'));
+    expect(at('response.mcp_call.completed')).toBeGreaterThan(at('response.mcp_call.in_progress'));
+    expect(at('response.output_text.delta')).toBeGreaterThan(at('response.mcp_call.completed'));
+    const args = events.filter((e) => e.event === 'response.mcp_call_arguments.delta').map((e) => e.data.delta);
+    expect(args.join('')).toBe('{"a":20,"b":22}');
+    const done = events.at(-1)!.data;
+    expect(done.type).toBe('response.completed');
+    expect(done.response.output.map((o: any) => o.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
+    expect(done.response.output[1]).toMatchObject({ output: '42', status: 'completed' });
+    expect(done.response.output.map((_: unknown, i: number) => i)).toEqual(
+      events.filter((e) => e.event === 'response.output_item.done').map((e) => e.data.output_index),
+    );
+    // The stored response is the streamed one.
+    const stored = await h.req('GET', `/v1/responses/${done.response.id}`, { key });
+    expect(stored.body.output).toEqual(done.response.output);
+  });
+
+  test('the SDK’s stream helper assembles a streamed approval request', async () => {
+    fake.script({ toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 1, b: 2 } }] });
+    const final = await client.responses.stream({ input: 'add', tools: [calc()] }).finalResponse();
+    expect(final.output.map((o) => o.type)).toEqual(['mcp_list_tools', 'mcp_approval_request']);
+    expect(final.output[1]).toMatchObject({ name: 'add', arguments: '{"a":1,"b":2}' });
+    expect(peer.toolCalls).toEqual([]);
+  });
+});
+
+describe('the mcp tool: what is refused, and upstream failures', () => {
+  test('bad tool entries are 400 naming the field, before any server is reached', async () => {
+    const cases: Array<[unknown, string]> = [
+      [{ type: 'mcp', server_label: 'x', connector_id: 'connector_gmail' }, 'body.tools.0.connector_id'],
+      [{ type: 'mcp', server_label: 'x' }, 'body.tools.0.server_url'],
+      [{ type: 'mcp', server_label: 'bad label', server_url: peer.url }, 'body.tools.0.server_label'],
+      [{ type: 'mcp', server_label: 'x', server_url: 'ftp://example.com/' }, 'body.tools.0.server_url'],
+      [
+        { type: 'mcp', server_label: 'x', server_url: peer.url, headers: { 'X-A': 'a\r\nb' } },
+        'body.tools.0.headers.X-A',
+      ],
+      [
+        { type: 'mcp', server_label: 'x', server_url: peer.url, require_approval: 'sometimes' },
+        'body.tools.0.require_approval',
+      ],
+    ];
+    for (const [tool, path] of cases) {
+      const res = await post({ input: 'hi', tools: [tool] });
+      expect(res.status).toBe(400);
+      expect(fields(res)).toContain(path);
+    }
+    const twice = await post({ input: 'hi', tools: [calc(), calc()] });
+    expect(twice.status).toBe(400);
+    const background = await post({ input: 'hi', background: true, tools: [calc()] });
+    expect(background.status).toBe(400);
+    expect(fields(background)).toEqual(['body.tools.0']);
+    const unknownModel = await post({ model: 'no-such-lane', input: 'hi', tools: [calc()] });
+    expect(unknownModel.status).toBe(404);
+    expect(peer.calls).toEqual([]);
+    expect(fake.chats).toHaveLength(0);
+  });
+
+  test('an approval for no request of the conversation is 400; a server that is down is 502; the guard refuses 400', async () => {
+    const unknown = await post({
+      input: [{ type: 'mcp_approval_response', approval_request_id: 'mcpr_nope', approve: true }],
+      tools: [calc()],
+    });
+    expect(unknown.status).toBe(400);
+    expect(fields(unknown)).toEqual(['body.input.0.approval_request_id']);
+
+    const down = await post({ input: 'hi', tools: [calc({ server_url: 'http://127.0.0.1:9/mcp' })] });
+    expect(down.status).toBe(502);
+    expect(fields(down)).toEqual(['body.tools.0.server_url']);
+    expect(down.body.error).toContain('127.0.0.1:9');
+
+    const guarded = await startExtraApp(h, { config: { allowPrivateFetch: false } });
+    try {
+      const res = await fetch(`${guarded.url}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ input: 'hi', tools: [calc()] }),
+      });
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as { details: Array<{ path: string }> };
+      expect(body.details.map((d) => d.path)).toEqual(['body.tools.0.server_url']);
+    } finally {
+      await guarded.close();
+    }
+    expect(peer.calls).toEqual([]);
+    expect(fake.chats).toHaveLength(0);
+  });
+
+  test('tool_choice names an mcp server’s tool; an unknown server_label is 400', async () => {
+    fake.script({ toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 0, b: 0 } }] });
+    await client.responses.create({
+      input: 'add',
+      tools: [calc()],
+      tool_choice: { type: 'mcp', server_label: 'calc', name: 'add' },
+    });
+    expect(fake.chats.at(-1)!.body.tool_choice).toEqual({ type: 'function', function: { name: 'calc__add' } });
+    const bad = await post({ input: 'x', tools: [calc()], tool_choice: { type: 'mcp', server_label: 'other' } });
+    expect(bad.status).toBe(400);
+    expect(fields(bad)).toEqual(['body.tool_choice.server_label']);
+  });
+});
