@@ -272,6 +272,72 @@ describe('the mcp tool: a remote MCP server’s tools, called by the model', () 
     expect(stored.body.output).toEqual(done.response.output);
   });
 
+  test('streamed approval: the approved call’s events come first, then the answer', async () => {
+    fake.script({ toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 5, b: 5 } }] });
+    const asked = await client.responses.create({ input: 'add', tools: [calc()] });
+    const request = asked.output[1] as any;
+    fake.script({ reply: 'Ten.' });
+    const res = await fetch(`${h.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        stream: true,
+        previous_response_id: asked.id,
+        tools: [calc()],
+        input: [{ type: 'mcp_approval_response', approval_request_id: request.id, approve: true }],
+      }),
+    });
+    const events = await readEvents(res);
+    for (const e of events) expect(streamEventErrors(e.data)).toEqual([]);
+    expect(events.map((e) => e.event).slice(0, 7)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.mcp_call_arguments.done',
+      'response.mcp_call.in_progress',
+      'response.mcp_call.completed',
+      'response.output_item.done',
+    ]);
+    expect(events[6].data.item).toMatchObject({ type: 'mcp_call', output: '10', approval_request_id: request.id });
+    const final = events.at(-1)!.data.response;
+    expect(final.output.map((o: any) => o.type)).toEqual(['mcp_call', 'message']);
+    expect(peer.toolCalls).toEqual([{ name: 'add', arguments: { a: 5, b: 5 } }]);
+  });
+
+  test('in a conversation: the list, the call and the answer become its items; the next turn lists nothing', async () => {
+    const conv = await client.conversations.create({});
+    fake.script({ toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 3, b: 4 } }] }, { reply: 'Seven.' });
+    await client.responses.create({
+      conversation: conv.id,
+      input: 'add',
+      tools: [calc({ require_approval: 'never' })],
+    });
+    const items = await client.conversations.items.list(conv.id, { order: 'asc' });
+    expect(items.data.map((i) => i.type)).toEqual(['message', 'mcp_list_tools', 'mcp_call', 'message']);
+    peer.reset();
+    fake.script({ reply: 'Still seven.' });
+    await client.responses.create({
+      conversation: conv.id,
+      input: 'sure?',
+      tools: [calc({ require_approval: 'never' })],
+    });
+    expect(peer.calls.map((c) => c.method)).toEqual([]);
+    expect(fake.chats.at(-1)!.body.messages.filter((m: any) => m.role === 'tool')).toEqual([
+      expect.objectContaining({ content: '7' }),
+    ]);
+  });
+
+  test('input_tokens counts the servers’ tools as the lane would get them', async () => {
+    const count = async (tools: unknown[]) =>
+      (await h.req('POST', '/v1/responses/input_tokens', { key, body: { input: 'add', tools } })).body.input_tokens;
+    const without = await count([]);
+    const withAll = await count([calc()]);
+    const withOne = await count([calc({ allowed_tools: ['add'] })]);
+    expect(withAll).toBeGreaterThan(withOne);
+    expect(withOne).toBeGreaterThan(without);
+    expect(fake.chats).toHaveLength(0);
+  });
+
   test('the SDK’s stream helper assembles a streamed approval request', async () => {
     fake.script({ toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 1, b: 2 } }] });
     const final = await client.responses.stream({ input: 'add', tools: [calc()] }).finalResponse();
@@ -325,6 +391,12 @@ describe('the mcp tool: what is refused, and upstream failures', () => {
     expect(down.status).toBe(502);
     expect(fields(down)).toEqual(['body.tools.0.server_url']);
     expect(down.body.error).toContain('127.0.0.1:9');
+
+    // A server that answers, but not MCP (the fake model upstream has no /mcp).
+    const notMcp = await post({ input: 'hi', tools: [calc({ server_url: `${fake.url}/mcp` })] });
+    expect(notMcp.status).toBe(502);
+    expect(fields(notMcp)).toEqual(['body.tools.0.server_url']);
+    expect(notMcp.body.error).toMatch(/HTTP 404/);
 
     const guarded = await startExtraApp(h, { config: { allowPrivateFetch: false } });
     try {
