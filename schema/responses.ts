@@ -342,6 +342,25 @@ const McpToolFilter = z
   .strict();
 export type McpToolFilter = z.output<typeof McpToolFilter>;
 
+/** Headers the MCP exchange sets itself (framing, the connection, the protocol's own): refused in a tool's `headers`. */
+const MCP_OWN_HEADERS: ReadonlySet<string> = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'accept',
+  'accept-encoding',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
+]);
+
 /**
  * OpenAI's remote MCP tool: the server's tools (those `allowed_tools` lets through) are offered to the lane; a call
  * the model makes runs on the server (after the client approves it, unless `require_approval` says never) and the model
@@ -368,6 +387,15 @@ export const McpTool = z
           .regex(/^[^\r\n\0]*$/, 'no line breaks or NUL in a header value'),
       )
       .refine((h) => Object.keys(h).length <= 32, 'at most 32 headers')
+      .superRefine((h, ctx) => {
+        for (const name of Object.keys(h))
+          if (MCP_OWN_HEADERS.has(name.toLowerCase()))
+            ctx.addIssue({
+              code: 'custom',
+              path: [name],
+              message: `the ${name} header is set by the MCP exchange itself and cannot be given`,
+            });
+      })
       .nullish(),
     allowed_tools: z.union([z.array(McpToolName).max(1000), McpToolFilter]).nullish(),
     require_approval: z

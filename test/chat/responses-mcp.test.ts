@@ -359,6 +359,14 @@ describe('the mcp tool: what is refused, and upstream failures', () => {
         'body.tools.0.headers.X-A',
       ],
       [
+        { type: 'mcp', server_label: 'x', server_url: peer.url, headers: { Host: 'intranet' } },
+        'body.tools.0.headers.Host',
+      ],
+      [
+        { type: 'mcp', server_label: 'x', server_url: peer.url, headers: { 'Content-Length': '0' } },
+        'body.tools.0.headers.Content-Length',
+      ],
+      [
         { type: 'mcp', server_label: 'x', server_url: peer.url, require_approval: 'sometimes' },
         'body.tools.0.require_approval',
       ],
