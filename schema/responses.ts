@@ -342,6 +342,9 @@ const McpToolFilter = z
   .strict();
 export type McpToolFilter = z.output<typeof McpToolFilter>;
 
+/** What an HTTP header value may hold (Node and fetch refuse other characters). */
+const HEADER_VALUE = /^[\t\x20-\x7E\x80-\xFF]*$/;
+
 /** Headers the MCP exchange sets itself (framing, the connection, the protocol's own): refused in a tool's `headers`. */
 const MCP_OWN_HEADERS: ReadonlySet<string> = new Set([
   'host',
@@ -376,7 +379,12 @@ export const McpTool = z
       .nullish(),
     connector_id: z.string().max(100).nullish(),
     tunnel_id: z.string().max(100).nullish(),
-    authorization: z.string().min(1).max(8192).nullish(),
+    authorization: z
+      .string()
+      .min(1)
+      .max(8192)
+      .regex(HEADER_VALUE, 'a token: printable ASCII and Latin-1, no line breaks')
+      .nullish(),
     server_description: z.string().max(4000).nullish(),
     headers: z
       .record(
@@ -384,7 +392,7 @@ export const McpTool = z
         z
           .string()
           .max(8192)
-          .regex(/^[^\r\n\0]*$/, 'no line breaks or NUL in a header value'),
+          .regex(HEADER_VALUE, 'an HTTP header value: tab, printable ASCII and Latin-1, no line breaks'),
       )
       .refine((h) => Object.keys(h).length <= 32, 'at most 32 headers')
       .superRefine((h, ctx) => {

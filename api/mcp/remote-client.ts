@@ -4,7 +4,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { FetchFailure, guardedRequest } from '../../activities/net/guarded-http';
 import type { PrivateFetchPolicy } from '../../activities/net/ssrf';
-import { readableText } from '../../schema/storable';
+import { parseStorableJson, readableText } from '../../schema/storable';
 
 // A client of remote MCP servers (OpenAI's `mcp` tool in the Responses API). The SDK's client speaks the
 // protocol (initialize, versions, paging, result shapes); every byte goes through the one fetch guard.
@@ -75,6 +75,7 @@ function guardedFetch(o: RemoteMcpOptions): FetchLike {
       decompress: true,
       signal: AbortSignal.any(signals),
       userAgent: 'svc-runtime/1 (+mcp tool)',
+      refuseLocalNames: true,
     });
     const h = new Headers();
     for (const [k, v] of Object.entries(r.headers))
@@ -85,8 +86,18 @@ function guardedFetch(o: RemoteMcpOptions): FetchLike {
   };
 }
 
-/** A failure of the exchange as a sentence, without the server's whole answer. */
-const short = (s: string) => (s.length > 500 ? `${s.slice(0, 500)}…` : s);
+/** A failure of the exchange as a sentence, without the server's whole answer (storable: the server wrote it). */
+const short = (s: string) => readableText(s.length > 500 ? `${s.slice(0, 500)}…` : s);
+
+/** JSON a server wrote, made storable: every string and key without NUL or lone surrogates. */
+const storable = <T>(v: T): T => parseStorableJson(JSON.stringify(v ?? null)) as T;
+
+/** Characters of a tool's description kept (what an item sent back may hold). */
+const MAX_DESCRIPTION_CHARS = 100_000;
+/** Bytes of a server's whole tool list kept in a response (its item is stored and sent back each turn). */
+export const MAX_LIST_BYTES = 2 * 1024 * 1024;
+/** A tool name an item sent back can carry (MCP's names are at most 128 characters). */
+const TOOL_NAME = /^[^\u0000-\u001f]{1,128}$/;
 
 function failureOf(err: unknown, url: string): RemoteMcpFailure {
   const host = (() => {
@@ -176,20 +187,29 @@ export class RemoteMcp {
           timeout: EXCHANGE_MS,
           signal: this.o.signal,
         });
-        for (const t of r.tools)
+        for (const t of r.tools) {
+          // A name that cannot be sent back (or called by that name) leaves the tool out.
+          if (!TOOL_NAME.test(t.name) || !t.name.isWellFormed()) continue;
           tools.push({
             name: t.name,
-            description: t.description ?? null,
-            input_schema: t.inputSchema as Record<string, unknown>,
-            annotations: (t.annotations as Record<string, unknown> | undefined) ?? null,
+            description: t.description != null ? readableText(t.description).slice(0, MAX_DESCRIPTION_CHARS) : null,
+            input_schema: storable(t.inputSchema as Record<string, unknown>),
+            annotations: t.annotations != null ? storable(t.annotations as Record<string, unknown>) : null,
           });
+        }
         cursor = r.nextCursor;
         if (!cursor) break;
       }
     } catch (err) {
       throw failureOf(err, this.o.url);
     }
-    return tools.slice(0, MAX_TOOLS);
+    const kept = tools.slice(0, MAX_TOOLS);
+    if (Buffer.byteLength(JSON.stringify(kept)) > MAX_LIST_BYTES)
+      throw new RemoteMcpFailure(
+        'failed',
+        `The MCP server at ${new URL(this.o.url).host} lists more than ${MAX_LIST_BYTES} bytes of tools.`,
+      );
+    return kept;
   }
 
   /** Calls a tool: its output, or the error as OpenAI's mcp_call item carries it (never thrown). */
@@ -200,7 +220,9 @@ export class RemoteMcp {
         signal: this.o.signal,
       });
       const output = outputText(r as { content?: unknown; structuredContent?: unknown });
-      if (r.isError) return { output, error: { type: 'mcp_tool_execution_error', content: r.content ?? [] } };
+      // The tool's own error: its text parts (capped, as the output), what the model and the client read.
+      if (r.isError)
+        return { output, error: { type: 'mcp_tool_execution_error', content: [{ type: 'text', text: output }] } };
       return { output, error: null };
     } catch (err) {
       if (this.o.signal.aborted) throw err;

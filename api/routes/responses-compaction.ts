@@ -7,7 +7,7 @@ import { CompactedResponse, CompactRequest } from '../../schema/responses';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { abortOnDisconnect, checkedLane, modelsFor, unlessClientGone } from './chat-shared';
-import { COMPACTION_HEADING, itemId, responseUsage, type StoredItem } from './responses-items';
+import { COMPACTION_HEADING, itemId, mcpCallMessages, responseUsage, type StoredItem } from './responses-items';
 
 /**
  * A compaction item's `encrypted_content`: the summary sealed (`sealWith`: AES-256-GCM under the service's `compaction`
@@ -84,8 +84,16 @@ function transcript(items: readonly StoredItem[], summaries: ReadonlyMap<StoredI
           return `tool result [${item.call_id}]: ${item.output}`;
         case 'compaction':
           return `${COMPACTION_HEADING}\n${summaries.get(item) ?? ''}`;
+        case 'mcp_call': {
+          const { answer } = mcpCallMessages(item);
+          return `assistant called ${item.name}(${item.arguments}) on the MCP server ${item.server_label}\ntool result: ${String(answer.content)}`;
+        }
+        default:
+          // Tool lists and approval requests and answers: the calls made carry what matters.
+          return '';
       }
     })
+    .filter(Boolean)
     .join('\n\n');
 }
 

@@ -232,7 +232,7 @@ export function mcpCallMessages(item: McpCall): {
         item.status === 'incomplete'
           ? 'Not made: the response ended, or spent its tool call budget (max_tool_calls), before this call.'
           : item.error != null
-            ? `Error: ${mcpErrorText(item.error)}${item.output ? `\n${item.output}` : ''}`
+            ? `Error: ${item.output || mcpErrorText(item.error)}`
             : (item.output ?? ''),
       tool_call_id: item.id,
     },
@@ -328,8 +328,18 @@ export function itemsToMessages(
     }
     if (item.type === 'mcp_call') {
       // A call made on an MCP server: the lane's call and the server's answer, as a function call and its output.
+      // It joins the assistant turn just before it, or the turn whose calls are not all answered yet (a client's
+      // call of the same round, answered later), and its answer follows: every call of a turn is answered after it.
       const { call, answer } = mcpCallMessages(item);
-      if (last?.role === 'assistant' && !last.tool_calls?.length) last.tool_calls = [call];
+      let turn = messages.length - 1;
+      while (turn >= 0 && messages[turn].role === 'tool') turn--;
+      const owner = messages[turn];
+      const answered = new Set(messages.slice(turn + 1).map((m) => m.tool_call_id));
+      if (
+        owner?.role === 'assistant' &&
+        (turn === messages.length - 1 || owner.tool_calls?.some((c) => !answered.has(c.id)))
+      )
+        owner.tool_calls = [...(owner.tool_calls ?? []), call];
       else {
         messages.push({ role: 'assistant', content: null, tool_calls: [call] });
         source.push(i);

@@ -4,7 +4,7 @@ import { AppError } from '../../schema/errors';
 import type { CreateResponseRequest, McpTool, McpToolFilter } from '../../schema/responses';
 import type { AppContext } from '../context';
 import type { RemoteMcp, RemoteTool } from '../mcp/remote-client';
-import { abortOnDisconnect, sumUsage } from './chat-shared';
+import { abortOnDisconnect, sumUsage, unlessClientGone } from './chat-shared';
 import { mcpLaneName } from './responses-mcp-names';
 import {
   callItem,
@@ -77,11 +77,14 @@ export class McpSession {
   private readonly connections = new Map<string, Promise<RemoteMcp>>();
   /** Calls made so far (the budget is `max_tool_calls`). */
   private made = 0;
+  /** Closed when the response ends: no connection is opened after that. */
+  private closed = false;
 
   private constructor(
     private readonly servers: Map<string, Server>,
     private readonly config: { allowPrivate: AppContext['deps']['config']['allowPrivateFetch'] },
-    private readonly signal: AbortSignal,
+    /** Aborts when the client goes away. */
+    private readonly abort: AbortController,
     /** The items of this response's lead: the lists made now, then the approved calls. */
     readonly items: OutputItem[],
     private readonly budget: number,
@@ -99,12 +102,11 @@ export class McpSession {
   ): Promise<McpSession | undefined> {
     const entries = (body.tools ?? []).flatMap((t, at) => (t.type === 'mcp' ? [{ tool: t, at }] : []));
     if (!entries.length) return undefined;
-    const signal = abortOnDisconnect(ctx).signal;
     const config = { allowPrivate: ctx.deps.config.allowPrivateFetch };
     const session = new McpSession(
       new Map(),
       config,
-      signal,
+      abortOnDisconnect(ctx),
       [],
       Math.min(body.max_tool_calls ?? MCP_CALLS, MCP_CALLS_MAX),
     );
@@ -116,12 +118,11 @@ export class McpSession {
           );
           let tools = listed?.tools;
           if (!tools) {
-            tools = await session
-              .connection(tool)
-              .then((c) => c.listTools())
-              .catch((err: unknown) => {
-                throw serverError(err, at);
-              });
+            tools = await unlessClientGone(session.abort, () =>
+              session.connection(tool).then((c) => c.listTools()),
+            ).catch((err: unknown) => {
+              throw serverError(err, at);
+            });
             session.items.push({
               type: 'mcp_list_tools',
               id: itemId('mcpl'),
@@ -190,11 +191,20 @@ export class McpSession {
     });
   }
 
-  /** The lane's tool choice for an mcp choice: the tool named, or any tool. */
+  /**
+   * The lane's tool choice for an mcp choice: the tool named, or any tool.
+   * @throws AppError 400 when the server does not offer the tool named (or `allowed_tools` leaves it out)
+   */
   choiceFor(choice: { server_label: string; name?: string | null }): unknown {
-    return choice.name != null
-      ? { type: 'function', function: { name: mcpLaneName(choice.server_label, choice.name) } }
-      : 'required';
+    if (choice.name == null) return 'required';
+    const name = mcpLaneName(choice.server_label, choice.name);
+    if (!this.has(name))
+      throw new AppError(
+        'invalid_request',
+        `tool_choice: the MCP server '${choice.server_label}' offers no tool '${choice.name}' (or allowed_tools leaves it out).`,
+        { details: [{ path: 'body.tool_choice.name', message: 'tool not offered' }] },
+      );
+    return { type: 'function', function: { name } };
   }
 
   /** True for a lane function that is an MCP server's tool. */
@@ -243,7 +253,7 @@ export class McpSession {
     const r = await this.connection(server.tool)
       .then((c) => c.callTool(item.name, args as Record<string, unknown>))
       .catch((err: unknown) => {
-        if (this.signal.aborted) throw err;
+        if (this.abort.signal.aborted) throw err;
         const f = err instanceof remote().RemoteMcpFailure ? err : undefined;
         return {
           output: null,
@@ -280,7 +290,7 @@ export class McpSession {
         approval_request_id: request.id,
       };
       if (approve) {
-        const done = { ...(await this.run(call)), id: itemId('mcp') };
+        const done = { ...(await unlessClientGone(this.abort, () => this.run(call))), id: itemId('mcp') };
         items.push(done);
         const m = mcpCallMessages(done);
         messages.push({ role: 'assistant', content: null, tool_calls: [m.call] }, m.answer as ChatMessageIn);
@@ -301,7 +311,7 @@ export class McpSession {
 
   /**
    * The lane's request for the round after one whose MCP calls were made: the round's answer and the calls' results
-   * appended; the choice left to the model; the servers' tools withdrawn once the budget is spent.
+   * appended; the choice left to the model, or none once the budget is spent.
    */
   nextRequest(req: ModelRequest, content: string, calls: McpCall[]): ModelRequest {
     const asked = calls.map((d) => mcpCallMessages(d));
@@ -310,20 +320,13 @@ export class McpSession {
       { role: 'assistant', content: content || null, tool_calls: asked.map((m) => m.call) },
       ...asked.map((m) => m.answer as ChatMessageIn),
     ];
-    const next: ModelRequest = { ...req, messages };
-    if (!this.open) {
-      const left = (req.tools ?? []).filter(
-        (t) => !this.has((t as { function?: { name?: string } }).function?.name ?? ''),
-      );
-      if (left.length) next.tools = left;
-      else {
-        delete next.tools;
-        delete next.tool_choice;
-        return next;
-      }
-    }
-    if (next.tool_choice !== undefined) next.tool_choice = 'auto';
-    return next;
+    // The tools stay declared (a history with calls needs them, and a parallel_tool_calls setting needs tools); once
+    // the budget is spent the model may call none.
+    return {
+      ...req,
+      messages,
+      ...(this.open ? (req.tool_choice !== undefined ? { tool_choice: 'auto' } : {}) : { tool_choice: 'none' }),
+    };
   }
 
   /** The lead's part of this session: its items' events (a list's, an approved call's). */
@@ -341,6 +344,10 @@ export class McpSession {
   }
 
   private connection(tool: McpTool): Promise<RemoteMcp> {
+    if (this.closed)
+      return Promise.reject(
+        new (remote().RemoteMcpFailure)('failed', 'The response has ended: its MCP sessions are closed.'),
+      );
     let c = this.connections.get(tool.server_label);
     if (!c) {
       const headers: Record<string, string> = { ...(tool.headers ?? {}) };
@@ -349,7 +356,7 @@ export class McpSession {
         url: tool.server_url!,
         headers,
         allowPrivate: this.config.allowPrivate,
-        signal: this.signal,
+        signal: this.abort.signal,
       });
       // A failed connection is tried again by the next call, not remembered.
       c.catch(() => this.connections.delete(tool.server_label));
@@ -360,6 +367,7 @@ export class McpSession {
 
   /** Closes the servers' connections (their sessions end with the response). */
   async close(): Promise<void> {
+    this.closed = true;
     const open = [...this.connections.values()];
     this.connections.clear();
     await Promise.all(open.map((c) => c.then((x) => x.close()).catch(() => undefined)));
@@ -406,6 +414,18 @@ export function mcpApprovals(
         { details: [{ path, message: 'unknown approval request' }] },
       );
     if (all.some((i) => i.type === 'mcp_call' && i.approval_request_id === request.id)) return;
+    const twice = todo.find((t) => t.request.id === request.id);
+    if (twice) {
+      if (twice.approve !== item.approve)
+        throw new AppError(
+          'invalid_request',
+          `${path.slice(5)}: this request is both approved and declined in the input.`,
+          {
+            details: [{ path, message: 'conflicting answers' }],
+          },
+        );
+      return;
+    }
     if (!body.tools?.some((t) => t.type === 'mcp' && t.server_label === request.server_label))
       throw notOffered(request, path);
     todo.push({ request, approve: item.approve, reason: item.reason, path });
@@ -493,7 +513,8 @@ export async function completeWithMcp(
         ...outputItems({ ...result, tool_calls: [] }, false, custom, { items: [], emit: () => undefined, annotate }),
       );
     const cut = status !== 'completed';
-    let stop = cut;
+    // A call after the budget was spent (the model was told to call none): the answer ends here.
+    let stop = cut || !mcp.open;
     const mine: McpCall[] = [];
     for (const c of calls) {
       if (!mcp.has(c.function.name)) {

@@ -46,6 +46,8 @@ export interface ResponseStreamOptions extends ResponseEventOptions {
   stream: AsyncIterable<ModelStreamChunk> & { provider: Promise<string> };
   abort: AbortController;
   tap?: TokenTap;
+  /** Runs once the stream has ended (it owns what the answer uses until then: the MCP sessions). */
+  onEnd?: () => Promise<void>;
 }
 
 /** An answer's MCP servers, and how the lane is asked again once a round's calls are made. */
@@ -65,6 +67,8 @@ type Call = {
   index: number;
   args: string;
   own?: McpCall | McpApprovalRequest;
+  /** The name the call was taken as an MCP call by (its first fragment's). */
+  ownName?: string;
 };
 
 /** Where the events of one answer go, and how a failure in the middle of it reads. */
@@ -127,7 +131,7 @@ export async function emitResponseEvents(
     const own = o.mcp?.session.has(name)
       ? o.mcp.session.itemFor({ id: callId, type: 'function', function: { name, arguments: '' } })
       : undefined;
-    const call = { item, index: output.length, args: '', own };
+    const call = { item, index: output.length, args: '', own, ownName: own ? name : undefined };
     calls.set(key, call);
     output.push(own ?? item);
     emit('response.output_item.added', { output_index: call.index, item: own ?? { ...item, status: 'in_progress' } });
@@ -211,11 +215,30 @@ export async function emitResponseEvents(
       if (!calls.size) openMessage();
       closeMessage(status);
       const sorted = [...calls.values()].sort((a, b) => a.index - b.index);
+      // Which calls are MCP calls is settled by their whole names (an upstream may split a name over fragments).
+      if (o.mcp)
+        for (const call of sorted) {
+          const session = o.mcp.session;
+          const name = call.item.name;
+          if (session.has(name) && call.ownName !== name) {
+            const fresh = session.itemFor({
+              id: call.item.call_id,
+              type: 'function',
+              function: { name, arguments: '' },
+            });
+            call.own = { ...fresh, id: call.own?.id ?? call.item.id };
+            call.ownName = name;
+          } else if (!session.has(name) && call.own) {
+            call.own = undefined;
+            call.ownName = undefined;
+          }
+        }
       const own = sorted.filter((c) => c.own);
       if (o.mcp && own.length) {
-        // The MCP calls of the round, made in order; another round follows when nothing waits on the client.
+        // The MCP calls of the round, made in order; another round follows when nothing waits on the client. A call
+        // after the budget was spent (the model was told to call none) ends the answer.
         const session = o.mcp.session;
-        let stop = status !== 'completed' || own.length < sorted.length;
+        let stop = status !== 'completed' || own.length < sorted.length || !session.open;
         const mine: McpCall[] = [];
         for (const call of own) {
           const at = { item_id: call.own!.id, output_index: call.index };
@@ -315,6 +338,7 @@ export async function sendResponseStream(ctx: AppContext, o: ResponseStreamOptio
     onDelta: o.tap ? (d) => o.tap?.push(d) : undefined,
   };
   void emitResponseEvents(it, first, provider, o, sink).finally(async () => {
+    await o.onEnd?.().catch(() => undefined);
     o.tap?.end();
     if (closed) await it.return?.(undefined).catch(() => undefined);
     closed = true;

@@ -387,9 +387,13 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
     const approved = await mcp.approved(prepared.approvals);
     prepared.call.req.messages.push(...approved.messages);
     mcp.items.push(...approved.items);
-    return await answerResponse(ctx, body, prepared);
-  } finally {
+    const answer = await answerResponse(ctx, body, prepared);
+    // A stream that started owns the sessions until it ends (it closes them); a JSON answer is done with them.
+    if (!body.stream) await mcp.close();
+    return answer;
+  } catch (err) {
     await mcp.close();
+    throw err;
   }
 }
 
@@ -448,6 +452,7 @@ async function answerResponse(
         snapshot,
         lead,
         mcp: mcp ? { session: mcp, req, stream: (r) => models.stream(r) } : undefined,
+        onEnd: mcp ? () => mcp.close() : undefined,
         onComplete: async (r) => {
           await call.store(r.content, r.provider, r.calls);
           await keep(r.response);

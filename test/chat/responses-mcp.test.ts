@@ -66,7 +66,7 @@ describe('the mcp tool: a remote MCP server’s tools, called by the model', () 
     expect(res.output.map((o) => o.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
     const [list, call] = res.output as any[];
     expect(list.server_label).toBe('calc');
-    expect(list.tools.map((t: any) => t.name)).toEqual(['add', 'fail', 'whoami', 'slow', 'note.write']);
+    expect(list.tools.map((t: any) => t.name)).toEqual(['add', 'fail', 'whoami', 'slow', 'odd', 'note.write']);
     expect(list.tools[0]).toMatchObject({ input_schema: { type: 'object' }, annotations: { readOnlyHint: true } });
     expect(call).toMatchObject({
       type: 'mcp_call',
@@ -184,7 +184,7 @@ describe('the mcp tool: a remote MCP server’s tools, called by the model', () 
         }),
       ],
     });
-    // Only the read-only tool was offered, its call needed no approval, and the budget (1) withdrew the tools.
+    // Only the read-only tool was offered, its call needed no approval, and the budget (1) told the model to call none.
     expect(offered(0)).toEqual(['calc__add']);
     expect(res.output.map((o) => o.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
     expect((res.output[0] as any).tools.map((t: any) => t.name)).toEqual([
@@ -192,9 +192,26 @@ describe('the mcp tool: a remote MCP server’s tools, called by the model', () 
       'fail',
       'whoami',
       'slow',
+      'odd',
       'note.write',
     ]);
-    expect(fake.chats[1].body.tools).toBeUndefined();
+    expect(fake.chats[1].body.tool_choice).toBe('none');
+    expect(offered(1)).toEqual(['calc__add']);
+
+    // A model that calls again once told to call none: the call is not made and the answer ends.
+    fake.script(
+      { toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 1, b: 1 } }] },
+      { toolCalls: [{ id: 'c2', name: 'calc__add', arguments: { a: 2, b: 2 } }] },
+    );
+    peer.reset();
+    const over = await post({ input: 'add', max_tool_calls: 1, tools: [calc({ require_approval: 'never' })] });
+    expect(over.status).toBe(200);
+    expect(over.body.output.map((o: any) => [o.type, o.status])).toEqual([
+      ['mcp_list_tools', undefined],
+      ['mcp_call', 'completed'],
+      ['mcp_call', 'incomplete'],
+    ]);
+    expect(peer.toolCalls).toHaveLength(1);
   });
 
   test('a tool that fails: the call is failed with the tool’s error, and the lane reads it', async () => {
@@ -267,6 +284,8 @@ describe('the mcp tool: a remote MCP server’s tools, called by the model', () 
     expect(done.response.output.map((_: unknown, i: number) => i)).toEqual(
       events.filter((e) => e.event === 'response.output_item.done').map((e) => e.data.output_index),
     );
+    // One connection for the response: listed and called in one MCP session.
+    expect(peer.calls.filter((c) => c.method === 'initialize')).toHaveLength(1);
     // The stored response is the streamed one.
     const stored = await h.req('GET', `/v1/responses/${done.response.id}`, { key });
     expect(stored.body.output).toEqual(done.response.output);
@@ -338,6 +357,68 @@ describe('the mcp tool: a remote MCP server’s tools, called by the model', () 
     expect(fake.chats).toHaveLength(0);
   });
 
+  test('a round with a client call and an MCP call: the next turn’s history answers every call after its turn', async () => {
+    const weather = {
+      type: 'function' as const,
+      name: 'get_weather',
+      parameters: { type: 'object', properties: {} },
+      strict: false,
+    };
+    fake.script({
+      toolCalls: [
+        { id: 'call_w', name: 'get_weather', arguments: {} },
+        { id: 'call_a', name: 'calc__add', arguments: { a: 1, b: 2 } },
+      ],
+    });
+    const first = await client.responses.create({
+      input: 'both',
+      tools: [weather, calc({ require_approval: 'never' })],
+    });
+    expect(first.output.map((o) => o.type)).toEqual(['mcp_list_tools', 'function_call', 'mcp_call']);
+    expect(fake.chats).toHaveLength(1);
+    fake.script({ reply: 'Sunny, and 3.' });
+    await client.responses.create({
+      previous_response_id: first.id,
+      tools: [weather, calc({ require_approval: 'never' })],
+      input: [{ type: 'function_call_output', call_id: 'call_w', output: 'sunny' }],
+    });
+    const sent = fake.chats.at(-1)!.body.messages.slice(1);
+    expect(sent.map((m: any) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool']);
+    const ids = sent[1].tool_calls.map((c: any) => c.id);
+    expect(ids).toHaveLength(2);
+    expect(new Set([sent[2].tool_call_id, sent[3].tool_call_id])).toEqual(new Set(ids));
+  });
+
+  test('what a server writes that PostgreSQL cannot store is made storable, and the response is kept', async () => {
+    fake.script({ toolCalls: [{ id: 'c1', name: 'calc__odd', arguments: {} }] }, { reply: 'ok' });
+    const res = await post({ input: 'odd', tools: [calc({ require_approval: 'never' })] });
+    expect(res.status).toBe(200);
+    const odd = res.body.output[0].tools.find((t: any) => t.name === 'odd');
+    expect(odd.description).toBe('nul and a lone \ufffd surrogate');
+    expect(res.body.output[1].output).toBe('odd output \ufffd');
+    const stored = await h.req('GET', `/v1/responses/${res.body.id}`, { key });
+    expect(stored.status).toBe(200);
+    expect(stored.body.output[1].output).toBe('odd output \ufffd');
+  });
+
+  test('the same approval twice in one input makes one call; approved and declined at once is 400', async () => {
+    fake.script({ toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 2, b: 2 } }] });
+    const asked = await client.responses.create({ input: 'add', tools: [calc()] });
+    const id = (asked.output[1] as any).id;
+    const answer = (approve: boolean) => ({ type: 'mcp_approval_response', approval_request_id: id, approve });
+    const conflict = await post({
+      previous_response_id: asked.id,
+      tools: [calc()],
+      input: [answer(true), answer(false)],
+    });
+    expect(conflict.status).toBe(400);
+    expect(fields(conflict)).toEqual(['body.input.1.approval_request_id']);
+    fake.script({ reply: 'Four.' });
+    const twice = await post({ previous_response_id: asked.id, tools: [calc()], input: [answer(true), answer(true)] });
+    expect(twice.status).toBe(200);
+    expect(peer.toolCalls).toHaveLength(1);
+  });
+
   test('the SDK’s stream helper assembles a streamed approval request', async () => {
     fake.script({ toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 1, b: 2 } }] });
     const final = await client.responses.stream({ input: 'add', tools: [calc()] }).finalResponse();
@@ -357,6 +438,14 @@ describe('the mcp tool: what is refused, and upstream failures', () => {
       [
         { type: 'mcp', server_label: 'x', server_url: peer.url, headers: { 'X-A': 'a\r\nb' } },
         'body.tools.0.headers.X-A',
+      ],
+      [
+        { type: 'mcp', server_label: 'x', server_url: peer.url, headers: { 'X-A': 'a\u0001b' } },
+        'body.tools.0.headers.X-A',
+      ],
+      [
+        { type: 'mcp', server_label: 'x', server_url: peer.url, authorization: 'tok\u2028en' },
+        'body.tools.0.authorization',
       ],
       [
         { type: 'mcp', server_label: 'x', server_url: peer.url, headers: { Host: 'intranet' } },
@@ -434,5 +523,12 @@ describe('the mcp tool: what is refused, and upstream failures', () => {
     const bad = await post({ input: 'x', tools: [calc()], tool_choice: { type: 'mcp', server_label: 'other' } });
     expect(bad.status).toBe(400);
     expect(fields(bad)).toEqual(['body.tool_choice.server_label']);
+    const filtered = await post({
+      input: 'x',
+      tools: [calc({ allowed_tools: ['fail'] })],
+      tool_choice: { type: 'mcp', server_label: 'calc', name: 'add' },
+    });
+    expect(filtered.status).toBe(400);
+    expect(fields(filtered)).toEqual(['body.tool_choice.name']);
   });
 });

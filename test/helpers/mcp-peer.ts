@@ -38,6 +38,12 @@ const TOOLS = [
     inputSchema: { type: 'object', properties: { ms: { type: 'number' } } },
   },
   {
+    // What PostgreSQL cannot store, in a description and a schema: made storable, not a failed response.
+    name: 'odd',
+    description: 'nul\u0000 and a lone \ud800 surrogate',
+    inputSchema: { type: 'object', properties: { 'k\u0000': { type: 'string', description: '\udc00' } } },
+  },
+  {
     name: 'note.write',
     description: 'Writes a note.',
     inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
@@ -78,6 +84,8 @@ export async function startMcpPeer(): Promise<McpPeer> {
         case 'slow':
           await new Promise((r2) => setTimeout(r2, Number(args.ms ?? 0)));
           return { content: [{ type: 'text', text: 'done' }] };
+        case 'odd':
+          return { content: [{ type: 'text', text: 'odd\u0000 output \ud800' }] };
         case 'note.write':
           return { content: [{ type: 'text', text: `noted: ${String(args.text)}` }] };
         default:
