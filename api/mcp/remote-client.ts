@@ -97,6 +97,7 @@ const MAX_DESCRIPTION_CHARS = 100_000;
 /** Bytes of a server's whole tool list kept in a response (its item is stored and sent back each turn). */
 export const MAX_LIST_BYTES = 2 * 1024 * 1024;
 /** A tool name an item sent back can carry (MCP's names are at most 128 characters). */
+// eslint-disable-next-line no-control-regex -- control characters are what the name must not hold
 const TOOL_NAME = /^[^\u0000-\u001f]{1,128}$/;
 
 function failureOf(err: unknown, url: string): RemoteMcpFailure {

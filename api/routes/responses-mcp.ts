@@ -27,6 +27,8 @@ const remote = lazyModule(() => require('../mcp/remote-client') as typeof import
 /** MCP calls one response may make when `max_tool_calls` does not say (and at most, when it does). */
 export const MCP_CALLS = 16;
 const MCP_CALLS_MAX = 64;
+/** Functions one model request may declare (OpenAI's limit): the client's and the servers' together. */
+const MAX_LANE_TOOLS = 128;
 
 type ToolCall = NonNullable<ChatMessageIn['tool_calls']>[number];
 
@@ -165,6 +167,15 @@ export class McpSession {
         taken.add(name);
         session.byLane.set(name, { server, tool: t });
       }
+    }
+    if (taken.size > MAX_LANE_TOOLS) {
+      await session.close();
+      const at = entries[0].at;
+      throw new AppError(
+        'invalid_request',
+        `tools: the MCP servers offer ${session.byLane.size} tools, ${taken.size} with the others, over the ${MAX_LANE_TOOLS} a model takes; pick the ones this response needs with allowed_tools.`,
+        { details: [{ path: `body.tools.${at}.allowed_tools`, message: `over ${MAX_LANE_TOOLS} tools` }] },
+      );
     }
     return session;
   }

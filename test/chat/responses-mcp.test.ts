@@ -512,6 +512,15 @@ describe('the mcp tool: what is refused, and upstream failures', () => {
     expect(fake.chats).toHaveLength(0);
   });
 
+  test('more tools than a model takes (128, the client’s and the servers’) is 400 pointing to allowed_tools', async () => {
+    const own = Array.from({ length: 124 }, (_, i) => ({ type: 'function', name: `f${i}` }));
+    const res = await post({ input: 'x', tools: [...own, calc()] });
+    expect(res.status).toBe(400);
+    expect(fields(res)).toEqual(['body.tools.124.allowed_tools']);
+    expect(res.body.error).toContain('130');
+    expect(fake.chats).toHaveLength(0);
+  });
+
   test('tool_choice names an mcp server’s tool; an unknown server_label is 400', async () => {
     fake.script({ toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 0, b: 0 } }] });
     await client.responses.create({
