@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ModelResult, ModelUsage } from '../../activities/providers/types';
 import { randomToken } from '../../activities/store/ids';
 import type { ContentPart, FileSource, PersonaMessage } from '../../schema/chat';
@@ -220,9 +221,10 @@ export function mcpCallMessages(item: McpCall): {
   call: { id: string; type: 'function'; function: { name: string; arguments: string } };
   answer: PersonaMessage;
 } {
+  const id = laneCallId(item.id);
   return {
     call: {
-      id: item.id,
+      id,
       type: 'function',
       function: { name: mcpLaneName(item.server_label, item.name), arguments: item.arguments },
     },
@@ -234,9 +236,32 @@ export function mcpCallMessages(item: McpCall): {
           : item.error != null
             ? `Error: ${item.output || mcpErrorText(item.error)}`
             : (item.output ?? ''),
-      tool_call_id: item.id,
+      tool_call_id: id,
     },
   };
+}
+
+/**
+ * An item's id as the lane's tool call id: as it is up to 40 characters (OpenAI's limit on a call id), else `mcp_` and
+ * a hash of it, the same for the call and its answer.
+ */
+function laneCallId(id: string): string {
+  return id.length <= 40 ? id : `mcp_${createHash('sha256').update(id).digest('hex').slice(0, 32)}`;
+}
+
+/**
+ * The assistant turn a call joins: the message just before it when that is the assistant's, or the assistant turn
+ * before the tool answers that end the list when some of its calls are not answered yet (calls of one round: a client's
+ * call is answered in a later request, an MCP call at once). Undefined: the call starts a turn.
+ */
+function openTurn(messages: PersonaMessage[]): PersonaMessage | undefined {
+  let at = messages.length - 1;
+  while (at >= 0 && messages[at].role === 'tool') at--;
+  const owner = messages[at];
+  if (owner?.role !== 'assistant') return undefined;
+  if (at === messages.length - 1) return owner;
+  const answered = new Set(messages.slice(at + 1).map((m) => m.tool_call_id));
+  return owner.tool_calls?.some((c) => !answered.has(c.id)) ? owner : undefined;
 }
 
 /** A message part's text as a chat message carries it. */
@@ -308,13 +333,13 @@ export function itemsToMessages(
     source.push(-1);
   }
   items.forEach((item, i) => {
-    const last = messages[messages.length - 1];
     if (item.type === 'function_call' || item.type === 'custom_tool_call') {
       // A custom tool is a function of one string parameter to the lane (customAsFunction in responses.ts).
       const args = item.type === 'function_call' ? item.arguments : JSON.stringify({ input: item.input });
       const call = { id: item.call_id, type: 'function' as const, function: { name: item.name, arguments: args } };
-      if (last?.role === 'assistant') {
-        last.tool_calls = [...(last.tool_calls ?? []), call];
+      const turn = openTurn(messages);
+      if (turn) {
+        turn.tool_calls = [...(turn.tool_calls ?? []), call];
         return;
       }
       messages.push({ role: 'assistant', content: null, tool_calls: [call] });
@@ -328,18 +353,10 @@ export function itemsToMessages(
     }
     if (item.type === 'mcp_call') {
       // A call made on an MCP server: the lane's call and the server's answer, as a function call and its output.
-      // It joins the assistant turn just before it, or the turn whose calls are not all answered yet (a client's
-      // call of the same round, answered later), and its answer follows: every call of a turn is answered after it.
+      // Its answer follows at once: every call of a turn is answered before the next turn.
       const { call, answer } = mcpCallMessages(item);
-      let turn = messages.length - 1;
-      while (turn >= 0 && messages[turn].role === 'tool') turn--;
-      const owner = messages[turn];
-      const answered = new Set(messages.slice(turn + 1).map((m) => m.tool_call_id));
-      if (
-        owner?.role === 'assistant' &&
-        (turn === messages.length - 1 || owner.tool_calls?.some((c) => !answered.has(c.id)))
-      )
-        owner.tool_calls = [...(owner.tool_calls ?? []), call];
+      const turn = openTurn(messages);
+      if (turn) turn.tool_calls = [...(turn.tool_calls ?? []), call];
       else {
         messages.push({ role: 'assistant', content: null, tool_calls: [call] });
         source.push(i);

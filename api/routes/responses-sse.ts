@@ -55,7 +55,7 @@ export interface McpRounds {
   session: McpSession;
   /** The first round's request (each next one adds the round's answer and the calls' results to it). */
   req: ModelRequest;
-  stream(req: ModelRequest): AsyncIterable<ModelStreamChunk>;
+  stream(req: ModelRequest): AsyncIterable<ModelStreamChunk> & { provider: Promise<string> };
 }
 
 /**
@@ -215,30 +215,15 @@ export async function emitResponseEvents(
       if (!calls.size) openMessage();
       closeMessage(status);
       const sorted = [...calls.values()].sort((a, b) => a.index - b.index);
-      // Which calls are MCP calls is settled by their whole names (an upstream may split a name over fragments).
-      if (o.mcp)
-        for (const call of sorted) {
-          const session = o.mcp.session;
-          const name = call.item.name;
-          if (session.has(name) && call.ownName !== name) {
-            const fresh = session.itemFor({
-              id: call.item.call_id,
-              type: 'function',
-              function: { name, arguments: '' },
-            });
-            call.own = { ...fresh, id: call.own?.id ?? call.item.id };
-            call.ownName = name;
-          } else if (!session.has(name) && call.own) {
-            call.own = undefined;
-            call.ownName = undefined;
-          }
-        }
+      // A call keeps the kind it was announced as. One taken as an MCP call by its first fragment's name whose whole
+      // name is another (an upstream may split a name) is not made: it is `incomplete`, and the answer ends.
+      const unsettled = new Set(sorted.filter((c) => c.own && c.ownName !== c.item.name));
       const own = sorted.filter((c) => c.own);
       if (o.mcp && own.length) {
         // The MCP calls of the round, made in order; another round follows when nothing waits on the client. A call
         // after the budget was spent (the model was told to call none) ends the answer.
         const session = o.mcp.session;
-        let stop = status !== 'completed' || own.length < sorted.length || !session.open;
+        let stop = status !== 'completed' || own.length < sorted.length || !session.open || unsettled.size > 0;
         const mine: McpCall[] = [];
         for (const call of own) {
           const at = { item_id: call.own!.id, output_index: call.index };
@@ -250,7 +235,7 @@ export async function emitResponseEvents(
           }
           let item: McpCall = { ...call.own!, arguments: call.args };
           emit('response.mcp_call_arguments.done', { ...at, arguments: call.args });
-          if (status !== 'completed' || !session.open) item = { ...item, status: 'incomplete' };
+          if (status !== 'completed' || !session.open || unsettled.has(call)) item = { ...item, status: 'incomplete' };
           else {
             emit('response.mcp_call.in_progress', at);
             item = await session.run(item);
@@ -266,8 +251,10 @@ export async function emitResponseEvents(
           if (content) said.push(content);
           spent = total();
           usage = null;
-          it = o.mcp.stream(req)[Symbol.asyncIterator]();
+          const round = o.mcp.stream(req);
+          it = round[Symbol.asyncIterator]();
           next = await it.next();
+          provider = await round.provider;
           message = undefined;
           messageIndex = -1;
           calls = new Map();

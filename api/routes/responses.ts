@@ -387,6 +387,8 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
     const approved = await mcp.approved(prepared.approvals);
     prepared.call.req.messages.push(...approved.messages);
     mcp.items.push(...approved.items);
+    // Approved calls count against max_tool_calls: with none left, the model may call none.
+    if (!mcp.open && prepared.call.req.tools) prepared.call.req.tool_choice = 'none';
     const answer = await answerResponse(ctx, body, prepared);
     // A stream that started owns the sessions until it ends (it closes them); a JSON answer is done with them.
     if (!body.stream) await mcp.close();

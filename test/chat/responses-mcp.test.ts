@@ -401,6 +401,74 @@ describe('the mcp tool: a remote MCP server’s tools, called by the model', () 
     expect(stored.body.output[1].output).toBe('odd output \ufffd');
   });
 
+  test('client, MCP, client calls in one round, and an mcp_call with OpenAI’s long id: a history the upstream takes', async () => {
+    const fn = (name: string) => ({ type: 'function' as const, name, parameters: { type: 'object' }, strict: false });
+    fake.script({
+      toolCalls: [
+        { id: 'call_a', name: 'fa', arguments: {} },
+        { id: 'call_m', name: 'calc__add', arguments: { a: 1, b: 1 } },
+        { id: 'call_b', name: 'fb', arguments: {} },
+      ],
+    });
+    const first = await client.responses.create({
+      input: 'three',
+      tools: [fn('fa'), fn('fb'), calc({ require_approval: 'never' })],
+    });
+    expect(first.output.map((o) => o.type)).toEqual(['mcp_list_tools', 'function_call', 'mcp_call', 'function_call']);
+    fake.script({ reply: 'Done.' });
+    const longId = `mcp_${'a'.repeat(48)}`;
+    await client.responses.create({
+      previous_response_id: first.id,
+      tools: [fn('fa'), fn('fb'), calc({ require_approval: 'never' })],
+      input: [
+        { type: 'function_call_output', call_id: 'call_a', output: 'A' },
+        { type: 'function_call_output', call_id: 'call_b', output: 'B' },
+        { role: 'user', content: 'and from before:' },
+        {
+          type: 'mcp_call',
+          id: longId,
+          server_label: 'calc',
+          name: 'add',
+          arguments: '{"a":5,"b":5}',
+          output: '10',
+        } as never,
+      ],
+    });
+    const sent = fake.chats.at(-1)!.body.messages.slice(1);
+    expect(sent.map((m: any) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'tool',
+      'tool',
+      'user',
+      'assistant',
+      'tool',
+    ]);
+    expect(sent[1].tool_calls).toHaveLength(3);
+    expect(new Set(sent.slice(2, 5).map((m: any) => m.tool_call_id))).toEqual(
+      new Set(sent[1].tool_calls.map((c: any) => c.id)),
+    );
+    const replayed = sent[6].tool_calls[0].id;
+    expect(replayed.length).toBeLessThanOrEqual(40);
+    expect(sent[7]).toMatchObject({ role: 'tool', content: '10', tool_call_id: replayed });
+  });
+
+  test('approved calls count against max_tool_calls: with none left the model is told to call none', async () => {
+    fake.script({ toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 1, b: 1 } }] });
+    const asked = await client.responses.create({ input: 'add', tools: [calc()] });
+    fake.script({ reply: 'Two.' });
+    const res = await post({
+      previous_response_id: asked.id,
+      max_tool_calls: 1,
+      tools: [calc()],
+      input: [{ type: 'mcp_approval_response', approval_request_id: (asked.output[1] as any).id, approve: true }],
+    });
+    expect(res.status).toBe(200);
+    expect(fake.chats.at(-1)!.body.tool_choice).toBe('none');
+    expect(res.body.output.map((o: any) => o.type)).toEqual(['mcp_call', 'message']);
+  });
+
   test('the same approval twice in one input makes one call; approved and declined at once is 400', async () => {
     fake.script({ toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 2, b: 2 } }] });
     const asked = await client.responses.create({ input: 'add', tools: [calc()] });
