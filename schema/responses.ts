@@ -413,7 +413,11 @@ export const McpTool = z
       ])
       .nullish(),
     defer_loading: z.boolean().nullish(),
-    allowed_callers: z.array(z.enum(['direct', 'programmatic'])).min(1).max(2).nullish(),
+    allowed_callers: z
+      .array(z.enum(['direct', 'programmatic']))
+      .min(1)
+      .max(2)
+      .nullish(),
   })
   .strict()
   .superRefine((t, ctx) => {
