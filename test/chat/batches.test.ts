@@ -285,11 +285,16 @@ describe('/v1/batches', () => {
     const failed = await batchOf('/v1/responses', [
       line('x', { input: 'y', previous_response_id: 'resp_unknown' }),
       line('z', { input: 'y', stream: true }),
+      line('m', {
+        input: 'y',
+        tools: [{ type: 'mcp', server_label: 's', server_url: 'http://127.0.0.1:9/mcp', require_approval: 'never' }],
+      }),
     ]);
     expect(failed.status).toBe('failed');
     expect(failed.errors!.data!.map((e) => [e.line, e.code, e.param])).toEqual([
       [1, 'not_found', 'body.previous_response_id'],
       [2, 'invalid_request', 'body.stream'],
+      [3, 'invalid_request', 'body.tools.0'],
     ]);
   });
 
