@@ -563,6 +563,14 @@ describe('the mcp tool: what is refused, and upstream failures', () => {
     expect(fields(notMcp)).toEqual(['body.tools.0.server_url']);
     expect(notMcp.body.error).toMatch(/HTTP 404/);
 
+    // A local name is refused even when it would resolve to an allowed address (the allow list names 127.0.0.1).
+    const local = await post({
+      input: 'hi',
+      tools: [calc({ server_url: peer.url.replace('127.0.0.1', 'localhost') })],
+    });
+    expect(local.status).toBe(400);
+    expect(fields(local)).toEqual(['body.tools.0.server_url']);
+
     const guarded = await startExtraApp(h, { config: { allowPrivateFetch: false } });
     try {
       const res = await fetch(`${guarded.url}/v1/responses`, {
