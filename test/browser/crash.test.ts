@@ -24,10 +24,12 @@ test('SIGKILL of the browser worker mid-session: the session recovers on a new w
   await f.act(id, { action: 'click', ref: refOf((await f.snapshot(id)).body.text, /button "Log in"/) });
   await f.act(id, { action: 'wait_for', text: 'in' });
   const buttonRef = refOf((await f.snapshot(id)).body.text, /button "Log in"/);
-  // The checkpoint (written once the session is quiet) holds the login before the kill.
+  // The checkpoint (written once the session is quiet) holds the login before the kill: its localStorage token and its
+  // IndexedDB record. The record is committed after the click's handler returns: a checkpoint written just after the
+  // click (a loaded machine) can hold the token without it, and the wait_for's checkpoint that follows holds both.
   await pollUntil(
     () => f.h.db.maybeOneFirst(sql.unsafe`SELECT checkpoint FROM browser_sessions WHERE id = ${id}`),
-    (c) => String(c).includes('t-123'),
+    (c) => String(c).includes('t-123') && String(c).includes('idb-ok'),
   );
 
   child.kill('SIGKILL');
