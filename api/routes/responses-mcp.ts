@@ -113,42 +113,37 @@ export class McpSession {
       Math.min(body.max_tool_calls ?? MCP_CALLS, MCP_CALLS_MAX),
     );
     try {
-      await Promise.all(
+      // Listed side by side; the lists become items in the order of the request's tools.
+      const lists = await Promise.all(
         entries.map(async ({ tool, at }) => {
           const listed = items.findLast(
             (i): i is McpListTools => i.type === 'mcp_list_tools' && i.server_label === tool.server_label && !i.error,
           );
-          let tools = listed?.tools;
-          if (!tools) {
-            tools = await unlessClientGone(session.abort, () =>
-              session.connection(tool).then((c) => c.listTools()),
-            ).catch((err: unknown) => {
-              throw serverError(err, at);
-            });
-            session.items.push({
-              type: 'mcp_list_tools',
-              id: itemId('mcpl'),
-              server_label: tool.server_label,
-              tools,
-              error: null,
-            });
-          }
-          session.servers.set(tool.server_label, {
-            tool,
-            at,
-            tools: tools.filter((t) => picks(tool.allowed_tools, t)),
+          if (listed) return { tools: listed.tools, fresh: false };
+          const tools = await unlessClientGone(session.abort, () =>
+            session.connection(tool).then((c) => c.listTools()),
+          ).catch((err: unknown) => {
+            throw serverError(err, at);
           });
+          return { tools, fresh: true };
         }),
       );
+      entries.forEach(({ tool, at }, k) => {
+        const { tools, fresh } = lists[k];
+        if (fresh)
+          session.items.push({
+            type: 'mcp_list_tools',
+            id: itemId('mcpl'),
+            server_label: tool.server_label,
+            tools,
+            error: null,
+          });
+        session.servers.set(tool.server_label, { tool, at, tools: tools.filter((t) => picks(tool.allowed_tools, t)) });
+      });
     } catch (err) {
       await session.close();
       throw err;
     }
-    // The lists in the order of the request's tools, whatever order the servers answered in.
-    const order = entries.map((e) => e.tool.server_label);
-    session.items.sort(
-      (a, b) => order.indexOf((a as McpListTools).server_label) - order.indexOf((b as McpListTools).server_label),
-    );
     const taken = new Set(
       (body.tools ?? []).flatMap((t) => (t.type === 'function' || t.type === 'custom' ? [t.name] : [])),
     );
@@ -506,6 +501,8 @@ export async function completeWithMcp(
 ): Promise<McpAnswer> {
   const output: OutputItem[] = [];
   const texts: string[] = [];
+  /** The rounds' text gets the searches' citations; their items lead the answer once, outside this. */
+  const citing: AnswerLead = { items: [], emit: () => undefined, annotate };
   let usage: ModelUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   let next = req;
   for (;;) {
@@ -516,13 +513,10 @@ export async function completeWithMcp(
     const own = calls.filter((c) => mcp.has(c.function.name));
     const status = responseStatus(result.finish_reason);
     if (!own.length) {
-      output.push(...outputItems(result, true, custom, { items: [], emit: () => undefined, annotate }));
+      output.push(...outputItems(result, true, custom, citing));
       return { output, last: result, usage, content: texts.join('\n\n'), clientCalls: calls.length };
     }
-    if (result.content)
-      output.push(
-        ...outputItems({ ...result, tool_calls: [] }, false, custom, { items: [], emit: () => undefined, annotate }),
-      );
+    if (result.content) output.push(...outputItems({ ...result, tool_calls: [] }, false, custom, citing));
     const cut = status !== 'completed';
     // A call after the budget was spent (the model was told to call none): the answer ends here.
     let stop = cut || !mcp.open;

@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { FakeOpenAI } from '../helpers/fake-openai';
-import { contractErrors, streamEventErrors } from '../helpers/openai-contract';
+import { contractErrors, readResponseEvents, streamEventErrors, type ResponseEvent } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
@@ -21,20 +21,8 @@ withFakeUpstream({ scopes: ['runtime:chat'], worker: true, resetEach: {} }, (up)
   client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 0 });
 });
 
-type Ev = { event: string; data: any; id?: string };
+type Ev = ResponseEvent;
 
-/** Reads an event stream to its end: each event's SSE id, name and data (comments skipped). */
-async function readEvents(res: Response): Promise<Ev[]> {
-  const text = await res.text();
-  return text
-    .split('\n\n')
-    .filter((b) => /^data: /m.test(b))
-    .map((block) => ({
-      id: /^id: (.*)$/m.exec(block)?.[1],
-      event: /^event: (.*)$/m.exec(block)?.[1] ?? '',
-      data: JSON.parse(/^data: (.*)$/m.exec(block)![1]),
-    }));
-}
 const getStream = (id: string, query = '', k = key, headers: Record<string, string> = {}) =>
   fetch(`${h.url}/v1/responses/${id}?stream=true${query}`, { headers: { authorization: `Bearer ${k}`, ...headers } });
 const get = (id: string, k = key) => h.req('GET', `/v1/responses/${id}`, { key: k });
@@ -84,7 +72,7 @@ describe('background responses', () => {
     const res = await getStream(queued.id);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const events = await readEvents(res);
+    const events = await readResponseEvents(res);
     expect(events.map((e) => e.data.sequence_number)).toEqual(events.map((_, i) => i));
     expect(events.slice(0, 3).map((e) => e.event)).toEqual([
       'response.created',
@@ -106,12 +94,12 @@ describe('background responses', () => {
     fake.script({ reply: 'alpha beta gamma delta', chunkDelayMs: 5 });
     const { id } = await client.responses.create({ model: 'mid', input: 'Greek letters', background: true });
     await untilEnded(id);
-    const all = await readEvents(await getStream(id));
-    const after = await readEvents(await getStream(id, '&starting_after=2'));
+    const all = await readResponseEvents(await getStream(id));
+    const after = await readResponseEvents(await getStream(id, '&starting_after=2'));
     expect(after.map((e) => e.data)).toEqual(all.slice(3).map((e) => e.data));
 
     // Last-Event-ID (the SSE id of an event already seen) resumes the same way.
-    const resumed = await readEvents(await getStream(id, '', key, { 'last-event-id': all[1].id! }));
+    const resumed = await readResponseEvents(await getStream(id, '', key, { 'last-event-id': all[1].id! }));
     expect(resumed.map((e) => e.data.sequence_number)).toEqual(all.slice(2).map((e) => e.data.sequence_number));
 
     const stream = await client.responses.retrieve(id, { stream: true, starting_after: 1 });
@@ -132,7 +120,7 @@ describe('background responses', () => {
       body: JSON.stringify({ model: 'mid', input: 'Say it', background: true, stream: true }),
     });
     expect(res.status).toBe(200);
-    const events = await readEvents(res);
+    const events = await readResponseEvents(res);
     expect(events[0]).toMatchObject({ event: 'response.created', data: { response: { status: 'queued' } } });
     expect(events.at(-1)!.event).toBe('response.completed');
     expect(text(events)).toBe('live from the worker');
@@ -154,7 +142,7 @@ describe('background responses', () => {
     const cancelled = await client.responses.cancel(id);
     expect(contractErrors('Response', cancelled)).toEqual([]);
     expect(cancelled).toMatchObject({ id, status: 'cancelled', background: true });
-    const events = await readEvents(await live);
+    const events = await readResponseEvents(await live);
     expect(events.some((e) => e.event === 'response.completed')).toBe(false);
     expect(events.some((e) => e.event === 'end')).toBe(false);
     expect(events.length).toBeGreaterThanOrEqual(3);
@@ -188,7 +176,7 @@ describe('background responses', () => {
     expect(failed.body).toMatchObject({ status: 'failed', error: { code: 'server_error' } });
     expect(failed.body.error.message).toMatch(/rejected the request \(HTTP 400\)/);
     expect(fake.chats).toHaveLength(1);
-    const events = await readEvents(await getStream(bad.id));
+    const events = await readResponseEvents(await getStream(bad.id));
     expect(events.map((e) => e.event)).toEqual(['response.created', 'response.queued', 'response.failed']);
     expect(events.at(-1)!.data.response).toEqual(failed.body);
   });

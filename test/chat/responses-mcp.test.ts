@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { FakeOpenAI } from '../helpers/fake-openai';
-import { contractErrors, streamEventErrors } from '../helpers/openai-contract';
+import { contractErrors, readResponseEvents, streamEventErrors } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
 import { startExtraApp } from '../helpers/extra-app';
@@ -36,17 +36,6 @@ const calc = (extra: Record<string, unknown> = {}) => ({
 });
 /** The tool names the upstream was offered in chat request i. */
 const offered = (i = -1): string[] => (fake.chats.at(i)!.body.tools ?? []).map((t: any) => t.function.name);
-
-async function readEvents(res: Response): Promise<Array<{ event: string; data: any }>> {
-  const text = await res.text();
-  return text
-    .trim()
-    .split('\n\n')
-    .map((block) => ({
-      event: /^event: (.*)$/m.exec(block)?.[1] ?? '',
-      data: JSON.parse(/^data: (.*)$/m.exec(block)![1]),
-    }));
-}
 
 describe('the mcp tool: a remote MCP server’s tools, called by the model', () => {
   test('listed, offered to the lane, called without approval when require_approval is never, and answered', async () => {
@@ -262,7 +251,7 @@ describe('the mcp tool: a remote MCP server’s tools, called by the model', () 
       body: JSON.stringify({ input: 'add', stream: true, tools: [calc({ require_approval: 'never' })] }),
     });
     expect(res.status).toBe(200);
-    const events = await readEvents(res);
+    const events = await readResponseEvents(res);
     for (const e of events) {
       expect(e.event).toBe(e.data.type);
       expect(streamEventErrors(e.data)).toEqual([]);
@@ -306,7 +295,7 @@ describe('the mcp tool: a remote MCP server’s tools, called by the model', () 
         input: [{ type: 'mcp_approval_response', approval_request_id: request.id, approve: true }],
       }),
     });
-    const events = await readEvents(res);
+    const events = await readResponseEvents(res);
     for (const e of events) expect(streamEventErrors(e.data)).toEqual([]);
     expect(events.map((e) => e.event).slice(0, 7)).toEqual([
       'response.created',

@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import sharp from 'sharp';
 import { PERSONA } from '../../reasoning/persona';
 import type { FakeOpenAI } from '../helpers/fake-openai';
-import { contractErrors, streamEventErrors } from '../helpers/openai-contract';
+import { contractErrors, readResponseEvents, streamEventErrors } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
 import { startExtraApp } from '../helpers/extra-app';
@@ -24,18 +24,6 @@ const fields = (res: { body: { details?: Array<{ path: string }> } }) => (res.bo
 /** The messages the upstream got, after the persona's system message. */
 const sentMessages = (i = -1) => fake.chats.at(i)!.body.messages.slice(1);
 
-/** Reads a Responses event stream: each event's name and data. */
-async function readEvents(res: Response): Promise<Array<{ event: string; data: any }>> {
-  const text = await res.text();
-  return text
-    .trim()
-    .split('\n\n')
-    .map((block) => {
-      const event = /^event: (.*)$/m.exec(block)?.[1] ?? '';
-      const data = JSON.parse(/^data: (.*)$/m.exec(block)![1]);
-      return { event, data };
-    });
-}
 const streamRaw = (body: Record<string, unknown>) =>
   fetch(`${h.url}/v1/responses`, {
     method: 'POST',
@@ -231,7 +219,7 @@ describe('function tools', () => {
     fake.script({ toolCalls: [{ id: 'call_s1', name: 'get_weather', arguments: { city: 'Lima' } }] });
     const res = await streamRaw({ model: 'svc-oracle', input: 'Weather in Lima?', tools, tool_choice: 'required' });
     expect(res.status).toBe(200);
-    const events = await readEvents(res);
+    const events = await readResponseEvents(res);
     for (const e of events) {
       expect(e.event).toBe(e.data.type);
       expect(streamEventErrors(e.data)).toEqual([]);
@@ -306,7 +294,7 @@ describe('custom (freeform) tools', () => {
 
   test('streamed: the input goes out in custom_tool_call_input events, in the contract; a client-kept call is read', async () => {
     fake.script({ toolCalls: [{ id: 'call_p2', name: 'apply_patch', arguments: { input: patch } }] });
-    const events = await readEvents(await streamRaw({ input: 'Add hello.txt', tools: [applyPatch] }));
+    const events = await readResponseEvents(await streamRaw({ input: 'Add hello.txt', tools: [applyPatch] }));
     for (const e of events) expect(streamEventErrors(e.data)).toEqual([]);
     const types = events.map((e) => e.event);
     expect(types).toContain('response.custom_tool_call_input.done');
@@ -494,7 +482,7 @@ describe('request fields', () => {
     expect(lp.map((t: { token: string }) => t.token).join('')).toBe('yes no');
     expect(lp[0]).toMatchObject({ logprob: -0.25 });
     expect(contractErrors('Response', r.body)).toEqual([]);
-    const events = await readEvents(await streamRaw(body));
+    const events = await readResponseEvents(await streamRaw(body));
     const deltas = events.filter((e) => e.event === 'response.output_text.delta');
     expect(deltas.every((e) => e.data.logprobs.length === 1)).toBe(true);
     for (const e of events) expect(streamEventErrors(e.data)).toEqual([]);
@@ -514,7 +502,7 @@ describe('request fields', () => {
     expect(r.body.incomplete_details).toEqual({ reason: 'max_output_tokens' });
     expect(r.body.output[0].status).toBe('incomplete');
     expect(contractErrors('Response', r.body)).toEqual([]);
-    const events = await readEvents(await streamRaw({ input: 'Write a lot', max_output_tokens: 16 }));
+    const events = await readResponseEvents(await streamRaw({ input: 'Write a lot', max_output_tokens: 16 }));
     expect(events.at(-1)!.event).toBe('response.incomplete');
     expect(events.at(-1)!.data.response.incomplete_details).toEqual({ reason: 'max_output_tokens' });
     expect(streamEventErrors(events.at(-1)!.data)).toEqual([]);
@@ -619,7 +607,7 @@ describe('request fields', () => {
 
   test('an upstream that drops mid-stream ends with response.failed in the contract; nothing is stored', async () => {
     fake.script({ reply: 'a b c d e f', dropAfterChunks: 2 });
-    const events = await readEvents(await streamRaw({ input: 'x' }));
+    const events = await readResponseEvents(await streamRaw({ input: 'x' }));
     const last = events.at(-1)!;
     expect(last.event).toBe('response.failed');
     expect(last.data.response.status).toBe('failed');

@@ -63,3 +63,19 @@ export function streamEventErrors(event: { type?: unknown }): string[] {
   if (!name) return [`no event type ${String(event.type)} in the contract`];
   return contractErrors(name, event);
 }
+
+/** One event of a Responses event stream: its name, its data, and its SSE id when it has one. */
+export type ResponseEvent = { event: string; data: any; id?: string };
+
+/** Reads a whole Responses event stream (SSE) into its events, in order. */
+export async function readResponseEvents(res: Response): Promise<ResponseEvent[]> {
+  const text = await res.text();
+  return text
+    .split('\n\n')
+    .filter((b) => /^data: /m.test(b))
+    .map((block) => ({
+      id: /^id: (.*)$/m.exec(block)?.[1],
+      event: /^event: (.*)$/m.exec(block)?.[1] ?? '',
+      data: JSON.parse(/^data: (.*)$/m.exec(block)![1]),
+    }));
+}
