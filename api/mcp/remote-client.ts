@@ -23,7 +23,7 @@ export type RemoteCallError =
   | { type: 'mcp_tool_execution_error'; content: unknown }
   | { type: 'http_error'; code: number; message: string };
 
-export type RemoteCallResult = { output: string; error: null } | { output: string | null; error: RemoteCallError };
+type RemoteCallResult = { output: string; error: null } | { output: string | null; error: RemoteCallError };
 
 /** Why a server could not be reached or listed: the guard refused it, it timed out, or it failed. */
 export class RemoteMcpFailure extends Error {
@@ -47,7 +47,7 @@ export interface RemoteMcpOptions {
 /** Bytes one answer of a server may hold. */
 const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 /** Characters of a call's output the model is given (the rest is cut, and the output says so). */
-export const MAX_OUTPUT_CHARS = 200_000;
+const MAX_OUTPUT_CHARS = 200_000;
 /** Time one exchange (initialize, a page of tools, a call) may take. */
 const EXCHANGE_MS = 60_000;
 /** Pages of a tool list read (each up to the server's page size). */
@@ -95,7 +95,7 @@ const storable = <T>(v: T): T => parseStorableJson(JSON.stringify(v ?? null)) as
 /** Characters of a tool's description kept (what an item sent back may hold). */
 const MAX_DESCRIPTION_CHARS = 100_000;
 /** Bytes of a server's whole tool list kept in a response (its item is stored and sent back each turn). */
-export const MAX_LIST_BYTES = 2 * 1024 * 1024;
+const MAX_LIST_BYTES = 2 * 1024 * 1024;
 /** A tool name an item sent back can carry (MCP's names are at most 128 characters). */
 // eslint-disable-next-line no-control-regex -- control characters are what the name must not hold
 const TOOL_NAME = /^[^\u0000-\u001f]{1,128}$/;

@@ -209,7 +209,7 @@ function normalizeItem(item: ResponseInputItem): StoredItem | undefined {
 }
 
 /** What the model reads of an MCP call that failed. */
-export function mcpErrorText(error: McpCall['error']): string {
+function mcpErrorText(error: McpCall['error']): string {
   if (typeof error === 'string') return error;
   const e = error as { message?: unknown; content?: unknown } | null;
   if (typeof e?.message === 'string') return e.message;

@@ -25,7 +25,7 @@ import {
 const remote = lazyModule(() => require('../mcp/remote-client') as typeof import('../mcp/remote-client'));
 
 /** MCP calls one response may make when `max_tool_calls` does not say (and at most, when it does). */
-export const MCP_CALLS = 16;
+const MCP_CALLS = 16;
 const MCP_CALLS_MAX = 64;
 /** Functions one model request may declare (OpenAI's limit): the client's and the servers' together. */
 const MAX_LANE_TOOLS = 128;
@@ -443,7 +443,7 @@ export function mcpApprovals(
  * An mcp_call's events once it has been made: (added, when `added`), its arguments, in progress, completed or failed,
  * done.
  */
-export function emitCall(
+function emitCall(
   emit: (type: string, data: Record<string, unknown>) => void,
   output_index: number,
   item: McpCall,
