@@ -18,6 +18,7 @@ import { readableText } from './storable';
 import { cursorListOf } from './common';
 import { Filter, RankingOptions, VectorStoreId } from './vector-stores';
 import { Domain } from './web';
+import { ApplyPatchTool, isClientBuiltin, LocalShellTool, SHELL_ITEMS, ShellTool } from './responses-shell';
 
 /**
  * OpenAI's Responses API (`POST /v1/responses`) as far as a persona lane can answer it: messages, images, function
@@ -255,6 +256,7 @@ export const InputItem = z.preprocess(
     McpCallItem,
     McpApprovalRequestItem,
     McpApprovalResponseItem,
+    ...SHELL_ITEMS,
     unsupportedItem(
       'item_reference',
       'item references are not supported here: send the item itself, or previous_response_id',
@@ -442,27 +444,50 @@ const Tool = z
       t.type !== 'custom' &&
       t.type !== 'file_search' &&
       t.type !== 'mcp' &&
+      !isClientBuiltin(t.type) &&
       !WEB_SEARCH_TYPES.has(t.type)
     )
       ctx.addIssue({
         code: 'custom',
         path: ['type'],
-        message: `the built-in tool '${t.type}' is not available here: send function or custom tools (the client runs them), file_search, web_search or mcp (a remote MCP server); POST /v1/capabilities/research and POST /v1/mcp offer this service's own tools`,
+        message: `the built-in tool '${t.type}' is not available here: send function or custom tools, shell, apply_patch or local_shell (the client runs them), file_search, web_search or mcp (a remote MCP server); POST /v1/capabilities/research and POST /v1/mcp offer this service's own tools`,
       });
   })
-  .pipe(z.discriminatedUnion('type', [FunctionTool, CustomTool, FileSearchTool, WebSearchTool, McpTool]));
+  .pipe(
+    z.discriminatedUnion('type', [
+      FunctionTool,
+      CustomTool,
+      FileSearchTool,
+      WebSearchTool,
+      McpTool,
+      ShellTool,
+      ApplyPatchTool,
+      LocalShellTool,
+    ]),
+  );
+type AnyTool = z.output<typeof Tool>;
 
 /** A search this service runs itself before the lane (file_search, web_search): neither the client's nor an MCP server's. */
 export const isBuiltin = <T extends { type: string }>(
   t: T,
 ): t is Extract<T, { type: 'file_search' | WebSearchTool['type'] }> =>
-  t.type !== 'function' && t.type !== 'custom' && t.type !== 'mcp';
+  t.type === 'file_search' || WEB_SEARCH_TYPES.has(t.type);
+
+/**
+ * The names the lane knows the client's tools by: a function's or custom tool's name, and shell, apply_patch and
+ * local_shell for those built-in tools (each is offered as a function of its type's name).
+ */
+export const clientToolNames = (tools: readonly AnyTool[]): string[] =>
+  tools.flatMap((t) =>
+    t.type === 'function' || t.type === 'custom' ? [t.name] : isClientBuiltin(t.type) ? [t.type] : [],
+  );
 
 const ToolChoice = z.union([
   z.enum(['none', 'auto', 'required']),
   z.object({ type: z.enum(['file_search', 'web_search', 'web_search_preview']) }).strict(),
   z.object({ type: z.enum(['function', 'custom']), name: openaiName }).strict(),
   z.object({ type: z.literal('mcp'), server_label: ServerLabel, name: McpToolName.nullish() }).strict(),
+  z.object({ type: z.enum(['shell', 'apply_patch']) }).strict(),
 ]);
 
 const TextFormat = z.discriminatedUnion('type', [
@@ -507,9 +532,9 @@ export const CreateResponseRequest = z
       .array(Tool)
       .max(128)
       .refine((t) => {
-        const named = t.flatMap((x) => ('name' in x ? [x.name] : []));
+        const named = clientToolNames(t);
         return new Set(named).size === named.length;
-      }, 'tool names must be unique')
+      }, 'tool names must be unique (a shell, apply_patch or local_shell tool is a function of that name to the model, and is given once)')
       .refine((t) => t.filter((x) => x.type === 'file_search').length <= 1, 'at most one file_search tool')
       .refine((t) => t.filter((x) => WEB_SEARCH_TYPES.has(x.type)).length <= 1, 'at most one web search tool')
       .refine((t) => {
@@ -519,7 +544,7 @@ export const CreateResponseRequest = z
       .refine((t) => t.filter((x) => x.type === 'mcp').length <= 8, 'at most 8 mcp tools')
       .optional()
       .describe(
-        'Function tools ({type: "function", name, description, parameters, strict}) and custom tools ({type: "custom", name, description, format: text or a lark/regex grammar}), which the client runs; file_search over your vector stores and web_search over the configured engines (each searched for the last user message before the answer); other built-in tools are refused by name.',
+        'Function tools ({type: "function", name, description, parameters, strict}), custom tools ({type: "custom", name, description, format: text or a lark/regex grammar}) and the shell ({type: "shell", environment: local}), apply_patch and local_shell tools, which the client runs; file_search over your vector stores and web_search over the configured engines (each searched for the last user message before the answer); other built-in tools are refused by name.',
       ),
     tool_choice: nullable(ToolChoice),
     parallel_tool_calls: nullable(z.boolean()),
@@ -570,7 +595,7 @@ export const CreateResponseRequest = z
         ctx.addIssue({ code: 'custom', path: ['input'], message: `at most ${MAX_FILES} files in a request` });
     }
     const builtins = b.tools?.filter(isBuiltin) ?? [];
-    const named = b.tools?.flatMap((t) => (t.type === 'function' || t.type === 'custom' ? [t.name] : []));
+    const named = b.tools && clientToolNames(b.tools);
     const choice = b.tool_choice;
     const mcp = b.tools?.filter((t) => t.type === 'mcp') ?? [];
     if (typeof choice === 'object' && choice.type === 'mcp') {
@@ -580,6 +605,9 @@ export const CreateResponseRequest = z
           path: ['tool_choice', 'server_label'],
           message: `no mcp tool with server_label '${choice.server_label}' in tools`,
         });
+    } else if (typeof choice === 'object' && (choice.type === 'shell' || choice.type === 'apply_patch')) {
+      if (!b.tools?.some((t) => t.type === choice.type))
+        ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `no ${choice.type} tool in tools` });
     } else if (typeof choice === 'object' && choice.type !== 'function' && choice.type !== 'custom') {
       const kind = choice.type === 'file_search' ? 'file_search' : 'web_search';
       if (!builtins.some((t) => (kind === 'file_search' ? t.type === 'file_search' : WEB_SEARCH_TYPES.has(t.type))))

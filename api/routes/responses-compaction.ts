@@ -8,6 +8,7 @@ import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 import { abortOnDisconnect, checkedLane, modelsFor, unlessClientGone } from './chat-shared';
 import { COMPACTION_HEADING, itemId, mcpCallMessages, responseUsage, type StoredItem } from './responses-items';
+import { builtinLaneCall, builtinOutputText } from './responses-shell';
 
 /**
  * A compaction item's `encrypted_content`: the summary sealed (`sealWith`: AES-256-GCM under the service's `compaction`
@@ -82,6 +83,16 @@ function transcript(items: readonly StoredItem[], summaries: ReadonlyMap<StoredI
         case 'function_call_output':
         case 'custom_tool_call_output':
           return `tool result [${item.call_id}]: ${item.output}`;
+        case 'shell_call':
+        case 'apply_patch_call':
+        case 'local_shell_call': {
+          const call = builtinLaneCall(item);
+          return `assistant called ${call.function.name}(${call.function.arguments}) [${item.call_id}]`;
+        }
+        case 'shell_call_output':
+        case 'apply_patch_call_output':
+        case 'local_shell_call_output':
+          return `tool result [${item.call_id}]: ${builtinOutputText(item)}`;
         case 'compaction':
           return `${COMPACTION_HEADING}\n${summaries.get(item) ?? ''}`;
         case 'mcp_call': {

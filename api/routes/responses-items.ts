@@ -7,6 +7,16 @@ import { atPart, readFileAt, readFileById, type FileReader } from './chat-parts'
 import type { ResponseInputItem } from '../../schema/responses';
 import type { RemoteCallError, RemoteTool } from '../mcp/remote-client';
 import { mcpLaneName } from './responses-mcp-names';
+import {
+  builtinCallItem,
+  builtinInputItem,
+  builtinKind,
+  builtinLaneCall,
+  builtinOf,
+  builtinOutputText,
+  type BuiltinCall,
+  type BuiltinItem,
+} from './responses-shell';
 
 /**
  * Items of the Responses API as this service keeps and lists them (OpenAI's item resources): every item has an id,
@@ -37,7 +47,9 @@ export type StoredItem =
   | McpListTools
   | McpCall
   | McpApprovalRequest
-  | McpApprovalResponse;
+  | McpApprovalResponse
+  /** The client-run built-in tools' calls and outputs (shell, apply_patch, local_shell). */
+  | BuiltinItem;
 
 /** A remote MCP server's tools as a response listed them (sent back, the server is not listed again). */
 export type McpListTools = {
@@ -195,6 +207,13 @@ function normalizeItem(item: ResponseInputItem): StoredItem | undefined {
       };
     case 'mcp_approval_request':
       return { ...item };
+    case 'shell_call':
+    case 'shell_call_output':
+    case 'apply_patch_call':
+    case 'apply_patch_call_output':
+    case 'local_shell_call':
+    case 'local_shell_call_output':
+      return builtinInputItem(item);
     case 'mcp_approval_response':
       return {
         type: 'mcp_approval_response',
@@ -333,10 +352,26 @@ export function itemsToMessages(
     source.push(-1);
   }
   items.forEach((item, i) => {
-    if (item.type === 'function_call' || item.type === 'custom_tool_call') {
-      // A custom tool is a function of one string parameter to the lane (customAsFunction in responses.ts).
-      const args = item.type === 'function_call' ? item.arguments : JSON.stringify({ input: item.input });
-      const call = { id: item.call_id, type: 'function' as const, function: { name: item.name, arguments: args } };
+    if (
+      item.type === 'function_call' ||
+      item.type === 'custom_tool_call' ||
+      item.type === 'shell_call' ||
+      item.type === 'apply_patch_call' ||
+      item.type === 'local_shell_call'
+    ) {
+      // A custom tool is a function of one string parameter to the lane (customAsFunction in responses.ts); a built-in
+      // client tool is a function of its type's name, its action the arguments.
+      const call =
+        item.type === 'function_call' || item.type === 'custom_tool_call'
+          ? {
+              id: item.call_id,
+              type: 'function' as const,
+              function: {
+                name: item.name,
+                arguments: item.type === 'function_call' ? item.arguments : JSON.stringify({ input: item.input }),
+              },
+            }
+          : builtinLaneCall(item);
       const turn = openTurn(messages);
       if (turn) {
         turn.tool_calls = [...(turn.tool_calls ?? []), call];
@@ -348,6 +383,15 @@ export function itemsToMessages(
     }
     if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
       messages.push({ role: 'tool', content: item.output, tool_call_id: item.call_id });
+      source.push(i);
+      return;
+    }
+    if (
+      item.type === 'shell_call_output' ||
+      item.type === 'apply_patch_call_output' ||
+      item.type === 'local_shell_call_output'
+    ) {
+      messages.push({ role: 'tool', content: builtinOutputText(item), tool_call_id: item.call_id });
       source.push(i);
       return;
     }
@@ -419,7 +463,11 @@ export type OutputItem =
   | WebSearchCall
   | McpListTools
   | McpCall
-  | McpApprovalRequest;
+  | McpApprovalRequest
+  | BuiltinCall;
+
+/** A call the client runs, as its output item: a function's, a custom tool's, or a built-in client tool's. */
+export type ClientCallItem = Extract<OutputItem, { type: 'function_call' | 'custom_tool_call' }> | BuiltinCall;
 
 /** OpenAI's web_search_call output item (a search of the configured engines made before the lane answered). */
 export interface WebSearchCall {
@@ -487,15 +535,25 @@ export function customInput(args: string): string {
   return args;
 }
 
-/** A call of the lane as its output item: a custom_tool_call for a custom tool's name, else a function_call. */
+/**
+ * A call of the lane as its output item: a custom_tool_call for a custom tool's name, a shell_call, apply_patch_call or
+ * local_shell_call for a built-in client tool offered (`kinds` holds its entry, `builtinKind`), else a function_call.
+ */
 export function callItem(
   call: { id: string; function: { name: string; arguments: string } },
-  custom: ReadonlySet<string>,
-  status: 'completed' | 'incomplete',
+  kinds: ReadonlySet<string>,
+  status: 'completed' | 'incomplete' | 'in_progress',
   id?: string,
-): Extract<OutputItem, { type: 'function_call' | 'custom_tool_call' }> {
+): ClientCallItem {
   const { name, arguments: args } = call.function;
-  return custom.has(name)
+  const builtin = builtinOf(name, kinds);
+  if (builtin) {
+    const local = builtin === 'shell' && kinds.has(`${builtinKind('shell')}:local`);
+    return builtinCallItem(builtin, call, status, local ? { type: 'local' } : null, id);
+  }
+  // A function's or custom tool's call cut short is incomplete; one still streaming is shown completed (OpenAI's).
+  if (status === 'in_progress') status = 'completed';
+  return kinds.has(name)
     ? { type: 'custom_tool_call', id: id ?? itemId('ctc'), status, call_id: call.id, name, input: customInput(args) }
     : { type: 'function_call', id: id ?? itemId('fc'), status, call_id: call.id, name, arguments: args };
 }

@@ -1,7 +1,7 @@
 import type { ChatMessageIn, ModelRequest, ModelResult, ModelUsage } from '../../activities/providers/types';
 import { lazyModule } from '../../activities/lazy-module';
 import { AppError } from '../../schema/errors';
-import type { CreateResponseRequest, McpTool, McpToolFilter } from '../../schema/responses';
+import { clientToolNames, type CreateResponseRequest, type McpTool, type McpToolFilter } from '../../schema/responses';
 import type { AppContext } from '../context';
 import type { RemoteMcp, RemoteTool } from '../mcp/remote-client';
 import { abortOnDisconnect, sumUsage, unlessClientGone } from './chat-shared';
@@ -144,9 +144,7 @@ export class McpSession {
       await session.close();
       throw err;
     }
-    const taken = new Set(
-      (body.tools ?? []).flatMap((t) => (t.type === 'function' || t.type === 'custom' ? [t.name] : [])),
-    );
+    const taken = new Set(clientToolNames(body.tools ?? []));
     for (const { tool, at } of entries) {
       const server = session.servers.get(tool.server_label)!;
       for (const t of server.tools) {

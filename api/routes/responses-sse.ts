@@ -10,6 +10,7 @@ import {
   responseStatus,
   textLogprobs,
   type AnswerLead,
+  type ClientCallItem,
   type McpApprovalRequest,
   type McpCall,
   type OutputItem,
@@ -31,7 +32,7 @@ export type ResponseSnapshot = (s: {
 /** What both the answer's own stream and a background response's stored stream are made from. */
 export interface ResponseEventOptions {
   toolsOffered: boolean;
-  /** The names of the custom tools offered: their calls are custom_tool_call items. */
+  /** The names of the custom tools offered, and the built-in client tools' entries (`callItem`): their calls' kinds. */
   custom: ReadonlySet<string>;
   snapshot: ResponseSnapshot;
   /** What the answer starts with (a file search done before the lane) and the annotations it gives the text. */
@@ -59,11 +60,13 @@ export interface McpRounds {
 }
 
 /**
- * A call as it streams: its item (function_call or custom_tool_call), its place in the output, its arguments so far;
- * `own` when it is a call of an MCP server's tool (the item the output shows instead).
+ * A call as it streams: its item (function_call, custom_tool_call, or a built-in client tool's call), the function the
+ * lane named, its place in the output, its arguments so far; `own` when it is a call of an MCP server's tool (the item
+ * the output shows instead).
  */
 type Call = {
-  item: Extract<OutputItem, { type: 'function_call' | 'custom_tool_call' }>;
+  item: ClientCallItem;
+  name: string;
   index: number;
   args: string;
   own?: McpCall | McpApprovalRequest;
@@ -131,7 +134,7 @@ export async function emitResponseEvents(
     const own = o.mcp?.session.has(name)
       ? o.mcp.session.itemFor({ id: callId, type: 'function', function: { name, arguments: '' } })
       : undefined;
-    const call = { item, index: output.length, args: '', own, ownName: own ? name : undefined };
+    const call = { item, name, index: output.length, args: '', own, ownName: own ? name : undefined };
     calls.set(key, call);
     output.push(own ?? item);
     emit('response.output_item.added', { output_index: call.index, item: own ?? { ...item, status: 'in_progress' } });
@@ -202,7 +205,7 @@ export async function emitResponseEvents(
               calls.get(k) ??
               addCall(1000 + k, tc.id, tc.function.name);
             call.item.call_id = tc.id;
-            call.item.name = tc.function.name;
+            call.name = tc.function.name;
             call.args = tc.function.arguments;
           });
         if (c.finish_reason) finish = c.finish_reason;
@@ -217,7 +220,7 @@ export async function emitResponseEvents(
       const sorted = [...calls.values()].sort((a, b) => a.index - b.index);
       // A call keeps the kind it was announced as. One taken as an MCP call by its first fragment's name whose whole
       // name is another (an upstream may split a name) is not made: it is `incomplete`, and the answer ends.
-      const unsettled = new Set(sorted.filter((c) => c.own && c.ownName !== c.item.name));
+      const unsettled = new Set(sorted.filter((c) => c.own && c.ownName !== c.name));
       const own = sorted.filter((c) => c.own);
       if (o.mcp && own.length) {
         // The MCP calls of the round, made in order; another round follows when nothing waits on the client. A call
@@ -267,7 +270,7 @@ export async function emitResponseEvents(
       for (const call of sorted.filter((c) => !c.own)) {
         const at = { item_id: call.item.id, output_index: call.index };
         const done = callItem(
-          { id: call.item.call_id, function: { name: call.item.name, arguments: call.args } },
+          { id: call.item.call_id, function: { name: call.name, arguments: call.args } },
           o.custom,
           status,
           call.item.id,
@@ -276,7 +279,16 @@ export async function emitResponseEvents(
         if (done.type === 'custom_tool_call') {
           emit('response.custom_tool_call_input.delta', { ...at, delta: done.input });
           emit('response.custom_tool_call_input.done', { ...at, input: done.input });
-        } else emit('response.function_call_arguments.done', { ...at, name: done.name, arguments: done.arguments });
+        } else if (done.type === 'function_call')
+          emit('response.function_call_arguments.done', { ...at, name: done.name, arguments: done.arguments });
+        else if (done.type === 'shell_call')
+          // A shell call's commands, each as it was written (the arguments are read whole, at the end).
+          done.action.commands.forEach((command, command_index) => {
+            const where = { output_index: call.index, command_index };
+            emit('response.shell_call_command.added', { ...where, command: '' });
+            emit('response.shell_call_command.delta', { ...where, delta: command });
+            emit('response.shell_call_command.done', { ...where, command });
+          });
         emit('response.output_item.done', { output_index: call.index, item: done });
       }
       const response = o.snapshot({ status, output, usage: total(), finish, provider });

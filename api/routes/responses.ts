@@ -53,6 +53,8 @@ import { FILE_SEARCH_RESULTS } from './responses-file-search';
 import { compactionRoutes, compactionSummaries } from './responses-compaction';
 import { countInputTokens } from '../../activities/providers/token-count';
 import { completeWithMcp, mcpApprovals, McpSession, withMcpLead, type McpAnswer } from './responses-mcp';
+import { builtinAsFunction, builtinKind } from './responses-shell';
+import { isClientBuiltin } from '../../schema/responses-shell';
 
 const CHAT = { scope: 'runtime:chat' } as const;
 
@@ -81,32 +83,56 @@ function customAsFunction(t: CustomTool) {
   };
 }
 
-/** The names of the custom tools offered (their calls answer as custom_tool_call items). */
-const customNames = (b: CreateResponseRequest) =>
-  new Set((b.tools ?? []).filter((t) => t.type === 'custom').map((t) => t.name));
+/**
+ * The kinds of the calls a response may make that are not function calls: the custom tools' names (custom_tool_call
+ * items), and an entry for each built-in client tool offered (`builtinKind`; `@shell:local` for a shell tool whose
+ * environment is local).
+ */
+const callKinds = (b: CreateResponseRequest) =>
+  new Set(
+    (b.tools ?? []).flatMap((t) =>
+      t.type === 'custom'
+        ? [t.name]
+        : t.type === 'shell'
+          ? [builtinKind('shell'), ...(t.environment ? [`${builtinKind('shell')}:local`] : [])]
+          : isClientBuiltin(t.type)
+            ? [builtinKind(t.type)]
+            : [],
+    ),
+  );
 
-type ClientTool = Extract<NonNullable<CreateResponseRequest['tools']>[number], { type: 'function' | 'custom' }>;
+type ClientTool = Extract<
+  NonNullable<CreateResponseRequest['tools']>[number],
+  { type: 'function' | 'custom' | 'shell' | 'apply_patch' | 'local_shell' }
+>;
 
-/** The tools the client runs (function and custom), undefined when none: file and web search are this service's own. */
+/**
+ * The tools the client runs (function, custom, shell, apply_patch, local_shell), undefined when none: file and web
+ * search are this service's own.
+ */
 function clientTools(b: CreateResponseRequest): ClientTool[] | undefined {
-  const tools = b.tools?.filter((t): t is ClientTool => t.type === 'function' || t.type === 'custom');
+  const tools = b.tools?.filter(
+    (t): t is ClientTool => t.type === 'function' || t.type === 'custom' || isClientBuiltin(t.type),
+  );
   return tools?.length ? tools : undefined;
 }
 
-/** The tools the lane is offered: the client's (function and custom, as functions), then the MCP servers'. */
+/** The tools the lane is offered: the client's (function, custom and built-in, as functions), then the MCP servers'. */
 function laneTools(b: CreateResponseRequest, remoteTools: ReturnType<McpSession['laneTools']>) {
   const own = (clientTools(b) ?? []).map((t) =>
     t.type === 'custom'
       ? customAsFunction(t)
-      : {
-          type: 'function' as const,
-          function: {
-            name: t.name,
-            ...(t.description != null ? { description: t.description } : {}),
-            ...(t.parameters != null ? { parameters: t.parameters } : {}),
-            ...(t.strict != null ? { strict: t.strict } : {}),
+      : t.type !== 'function'
+        ? builtinAsFunction(t)
+        : {
+            type: 'function' as const,
+            function: {
+              name: t.name,
+              ...(t.description != null ? { description: t.description } : {}),
+              ...(t.parameters != null ? { parameters: t.parameters } : {}),
+              ...(t.strict != null ? { strict: t.strict } : {}),
+            },
           },
-        },
   );
   const all = [...own, ...remoteTools];
   return all.length ? all : undefined;
@@ -161,7 +187,9 @@ function chatFields(b: CreateResponseRequest, mcp?: McpSession): Omit<ChatComple
           ? (mcp?.choiceFor(b.tool_choice) as ChatCompletionRequest['tool_choice'])
           : 'name' in b.tool_choice
             ? { type: 'function', function: { name: b.tool_choice.name } }
-            : undefined
+            : b.tool_choice.type === 'shell' || b.tool_choice.type === 'apply_patch'
+              ? { type: 'function', function: { name: b.tool_choice.type } }
+              : undefined
         : b.tool_choice === 'required' && !clientTools(b) && !remoteTools.length
           ? undefined
           : b.tool_choice,
@@ -236,20 +264,24 @@ function responseBase(
                 allowed_tools: t.allowed_tools ?? null,
                 require_approval: t.require_approval ?? 'always',
               }
-            : t.type === 'custom'
-              ? {
-                  type: 'custom' as const,
-                  name: t.name,
-                  ...(t.description != null ? { description: t.description } : {}),
-                  ...(t.format != null ? { format: t.format } : {}),
-                }
-              : {
-                  type: 'function' as const,
-                  name: t.name,
-                  description: t.description ?? null,
-                  parameters: t.parameters ?? null,
-                  strict: t.strict ?? null,
-                },
+            : t.type === 'shell'
+              ? { type: 'shell' as const, environment: t.environment ?? null }
+              : t.type === 'apply_patch' || t.type === 'local_shell'
+                ? { type: t.type }
+                : t.type === 'custom'
+                  ? {
+                      type: 'custom' as const,
+                      name: t.name,
+                      ...(t.description != null ? { description: t.description } : {}),
+                      ...(t.format != null ? { format: t.format } : {}),
+                    }
+                  : {
+                      type: 'function' as const,
+                      name: t.name,
+                      description: t.description ?? null,
+                      parameters: t.parameters ?? null,
+                      strict: t.strict ?? null,
+                    },
     ),
     top_p: b.top_p ?? 1,
     truncation: b.truncation ?? 'disabled',
@@ -332,7 +364,7 @@ export async function prepareResponse(
       lane: call.lane,
       meta: { ...call.meta(''), provider: null },
     });
-    return { tenantId, input, call, id, base, custom: customNames(body), conversationId, builtins, mcp, approvals };
+    return { tenantId, input, call, id, base, custom: callKinds(body), conversationId, builtins, mcp, approvals };
   } catch (err) {
     await mcp?.close();
     throw err;

@@ -1,0 +1,426 @@
+import OpenAI from 'openai';
+import type { FakeOpenAI } from '../helpers/fake-openai';
+import { contractErrors, readResponseEvents, streamEventErrors } from '../helpers/openai-contract';
+import { withFakeUpstream } from '../helpers/fake-upstream';
+import type { Harness } from '../helpers/harness';
+
+// OpenAI's client-run built-in tools (shell, apply_patch, local_shell) over a persona lane, against a fake
+// OpenAI-compatible upstream: offered to the lane as functions, their calls come back as the tools' own items, and the
+// client's outputs go back to the lane as text.
+
+let h: Harness;
+let fake: FakeOpenAI;
+let key: string;
+let client: OpenAI;
+
+withFakeUpstream({ scopes: ['runtime:chat'], resetEach: {} }, (up) => {
+  ({ fake, h, key } = up);
+  client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 0 });
+});
+
+const post = (body: unknown) => h.req('POST', '/v1/responses', { key, body });
+const fields = (res: { body: { details?: Array<{ path: string }> } }) => (res.body.details ?? []).map((d) => d.path);
+/** The messages the upstream got, after the persona's system message. */
+const sentMessages = (i = -1) => fake.chats.at(i)!.body.messages.slice(1);
+const streamRaw = (body: Record<string, unknown>) =>
+  fetch(`${h.url}/v1/responses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ ...body, stream: true }),
+  });
+const sentTool = (name: string) =>
+  (fake.chats.at(-1)!.body.tools as Array<{ function: { name: string; description: string; parameters: any } }>).find(
+    (t) => t.function.name === name,
+  )!;
+
+describe('the shell tool', () => {
+  const shell = {
+    type: 'shell' as const,
+    environment: {
+      type: 'local' as const,
+      skills: [{ name: 'pdf', description: 'Reads PDF files.', path: '/home/me/skills/pdf' }],
+    },
+  };
+
+  test('a call comes back as a shell_call in the contract; its output (exit codes, stdout, stderr) continues', async () => {
+    fake.script({
+      toolCalls: [{ id: 'call_s1', name: 'shell', arguments: { commands: ['ls', 'cat README.md'], timeout_ms: 5000 } }],
+    });
+    const first = await client.responses.create({
+      model: 'svc-oracle',
+      input: 'What is in this folder?',
+      tools: [shell],
+      tool_choice: { type: 'shell' },
+    });
+    expect(contractErrors('Response', first)).toEqual([]);
+    expect(first.output).toHaveLength(1);
+    expect(first.output[0]).toEqual({
+      type: 'shell_call',
+      id: expect.stringMatching(/^sh_/),
+      call_id: 'call_s1',
+      action: { commands: ['ls', 'cat README.md'], timeout_ms: 5000, max_output_length: null },
+      status: 'completed',
+      environment: { type: 'local' },
+    });
+    expect(first.tools).toEqual([shell]);
+    const sent = fake.chats.at(-1)!.body;
+    expect(sent.tool_choice).toEqual({ type: 'function', function: { name: 'shell' } });
+    const fn = sentTool('shell').function;
+    expect(fn.parameters.required).toEqual(['commands']);
+    expect(fn.description).toContain('- pdf (/home/me/skills/pdf): Reads PDF files.');
+
+    fake.script({ reply: 'A README and a src folder.' });
+    const second = await client.responses.create({
+      model: 'svc-oracle',
+      previous_response_id: first.id,
+      tools: [shell],
+      input: [
+        {
+          type: 'shell_call_output',
+          call_id: 'call_s1',
+          max_output_length: 4096,
+          output: [
+            { stdout: 'README.md\nsrc\n', stderr: '', outcome: { type: 'exit', exit_code: 0 } },
+            { stdout: '', stderr: 'cat: README.md: Permission denied', outcome: { type: 'exit', exit_code: 1 } },
+          ],
+        },
+      ],
+    });
+    expect(contractErrors('Response', second)).toEqual([]);
+    expect(second.output_text).toBe('A README and a src folder.');
+    expect(sentMessages()).toEqual([
+      { role: 'user', content: 'What is in this folder?' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_s1',
+            type: 'function',
+            function: {
+              name: 'shell',
+              arguments: JSON.stringify({ commands: ['ls', 'cat README.md'], timeout_ms: 5000 }),
+            },
+          },
+        ],
+      },
+      {
+        role: 'tool',
+        tool_call_id: 'call_s1',
+        content:
+          '[command 1] exit code 0\nstdout:\nREADME.md\nsrc\n\n\n[command 2] exit code 1\nstderr:\ncat: README.md: Permission denied',
+      },
+    ]);
+    // The stored response's input item is OpenAI's shell_call_output resource.
+    const items = await client.responses.inputItems.list(second.id);
+    expect(items.data).toHaveLength(1);
+    expect(contractErrors('ItemResource', items.data[0])).toEqual([]);
+    expect(items.data[0]).toMatchObject({ type: 'shell_call_output', id: expect.stringMatching(/^sho_/) });
+  });
+
+  test('streamed: the commands go out in shell_call_command events, every event in the contract', async () => {
+    fake.script({ toolCalls: [{ id: 'call_s2', name: 'shell', arguments: { commands: ['pwd', 'git status'] } }] });
+    const events = await readResponseEvents(await streamRaw({ input: 'Where am I?', tools: [{ type: 'shell' }] }));
+    for (const e of events) expect(streamEventErrors(e.data)).toEqual([]);
+    const types = events.map((e) => e.event);
+    expect(types).not.toContain('response.function_call_arguments.delta');
+    const added = events.find((e) => e.event === 'response.output_item.added')!.data.item;
+    expect(added).toMatchObject({ type: 'shell_call', status: 'in_progress', environment: null });
+    expect(
+      events
+        .filter((e) => e.event === 'response.shell_call_command.done')
+        .map((e) => [e.data.command_index, e.data.command]),
+    ).toEqual([
+      [0, 'pwd'],
+      [1, 'git status'],
+    ]);
+    const last = events.at(-1)!.data.response;
+    expect(last.status).toBe('completed');
+    expect(contractErrors('Response', last)).toEqual([]);
+    expect(last.output).toEqual([
+      expect.objectContaining({
+        type: 'shell_call',
+        id: added.id,
+        call_id: 'call_s2',
+        action: { commands: ['pwd', 'git status'], timeout_ms: null, max_output_length: null },
+      }),
+    ]);
+  });
+
+  test('a model that writes `command` or a bare string still gives commands; unreadable arguments give none', async () => {
+    fake.script({ toolCalls: [{ id: 'c1', name: 'shell', arguments: { command: 'make test', timeout_ms: -3 } }] });
+    const one = await post({ input: 'test it', tools: [{ type: 'shell' }] });
+    expect(one.body.output[0].action).toEqual({ commands: ['make test'], timeout_ms: null, max_output_length: null });
+    fake.script({ toolCalls: [{ id: 'c2', name: 'shell', arguments: 'rm -rf / --no-preserve-root' }] });
+    const bad = await post({ input: 'clean up', tools: [{ type: 'shell' }] });
+    expect(bad.status).toBe(200);
+    // Text that is not the tool's arguments is never run as a command.
+    expect(bad.body.output[0].action.commands).toEqual([]);
+  });
+
+  test('a client that keeps its own history sends the call and a timed-out output back', async () => {
+    fake.script({ reply: 'It hung.' });
+    const res = await post({
+      store: false,
+      tools: [{ type: 'shell' }],
+      input: [
+        { role: 'user', content: 'Run the server' },
+        {
+          type: 'shell_call',
+          id: 'sh_abc',
+          call_id: 'c7',
+          status: 'completed',
+          action: { commands: ['npm start'], timeout_ms: 1000, max_output_length: null },
+          environment: { type: 'local' },
+        },
+        {
+          type: 'shell_call_output',
+          call_id: 'c7',
+          output: [{ stdout: 'listening', stderr: '', outcome: { type: 'timeout' } }],
+        },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(sentMessages().slice(1)).toEqual([
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'c7',
+            type: 'function',
+            function: { name: 'shell', arguments: JSON.stringify({ commands: ['npm start'], timeout_ms: 1000 }) },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'c7', content: 'timed out\nstdout:\nlistening' },
+    ]);
+  });
+
+  test('hosted containers, a function of the same name, a choice without the tool and a broken output are 400', async () => {
+    const container = await post({ input: 'x', tools: [{ type: 'shell', environment: { type: 'container_auto' } }] });
+    expect(container.status).toBe(400);
+    expect(fields(container)).toContain('body.tools.0.environment.type');
+    expect(JSON.stringify(container.body)).toContain("the 'container_auto' environment");
+
+    const twice = await post({ input: 'x', tools: [{ type: 'shell' }, { type: 'function', name: 'shell' }] });
+    expect(twice.status).toBe(400);
+    expect(fields(twice)).toContain('body.tools');
+
+    const choice = await post({ input: 'x', tools: [{ type: 'shell' }], tool_choice: { type: 'apply_patch' } });
+    expect(choice.status).toBe(400);
+    expect(fields(choice)).toContain('body.tool_choice');
+
+    const broken = await post({
+      input: [
+        { type: 'shell_call_output', call_id: 'c1', output: [{ stdout: 'x', stderr: '', outcome: { type: 'crash' } }] },
+      ],
+    });
+    expect(broken.status).toBe(400);
+    expect(fields(broken).some((f) => f.startsWith('body.input.0.output.0.outcome'))).toBe(true);
+    expect(fake.chats).toHaveLength(0);
+  });
+});
+
+describe('the apply_patch tool', () => {
+  const diff = '@@\n-hello\n+hello, world';
+
+  test('a call comes back as an apply_patch_call with its operation; a failed output continues', async () => {
+    fake.script({
+      toolCalls: [{ id: 'call_p1', name: 'apply_patch', arguments: { type: 'update_file', path: 'src/a.ts', diff } }],
+    });
+    const first = await client.responses.create({
+      model: 'svc-oracle',
+      input: 'Greet the world',
+      tools: [{ type: 'apply_patch' }],
+      tool_choice: { type: 'apply_patch' },
+    });
+    expect(contractErrors('Response', first)).toEqual([]);
+    expect(first.output).toEqual([
+      {
+        type: 'apply_patch_call',
+        id: expect.stringMatching(/^apc_/),
+        call_id: 'call_p1',
+        status: 'completed',
+        operation: { type: 'update_file', path: 'src/a.ts', diff },
+      },
+    ]);
+    expect(fake.chats.at(-1)!.body.tool_choice).toEqual({ type: 'function', function: { name: 'apply_patch' } });
+    expect(sentTool('apply_patch').function.parameters.properties.type.enum).toEqual([
+      'create_file',
+      'update_file',
+      'delete_file',
+    ]);
+
+    fake.script({ reply: 'The patch did not apply.' });
+    const second = await client.responses.create({
+      model: 'svc-oracle',
+      previous_response_id: first.id,
+      tools: [{ type: 'apply_patch' }],
+      input: [{ type: 'apply_patch_call_output', call_id: 'call_p1', status: 'failed', output: 'context not found' }],
+    });
+    expect(second.output_text).toBe('The patch did not apply.');
+    expect(sentMessages().slice(1)).toEqual([
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_p1',
+            type: 'function',
+            function: {
+              name: 'apply_patch',
+              arguments: JSON.stringify({ type: 'update_file', path: 'src/a.ts', diff }),
+            },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_p1', content: 'failed: context not found' },
+    ]);
+  });
+
+  test("OpenAI's nested operation is read; an unclear one changes nothing and never deletes", async () => {
+    fake.script({
+      toolCalls: [
+        { id: 'p1', name: 'apply_patch', arguments: { operation: { type: 'delete_file', path: 'old.txt' } } },
+        { id: 'p2', name: 'apply_patch', arguments: { type: 'remove', path: 'keep.txt' } },
+        { id: 'p3', name: 'apply_patch', arguments: { type: 'create_file', path: 'new.txt', diff: '+hi' } },
+      ],
+    });
+    const res = await post({ input: 'tidy up', tools: [{ type: 'apply_patch' }] });
+    expect(contractErrors('Response', res.body)).toEqual([]);
+    expect(res.body.output.map((o: { operation: unknown }) => o.operation)).toEqual([
+      { type: 'delete_file', path: 'old.txt' },
+      { type: 'update_file', path: 'keep.txt', diff: '' },
+      { type: 'create_file', path: 'new.txt', diff: '+hi' },
+    ]);
+  });
+
+  test('streamed: the call is added and done in the contract', async () => {
+    fake.script({
+      toolCalls: [
+        { id: 'call_p2', name: 'apply_patch', arguments: { type: 'create_file', path: 'b.md', diff: '+# B' } },
+      ],
+    });
+    const events = await readResponseEvents(await streamRaw({ input: 'Add b.md', tools: [{ type: 'apply_patch' }] }));
+    for (const e of events) expect(streamEventErrors(e.data)).toEqual([]);
+    const done = events.find((e) => e.event === 'response.output_item.done')!.data.item;
+    expect(done).toMatchObject({
+      type: 'apply_patch_call',
+      operation: { type: 'create_file', path: 'b.md', diff: '+# B' },
+    });
+    expect(events.at(-1)!.data.response.output).toEqual([done]);
+  });
+});
+
+describe('the local_shell tool', () => {
+  test("a call comes back as a local_shell_call; OpenAI's output form (the call's id as id) continues", async () => {
+    fake.script({
+      toolCalls: [
+        {
+          id: 'call_l1',
+          name: 'local_shell',
+          arguments: { command: ['ls', '-la'], env: { LANG: 'C', N: 3 }, working_directory: '/tmp' },
+        },
+      ],
+    });
+    const first = await client.responses.create({
+      model: 'svc-oracle',
+      input: 'List /tmp',
+      tools: [{ type: 'local_shell' }],
+    });
+    expect(contractErrors('Response', first)).toEqual([]);
+    expect(first.output).toEqual([
+      {
+        type: 'local_shell_call',
+        id: expect.stringMatching(/^lsh_/),
+        call_id: 'call_l1',
+        action: {
+          type: 'exec',
+          command: ['ls', '-la'],
+          env: { LANG: 'C' },
+          timeout_ms: null,
+          working_directory: '/tmp',
+          user: null,
+        },
+        status: 'completed',
+      },
+    ]);
+
+    fake.script({ reply: 'Empty.' });
+    const second = await post({
+      previous_response_id: first.id,
+      tools: [{ type: 'local_shell' }],
+      input: [{ type: 'local_shell_call_output', id: 'call_l1', output: '{"stdout":"total 0\\n","exit_code":0}' }],
+    });
+    expect(second.status).toBe(200);
+    expect(sentMessages().slice(2)).toEqual([
+      { role: 'tool', tool_call_id: 'call_l1', content: '{"stdout":"total 0\\n","exit_code":0}' },
+    ]);
+    expect(JSON.parse(sentMessages().at(1).tool_calls[0].function.arguments)).toEqual({
+      command: ['ls', '-la'],
+      env: { LANG: 'C' },
+      working_directory: '/tmp',
+    });
+
+    const unnamed = await post({ input: [{ type: 'local_shell_call_output', output: '{}' }] });
+    expect(unnamed.status).toBe(400);
+    expect(fields(unnamed)).toContain('body.input.0.call_id');
+  });
+});
+
+describe('built-in client tools beside the others', () => {
+  test('a round of function, custom and shell calls comes back as three kinds; all three outputs continue it', async () => {
+    fake.script({
+      toolCalls: [
+        { id: 'f1', name: 'lookup', arguments: { q: 'x' } },
+        { id: 'k1', name: 'note', arguments: { input: 'remember x' } },
+        { id: 's1', name: 'shell', arguments: { commands: ['echo x'] } },
+      ],
+    });
+    const tools = [
+      { type: 'function', name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } },
+      { type: 'custom', name: 'note' },
+      { type: 'shell' },
+    ];
+    const first = await post({ input: 'Do three things', tools });
+    expect(contractErrors('Response', first.body)).toEqual([]);
+    expect(first.body.output.map((o: { type: string }) => o.type)).toEqual([
+      'function_call',
+      'custom_tool_call',
+      'shell_call',
+    ]);
+    fake.script({ reply: 'All done.' });
+    const second = await post({
+      previous_response_id: first.body.id,
+      tools,
+      input: [
+        { type: 'function_call_output', call_id: 'f1', output: 'found' },
+        { type: 'custom_tool_call_output', call_id: 'k1', output: 'noted' },
+        {
+          type: 'shell_call_output',
+          call_id: 's1',
+          output: [{ stdout: 'x\n', stderr: '', outcome: { type: 'exit', exit_code: 0 } }],
+        },
+      ],
+    });
+    expect(second.status).toBe(200);
+    const sent = sentMessages();
+    expect(sent[1].tool_calls.map((c: { id: string }) => c.id)).toEqual(['f1', 'k1', 's1']);
+    expect(sent.slice(2)).toEqual([
+      { role: 'tool', tool_call_id: 'f1', content: 'found' },
+      { role: 'tool', tool_call_id: 'k1', content: 'noted' },
+      { role: 'tool', tool_call_id: 's1', content: 'exit code 0\nstdout:\nx\n' },
+    ]);
+  });
+
+  test('input_tokens counts the tools as the lane gets them', async () => {
+    const bare = await h.req('POST', '/v1/responses/input_tokens', { key, body: { input: 'hi' } });
+    const withShell = await h.req('POST', '/v1/responses/input_tokens', {
+      key,
+      body: { input: 'hi', tools: [{ type: 'shell' }, { type: 'apply_patch' }] },
+    });
+    expect(withShell.status).toBe(200);
+    expect(withShell.body.input_tokens).toBeGreaterThan(bare.body.input_tokens + 50);
+  });
+});
