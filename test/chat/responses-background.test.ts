@@ -235,6 +235,57 @@ describe('background responses', () => {
     });
   });
 
+  test('a shell tool in the background: its call is a shell_call in the stored events; its output continues the conversation', async () => {
+    fake.script({ toolCalls: [{ id: 'call_bg1', name: 'shell', arguments: { commands: ['uptime'] } }] });
+    const conv = await client.conversations.create({});
+    const { id } = await client.responses.create({
+      model: 'mid',
+      input: 'How long has it been up?',
+      tools: [{ type: 'shell', environment: { type: 'local' } }],
+      conversation: conv.id,
+      background: true,
+    });
+    const done = await untilEnded(id);
+    expect(contractErrors('Response', done.body)).toEqual([]);
+    expect(done.body.output).toEqual([
+      expect.objectContaining({
+        type: 'shell_call',
+        call_id: 'call_bg1',
+        action: { commands: ['uptime'], timeout_ms: null, max_output_length: null },
+        environment: { type: 'local' },
+      }),
+    ]);
+    const events = await readResponseEvents(await getStream(id));
+    for (const e of events) expect(streamEventErrors(e.data)).toEqual([]);
+    expect(events.find((e) => e.event === 'response.shell_call_command.done')!.data.command).toBe('uptime');
+
+    fake.script({ reply: 'Up three days.' });
+    await client.responses.create({
+      model: 'mid',
+      conversation: conv.id,
+      tools: [{ type: 'shell' }],
+      input: [
+        {
+          type: 'shell_call_output',
+          call_id: 'call_bg1',
+          output: [{ stdout: 'up 3 days', stderr: '', outcome: { type: 'exit', exit_code: 0 } }],
+        },
+      ],
+    });
+    const sent = fake.chats.at(-1)!.body.messages.slice(1);
+    expect(sent.at(-2).tool_calls[0].function).toEqual({ name: 'shell', arguments: '{"commands":["uptime"]}' });
+    expect(sent.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_bg1', content: 'exit code 0\nstdout:\nup 3 days' });
+    // The conversation's items are OpenAI's item resources.
+    const items = await h.req('GET', `/v1/conversations/${conv.id}/items?order=asc`, { key });
+    expect(items.body.data.map((i: { type: string }) => i.type)).toEqual([
+      'message',
+      'shell_call',
+      'shell_call_output',
+      'message',
+    ]);
+    for (const item of items.body.data) expect(contractErrors('ItemResource', item)).toEqual([]);
+  });
+
   test('refusals: store false, a foreground response cancelled or streamed again, unknown and other tenants’ ids', async () => {
     const noStore = await h.req('POST', '/v1/responses', {
       key,

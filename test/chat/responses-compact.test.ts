@@ -72,6 +72,39 @@ describe('POST /v1/responses/compact', () => {
     expect(sent.at(-1)).toBe('user: Which museum did we pick?');
   });
 
+  test('shell, apply_patch and local_shell calls and their outputs are in the transcript the lane summarizes', async () => {
+    fake.script({ reply: 'SUMMARY: listed, patched, ran.' });
+    const compacted = await client.responses.compact({
+      model: 'mid',
+      input: [
+        { role: 'user', content: 'Fix the typo.' },
+        { type: 'shell_call', call_id: 's1', action: { commands: ['grep -rn teh .'] } },
+        {
+          type: 'shell_call_output',
+          call_id: 's1',
+          output: [{ stdout: './a.md:3:teh', stderr: '', outcome: { type: 'exit', exit_code: 0 } }],
+        },
+        {
+          type: 'apply_patch_call',
+          call_id: 'p1',
+          status: 'completed',
+          operation: { type: 'update_file', path: 'a.md', diff: '@@\n-teh\n+the' },
+        },
+        { type: 'apply_patch_call_output', call_id: 'p1', status: 'completed', output: 'Updated a.md' },
+        { type: 'local_shell_call', call_id: 'l1', action: { type: 'exec', command: ['git', 'diff'] } },
+        { type: 'local_shell_call_output', id: 'l1', output: '{"stdout":"+the"}' },
+      ] as never,
+    });
+    expect(contractErrors('CompactResource', compacted)).toEqual([]);
+    const transcript = fake.chats.at(-1)!.body.messages[1].content as string;
+    expect(transcript).toContain('assistant called shell({"commands":["grep -rn teh ."]}) [s1]');
+    expect(transcript).toContain('tool result [s1]: exit code 0\nstdout:\n./a.md:3:teh');
+    expect(transcript).toContain('assistant called apply_patch({"type":"update_file","path":"a.md"');
+    expect(transcript).toContain('tool result [p1]: completed: Updated a.md');
+    expect(transcript).toContain('assistant called local_shell({"command":["git","diff"]}) [l1]');
+    expect(transcript).toContain('tool result [l1]: {"stdout":"+the"}');
+  });
+
   test('compacting again folds the earlier summary in; a stored response with a compaction item continues', async () => {
     fake.script({ reply: 'SUMMARY-1: Ada likes fjords.' });
     const one = await client.responses.compact({
