@@ -258,20 +258,30 @@ describe('/v1/batches', () => {
   });
 
   test('responses lines answer as /v1/responses does, stored unless store is false; continuations checked', async () => {
-    fake.onRequest((r) => ({
-      reply: `re: ${r.body.messages.at(-1).content}`,
-      usage: { prompt_tokens: 5, completion_tokens: 1 },
-    }));
+    fake.onRequest((r) =>
+      r.body.tools
+        ? { toolCalls: [{ id: 'call_b1', name: 'apply_patch', arguments: { type: 'delete_file', path: 'x.txt' } }] }
+        : { reply: `re: ${r.body.messages.at(-1).content}`, usage: { prompt_tokens: 5, completion_tokens: 1 } },
+    );
     const line = (id: string, body: Record<string, unknown>) => lineTo('/v1/responses', id, body);
     const batch = await batchOf('/v1/responses', [
       line('r1', { model: 'mid', input: 'first', metadata: { n: '1' } }),
       line('r2', { model: 'mid', input: 'second', store: false }),
+      line('r3', { model: 'mid', input: 'remove x.txt', tools: [{ type: 'apply_patch' }] }),
     ]);
     const done = await untilEnded(batch.id);
-    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 2, completed: 2, failed: 0 } });
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 3, failed: 0 } });
     const out = await readLines(done.output_file_id);
     for (const l of out) expect(contractErrors('Response', l.response.body)).toEqual([]);
-    const [r1, r2] = out.map((l) => l.response.body);
+    const [r1, r2, r3] = out.map((l) => l.response.body);
+    // A built-in client tool's call is its own item in a batch answer too.
+    expect(r3.output).toEqual([
+      expect.objectContaining({
+        type: 'apply_patch_call',
+        call_id: 'call_b1',
+        operation: { type: 'delete_file', path: 'x.txt' },
+      }),
+    ]);
     expect(r1).toMatchObject({ status: 'completed', metadata: { n: '1' }, model: 'mid' });
     expect(r1.output[0].content[0].text).toBe('re: first');
     expect((await h.req('GET', `/v1/responses/${r1.id}`, { key })).body).toEqual(r1);
