@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_MESSAGE_CHARS } from './chat';
+import { FileRef, ImageUrl, MAX_MESSAGE_CHARS } from './chat';
 import { readableText } from './storable';
 
 /**
@@ -63,8 +63,25 @@ export const ApplyPatchTool = z.object({ type: z.literal('apply_patch'), allowed
 /** The local_shell tool (codex-mini's): the model writes one argv with its environment, the client runs it. */
 export const LocalShellTool = z.object({ type: z.literal('local_shell') }).strict();
 
+/**
+ * The computer-use tool of OpenAI's preview: the model acts on a display of the given size one action a call, the
+ * client does it and sends a screenshot back.
+ */
+export const ComputerUsePreviewTool = z
+  .object({
+    type: z.literal('computer_use_preview'),
+    environment: z.enum(['windows', 'mac', 'linux', 'ubuntu', 'browser']),
+    display_width: z.number().int().min(1).max(16_384),
+    display_height: z.number().int().min(1).max(16_384),
+  })
+  .strict();
+export type ComputerUsePreviewTool = z.output<typeof ComputerUsePreviewTool>;
+
+/** The computer tool: the model acts on the client's display, several actions a call, and reads a screenshot after. */
+export const ComputerTool = z.object({ type: z.literal('computer') }).strict();
+
 /** The client-run built-in tools' types; each is offered to the lane as a function of this name. */
-export const CLIENT_BUILTINS = ['shell', 'apply_patch', 'local_shell'] as const;
+export const CLIENT_BUILTINS = ['shell', 'apply_patch', 'local_shell', 'computer_use_preview', 'computer'] as const;
 export type ClientBuiltin = (typeof CLIENT_BUILTINS)[number];
 export const isClientBuiltin = (type: string): type is ClientBuiltin =>
   (CLIENT_BUILTINS as readonly string[]).includes(type);
@@ -179,8 +196,80 @@ const LocalShellCallOutputItem = z
       });
   });
 
+const Coord = z.number().int().min(-1_000_000).max(1_000_000);
+const Keys = z.array(z.string().max(100)).max(50);
+/** One action on a display, as OpenAI's computer call has it. */
+const ComputerAction = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('click'),
+    button: z.enum(['left', 'right', 'wheel', 'back', 'forward']),
+    x: Coord,
+    y: Coord,
+    keys: Keys.nullish(),
+  }),
+  z.object({ type: z.literal('double_click'), x: Coord, y: Coord, keys: Keys.nullish() }),
+  z.object({
+    type: z.literal('drag'),
+    path: z.array(z.object({ x: Coord, y: Coord })).max(1000),
+    keys: Keys.nullish(),
+  }),
+  z.object({ type: z.literal('keypress'), keys: Keys }),
+  z.object({ type: z.literal('move'), x: Coord, y: Coord, keys: Keys.nullish() }),
+  z.object({ type: z.literal('screenshot') }),
+  z.object({
+    type: z.literal('scroll'),
+    x: Coord,
+    y: Coord,
+    scroll_x: Coord,
+    scroll_y: Coord,
+    keys: Keys.nullish(),
+  }),
+  z.object({ type: z.literal('type'), text: z.string().max(65_536) }),
+  z.object({ type: z.literal('wait') }),
+]);
+export type ComputerAction = z.output<typeof ComputerAction>;
+
+const SafetyCheck = z.object({
+  id: z.string().min(1).max(200),
+  code: z.string().max(200).nullish(),
+  message: z.string().max(4000).nullish(),
+});
+
+/** A computer call an earlier response made, as a client sends it back (one action, or a list of them). */
+const ComputerCallItem = z
+  .object({
+    type: z.literal('computer_call'),
+    id: ItemId.nullish(),
+    call_id: CallId,
+    action: ComputerAction.nullish(),
+    actions: z.array(ComputerAction).max(100).nullish(),
+    pending_safety_checks: z.array(SafetyCheck).max(20).nullish(),
+    status: ItemStatus,
+  })
+  .superRefine((i, ctx) => {
+    if (i.action == null && !i.actions?.length)
+      ctx.addIssue({ code: 'custom', path: ['action'], message: 'a computer call has an action (or actions)' });
+  });
+
+/** The screenshot the client took after a computer call: by URL (http(s) or a data URL) or by an uploaded file's id. */
+const ComputerCallOutputItem = z.object({
+  type: z.literal('computer_call_output'),
+  id: ItemId.nullish(),
+  call_id: CallId,
+  output: z
+    .object({ type: z.literal('computer_screenshot'), image_url: ImageUrl.nullish(), file_id: FileRef.nullish() })
+    .superRefine((o, ctx) => {
+      if ((o.image_url == null) === (o.file_id == null))
+        ctx.addIssue({ code: 'custom', path: ['image_url'], message: 'send one of image_url and file_id' });
+    }),
+  acknowledged_safety_checks: z.array(SafetyCheck).max(20).nullish(),
+  status: ItemStatus,
+});
+
 /** The client-run built-in tools' call and output items, as input. */
 export const SHELL_ITEMS = [
+  ComputerCallItem,
+  ComputerCallOutputItem,
   ShellCallItem,
   ShellCallOutputItem,
   ApplyPatchCallItem,

@@ -18,7 +18,15 @@ import { readableText } from './storable';
 import { cursorListOf } from './common';
 import { Filter, RankingOptions, VectorStoreId } from './vector-stores';
 import { Domain } from './web';
-import { ApplyPatchTool, isClientBuiltin, LocalShellTool, SHELL_ITEMS, ShellTool } from './responses-shell';
+import {
+  ApplyPatchTool,
+  ComputerTool,
+  ComputerUsePreviewTool,
+  isClientBuiltin,
+  LocalShellTool,
+  SHELL_ITEMS,
+  ShellTool,
+} from './responses-shell';
 
 /**
  * OpenAI's Responses API (`POST /v1/responses`) as far as a persona lane can answer it: messages, images, function
@@ -434,7 +442,7 @@ export const McpTool = z
   });
 export type McpTool = z.output<typeof McpTool>;
 
-/** Other built-in tools (computer_use, code_interpreter, ...) run on OpenAI's side: refused by name. */
+/** Other built-in tools (code_interpreter, image_generation, ...) run on OpenAI's side: refused by name. */
 const Tool = z
   .object({ type: z.string().max(100) })
   .loose()
@@ -450,7 +458,7 @@ const Tool = z
       ctx.addIssue({
         code: 'custom',
         path: ['type'],
-        message: `the built-in tool '${t.type}' is not available here: send function or custom tools, shell, apply_patch or local_shell (the client runs them), file_search, web_search or mcp (a remote MCP server); POST /v1/capabilities/research and POST /v1/mcp offer this service's own tools`,
+        message: `the built-in tool '${t.type}' is not available here: send function or custom tools, shell, apply_patch, local_shell or computer (the client runs them), file_search, web_search or mcp (a remote MCP server); POST /v1/capabilities/research and POST /v1/mcp offer this service's own tools`,
       });
   })
   .pipe(
@@ -463,6 +471,8 @@ const Tool = z
       ShellTool,
       ApplyPatchTool,
       LocalShellTool,
+      ComputerUsePreviewTool,
+      ComputerTool,
     ]),
   );
 type AnyTool = z.output<typeof Tool>;
@@ -487,8 +497,16 @@ const ToolChoice = z.union([
   z.object({ type: z.enum(['file_search', 'web_search', 'web_search_preview']) }).strict(),
   z.object({ type: z.enum(['function', 'custom']), name: openaiName }).strict(),
   z.object({ type: z.literal('mcp'), server_label: ServerLabel, name: McpToolName.nullish() }).strict(),
-  z.object({ type: z.enum(['shell', 'apply_patch']) }).strict(),
+  z.object({ type: z.enum(['shell', 'apply_patch', 'computer', 'computer_use', 'computer_use_preview']) }).strict(),
 ]);
+
+/** The client-run built-in tool a `tool_choice` of a built-in type picks among the tools (any computer tool for a computer choice). */
+export const chosenBuiltin = <T extends { type: string }>(tools: readonly T[] | undefined, type: string) =>
+  tools?.find((t) =>
+    type === 'shell' || type === 'apply_patch'
+      ? t.type === type
+      : t.type === 'computer' || t.type === 'computer_use_preview',
+  );
 
 const TextFormat = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text') }).strict(),
@@ -542,6 +560,10 @@ export const CreateResponseRequest = z
         return new Set(labels).size === labels.length;
       }, 'server_label must be unique among mcp tools')
       .refine((t) => t.filter((x) => x.type === 'mcp').length <= 8, 'at most 8 mcp tools')
+      .refine(
+        (t) => t.filter((x) => x.type === 'computer' || x.type === 'computer_use_preview').length <= 1,
+        'at most one computer tool (computer or computer_use_preview)',
+      )
       .optional()
       .describe(
         'Function tools ({type: "function", name, description, parameters, strict}), custom tools ({type: "custom", name, description, format: text or a lark/regex grammar}) and the shell ({type: "shell", environment: local}), apply_patch and local_shell tools, which the client runs; file_search over your vector stores and web_search over the configured engines (each searched for the last user message before the answer); other built-in tools are refused by name.',
@@ -605,8 +627,11 @@ export const CreateResponseRequest = z
           path: ['tool_choice', 'server_label'],
           message: `no mcp tool with server_label '${choice.server_label}' in tools`,
         });
-    } else if (typeof choice === 'object' && (choice.type === 'shell' || choice.type === 'apply_patch')) {
-      if (!b.tools?.some((t) => t.type === choice.type))
+    } else if (
+      typeof choice === 'object' &&
+      isClientBuiltin(choice.type === 'computer_use' ? 'computer' : choice.type)
+    ) {
+      if (!chosenBuiltin(b.tools, choice.type))
         ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `no ${choice.type} tool in tools` });
     } else if (typeof choice === 'object' && choice.type !== 'function' && choice.type !== 'custom') {
       const kind = choice.type === 'file_search' ? 'file_search' : 'web_search';

@@ -85,7 +85,8 @@ function transcript(items: readonly StoredItem[], summaries: ReadonlyMap<StoredI
           return `tool result [${item.call_id}]: ${item.output}`;
         case 'shell_call':
         case 'apply_patch_call':
-        case 'local_shell_call': {
+        case 'local_shell_call':
+        case 'computer_call': {
           const call = builtinLaneCall(item);
           return `assistant called ${call.function.name}(${call.function.arguments}) [${item.call_id}]`;
         }
@@ -93,6 +94,8 @@ function transcript(items: readonly StoredItem[], summaries: ReadonlyMap<StoredI
         case 'apply_patch_call_output':
         case 'local_shell_call_output':
           return `tool result [${item.call_id}]: ${builtinOutputText(item)}`;
+        case 'computer_call_output':
+          return `tool result [${item.call_id}]: [screenshot]`;
         case 'compaction':
           return `${COMPACTION_HEADING}\n${summaries.get(item) ?? ''}`;
         case 'mcp_call': {

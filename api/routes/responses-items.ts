@@ -14,6 +14,7 @@ import {
   builtinLaneCall,
   builtinOf,
   builtinOutputText,
+  screenshotMessage,
   type BuiltinCall,
   type BuiltinItem,
 } from './responses-shell';
@@ -213,6 +214,8 @@ function normalizeItem(item: ResponseInputItem): StoredItem | undefined {
     case 'apply_patch_call_output':
     case 'local_shell_call':
     case 'local_shell_call_output':
+    case 'computer_call':
+    case 'computer_call_output':
       return builtinInputItem(item);
     case 'mcp_approval_response':
       return {
@@ -303,6 +306,17 @@ export async function readInputFiles(
 ): Promise<void> {
   const reads: Array<Promise<void>> = [];
   input.items.forEach((item, k) => {
+    if (item.type === 'computer_call_output' && item.output.file_id !== undefined) {
+      const output = item.output;
+      const id = output.file_id!;
+      reads.push(
+        readFileById(files, id).then(
+          (f) => void (output.image_url = dataUrl(f)),
+          (err: unknown) => Promise.reject(atPart(err, `${field}.${input.origin[k]}.output.file_id`)),
+        ),
+      );
+      return;
+    }
     if (item.type !== 'message') return;
     item.content.forEach((part, j) => {
       const where = `${field}.${input.origin[k]}.content.${j}`;
@@ -351,13 +365,36 @@ export function itemsToMessages(
     messages.push({ role: 'system', content: instructions });
     source.push(-1);
   }
+  // Screenshots of computer calls wait until the turn's tool answers are all given (a user message between them would
+  // split the turn); each stands where the item that brought it is.
+  const screenshots: Array<{ message: PersonaMessage; at: number }> = [];
+  const flushScreenshots = () => {
+    for (const s of screenshots.splice(0)) {
+      messages.push(s.message);
+      source.push(s.at);
+    }
+  };
   items.forEach((item, i) => {
+    if (item.type === 'computer_call_output') {
+      messages.push({ role: 'tool', content: builtinOutputText(item), tool_call_id: item.call_id });
+      source.push(i);
+      screenshots.push({ message: screenshotMessage(item), at: i });
+      return;
+    }
+    const answers =
+      item.type === 'function_call_output' ||
+      item.type === 'custom_tool_call_output' ||
+      item.type === 'shell_call_output' ||
+      item.type === 'apply_patch_call_output' ||
+      item.type === 'local_shell_call_output';
+    if (!answers) flushScreenshots();
     if (
       item.type === 'function_call' ||
       item.type === 'custom_tool_call' ||
       item.type === 'shell_call' ||
       item.type === 'apply_patch_call' ||
-      item.type === 'local_shell_call'
+      item.type === 'local_shell_call' ||
+      item.type === 'computer_call'
     ) {
       // A custom tool is a function of one string parameter to the lane (customAsFunction in responses.ts); a built-in
       // client tool is a function of its type's name, its action the arguments.
@@ -432,6 +469,7 @@ export function itemsToMessages(
     messages.push({ role, content });
     source.push(i);
   });
+  flushScreenshots();
   return { messages, source };
 }
 

@@ -1,6 +1,13 @@
 import { randomToken } from '../../activities/store/ids';
 import type { ResponseInputItem } from '../../schema/responses';
-import { type ClientBuiltin, isClientBuiltin, type ShellTool } from '../../schema/responses-shell';
+import type { PersonaMessage } from '../../schema/chat';
+import {
+  type ClientBuiltin,
+  type ComputerAction,
+  type ComputerUsePreviewTool,
+  isClientBuiltin,
+  type ShellTool,
+} from '../../schema/responses-shell';
 
 /**
  * OpenAI's client-run built-in tools (shell, apply_patch, local_shell) over a chat lane: each is offered to the lane as
@@ -62,16 +69,30 @@ export type LocalShellCallOutput = {
   output: string;
   status: 'in_progress' | 'completed' | 'incomplete' | null;
 };
-export type BuiltinCall = ShellCall | ApplyPatchCall | LocalShellCall;
-export type BuiltinItem = BuiltinCall | ShellCallOutput | ApplyPatchCallOutput | LocalShellCallOutput;
-export const BUILTIN_ITEM_TYPES: ReadonlySet<string> = new Set([
-  'shell_call',
-  'shell_call_output',
-  'apply_patch_call',
-  'apply_patch_call_output',
-  'local_shell_call',
-  'local_shell_call_output',
-]);
+/** A computer call: one action (computer_use_preview) or a list of them (computer), no safety checks pending here. */
+export type ComputerCall = {
+  type: 'computer_call';
+  id: string;
+  call_id: string;
+  action?: ComputerAction;
+  actions?: ComputerAction[];
+  pending_safety_checks: Array<{ id: string; code?: string | null; message?: string | null }>;
+  status: 'in_progress' | 'completed' | 'incomplete';
+};
+/** The screenshot the client took after a computer call (a file's id is read into a data URL, the id kept). */
+export type ComputerCallOutput = {
+  type: 'computer_call_output';
+  id: string;
+  call_id: string;
+  output: { type: 'computer_screenshot'; image_url: string; file_id?: string };
+  acknowledged_safety_checks: Array<{ id: string; code?: string | null; message?: string | null }>;
+  status: 'in_progress' | 'completed' | 'incomplete';
+};
+export type BuiltinCall = ShellCall | ApplyPatchCall | LocalShellCall | ComputerCall;
+export type BuiltinOutput = ShellCallOutput | ApplyPatchCallOutput | LocalShellCallOutput | ComputerCallOutput;
+export type BuiltinItem = BuiltinCall | BuiltinOutput;
+/** A built-in client tool as a request gives it. */
+export type BuiltinTool = ShellTool | { type: 'apply_patch' | 'local_shell' | 'computer' } | ComputerUsePreviewTool;
 
 const ITEM_PREFIX = {
   shell_call: 'sh',
@@ -80,6 +101,8 @@ const ITEM_PREFIX = {
   apply_patch_call_output: 'apco',
   local_shell_call: 'lsh',
   local_shell_call_output: 'lsho',
+  computer_call: 'cu',
+  computer_call_output: 'cuo',
 } as const;
 const newId = (type: BuiltinItem['type']) => `${ITEM_PREFIX[type]}_${randomToken(24)}`;
 
@@ -97,7 +120,7 @@ const PATCH_DIFF =
   'For create_file, diff is the whole new file, each line prefixed with "+". For update_file, diff is a V4A diff: one or more hunks, each starting with "@@" (optionally followed by the line of a nearby function or class), then context lines prefixed with " ", removed lines with "-" and added lines with "+"; give about three lines of context around each change. delete_file takes no diff.';
 
 /** A built-in tool as the lane's function (its name is the tool's type). */
-export function builtinAsFunction(t: { type: ClientBuiltin } & Partial<Pick<ShellTool, 'environment'>>) {
+export function builtinAsFunction(t: BuiltinTool) {
   const fn = (description: string, properties: Record<string, unknown>, required: string[]) => ({
     type: 'function' as const,
     function: {
@@ -133,6 +156,24 @@ export function builtinAsFunction(t: { type: ClientBuiltin } & Partial<Pick<Shel
       },
       ['type', 'path'],
     );
+  if (t.type === 'computer_use_preview')
+    return fn(
+      `Acts on the user's ${t.environment} display (${t.display_width}x${t.display_height} pixels, x from the left and y from the top), one action a call; a screenshot of the display after it comes back. ${COMPUTER_ACTIONS}`,
+      ACTION_FIELDS,
+      ['type'],
+    );
+  if (t.type === 'computer')
+    return fn(
+      `Acts on the user's display (x from the left and y from the top, in the screenshot's pixels): the actions in order; a screenshot of the display after them comes back. ${COMPUTER_ACTIONS}`,
+      {
+        actions: {
+          type: 'array',
+          items: { type: 'object', properties: ACTION_FIELDS, required: ['type'] },
+          description: 'The actions, in order.',
+        },
+      },
+      ['actions'],
+    );
   return fn(
     "Runs one command on the user's computer (argv form, no shell unless you call one); its output comes back.",
     {
@@ -144,6 +185,76 @@ export function builtinAsFunction(t: { type: ClientBuiltin } & Partial<Pick<Shel
     },
     ['command'],
   );
+}
+
+const COMPUTER_ACTIONS =
+  'Actions: click (x, y, button), double_click (x, y), drag (path of {x, y} points), keypress (keys, e.g. ["CTRL", "A"]), move (x, y), screenshot, scroll (x, y, scroll_x, scroll_y in pixels), type (text), wait.';
+/** One action's fields as the lane writes them. */
+const ACTION_FIELDS = {
+  type: {
+    type: 'string',
+    enum: ['click', 'double_click', 'drag', 'keypress', 'move', 'screenshot', 'scroll', 'type', 'wait'],
+  },
+  x: { type: 'integer' },
+  y: { type: 'integer' },
+  button: { type: 'string', enum: ['left', 'right', 'wheel', 'back', 'forward'] },
+  keys: { type: 'array', items: { type: 'string' } },
+  path: {
+    type: 'array',
+    items: { type: 'object', properties: { x: { type: 'integer' }, y: { type: 'integer' } }, required: ['x', 'y'] },
+  },
+  scroll_x: { type: 'integer' },
+  scroll_y: { type: 'integer' },
+  text: { type: 'string' },
+};
+
+const coord = (v: unknown): number =>
+  typeof v === 'number' && Number.isFinite(v) ? Math.max(-1_000_000, Math.min(1_000_000, Math.round(v))) : 0;
+const keysOf = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((k): k is string => typeof k === 'string') : typeof v === 'string' ? [v] : [];
+
+/**
+ * One action the model wrote, in the contract's shape: coordinates rounded (0 when missing), the left button by
+ * default. An action of no known type is a screenshot: it changes nothing on the display.
+ */
+function actionOf(v: unknown): ComputerAction {
+  const a = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  const keys = a.keys === undefined ? undefined : keysOf(a.keys);
+  const withKeys = keys?.length ? { keys } : {};
+  switch (a.type) {
+    case 'click': {
+      const buttons = ['left', 'right', 'wheel', 'back', 'forward'] as const;
+      const button = buttons.find((b) => b === a.button) ?? 'left';
+      return { type: 'click', button, x: coord(a.x), y: coord(a.y), ...withKeys };
+    }
+    case 'double_click':
+      return { type: 'double_click', x: coord(a.x), y: coord(a.y), keys: keys?.length ? keys : null };
+    case 'drag':
+      return {
+        type: 'drag',
+        path: Array.isArray(a.path) ? a.path.map((p) => ({ x: coord(p?.x), y: coord(p?.y) })) : [],
+        ...withKeys,
+      };
+    case 'keypress':
+      return { type: 'keypress', keys: keys ?? [] };
+    case 'move':
+      return { type: 'move', x: coord(a.x), y: coord(a.y), ...withKeys };
+    case 'scroll':
+      return {
+        type: 'scroll',
+        x: coord(a.x),
+        y: coord(a.y),
+        scroll_x: coord(a.scroll_x),
+        scroll_y: coord(a.scroll_y),
+        ...withKeys,
+      };
+    case 'type':
+      return { type: 'type', text: typeof a.text === 'string' ? a.text : '' };
+    case 'wait':
+      return { type: 'wait' };
+    default:
+      return { type: 'screenshot' };
+  }
 }
 
 /** The arguments the lane wrote, as an object (empty when they are not a JSON object). */
@@ -186,6 +297,22 @@ export function builtinCallItem(
   id?: string,
 ): BuiltinCall {
   const a = argsOf(call.function.arguments);
+  if (kind === 'computer_use_preview' || kind === 'computer') {
+    const one = a.action !== null && typeof a.action === 'object' ? a.action : a;
+    return {
+      type: 'computer_call',
+      id: id ?? newId('computer_call'),
+      call_id: call.id,
+      // A call still streaming has no action yet (the arguments are read whole).
+      ...(status === 'in_progress'
+        ? {}
+        : kind === 'computer_use_preview'
+          ? { action: actionOf(one) }
+          : { actions: Array.isArray(a.actions) ? a.actions.slice(0, 100).map(actionOf) : [actionOf(one)] }),
+      pending_safety_checks: [],
+      status,
+    };
+  }
   if (kind === 'shell')
     return {
       type: 'shell_call',
@@ -232,6 +359,12 @@ export function builtinCallItem(
 
 /** A built-in tool's call item as the lane's tool call (its function, with the action as arguments). */
 export function builtinLaneCall(item: BuiltinCall) {
+  if (item.type === 'computer_call') {
+    // A list of actions is the computer tool's call; one action alone, the preview tool's.
+    const args = item.actions ? { actions: item.actions } : item.action;
+    const name = item.actions ? 'computer' : 'computer_use_preview';
+    return { id: item.call_id, type: 'function' as const, function: { name, arguments: JSON.stringify(args) } };
+  }
   const args =
     item.type === 'shell_call'
       ? {
@@ -253,7 +386,9 @@ export function builtinLaneCall(item: BuiltinCall) {
 }
 
 /** What the lane reads of a built-in tool's output: each command's exit code (or time-out), stdout and stderr. */
-export function builtinOutputText(item: ShellCallOutput | ApplyPatchCallOutput | LocalShellCallOutput): string {
+export function builtinOutputText(item: BuiltinOutput): string {
+  if (item.type === 'computer_call_output')
+    return 'Done. The screenshot of the display after this call is in the next message.';
   if (item.type === 'local_shell_call_output') return item.output;
   if (item.type === 'apply_patch_call_output') return item.output ? `${item.status}: ${item.output}` : item.status;
   if (!item.output.length) return '(no output)';
@@ -265,6 +400,20 @@ export function builtinOutputText(item: ShellCallOutput | ApplyPatchCallOutput |
       return [head, c.stdout && `stdout:\n${c.stdout}`, c.stderr && `stderr:\n${c.stderr}`].filter(Boolean).join('\n');
     })
     .join('\n\n');
+}
+
+/**
+ * The screenshot a computer call's output carries, as a user message the lane reads after the turn's tool answers (a
+ * tool message cannot carry an image in the chat format).
+ */
+export function screenshotMessage(item: ComputerCallOutput): PersonaMessage {
+  return {
+    role: 'user',
+    content: [
+      { type: 'text', text: `[Screenshot after the computer call ${item.call_id}]` },
+      { type: 'image_url', image_url: { url: item.output.image_url, detail: 'auto' } },
+    ],
+  };
 }
 
 /** A built-in tool's item from a request's input, with an id and the fields its resource has. */
@@ -321,6 +470,30 @@ export function builtinInputItem(item: Extract<ResponseInputItem, { type: Builti
           working_directory: item.action.working_directory ?? null,
           user: item.action.user ?? null,
         },
+        status: item.status ?? 'completed',
+      };
+    case 'computer_call':
+      return {
+        type: 'computer_call',
+        id: item.id ?? newId('computer_call'),
+        call_id: item.call_id,
+        ...(item.action != null ? { action: item.action } : {}),
+        ...(item.actions?.length ? { actions: item.actions } : {}),
+        pending_safety_checks: item.pending_safety_checks ?? [],
+        status: item.status ?? 'completed',
+      };
+    case 'computer_call_output':
+      // A screenshot given by file id has its image_url once readInputFiles has read the file.
+      return {
+        type: 'computer_call_output',
+        id: item.id ?? newId('computer_call_output'),
+        call_id: item.call_id,
+        output: {
+          type: 'computer_screenshot',
+          image_url: item.output.image_url ?? '',
+          ...(item.output.file_id != null ? { file_id: item.output.file_id } : {}),
+        },
+        acknowledged_safety_checks: item.acknowledged_safety_checks ?? [],
         status: item.status ?? 'completed',
       };
     case 'local_shell_call_output': {

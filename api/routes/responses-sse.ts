@@ -130,7 +130,7 @@ export async function emitResponseEvents(
   };
   /** A call the upstream began: its item added to the output (custom_tool_call for a custom tool's name). */
   const addCall = (key: number, callId: string, name: string): Call => {
-    const item = callItem({ id: callId, function: { name, arguments: '' } }, o.custom, 'completed');
+    const item = callItem({ id: callId, function: { name, arguments: '' } }, o.custom, 'in_progress');
     const own = o.mcp?.session.has(name)
       ? o.mcp.session.itemFor({ id: callId, type: 'function', function: { name, arguments: '' } })
       : undefined;

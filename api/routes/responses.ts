@@ -19,6 +19,7 @@ import {
   InputItemList,
   InputItemsQuery,
   InputTokenCount,
+  chosenBuiltin,
   isBuiltin,
   ResponseId,
   RetrieveResponseQuery,
@@ -54,7 +55,7 @@ import { compactionRoutes, compactionSummaries } from './responses-compaction';
 import { countInputTokens } from '../../activities/providers/token-count';
 import { completeWithMcp, mcpApprovals, McpSession, withMcpLead, type McpAnswer } from './responses-mcp';
 import { builtinAsFunction, builtinKind } from './responses-shell';
-import { isClientBuiltin } from '../../schema/responses-shell';
+import { type ClientBuiltin, isClientBuiltin } from '../../schema/responses-shell';
 
 const CHAT = { scope: 'runtime:chat' } as const;
 
@@ -103,7 +104,7 @@ const callKinds = (b: CreateResponseRequest) =>
 
 type ClientTool = Extract<
   NonNullable<CreateResponseRequest['tools']>[number],
-  { type: 'function' | 'custom' | 'shell' | 'apply_patch' | 'local_shell' }
+  { type: 'function' | 'custom' | ClientBuiltin }
 >;
 
 /**
@@ -187,8 +188,8 @@ function chatFields(b: CreateResponseRequest, mcp?: McpSession): Omit<ChatComple
           ? (mcp?.choiceFor(b.tool_choice) as ChatCompletionRequest['tool_choice'])
           : 'name' in b.tool_choice
             ? { type: 'function', function: { name: b.tool_choice.name } }
-            : b.tool_choice.type === 'shell' || b.tool_choice.type === 'apply_patch'
-              ? { type: 'function', function: { name: b.tool_choice.type } }
+            : isClientBuiltin(b.tool_choice.type === 'computer_use' ? 'computer' : b.tool_choice.type)
+              ? { type: 'function', function: { name: chosenBuiltin(b.tools, b.tool_choice.type)!.type } }
               : undefined
         : b.tool_choice === 'required' && !clientTools(b) && !remoteTools.length
           ? undefined
@@ -266,22 +267,24 @@ function responseBase(
               }
             : t.type === 'shell'
               ? { type: 'shell' as const, environment: t.environment ?? null }
-              : t.type === 'apply_patch' || t.type === 'local_shell'
+              : t.type === 'apply_patch' || t.type === 'local_shell' || t.type === 'computer'
                 ? { type: t.type }
-                : t.type === 'custom'
-                  ? {
-                      type: 'custom' as const,
-                      name: t.name,
-                      ...(t.description != null ? { description: t.description } : {}),
-                      ...(t.format != null ? { format: t.format } : {}),
-                    }
-                  : {
-                      type: 'function' as const,
-                      name: t.name,
-                      description: t.description ?? null,
-                      parameters: t.parameters ?? null,
-                      strict: t.strict ?? null,
-                    },
+                : t.type === 'computer_use_preview'
+                  ? { ...t }
+                  : t.type === 'custom'
+                    ? {
+                        type: 'custom' as const,
+                        name: t.name,
+                        ...(t.description != null ? { description: t.description } : {}),
+                        ...(t.format != null ? { format: t.format } : {}),
+                      }
+                    : {
+                        type: 'function' as const,
+                        name: t.name,
+                        description: t.description ?? null,
+                        parameters: t.parameters ?? null,
+                        strict: t.strict ?? null,
+                      },
     ),
     top_p: b.top_p ?? 1,
     truncation: b.truncation ?? 'disabled',
@@ -348,7 +351,12 @@ export async function prepareResponse(
     // An image's error names where the client put it: this request's input, or a response it continues.
     const imagePath = (k: number, j: number) => {
       const at = source[k] - earlier.length;
-      return at >= 0 ? `body.input.${input.origin[at]}.content.${j}.image_url` : 'body.previous_response_id';
+      if (at < 0) return 'body.previous_response_id';
+      // A computer call's screenshot is read as a message of its own (see itemsToMessages).
+      const item = input.items[at];
+      if (item.type === 'computer_call_output')
+        return `body.input.${input.origin[at]}.output.${item.output.file_id !== undefined ? 'file_id' : 'image_url'}`;
+      return `body.input.${input.origin[at]}.content.${j}.image_url`;
     };
     const call = await preparePersonaCall(ctx, { ...chatFields(body, mcp), messages }, headers, imagePath, detached);
     // Built-in tools (file_search, web_search) search before the lane answers: their results go before the lane, their

@@ -72,7 +72,7 @@ describe('POST /v1/responses/compact', () => {
     expect(sent.at(-1)).toBe('user: Which museum did we pick?');
   });
 
-  test('shell, apply_patch and local_shell calls and their outputs are in the transcript the lane summarizes', async () => {
+  test('shell, apply_patch, local_shell and computer calls and their outputs are in the transcript the lane summarizes', async () => {
     fake.script({ reply: 'SUMMARY: listed, patched, ran.' });
     const compacted = await client.responses.compact({
       model: 'mid',
@@ -93,6 +93,12 @@ describe('POST /v1/responses/compact', () => {
         { type: 'apply_patch_call_output', call_id: 'p1', status: 'completed', output: 'Updated a.md' },
         { type: 'local_shell_call', call_id: 'l1', action: { type: 'exec', command: ['git', 'diff'] } },
         { type: 'local_shell_call_output', id: 'l1', output: '{"stdout":"+the"}' },
+        { type: 'computer_call', call_id: 'u1', action: { type: 'type', text: 'the' } },
+        {
+          type: 'computer_call_output',
+          call_id: 'u1',
+          output: { type: 'computer_screenshot', image_url: 'data:image/png;base64,AAAA' },
+        },
       ] as never,
     });
     expect(contractErrors('CompactResource', compacted)).toEqual([]);
@@ -103,6 +109,10 @@ describe('POST /v1/responses/compact', () => {
     expect(transcript).toContain('tool result [p1]: completed: Updated a.md');
     expect(transcript).toContain('assistant called local_shell({"command":["git","diff"]}) [l1]');
     expect(transcript).toContain('tool result [l1]: {"stdout":"+the"}');
+    expect(transcript).toContain('assistant called computer_use_preview({"type":"type","text":"the"}) [u1]');
+    // A screenshot is not summarized from its bytes.
+    expect(transcript).toContain('tool result [u1]: [screenshot]');
+    expect(transcript).not.toContain('AAAA');
   });
 
   test('compacting again folds the earlier summary in; a stored response with a compaction item continues', async () => {

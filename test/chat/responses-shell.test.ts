@@ -1,10 +1,11 @@
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
+import sharp from 'sharp';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { contractErrors, readResponseEvents, streamEventErrors } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
 
-// OpenAI's client-run built-in tools (shell, apply_patch, local_shell) over a persona lane, against a fake
+// OpenAI's client-run built-in tools (shell, apply_patch, local_shell, computer) over a persona lane, against a fake
 // OpenAI-compatible upstream: offered to the lane as functions, their calls come back as the tools' own items, and the
 // client's outputs go back to the lane as text.
 
@@ -422,5 +423,229 @@ describe('built-in client tools beside the others', () => {
     });
     expect(withShell.status).toBe(200);
     expect(withShell.body.input_tokens).toBeGreaterThan(bare.body.input_tokens + 50);
+  });
+});
+
+describe('the computer tools', () => {
+  const preview = {
+    type: 'computer_use_preview' as const,
+    environment: 'browser' as const,
+    display_width: 1024,
+    display_height: 768,
+  };
+  const screenshot = async (color: string) =>
+    sharp({ create: { width: 32, height: 24, channels: 3, background: color } })
+      .png()
+      .toBuffer();
+
+  test('computer_use_preview: a computer_call with one action; the screenshot reaches the lane as an image', async () => {
+    fake.script({
+      toolCalls: [{ id: 'call_c1', name: 'computer_use_preview', arguments: { type: 'click', x: 10.4, y: 20 } }],
+    });
+    const first = await client.responses.create({
+      model: 'svc-oracle',
+      input: 'Open the menu',
+      tools: [preview],
+      tool_choice: { type: 'computer_use_preview' },
+      truncation: 'auto',
+    });
+    expect(contractErrors('Response', first)).toEqual([]);
+    expect(first.output).toEqual([
+      {
+        type: 'computer_call',
+        id: expect.stringMatching(/^cu_/),
+        call_id: 'call_c1',
+        action: { type: 'click', button: 'left', x: 10, y: 20 },
+        pending_safety_checks: [],
+        status: 'completed',
+      },
+    ]);
+    expect(first.tools).toEqual([preview]);
+    expect(fake.chats.at(-1)!.body.tool_choice).toEqual({
+      type: 'function',
+      function: { name: 'computer_use_preview' },
+    });
+    expect(sentTool('computer_use_preview').function.description).toContain('browser display (1024x768 pixels');
+
+    const png = await screenshot('#00f');
+    fake.script({ reply: 'The menu is open.' });
+    const second = await client.responses.create({
+      model: 'svc-oracle',
+      previous_response_id: first.id,
+      tools: [preview],
+      input: [
+        {
+          type: 'computer_call_output',
+          call_id: 'call_c1',
+          output: { type: 'computer_screenshot', image_url: `data:image/png;base64,${png.toString('base64')}` },
+          acknowledged_safety_checks: [],
+        },
+      ],
+    });
+    expect(second.output_text).toBe('The menu is open.');
+    const sent = sentMessages();
+    expect(sent[1].tool_calls[0].function).toEqual({
+      name: 'computer_use_preview',
+      arguments: JSON.stringify({ type: 'click', button: 'left', x: 10, y: 20 }),
+    });
+    expect(sent[2]).toEqual({
+      role: 'tool',
+      tool_call_id: 'call_c1',
+      content: 'Done. The screenshot of the display after this call is in the next message.',
+    });
+    expect(sent[3].role).toBe('user');
+    expect(sent[3].content[0]).toEqual({ type: 'text', text: '[Screenshot after the computer call call_c1]' });
+    expect(sent[3].content[1].image_url.url).toMatch(/^data:image\/(png|jpeg);base64,/);
+    expect(sent).toHaveLength(4);
+    const items = await client.responses.inputItems.list(second.id);
+    expect(contractErrors('ItemResource', items.data[0])).toEqual([]);
+  });
+
+  test('computer: a list of actions per call; two calls answered, their screenshots after both answers', async () => {
+    fake.script({
+      toolCalls: [
+        {
+          id: 'k1',
+          name: 'computer',
+          arguments: {
+            actions: [
+              { type: 'type', text: 'hello' },
+              { type: 'keypress', keys: ['ENTER'] },
+              { type: 'scroll', x: 5, y: 5, scroll_y: 300 },
+              {
+                type: 'drag',
+                path: [
+                  { x: 1, y: 2 },
+                  { x: 3.6, y: 4 },
+                ],
+              },
+              { type: 'teleport' },
+            ],
+          },
+        },
+        { id: 'k2', name: 'computer', arguments: { actions: [{ type: 'wait' }] } },
+      ],
+    });
+    const first = await post({
+      input: 'Search for hello',
+      tools: [{ type: 'computer' }],
+      tool_choice: { type: 'computer_use' },
+    });
+    expect(first.status).toBe(200);
+    expect(contractErrors('Response', first.body)).toEqual([]);
+    expect(fake.chats.at(-1)!.body.tool_choice).toEqual({ type: 'function', function: { name: 'computer' } });
+    expect(first.body.output[0].actions).toEqual([
+      { type: 'type', text: 'hello' },
+      { type: 'keypress', keys: ['ENTER'] },
+      { type: 'scroll', x: 5, y: 5, scroll_x: 0, scroll_y: 300 },
+      {
+        type: 'drag',
+        path: [
+          { x: 1, y: 2 },
+          { x: 4, y: 4 },
+        ],
+      },
+      // An action of no known type changes nothing: a screenshot.
+      { type: 'screenshot' },
+    ]);
+    expect(first.body.output[1].actions).toEqual([{ type: 'wait' }]);
+
+    const [a, b] = [await screenshot('#f00'), await screenshot('#0f0')];
+    const file = await client.files.create({ file: await toFile(b, 'shot.png'), purpose: 'vision' });
+    fake.script({ reply: 'Searched.' });
+    const second = await post({
+      previous_response_id: first.body.id,
+      tools: [{ type: 'computer' }],
+      input: [
+        {
+          type: 'computer_call_output',
+          call_id: 'k1',
+          output: { type: 'computer_screenshot', image_url: `data:image/png;base64,${a.toString('base64')}` },
+        },
+        { type: 'computer_call_output', call_id: 'k2', output: { type: 'computer_screenshot', file_id: file.id } },
+      ],
+    });
+    expect(second.status).toBe(200);
+    const sent = sentMessages();
+    expect(sent.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'user', 'user']);
+    expect(sent[1].tool_calls.map((c: { function: { name: string } }) => c.function.name)).toEqual([
+      'computer',
+      'computer',
+    ]);
+    expect(sent[4].content[0].text).toContain('k1');
+    expect(sent[5].content[0].text).toContain('k2');
+    expect(sent[5].content[1].image_url.url).toMatch(/^data:image\/(png|jpeg);base64,/);
+    // The stored item holds the screenshot it was given by file id, with the id.
+    const items = await client.responses.inputItems.list(second.body.id, { order: 'asc' });
+    expect(items.data[1]).toMatchObject({
+      type: 'computer_call_output',
+      output: { type: 'computer_screenshot', file_id: file.id, image_url: expect.stringMatching(/^data:image\/png/) },
+    });
+    for (const item of items.data) expect(contractErrors('ItemResource', item)).toEqual([]);
+  });
+
+  test('streamed: the call is added without its action, done with it, every event in the contract', async () => {
+    fake.script({
+      toolCalls: [{ id: 'call_c9', name: 'computer', arguments: { actions: [{ type: 'move', x: 3, y: 4 }] } }],
+    });
+    const events = await readResponseEvents(await streamRaw({ input: 'Hover', tools: [{ type: 'computer' }] }));
+    for (const e of events) expect(streamEventErrors(e.data)).toEqual([]);
+    const added = events.find((e) => e.event === 'response.output_item.added')!.data.item;
+    expect(added).toEqual({
+      type: 'computer_call',
+      id: expect.stringMatching(/^cu_/),
+      call_id: 'call_c9',
+      pending_safety_checks: [],
+      status: 'in_progress',
+    });
+    const done = events.find((e) => e.event === 'response.output_item.done')!.data.item;
+    expect(done).toEqual({ ...added, status: 'completed', actions: [{ type: 'move', x: 3, y: 4 }] });
+    expect(events.at(-1)!.data.response.output).toEqual([done]);
+  });
+
+  test('a screenshot that is not an image, an unknown file, two computer tools, no action: 4xx naming the field', async () => {
+    const notImage = await post({
+      input: [
+        { role: 'user', content: 'x' },
+        { type: 'computer_call', call_id: 'c1', action: { type: 'screenshot' } },
+        {
+          type: 'computer_call_output',
+          call_id: 'c1',
+          output: { type: 'computer_screenshot', image_url: 'data:image/png;base64,AAAA' },
+        },
+      ],
+    });
+    expect(notImage.status).toBe(415);
+    expect(fields(notImage)).toEqual(['body.input.2.output.image_url']);
+
+    const unknown = await post({
+      input: [
+        { type: 'computer_call', call_id: 'c1', action: { type: 'wait' } },
+        { type: 'computer_call_output', call_id: 'c1', output: { type: 'computer_screenshot', file_id: 'file-nope' } },
+      ],
+    });
+    expect(unknown.status).toBe(404);
+    expect(fields(unknown)).toEqual(['body.input.1.output.file_id']);
+
+    const both = await post({ input: 'x', tools: [preview, { type: 'computer' }] });
+    expect(both.status).toBe(400);
+    expect(fields(both)).toContain('body.tools');
+
+    const empty = await post({ input: [{ type: 'computer_call', call_id: 'c1', actions: [] }] });
+    expect(empty.status).toBe(400);
+    expect(fields(empty)).toContain('body.input.0.action');
+
+    const twoImages = await post({
+      input: [
+        {
+          type: 'computer_call_output',
+          call_id: 'c1',
+          output: { type: 'computer_screenshot', image_url: 'data:image/png;base64,AAAA', file_id: 'file-x' },
+        },
+      ],
+    });
+    expect(twoImages.status).toBe(400);
+    expect(fields(twoImages)).toContain('body.input.0.output.image_url');
+    expect(fake.chats).toHaveLength(0);
   });
 });
