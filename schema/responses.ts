@@ -528,7 +528,7 @@ export { Metadata };
 const ResponseInput = z
   .union([z.string().max(MAX_MESSAGE_CHARS), z.array(InputItem).min(1).max(MAX_INPUT_ITEMS)])
   .describe(
-    'Text (a user message), or items: messages, function_call and function_call_output, compaction items from POST /v1/responses/compact.',
+    'Text (a user message), or items: messages, function, custom, shell, apply_patch, local_shell and computer calls and their outputs, MCP items, compaction items from POST /v1/responses/compact.',
   );
 const Instructions = nullable(z.string().max(MAX_MESSAGE_CHARS)).describe(
   'A system message for this response only (not carried to the next by previous_response_id).',
@@ -566,7 +566,7 @@ export const CreateResponseRequest = z
       )
       .optional()
       .describe(
-        'Function tools ({type: "function", name, description, parameters, strict}), custom tools ({type: "custom", name, description, format: text or a lark/regex grammar}) and the shell ({type: "shell", environment: local}), apply_patch and local_shell tools, which the client runs; file_search over your vector stores and web_search over the configured engines (each searched for the last user message before the answer); other built-in tools are refused by name.',
+        'Function tools ({type: "function", name, description, parameters, strict}), custom tools ({type: "custom", name, description, format: text or a lark/regex grammar}) and the shell ({type: "shell", environment: local}), apply_patch, local_shell, computer_use_preview and computer tools, which the client runs; file_search over your vector stores and web_search over the configured engines (each searched for the last user message before the answer); other built-in tools are refused by name.',
       ),
     tool_choice: nullable(ToolChoice),
     parallel_tool_calls: nullable(z.boolean()),
