@@ -1,0 +1,140 @@
+import {
+  Agent,
+  applyPatchTool,
+  computerTool,
+  Runner,
+  shellTool,
+  type ApplyPatchOperation,
+  type Computer,
+  type ShellAction,
+} from '@openai/agents-core';
+import { OpenAIProvider } from '@openai/agents-openai';
+import sharp from 'sharp';
+import type { FakeOpenAI } from '../helpers/fake-openai';
+import { withFakeUpstream } from '../helpers/fake-upstream';
+import type { Harness } from '../helpers/harness';
+
+// OpenAI's Agents SDK (the real client, not a fake) running agents with its ShellTool, ApplyPatchTool and ComputerTool
+// against POST /v1/responses: the SDK reads our shell_call, apply_patch_call and computer_call items, runs its own
+// shell, editor and computer, sends their outputs back, and the run ends with the lane's answer. The lane is a fake
+// OpenAI-compatible upstream.
+
+let h: Harness;
+let fake: FakeOpenAI;
+let runner: Runner;
+
+withFakeUpstream({ scopes: ['runtime:chat'], resetEach: {} }, (up) => {
+  ({ fake, h } = up);
+  runner = new Runner({
+    modelProvider: new OpenAIProvider({ apiKey: up.key, baseURL: `${h.url}/v1`, useResponses: true }),
+    tracingDisabled: true,
+  });
+});
+
+/** The messages the upstream got, after the persona's system message. */
+const sentMessages = (i = -1) => fake.chats.at(i)!.body.messages.slice(1);
+
+describe("OpenAI's Agents SDK with the client-run built-in tools", () => {
+  test('ShellTool and ApplyPatchTool: the SDK runs the calls we return and the run ends with the answer', async () => {
+    const ran: ShellAction[] = [];
+    const edits: ApplyPatchOperation[] = [];
+    const shell = shellTool({
+      shell: {
+        run: async (action) => {
+          ran.push(action);
+          return {
+            output: action.commands.map((c) => ({
+              stdout: `ran ${c}`,
+              stderr: '',
+              outcome: { type: 'exit' as const, exitCode: 0 },
+            })),
+          };
+        },
+      },
+    });
+    const patch = applyPatchTool({
+      editor: {
+        createFile: async (op) => void edits.push(op),
+        updateFile: async (op) => void edits.push(op),
+        deleteFile: async (op) => void edits.push(op),
+      },
+    });
+    fake.script(
+      { toolCalls: [{ id: 'call_1', name: 'shell', arguments: { commands: ['ls', 'pwd'] } }] },
+      {
+        toolCalls: [
+          { id: 'call_2', name: 'apply_patch', arguments: { type: 'create_file', path: 'notes.md', diff: '+# Notes' } },
+        ],
+      },
+      { reply: 'Listed the folder and wrote notes.md.' },
+    );
+    const agent = new Agent({ name: 'coder', model: 'svc-oracle', tools: [shell, patch] });
+    const result = await runner.run(agent, 'Look around, then write notes.md');
+
+    expect(result.finalOutput).toBe('Listed the folder and wrote notes.md.');
+    expect(ran).toEqual([expect.objectContaining({ commands: ['ls', 'pwd'] })]);
+    expect(edits).toEqual([expect.objectContaining({ type: 'create_file', path: 'notes.md', diff: '+# Notes' })]);
+    expect(fake.chats).toHaveLength(3);
+    // The lane read each tool's output as the answer to its call.
+    expect(sentMessages(1).at(-1)).toEqual({
+      role: 'tool',
+      tool_call_id: 'call_1',
+      content: '[command 1] exit code 0\nstdout:\nran ls\n\n[command 2] exit code 0\nstdout:\nran pwd',
+    });
+    expect(sentMessages(2).at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_2', content: 'completed' });
+  });
+
+  test('ComputerTool: the SDK performs the action and its screenshot reaches the lane as an image', async () => {
+    const png = (
+      await sharp({ create: { width: 16, height: 16, channels: 3, background: '#123456' } })
+        .png()
+        .toBuffer()
+    ).toString('base64');
+    const actions: string[] = [];
+    const computer: Computer = {
+      environment: 'browser',
+      dimensions: [800, 600],
+      screenshot: async () => png,
+      click: async (x, y, button) => void actions.push(`click ${x},${y} ${button}`),
+      doubleClick: async (x, y) => void actions.push(`double_click ${x},${y}`),
+      scroll: async (x, y, sx, sy) => void actions.push(`scroll ${x},${y} ${sx},${sy}`),
+      type: async (text) => void actions.push(`type ${text}`),
+      wait: async () => void actions.push('wait'),
+      move: async (x, y) => void actions.push(`move ${x},${y}`),
+      keypress: async (keys) => void actions.push(`keypress ${keys.join('+')}`),
+      drag: async (path) => void actions.push(`drag ${path.length}`),
+    };
+    fake.script(
+      {
+        // A lane other than OpenAI's preview model gets the GA computer tool from the SDK: a list of actions a call.
+        toolCalls: [
+          {
+            id: 'call_c',
+            name: 'computer',
+            arguments: {
+              actions: [
+                { type: 'click', x: 40, y: 50 },
+                { type: 'type', text: 'hi' },
+              ],
+            },
+          },
+        ],
+      },
+      { reply: 'Clicked the button.' },
+    );
+    const agent = new Agent({
+      name: 'operator',
+      model: 'svc-oracle',
+      tools: [computerTool({ computer })],
+      modelSettings: { truncation: 'auto' },
+    });
+    const result = await runner.run(agent, 'Click the button');
+    expect(result.finalOutput).toBe('Clicked the button.');
+    expect(fake.chats[0].body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(['computer']);
+    expect(actions).toEqual(['click 40,50 left', 'type hi']);
+    const sent = sentMessages();
+    expect(sent.at(-2)).toMatchObject({ role: 'tool', tool_call_id: 'call_c' });
+    expect(sent.at(-1).role).toBe('user');
+    expect(sent.at(-1).content[1].image_url.url).toMatch(/^data:image\/(png|jpeg);base64,/);
+  });
+});
