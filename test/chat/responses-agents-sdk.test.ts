@@ -2,6 +2,7 @@ import {
   Agent,
   applyPatchTool,
   computerTool,
+  hostedMcpTool,
   Runner,
   shellTool,
   type ApplyPatchOperation,
@@ -13,17 +14,28 @@ import sharp from 'sharp';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
+import { startMcpPeer, type McpPeer } from '../helpers/mcp-peer';
 
 // OpenAI's Agents SDK (the real client, not a fake) running agents with its ShellTool, ApplyPatchTool and ComputerTool
 // against POST /v1/responses: the SDK reads our shell_call, apply_patch_call and computer_call items, runs its own
-// shell, editor and computer, sends their outputs back, and the run ends with the lane's answer. The lane is a fake
-// OpenAI-compatible upstream.
+// shell, editor and computer, sends their outputs back, and the run ends with the lane's answer. Its hosted MCP tool
+// runs against a real MCP server. The lane is a fake OpenAI-compatible upstream.
 
 let h: Harness;
 let fake: FakeOpenAI;
 let runner: Runner;
+let peer: McpPeer;
 
-withFakeUpstream({ scopes: ['runtime:chat'], resetEach: {} }, (up) => {
+beforeAll(async () => {
+  peer = await startMcpPeer();
+});
+afterAll(async () => {
+  await peer?.close();
+});
+beforeEach(() => peer.reset());
+
+// The MCP server listens on 127.0.0.1: the fetch guard lets the service reach it only with this setting.
+withFakeUpstream({ scopes: ['runtime:chat'], resetEach: {}, env: { SVC_ALLOW_PRIVATE_FETCH: '127.0.0.1' } }, (up) => {
   ({ fake, h } = up);
   runner = new Runner({
     modelProvider: new OpenAIProvider({ apiKey: up.key, baseURL: `${h.url}/v1`, useResponses: true }),
@@ -136,5 +148,41 @@ describe("OpenAI's Agents SDK with the client-run built-in tools", () => {
     expect(sent.at(-2)).toMatchObject({ role: 'tool', tool_call_id: 'call_c' });
     expect(sent.at(-1).role).toBe('user');
     expect(sent.at(-1).content[1].image_url.url).toMatch(/^data:image\/(png|jpeg);base64,/);
+  });
+
+  test('hostedMcpTool: a call made at once (never), and one the SDK approves (always, onApproval), on a real MCP server', async () => {
+    const server = { serverLabel: 'calc', serverUrl: peer.url };
+    fake.script({ toolCalls: [{ id: 'call_m1', name: 'calc__add', arguments: { a: 2, b: 3 } }] }, { reply: 'Five.' });
+    const direct = new Agent({
+      name: 'calc',
+      model: 'svc-oracle',
+      tools: [hostedMcpTool({ ...server, requireApproval: 'never' })],
+    });
+    expect((await runner.run(direct, 'Add 2 and 3')).finalOutput).toBe('Five.');
+    expect(peer.toolCalls).toEqual([{ name: 'add', arguments: { a: 2, b: 3 } }]);
+    // The lane read the server's answer as the call's result.
+    expect(sentMessages().at(-1)).toMatchObject({ role: 'tool', content: '5' });
+
+    peer.reset();
+    const asked: string[] = [];
+    fake.script({ toolCalls: [{ id: 'call_m2', name: 'calc__add', arguments: { a: 4, b: 4 } }] }, { reply: 'Eight.' });
+    const approving = new Agent({
+      name: 'calc',
+      model: 'svc-oracle',
+      tools: [
+        hostedMcpTool({
+          ...server,
+          requireApproval: 'always',
+          onApproval: async (_ctx, item) => {
+            asked.push(item.toolName ?? '');
+            return { approve: true };
+          },
+        }),
+      ],
+    });
+    expect((await runner.run(approving, 'Add 4 and 4')).finalOutput).toBe('Eight.');
+    expect(asked).toEqual(['add']);
+    // Approved once, made once.
+    expect(peer.toolCalls).toEqual([{ name: 'add', arguments: { a: 4, b: 4 } }]);
   });
 });
