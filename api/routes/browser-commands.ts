@@ -47,7 +47,7 @@ const COMMON = {
 };
 
 export function browserCommandRoutes(): RouteSpec[] {
-  const access = { scope: 'runtime:workspaces' } as const;
+  const access = 'key' as const;
   const tags = ['browser'];
   return [
     defineRoute({

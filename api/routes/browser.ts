@@ -16,7 +16,8 @@ import { browserCommandRoutes } from './browser-commands';
 import { closeSession, createSession, sessionView } from '../browser-sessions';
 
 export function browserRoutes(): RouteSpec[] {
-  const access = { scope: 'runtime:workspaces' } as const;
+  // Browser automation is "key required" in the spec: any runtime key of the tenant (decisions, issue 10's rule).
+  const access = 'key' as const;
   const tags = ['browser'];
   return [
     defineRoute({

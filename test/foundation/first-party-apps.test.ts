@@ -145,6 +145,20 @@ describe.each(Object.keys(APP_SCOPES))('first-party app %s', (app) => {
     }
   });
 
+  test('reaches every browser route ("key required"): never 401/403', async () => {
+    // No browser worker runs here: a route may answer 4xx for the empty body or the unknown session, or 503.
+    const browser = allRoutes().filter((r) => r.path.startsWith('/v1/browser'));
+    expect(browser.length).toBeGreaterThanOrEqual(9);
+    for (const { method, path } of browser) {
+      // An empty body would open a session and wait for a worker: an invalid one is answered at once, after the key.
+      const r =
+        method === 'post' && path === '/v1/browser/sessions'
+          ? await h.req('POST', path, { key, body: { viewport: 'wide' } })
+          : await call(`${method} ${path}`, key);
+      expect({ path, method, refused: r.status === 401 || r.status === 403 }).toEqual({ path, method, refused: false });
+    }
+  });
+
   test('reaches the scoped routes its scopes grant and gets 403 naming the scope on the others', async () => {
     for (const [route, scope] of Object.entries(SCOPED)) {
       const r = await call(route, key);
