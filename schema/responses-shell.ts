@@ -127,7 +127,8 @@ const ShellCallOutputItem = z.object({
   caller: z.unknown().optional(),
 });
 
-const PatchPath = z.string().min(1).max(4096);
+/** A file's path (empty only in a call the model left without one, sent back as it was given). */
+const PatchPath = z.string().max(4096);
 const PatchOperation = z.discriminatedUnion('type', [
   z.object({ type: z.literal('create_file'), path: PatchPath, diff: z.string().max(MAX_MESSAGE_CHARS) }),
   z.object({ type: z.literal('update_file'), path: PatchPath, diff: z.string().max(MAX_MESSAGE_CHARS) }),
@@ -197,7 +198,7 @@ const LocalShellCallOutputItem = z
   });
 
 const Coord = z.number().int().min(-1_000_000).max(1_000_000);
-const Keys = z.array(z.string().max(100)).max(50);
+const Keys = z.array(z.string().max(1000)).max(1000);
 /** One action on a display, as OpenAI's computer call has it. */
 const ComputerAction = z.discriminatedUnion('type', [
   z.object({
@@ -210,7 +211,7 @@ const ComputerAction = z.discriminatedUnion('type', [
   z.object({ type: z.literal('double_click'), x: Coord, y: Coord, keys: Keys.nullish() }),
   z.object({
     type: z.literal('drag'),
-    path: z.array(z.object({ x: Coord, y: Coord })).max(1000),
+    path: z.array(z.object({ x: Coord, y: Coord })).max(10_000),
     keys: Keys.nullish(),
   }),
   z.object({ type: z.literal('keypress'), keys: Keys }),
@@ -224,7 +225,7 @@ const ComputerAction = z.discriminatedUnion('type', [
     scroll_y: Coord,
     keys: Keys.nullish(),
   }),
-  z.object({ type: z.literal('type'), text: z.string().max(65_536) }),
+  z.object({ type: z.literal('type'), text: z.string().max(MAX_MESSAGE_CHARS) }),
   z.object({ type: z.literal('wait') }),
 ]);
 export type ComputerAction = z.output<typeof ComputerAction>;
@@ -247,7 +248,7 @@ const ComputerCallItem = z
     status: ItemStatus,
   })
   .superRefine((i, ctx) => {
-    if (i.action == null && !i.actions?.length)
+    if (i.action == null && i.actions == null)
       ctx.addIssue({ code: 'custom', path: ['action'], message: 'a computer call has an action (or actions)' });
   });
 
@@ -263,7 +264,7 @@ const ComputerCallOutputItem = z.object({
         ctx.addIssue({ code: 'custom', path: ['image_url'], message: 'send one of image_url and file_id' });
     }),
   acknowledged_safety_checks: z.array(SafetyCheck).max(20).nullish(),
-  status: ItemStatus,
+  status: z.enum(['in_progress', 'completed', 'incomplete', 'failed']).nullish(),
 });
 
 /** The client-run built-in tools' call and output items, as input. */

@@ -1,3 +1,4 @@
+import { isBuiltin } from '../../schema/responses';
 import type { AppContext } from '../context';
 import { fileSearchLead, runFileSearch, type BuiltinInput, type FileSearch } from './responses-file-search';
 import type { AnswerLead } from './responses-items';
@@ -17,7 +18,7 @@ export interface BuiltinResults {
  * go before the lane (after the persona's system message). @throws AppError as runFileSearch and runWebSearch
  */
 export async function runBuiltins(ctx: AppContext, o: BuiltinInput): Promise<BuiltinResults | undefined> {
-  if (!o.body.tools?.some((t) => t.type !== 'function' && t.type !== 'custom')) return undefined;
+  if (!o.body.tools?.some(isBuiltin)) return undefined;
   const file = await runFileSearch(ctx, o);
   const web = await runWebSearch(ctx, o);
   return { ...(file ? { file } : {}), ...(web ? { web } : {}) };

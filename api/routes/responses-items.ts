@@ -5,6 +5,7 @@ import type { ContentPart, FileSource, PersonaMessage } from '../../schema/chat'
 import type { Config } from '../../schema/config';
 import { atPart, readFileAt, readFileById, type FileReader } from './chat-parts';
 import type { ResponseInputItem } from '../../schema/responses';
+import { parseStorableJson } from '../../schema/storable';
 import type { RemoteCallError, RemoteTool } from '../mcp/remote-client';
 import { mcpLaneName } from './responses-mcp-names';
 import {
@@ -15,6 +16,7 @@ import {
   builtinOf,
   builtinOutputText,
   screenshotMessage,
+  SHOWN_SCREENSHOTS,
   type BuiltinCall,
   type BuiltinItem,
 } from './responses-shell';
@@ -292,6 +294,10 @@ function partText(p: InputPart): string {
   return p.type === 'input_image' || p.type === 'input_file' ? '' : p.text;
 }
 
+/** Screenshots read from an uploaded file (an error about the image names the file id the client gave). */
+const readFromFile = new WeakSet<object>();
+export const screenshotFromFile = (output: object) => readFromFile.has(output);
+
 /**
  * The files of the input read into text (`input_text` parts in their place: what the model got, and what the stored
  * response keeps), and images given by file id made data URLs (the image loader checks them as any other).
@@ -305,13 +311,23 @@ export async function readInputFiles(
   field = 'body.input',
 ): Promise<void> {
   const reads: Array<Promise<void>> = [];
+  // Of the screenshots given by file id, only those the lane may be shown (the latest) are read; the others keep their
+  // id (a client resending a long computer-use history does not make the service read every screenshot again).
+  const shots = input.items.filter((item) => item.type === 'computer_call_output');
+  const read = new Set(shots.slice(-SHOWN_SCREENSHOTS));
   input.items.forEach((item, k) => {
     if (item.type === 'computer_call_output' && item.output.file_id !== undefined) {
+      if (!read.has(item)) return;
       const output = item.output;
       const id = output.file_id!;
       reads.push(
         readFileById(files, id).then(
-          (f) => void (output.image_url = dataUrl(f)),
+          (f) => {
+            // As an input image given by id: the stored item holds the image, not the id.
+            output.image_url = dataUrl(f);
+            delete output.file_id;
+            readFromFile.add(output);
+          },
           (err: unknown) => Promise.reject(atPart(err, `${field}.${input.origin[k]}.output.file_id`)),
         ),
       );
@@ -344,6 +360,9 @@ export async function readInputFiles(
 const dataUrl = (f: { bytes: Buffer; contentType: string }) =>
   `data:${f.contentType};base64,${f.bytes.toString('base64')}`;
 
+/** A computer call's output whose screenshot the lane is shown (it has its image by then). */
+type ScreenshotShown = Parameters<typeof screenshotMessage>[0];
+
 /** How a compaction item's summary is put before the lane (a user turn: every chat lane takes one anywhere). */
 export const COMPACTION_HEADING =
   '[Context checkpoint: the earlier part of this conversation was compacted into this summary; continue from it.]';
@@ -366,7 +385,8 @@ export function itemsToMessages(
     source.push(-1);
   }
   // Screenshots of computer calls wait until the turn's tool answers are all given (a user message between them would
-  // split the turn); each stands where the item that brought it is.
+  // split the turn): they go in just before the next message that is not a tool answer, each standing where the item
+  // that brought it is. Only the latest few are shown (SHOWN_SCREENSHOTS); earlier ones are a line of text.
   const screenshots: Array<{ message: PersonaMessage; at: number }> = [];
   const flushScreenshots = () => {
     for (const s of screenshots.splice(0)) {
@@ -374,20 +394,20 @@ export function itemsToMessages(
       source.push(s.at);
     }
   };
+  const add = (message: PersonaMessage, at: number) => {
+    if (message.role !== 'tool') flushScreenshots();
+    messages.push(message);
+    source.push(at);
+  };
+  const shots = items.flatMap((item) => (item.type === 'computer_call_output' ? [item] : []));
+  const shown = new Set(shots.slice(-SHOWN_SCREENSHOTS).filter((item) => item.output.image_url));
   items.forEach((item, i) => {
     if (item.type === 'computer_call_output') {
-      messages.push({ role: 'tool', content: builtinOutputText(item), tool_call_id: item.call_id });
-      source.push(i);
-      screenshots.push({ message: screenshotMessage(item), at: i });
+      const image = shown.has(item);
+      add({ role: 'tool', content: builtinOutputText(item, image), tool_call_id: item.call_id }, i);
+      if (image) screenshots.push({ message: screenshotMessage(item as ScreenshotShown), at: i });
       return;
     }
-    const answers =
-      item.type === 'function_call_output' ||
-      item.type === 'custom_tool_call_output' ||
-      item.type === 'shell_call_output' ||
-      item.type === 'apply_patch_call_output' ||
-      item.type === 'local_shell_call_output';
-    if (!answers) flushScreenshots();
     if (
       item.type === 'function_call' ||
       item.type === 'custom_tool_call' ||
@@ -414,13 +434,11 @@ export function itemsToMessages(
         turn.tool_calls = [...(turn.tool_calls ?? []), call];
         return;
       }
-      messages.push({ role: 'assistant', content: null, tool_calls: [call] });
-      source.push(i);
+      add({ role: 'assistant', content: null, tool_calls: [call] }, i);
       return;
     }
     if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
-      messages.push({ role: 'tool', content: item.output, tool_call_id: item.call_id });
-      source.push(i);
+      add({ role: 'tool', content: item.output, tool_call_id: item.call_id }, i);
       return;
     }
     if (
@@ -428,8 +446,7 @@ export function itemsToMessages(
       item.type === 'apply_patch_call_output' ||
       item.type === 'local_shell_call_output'
     ) {
-      messages.push({ role: 'tool', content: builtinOutputText(item), tool_call_id: item.call_id });
-      source.push(i);
+      add({ role: 'tool', content: builtinOutputText(item), tool_call_id: item.call_id }, i);
       return;
     }
     if (item.type === 'mcp_call') {
@@ -439,11 +456,9 @@ export function itemsToMessages(
       const turn = openTurn(messages);
       if (turn) turn.tool_calls = [...(turn.tool_calls ?? []), call];
       else {
-        messages.push({ role: 'assistant', content: null, tool_calls: [call] });
-        source.push(i);
+        add({ role: 'assistant', content: null, tool_calls: [call] }, i);
       }
-      messages.push(answer);
-      source.push(i);
+      add(answer, i);
       return;
     }
     // A list of an MCP server's tools is read where the tools are offered; an approval request and its answer are
@@ -453,8 +468,7 @@ export function itemsToMessages(
     if (item.type === 'compaction') {
       const summary = summaries?.get(item);
       if (summary !== undefined) {
-        messages.push({ role: 'user', content: `${COMPACTION_HEADING}\n\n${summary}` });
-        source.push(i);
+        add({ role: 'user', content: `${COMPACTION_HEADING}\n\n${summary}` }, i);
       }
       return;
     }
@@ -466,8 +480,7 @@ export function itemsToMessages(
             : { type: 'text', text: partText(p) },
         )
       : item.content.map(partText).join('\n');
-    messages.push({ role, content });
-    source.push(i);
+    add({ role, content }, i);
   });
   flushScreenshots();
   return { messages, source };
@@ -564,7 +577,7 @@ export interface AnswerLead {
  */
 export function customInput(args: string): string {
   try {
-    const v = JSON.parse(args) as unknown;
+    const v = parseStorableJson(args);
     if (v !== null && typeof v === 'object' && typeof (v as { input?: unknown }).input === 'string')
       return (v as { input: string }).input;
   } catch {

@@ -1,6 +1,7 @@
 import { randomToken } from '../../activities/store/ids';
 import type { ResponseInputItem } from '../../schema/responses';
 import type { PersonaMessage } from '../../schema/chat';
+import { parseStorableJson } from '../../schema/storable';
 import {
   type ClientBuiltin,
   type ComputerAction,
@@ -79,15 +80,21 @@ export type ComputerCall = {
   pending_safety_checks: Array<{ id: string; code?: string | null; message?: string | null }>;
   status: 'in_progress' | 'completed' | 'incomplete';
 };
-/** The screenshot the client took after a computer call (a file's id is read into a data URL, the id kept). */
+/**
+ * The screenshot the client took after a computer call: its URL, or an uploaded file's id (read into a data URL in
+ * place of the id when the lane is shown it, see `readInputFiles`).
+ */
 export type ComputerCallOutput = {
   type: 'computer_call_output';
   id: string;
   call_id: string;
-  output: { type: 'computer_screenshot'; image_url: string; file_id?: string };
+  output: { type: 'computer_screenshot'; image_url?: string; file_id?: string };
   acknowledged_safety_checks: Array<{ id: string; code?: string | null; message?: string | null }>;
-  status: 'in_progress' | 'completed' | 'incomplete';
+  status: 'completed' | 'incomplete' | 'failed';
 };
+
+/** How many of a conversation's latest screenshots the lane is shown (each earlier one is a line of text). */
+export const SHOWN_SCREENSHOTS = 3;
 export type BuiltinCall = ShellCall | ApplyPatchCall | LocalShellCall | ComputerCall;
 export type BuiltinOutput = ShellCallOutput | ApplyPatchCallOutput | LocalShellCallOutput | ComputerCallOutput;
 export type BuiltinItem = BuiltinCall | BuiltinOutput;
@@ -208,81 +215,117 @@ const ACTION_FIELDS = {
   text: { type: 'string' },
 };
 
-const coord = (v: unknown): number =>
-  typeof v === 'number' && Number.isFinite(v) ? Math.max(-1_000_000, Math.min(1_000_000, Math.round(v))) : 0;
-const keysOf = (v: unknown): string[] =>
-  Array.isArray(v) ? v.filter((k): k is string => typeof k === 'string') : typeof v === 'string' ? [v] : [];
+/** A coordinate the model wrote (a number, or a number as text), rounded; undefined when it wrote none. */
+function coord(v: unknown): number | undefined {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+  return Number.isFinite(n) ? Math.max(-1_000_000, Math.min(1_000_000, Math.round(n))) : undefined;
+}
+/** A point: `x` and `y`, or a `coordinate` pair as some models write it; undefined when either is missing. */
+function pointOf(v: unknown): { x: number; y: number } | undefined {
+  if (v === null || typeof v !== 'object') return undefined;
+  const o = v as Record<string, unknown>;
+  const pair = Array.isArray(o.coordinate) ? o.coordinate : [];
+  const x = coord(o.x ?? pair[0]);
+  const y = coord(o.y ?? pair[1]);
+  return x === undefined || y === undefined ? undefined : { x, y };
+}
+const keysOf = (v: unknown): string[] | undefined =>
+  Array.isArray(v)
+    ? v.filter((k): k is string => typeof k === 'string' && k !== '').slice(0, 100)
+    : typeof v === 'string' && v !== ''
+      ? [v]
+      : undefined;
 
 /**
- * One action the model wrote, in the contract's shape: coordinates rounded (0 when missing), the left button by
- * default. An action of no known type is a screenshot: it changes nothing on the display.
+ * One action the model wrote, in the contract's shape (the left button by default). An action that does not read as
+ * one (no known type, a position or a path point missing, nothing to type or press) is a screenshot: it changes
+ * nothing on the display, and the model sees the display as it is.
  */
 function actionOf(v: unknown): ComputerAction {
   const a = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-  const keys = a.keys === undefined ? undefined : keysOf(a.keys);
+  const keys = keysOf(a.keys);
   const withKeys = keys?.length ? { keys } : {};
+  const at = pointOf(a);
+  const screenshot = { type: 'screenshot' as const };
   switch (a.type) {
     case 'click': {
       const buttons = ['left', 'right', 'wheel', 'back', 'forward'] as const;
       const button = buttons.find((b) => b === a.button) ?? 'left';
-      return { type: 'click', button, x: coord(a.x), y: coord(a.y), ...withKeys };
+      return at ? { type: 'click', button, ...at, ...withKeys } : screenshot;
     }
     case 'double_click':
-      return { type: 'double_click', x: coord(a.x), y: coord(a.y), keys: keys?.length ? keys : null };
-    case 'drag':
-      return {
-        type: 'drag',
-        path: Array.isArray(a.path) ? a.path.map((p) => ({ x: coord(p?.x), y: coord(p?.y) })) : [],
-        ...withKeys,
-      };
+      return at ? { type: 'double_click', ...at, keys: keys?.length ? keys : null } : screenshot;
+    case 'drag': {
+      const path = Array.isArray(a.path) ? a.path.slice(0, 10_000).map(pointOf) : [];
+      return path.length >= 2 && path.every((p) => p !== undefined)
+        ? { type: 'drag', path: path as Array<{ x: number; y: number }>, ...withKeys }
+        : screenshot;
+    }
     case 'keypress':
-      return { type: 'keypress', keys: keys ?? [] };
+      return keys?.length ? { type: 'keypress', keys } : screenshot;
     case 'move':
-      return { type: 'move', x: coord(a.x), y: coord(a.y), ...withKeys };
-    case 'scroll':
-      return {
-        type: 'scroll',
-        x: coord(a.x),
-        y: coord(a.y),
-        scroll_x: coord(a.scroll_x),
-        scroll_y: coord(a.scroll_y),
-        ...withKeys,
-      };
+      return at ? { type: 'move', ...at, ...withKeys } : screenshot;
+    case 'scroll': {
+      const sx = coord(a.scroll_x) ?? 0;
+      const sy = coord(a.scroll_y) ?? 0;
+      return at && (sx !== 0 || sy !== 0)
+        ? { type: 'scroll', ...at, scroll_x: sx, scroll_y: sy, ...withKeys }
+        : screenshot;
+    }
     case 'type':
-      return { type: 'type', text: typeof a.text === 'string' ? a.text : '' };
+      return typeof a.text === 'string' && a.text !== '' ? { type: 'type', text: a.text } : screenshot;
     case 'wait':
       return { type: 'wait' };
     default:
-      return { type: 'screenshot' };
+      return screenshot;
   }
 }
 
-/** The arguments the lane wrote, as an object (empty when they are not a JSON object). */
+/**
+ * The arguments the lane wrote, as an object (empty when they are not a JSON object), with what PostgreSQL cannot
+ * store (a NUL, a lone surrogate written as an escape) made storable.
+ */
 function argsOf(args: string): Record<string, unknown> {
   try {
-    const v = JSON.parse(args) as unknown;
+    const v = parseStorableJson(args);
     return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
   } catch {
     return {};
   }
 }
 
-/** A list of strings from what the model wrote: a string is a list of one; other values are written as JSON. */
+/** A list of strings from what the model wrote: a string is a list of one; what is not a string is left out. */
 const strings = (v: unknown): string[] =>
-  typeof v === 'string' ? [v] : Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))) : [];
+  typeof v === 'string' ? [v] : Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 const positive = (v: unknown): number | null => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : null);
 const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 /**
  * The operation an apply_patch call's arguments describe (flat, or under `operation` as OpenAI's item has it). An
- * operation the model left unclear is an update with no diff: it changes nothing, and a file is deleted only when the
- * model said so.
+ * operation the model left unclear is an update with no diff, which changes nothing: a file is deleted only when the
+ * model said so, and created only with what it gave (`diff`, or the file's `content`, which is written as the
+ * create diff's added lines). With no path the client has nothing to act on (its editor answers failed).
  */
 function operationOf(a: Record<string, unknown>): PatchOperation {
   const o = a.operation !== null && typeof a.operation === 'object' ? (a.operation as Record<string, unknown>) : a;
   const path = text(o.path) ?? '';
-  if (o.type === 'delete_file') return { type: 'delete_file', path };
-  return { type: o.type === 'create_file' ? 'create_file' : 'update_file', path, diff: text(o.diff) ?? '' };
+  const noop = { type: 'update_file' as const, path, diff: '' };
+  if (o.type === 'delete_file') return path ? { type: 'delete_file', path } : noop;
+  const diff = text(o.diff);
+  if (o.type === 'create_file') {
+    const content = text(o.content);
+    const created =
+      diff ??
+      (content !== null
+        ? content
+            .replace(/\n$/, '')
+            .split('\n')
+            .map((l) => `+${l}`)
+            .join('\n')
+        : null);
+    return created !== null && path ? { type: 'create_file', path, diff: created } : noop;
+  }
+  return { ...noop, diff: diff ?? '' };
 }
 
 /**
@@ -308,7 +351,10 @@ export function builtinCallItem(
         ? {}
         : kind === 'computer_use_preview'
           ? { action: actionOf(one) }
-          : { actions: Array.isArray(a.actions) ? a.actions.slice(0, 100).map(actionOf) : [actionOf(one)] }),
+          : {
+              actions:
+                Array.isArray(a.actions) && a.actions.length ? a.actions.slice(0, 100).map(actionOf) : [actionOf(one)],
+            }),
       pending_safety_checks: [],
       status,
     };
@@ -360,9 +406,11 @@ export function builtinCallItem(
 /** A built-in tool's call item as the lane's tool call (its function, with the action as arguments). */
 export function builtinLaneCall(item: BuiltinCall) {
   if (item.type === 'computer_call') {
-    // A list of actions is the computer tool's call; one action alone, the preview tool's.
-    const args = item.actions ? { actions: item.actions } : item.action;
-    const name = item.actions ? 'computer' : 'computer_use_preview';
+    // A list of actions is the computer tool's call; one action alone, the preview tool's. A call that never got its
+    // action (a stream that failed while the call was written) reads as the computer tool's, with none.
+    const preview = item.action !== undefined && item.actions === undefined;
+    const args = preview ? item.action : { actions: item.actions ?? [] };
+    const name = preview ? 'computer_use_preview' : 'computer';
     return { id: item.call_id, type: 'function' as const, function: { name, arguments: JSON.stringify(args) } };
   }
   const args =
@@ -386,9 +434,11 @@ export function builtinLaneCall(item: BuiltinCall) {
 }
 
 /** What the lane reads of a built-in tool's output: each command's exit code (or time-out), stdout and stderr. */
-export function builtinOutputText(item: BuiltinOutput): string {
+export function builtinOutputText(item: BuiltinOutput, shown = true): string {
   if (item.type === 'computer_call_output')
-    return 'Done. The screenshot of the display after this call is in the next message.';
+    return shown && item.output.image_url
+      ? 'Done. The screenshot of the display after this call is in the next message.'
+      : `Done. (Its screenshot is left out: the model is shown the latest ${SHOWN_SCREENSHOTS}.)`;
   if (item.type === 'local_shell_call_output') return item.output;
   if (item.type === 'apply_patch_call_output') return item.output ? `${item.status}: ${item.output}` : item.status;
   if (!item.output.length) return '(no output)';
@@ -406,7 +456,7 @@ export function builtinOutputText(item: BuiltinOutput): string {
  * The screenshot a computer call's output carries, as a user message the lane reads after the turn's tool answers (a
  * tool message cannot carry an image in the chat format).
  */
-export function screenshotMessage(item: ComputerCallOutput): PersonaMessage {
+export function screenshotMessage(item: ComputerCallOutput & { output: { image_url: string } }): PersonaMessage {
   return {
     role: 'user',
     content: [
@@ -415,6 +465,10 @@ export function screenshotMessage(item: ComputerCallOutput): PersonaMessage {
     ],
   };
 }
+
+/** An action a client sent back, with the fields the contract requires (a double click's `keys`, null when none). */
+const contractAction = (a: ComputerAction): ComputerAction =>
+  a.type === 'double_click' ? { ...a, keys: a.keys ?? null } : a;
 
 /** A built-in tool's item from a request's input, with an id and the fields its resource has. */
 export function builtinInputItem(item: Extract<ResponseInputItem, { type: BuiltinItem['type'] }>): BuiltinItem {
@@ -477,24 +531,25 @@ export function builtinInputItem(item: Extract<ResponseInputItem, { type: Builti
         type: 'computer_call',
         id: item.id ?? newId('computer_call'),
         call_id: item.call_id,
-        ...(item.action != null ? { action: item.action } : {}),
-        ...(item.actions?.length ? { actions: item.actions } : {}),
+        ...(item.action != null ? { action: contractAction(item.action) } : {}),
+        ...(item.actions != null ? { actions: item.actions.map(contractAction) } : {}),
         pending_safety_checks: item.pending_safety_checks ?? [],
         status: item.status ?? 'completed',
       };
     case 'computer_call_output':
-      // A screenshot given by file id has its image_url once readInputFiles has read the file.
+      // A screenshot given by file id is read into its image_url by readInputFiles when the lane is shown it.
       return {
         type: 'computer_call_output',
         id: item.id ?? newId('computer_call_output'),
         call_id: item.call_id,
         output: {
           type: 'computer_screenshot',
-          image_url: item.output.image_url ?? '',
+          ...(item.output.image_url != null ? { image_url: item.output.image_url } : {}),
           ...(item.output.file_id != null ? { file_id: item.output.file_id } : {}),
         },
         acknowledged_safety_checks: item.acknowledged_safety_checks ?? [],
-        status: item.status ?? 'completed',
+        // The resource's statuses: a screenshot sent while still in progress is taken as completed.
+        status: item.status === 'incomplete' || item.status === 'failed' ? item.status : 'completed',
       };
     case 'local_shell_call_output': {
       // OpenAI's own form names the call by `id`: that id is the call's.

@@ -41,6 +41,7 @@ import {
   outputItems,
   readInputFiles,
   responseStatus,
+  screenshotFromFile,
   withOutcome,
   type OutputItem,
   type ResponseOutcome,
@@ -355,7 +356,7 @@ export async function prepareResponse(
       // A computer call's screenshot is read as a message of its own (see itemsToMessages).
       const item = input.items[at];
       if (item.type === 'computer_call_output')
-        return `body.input.${input.origin[at]}.output.${item.output.file_id !== undefined ? 'file_id' : 'image_url'}`;
+        return `body.input.${input.origin[at]}.output.${screenshotFromFile(item.output) ? 'file_id' : 'image_url'}`;
       return `body.input.${input.origin[at]}.content.${j}.image_url`;
     };
     const call = await preparePersonaCall(ctx, { ...chatFields(body, mcp), messages }, headers, imagePath, detached);

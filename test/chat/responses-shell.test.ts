@@ -152,6 +152,15 @@ describe('the shell tool', () => {
     fake.script({ toolCalls: [{ id: 'c1', name: 'shell', arguments: { command: 'make test', timeout_ms: -3 } }] });
     const one = await post({ input: 'test it', tools: [{ type: 'shell' }] });
     expect(one.body.output[0].action).toEqual({ commands: ['make test'], timeout_ms: null, max_output_length: null });
+    fake.script({ toolCalls: [{ id: 'c3', name: 'shell', arguments: { commands: ['ls', null, 7, 'pwd'] } }] });
+    const mixed = await post({ input: 'look', tools: [{ type: 'shell' }] });
+    expect(mixed.body.output[0].action.commands).toEqual(['ls', 'pwd']);
+    // A NUL or a lone surrogate written as an escape is made storable: the response is stored, not a 500.
+    fake.script({ toolCalls: [{ id: 'c4', name: 'shell', arguments: '{"commands":["echo a\\u0000b","\\ud800"]}' }] });
+    const odd = await post({ input: 'echo', tools: [{ type: 'shell' }] });
+    expect(odd.status).toBe(200);
+    expect(odd.body.output[0].action.commands).toEqual(['echo a\ufffdb', '\ufffd']);
+    expect((await h.req('GET', `/v1/responses/${odd.body.id}`, { key })).body.output).toEqual(odd.body.output);
     fake.script({ toolCalls: [{ id: 'c2', name: 'shell', arguments: 'rm -rf / --no-preserve-root' }] });
     const bad = await post({ input: 'clean up', tools: [{ type: 'shell' }] });
     expect(bad.status).toBe(200);
@@ -295,6 +304,29 @@ describe('the apply_patch tool', () => {
       { type: 'update_file', path: 'keep.txt', diff: '' },
       { type: 'create_file', path: 'new.txt', diff: '+hi' },
     ]);
+    fake.script({
+      toolCalls: [
+        // A file's content instead of a diff: written as the create diff's added lines.
+        { id: 'p4', name: 'apply_patch', arguments: { type: 'create_file', path: 'a.txt', content: 'one\ntwo\n' } },
+        // Nothing to create with, no path to delete: a change of nothing (never an empty file, never a deletion).
+        { id: 'p5', name: 'apply_patch', arguments: { type: 'create_file', path: 'b.txt' } },
+        { id: 'p6', name: 'apply_patch', arguments: { type: 'delete_file' } },
+      ],
+    });
+    const more = await post({ input: 'write', tools: [{ type: 'apply_patch' }] });
+    expect(more.body.output.map((o: { operation: unknown }) => o.operation)).toEqual([
+      { type: 'create_file', path: 'a.txt', diff: '+one\n+two' },
+      { type: 'update_file', path: 'b.txt', diff: '' },
+      { type: 'update_file', path: '', diff: '' },
+    ]);
+    // What the service answered can be sent back as it is.
+    fake.script({ reply: 'ok' });
+    const back = await post({
+      store: false,
+      tools: [{ type: 'apply_patch' }],
+      input: [{ role: 'user', content: 'write' }, ...more.body.output],
+    });
+    expect(back.status).toBe(200);
   });
 
   test('streamed: the call is added and done in the contract', async () => {
@@ -575,12 +607,13 @@ describe('the computer tools', () => {
     expect(sent[4].content[0].text).toContain('k1');
     expect(sent[5].content[0].text).toContain('k2');
     expect(sent[5].content[1].image_url.url).toMatch(/^data:image\/(png|jpeg);base64,/);
-    // The stored item holds the screenshot it was given by file id, with the id.
+    // The stored item holds the screenshot it was given by file id in place of the id (as an input image's).
     const items = await client.responses.inputItems.list(second.body.id, { order: 'asc' });
     expect(items.data[1]).toMatchObject({
       type: 'computer_call_output',
-      output: { type: 'computer_screenshot', file_id: file.id, image_url: expect.stringMatching(/^data:image\/png/) },
+      output: { type: 'computer_screenshot', image_url: expect.stringMatching(/^data:image\/png/) },
     });
+    expect((items.data[1] as unknown as { output: object }).output).not.toHaveProperty('file_id');
     for (const item of items.data) expect(contractErrors('ItemResource', item)).toEqual([]);
   });
 
@@ -601,6 +634,117 @@ describe('the computer tools', () => {
     const done = events.find((e) => e.event === 'response.output_item.done')!.data.item;
     expect(done).toEqual({ ...added, status: 'completed', actions: [{ type: 'move', x: 3, y: 4 }] });
     expect(events.at(-1)!.data.response.output).toEqual([done]);
+  });
+
+  test('the lane is shown the latest 3 screenshots; earlier ones (and their files) are not read', async () => {
+    const png = `data:image/png;base64,${(await screenshot('#888')).toString('base64')}`;
+    const round = (n: number, output: Record<string, unknown>) => [
+      { type: 'computer_call', call_id: `r${n}`, action: { type: 'screenshot' } },
+      { type: 'computer_call_output', call_id: `r${n}`, output: { type: 'computer_screenshot', ...output } },
+    ];
+    fake.script({ reply: 'Seen.' });
+    const res = await post({
+      tools: [preview],
+      input: [
+        { role: 'user', content: 'Watch the screen' },
+        // The first screenshot's file does not exist: it is not shown, so it is not read (no 404).
+        ...round(1, { file_id: 'file-notread' }),
+        ...round(2, { image_url: png }),
+        ...round(3, { image_url: png }),
+        ...round(4, { image_url: png }),
+      ],
+    });
+    expect(res.status).toBe(200);
+    const sent = sentMessages();
+    const images = sent.filter(
+      (m: { role: string; content: unknown }) => m.role === 'user' && Array.isArray(m.content),
+    );
+    expect(images.map((m: { content: Array<{ text?: string }> }) => m.content[0].text)).toEqual([
+      '[Screenshot after the computer call r2]',
+      '[Screenshot after the computer call r3]',
+      '[Screenshot after the computer call r4]',
+    ]);
+    expect(sent[2]).toEqual({
+      role: 'tool',
+      tool_call_id: 'r1',
+      content: 'Done. (Its screenshot is left out: the model is shown the latest 3.)',
+    });
+    const items = await client.responses.inputItems.list(res.body.id, { order: 'asc' });
+    expect(items.data[2]).toMatchObject({ output: { type: 'computer_screenshot', file_id: 'file-notread' } });
+  });
+
+  test("a screenshot waits for the turn's last tool answer, whatever items stand between", async () => {
+    const png = `data:image/png;base64,${(await screenshot('#444')).toString('base64')}`;
+    fake.script({ reply: 'ok' });
+    const res = await post({
+      store: false,
+      tools: [{ type: 'shell' }, { type: 'computer' }],
+      input: [
+        { role: 'user', content: 'Go' },
+        { type: 'shell_call', call_id: 's1', action: { commands: ['date'] } },
+        { type: 'computer_call', call_id: 'a1', actions: [{ type: 'wait' }] },
+        { type: 'computer_call_output', call_id: 'a1', output: { type: 'computer_screenshot', image_url: png } },
+        // An item that gives the lane no message (a server's tool list) between the two answers.
+        { type: 'mcp_list_tools', server_label: 'x', tools: [] },
+        {
+          type: 'shell_call_output',
+          call_id: 's1',
+          output: [{ stdout: 'Fri', stderr: '', outcome: { type: 'exit', exit_code: 0 } }],
+        },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(sentMessages().map((m: { role: string; tool_call_id?: string }) => m.tool_call_id ?? m.role)).toEqual([
+      'user',
+      'assistant',
+      'a1',
+      's1',
+      'user',
+    ]);
+  });
+
+  test('actions the model wrote unclearly: numbers as text and coordinate pairs read; the rest a screenshot', async () => {
+    fake.script({
+      toolCalls: [
+        {
+          id: 'u1',
+          name: 'computer',
+          arguments: {
+            actions: [
+              { type: 'click', x: '512', y: ' 300 ' },
+              { type: 'double_click', coordinate: [5, 6] },
+              { type: 'click' },
+              { type: 'drag', path: [{ x: 1, y: 1 }, null] },
+              { type: 'type' },
+              { type: 'keypress', keys: [] },
+              { type: 'scroll', x: 1, y: 1 },
+            ],
+          },
+        },
+        { id: 'u2', name: 'computer', arguments: { actions: [] } },
+      ],
+    });
+    const res = await post({ input: 'Do it', tools: [{ type: 'computer' }] });
+    expect(contractErrors('Response', res.body)).toEqual([]);
+    const shot = { type: 'screenshot' };
+    expect(res.body.output[0].actions).toEqual([
+      { type: 'click', button: 'left', x: 512, y: 300 },
+      { type: 'double_click', x: 5, y: 6, keys: null },
+      shot,
+      shot,
+      shot,
+      shot,
+      shot,
+    ]);
+    expect(res.body.output[1].actions).toEqual([shot]);
+    // What the service answered can be sent back as it is.
+    fake.script({ reply: 'ok' });
+    const back = await post({
+      store: false,
+      tools: [{ type: 'computer' }],
+      input: ['Do it', ...res.body.output].map((i) => (typeof i === 'string' ? { role: 'user', content: i } : i)),
+    });
+    expect(back.status).toBe(200);
   });
 
   test('a screenshot that is not an image, an unknown file, two computer tools, no action: 4xx naming the field', async () => {
@@ -631,9 +775,24 @@ describe('the computer tools', () => {
     expect(both.status).toBe(400);
     expect(fields(both)).toContain('body.tools');
 
-    const empty = await post({ input: [{ type: 'computer_call', call_id: 'c1', actions: [] }] });
+    const empty = await post({ input: [{ type: 'computer_call', call_id: 'c1' }] });
     expect(empty.status).toBe(400);
     expect(fields(empty)).toContain('body.input.0.action');
+
+    const png = (await screenshot('#abc')).toString('base64');
+    const notPng = await client.files.create({
+      file: await toFile(Buffer.from('not an image at all'), 'shot.png'),
+      purpose: 'user_data',
+    });
+    const fromFile = await post({
+      input: [
+        { type: 'computer_call', call_id: 'c1', action: { type: 'wait' } },
+        { type: 'computer_call_output', call_id: 'c1', output: { type: 'computer_screenshot', file_id: notPng.id } },
+      ],
+    });
+    expect(fromFile.status).toBe(415);
+    expect(fields(fromFile)).toEqual(['body.input.1.output.file_id']);
+    expect(png.length).toBeGreaterThan(0);
 
     const twoImages = await post({
       input: [
