@@ -72,6 +72,7 @@ export const TaskPatchBody = z
     status: z.enum(TASK_STATUSES).optional(),
     priority: z.number().int().min(-1000).max(1000).optional(),
     surface: z.string().min(1).max(50).nullable().optional(),
+    session_id: z.string().min(1).max(200).nullable().optional(),
     metadata: stringMap('metadata').optional(),
   })
   .refine((b) => Object.keys(b).length > 0, 'send at least one field')

@@ -234,6 +234,7 @@ export async function patchTask(
         description = ${p.description === undefined ? row.description : p.description},
         priority = ${p.priority ?? row.priority},
         surface = ${p.surface === undefined ? row.surface : p.surface},
+        session_id = ${p.session_id === undefined ? row.session_id : p.session_id},
         metadata = ${sql.jsonb(p.metadata ?? row.metadata)},
         status = ${to},
         run_id = ${to === row.status ? row.run_id : null},

@@ -89,6 +89,22 @@ describe('task CRUD', () => {
     expect((await h.req('GET', '/v1/tasks?status=done', { key })).status).toBe(400);
   });
 
+  test('PATCH moves a task to another session, or out of any (session_id is a create/update field)', async () => {
+    const t = (await h.req('POST', '/v1/tasks', { key, body: { title: 'Move me', session_id: 'patch-a' } })).body;
+    const moved = await h.req('PATCH', `/v1/tasks/${t.id}`, { key, body: { session_id: 'patch-b' } });
+    expect([moved.status, moved.body.session_id, moved.body.title]).toEqual([200, 'patch-b', 'Move me']);
+    expect(
+      (await h.req('GET', '/v1/tasks?session_id=patch-b', { key })).body.data.map((x: { id: string }) => x.id),
+    ).toEqual([t.id]);
+    expect((await h.req('GET', '/v1/tasks?session_id=patch-a', { key })).body.total).toBe(0);
+    const cleared = await h.req('PATCH', `/v1/tasks/${t.id}`, { key, body: { session_id: null } });
+    expect(cleared.body.session_id).toBeNull();
+    // Another field's update leaves the session as it is.
+    await h.req('PATCH', `/v1/tasks/${t.id}`, { key, body: { session_id: 'patch-c' } });
+    expect((await h.req('PATCH', `/v1/tasks/${t.id}`, { key, body: { priority: 3 } })).body.session_id).toBe('patch-c');
+    expect((await h.req('PATCH', `/v1/tasks/${t.id}`, { key, body: { session_id: '' } })).status).toBe(400);
+  });
+
   test('empty query values count as absent (?surface=&status=&session_id=&limit=&offset=)', async () => {
     const all = await h.req('GET', '/v1/tasks', { key });
     const blank = await h.req('GET', '/v1/tasks?surface=&status=&session_id=&limit=&offset=', { key });
