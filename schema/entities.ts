@@ -43,7 +43,8 @@ export const EntityListQuery = z.strictObject({
   limit: blankAsAbsent(z.coerce.number().int().min(1).max(200).default(50)),
 });
 export const EntityGetQuery = z.strictObject({
-  event_limit: blankAsAbsent(z.coerce.number().int().min(0).max(1000).default(50)),
+  // The spec's "entity with full event history": every event up to the cap unless the client asks for fewer.
+  event_limit: blankAsAbsent(z.coerce.number().int().min(0).max(1000).default(1000)),
 });
 export const EntityIdParams = z.object({ id: z.string().min(1).max(100) });
 

@@ -58,7 +58,7 @@ export function entitiesRoutes(): RouteSpec[] {
       path: '/v1/entities/:id',
       access,
       tags,
-      summary: 'An entity with its newest events (event_limit, default 50, max 1000).',
+      summary: 'An entity with its newest events (event_limit, default 1000, the max: the full history).',
       params: EntityIdParams,
       query: EntityGetQuery,
       response: EntityWithEvents,

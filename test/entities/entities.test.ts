@@ -140,6 +140,11 @@ test('events: recorded with defaults, listed newest first, limited by event_limi
   await h.req('DELETE', `/v1/tasks/${task.id}`, { key });
   const after = await h.req('GET', `/v1/entities/${e.id}`, { key });
   expect(after.body.events[0]).toMatchObject({ content: 'just now', task_id: null });
+  // Without event_limit the whole history comes (the spec's "full event history"), up to 1000 events.
+  for (let i = 0; i < 60; i++)
+    await h.req('POST', `/v1/entities/${e.id}/events`, { key, body: { kind: 'note', content: `n${i}` } });
+  const full = await h.req('GET', `/v1/entities/${e.id}`, { key });
+  expect([full.body.event_count, full.body.events.length]).toEqual([63, 63]);
 });
 
 test("tenants are isolated: 404 for another tenant's entity, and no cross-tenant matches", async () => {
