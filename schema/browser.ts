@@ -60,7 +60,7 @@ export const BrowserListQuery = z.object({
 });
 
 export const BrowserOpenBody = z.strictObject({
-  session_id: SessionId,
+  session_id: SessionId.optional().describe('The session to navigate; left out, a new session is opened for the URL.'),
   url: z.string().min(1).max(4000),
   wait_until: z.enum(['load', 'domcontentloaded', 'networkidle', 'commit']).default('load'),
   timeout_ms: z.number().int().min(100).max(120_000).default(30_000),

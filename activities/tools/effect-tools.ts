@@ -89,7 +89,7 @@ export const EFFECT_TOOLS: ToolDef[] = [
     name: 'browser_open',
     title: 'Browser: open URL',
     description: 'Navigate a session to an http(s) URL through the fetch guard (same as POST /v1/browser/open).',
-    input: BrowserOpenBody,
+    input: BrowserOpenBody.required({ session_id: true }),
     output: BrowserCommandResponse,
     readOnly: false,
     destructive: false,

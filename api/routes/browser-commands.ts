@@ -11,6 +11,7 @@ import {
 } from '../../schema/browser';
 import { notFound } from '../../schema/errors';
 import { browserCommand, sessionOr404, actionCommand } from '../browser-client';
+import { closeSession, createSession } from '../browser-sessions';
 import { principalOf, type AppContext } from '../context';
 import { defineRoute, type RouteSpec } from '../route';
 
@@ -60,20 +61,27 @@ export function browserCommandRoutes(): RouteSpec[] {
       responses: {
         ...COMMON,
         400: 'Invalid body, or a refused URL (non-http(s) scheme, private or metadata address).',
+        429: 'Without session_id: the session cap is reached (see Retry-After).',
         502: 'The page could not be loaded.',
         504: 'The page did not load in time.',
       },
       summary:
-        'Navigate the session to a URL (http(s) only, through the fetch guard) → { url, title, status, blocked }; `blocked` lists sub-requests the guard refused.',
+        'Navigate a session to a URL (http(s) only, through the fetch guard) → { session_id, url, title, status, blocked }; `blocked` lists sub-requests the guard refused. Without session_id a new session (default options) is opened for it, and closed again if the page cannot be loaded.',
       example: { session_id: 'bse_...', url: 'https://example.com/', wait_until: 'load' },
       handler: async (ctx: AppContext, { body }) => {
-        const row = await sessionOr404(ctx, body.session_id);
-        return browserCommand(ctx, row, {
-          op: 'open',
-          url: body.url,
-          waitUntil: body.wait_until,
-          timeoutMs: body.timeout_ms,
-        });
+        const open = { op: 'open' as const, url: body.url, waitUntil: body.wait_until, timeoutMs: body.timeout_ms };
+        if (body.session_id !== undefined) {
+          const row = await sessionOr404(ctx, body.session_id);
+          return { session_id: row.id, ...(await browserCommand(ctx, row, open)) };
+        }
+        // The spec's open takes a url alone: a session is opened for it. A page that fails leaves no session behind.
+        const created = await createSession(ctx, {});
+        try {
+          return { session_id: created.id, ...(await browserCommand(ctx, await sessionOr404(ctx, created.id), open)) };
+        } catch (err) {
+          await closeSession(ctx, created.id).catch(() => undefined);
+          throw err;
+        }
       },
     }),
     defineRoute({

@@ -19,6 +19,29 @@ test('health: Chromium found with its version, one browser worker polling, capac
   expect(r.body.capacity.per_worker).toBe(8);
 });
 
+test('open with a url alone (the spec’s body) opens a session for it; a page that fails leaves none behind', async () => {
+  const opened = await f.h.req('POST', '/v1/browser/open', { key: f.key, body: { url: `${f.pages.url}/form` } });
+  expect(opened.status).toBe(200);
+  expect(opened.body).toMatchObject({
+    session_id: expect.stringMatching(/^bse_/),
+    url: `${f.pages.url}/form`,
+    title: 'T',
+  });
+  const id: string = opened.body.session_id;
+  expect((await f.h.req('GET', `/v1/browser/sessions/${id}`, { key: f.key })).body).toMatchObject({ status: 'open' });
+  expect((await f.snapshot(id)).body.text).toContain('heading "Sign up"');
+  expect((await f.h.req('DELETE', `/v1/browser/sessions?session_id=${id}`, { key: f.key })).status).toBe(200);
+
+  const live = async () => (await f.h.req('GET', '/v1/browser/sessions?live=true', { key: f.key })).body.data.length;
+  const before = await live();
+  const refused = await f.h.req('POST', '/v1/browser/open', { key: f.key, body: { url: 'http://169.254.169.254/' } });
+  expect(refused.status).toBe(400);
+  expect(await live()).toBe(before);
+  // With a session named, the answer names it too.
+  const named = await f.session();
+  expect((await f.open(named, '/form')).body.session_id).toBe(named);
+});
+
 test('open, snapshot, fill a form by refs, submit, read the result', async () => {
   const id = await f.session();
   const opened = await f.open(id, '/form');
