@@ -28,6 +28,8 @@ import { modelsFor } from './chat-shared';
 import { FINAL, cancelRun, createRun, runState, waitForRun, workspaceToolNames } from './agents-run-core';
 
 const access = { scope: 'runtime:chat' } as const;
+/** Agent definitions (vibe): "key required" in the spec (its Goals, memory, ... table), any runtime key. */
+const definitions = 'key' as const;
 
 async function createVibe(ctx: AppContext, description: string) {
   const p = principalOf(ctx);
@@ -112,7 +114,7 @@ export function agentsRoutes(): RouteSpec[] {
     defineRoute({
       method: 'post',
       path: '/v1/agents/vibe',
-      access,
+      access: definitions,
       tags: ['agents'],
       summary:
         'Create an agent definition from a description: written by the model under a JSON schema, validated (only real tools the key may use; others are dropped and listed), stored for the tenant.',
@@ -136,7 +138,7 @@ export function agentsRoutes(): RouteSpec[] {
     defineRoute({
       method: 'get',
       path: '/v1/agents',
-      access,
+      access: definitions,
       tags: ['agents'],
       summary: "The tenant's agent definitions, newest first (at most 200).",
       response: AgentList,
@@ -147,7 +149,7 @@ export function agentsRoutes(): RouteSpec[] {
     defineRoute({
       method: 'get',
       path: '/v1/agents/:id',
-      access,
+      access: definitions,
       tags: ['agents'],
       summary: 'One agent definition.',
       params: AgentParams,
@@ -161,7 +163,7 @@ export function agentsRoutes(): RouteSpec[] {
     defineRoute({
       method: 'delete',
       path: '/v1/agents/:id',
-      access,
+      access: definitions,
       tags: ['agents'],
       summary: 'Delete an agent definition (runs already started keep their copy of it).',
       params: AgentParams,

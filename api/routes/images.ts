@@ -97,11 +97,13 @@ async function imagesAnswer(ctx: AppContext, images: GeneratedImage[], format: '
 }
 
 export function imagesRoutes(): RouteSpec[] {
+  // Image generation is "key required" in the spec (its Goals, memory, ... table): any runtime key; edits and
+  // variations (OpenAI's, beside it) the same.
   return [
     defineRoute({
       method: 'post',
       path: '/v1/images/generations',
-      access: { scope: 'runtime:chat' },
+      access: 'key',
       tags: ['images'],
       body: ImageGenerateBody,
       response: ImagesResponse,
@@ -123,7 +125,7 @@ export function imagesRoutes(): RouteSpec[] {
     defineRoute({
       method: 'post',
       path: '/v1/images/edits',
-      access: { scope: 'runtime:chat' },
+      access: 'key',
       tags: ['images'],
       consumes: 'multipart/form-data',
       body: ImageEditForm,
@@ -173,7 +175,7 @@ export function imagesRoutes(): RouteSpec[] {
     defineRoute({
       method: 'post',
       path: '/v1/images/variations',
-      access: { scope: 'runtime:chat' },
+      access: 'key',
       tags: ['images'],
       consumes: 'multipart/form-data',
       body: ImageVariationForm,

@@ -52,6 +52,15 @@ const KEY_REQUIRED = [
   'post /v1/enterprise/learn',
   'get /v1/enterprise/learn/:job_id',
   'get /v1/enterprise/knowledge/search',
+  // Goals, memory, documents, sharing, tools, workspaces (key required): the rest of the table.
+  'post /v1/images/generations',
+  'post /v1/agents/vibe',
+  'get /v1/tools',
+  'post /v1/tools/plan',
+  'post /v1/tools/execute-plan',
+  'get /v1/daemons',
+  'get /v1/sovereign/identity',
+  'put /v1/sovereign/identity',
   // Utility model lanes (key required; chat completions and model lists, which every app's scopes cover).
   'get /v1/slm/models',
   'post /v1/slm/chat/completions',
@@ -183,6 +192,18 @@ describe.each(Object.keys(APP_SCOPES))('first-party app %s', (app) => {
     const list = await h.req('GET', '/v1/entities', { key });
     expect(list.body.data.map((e: { name: string }) => e.name)).toContain(`${app} entity`);
   });
+});
+
+test('a runtime key of any scope reaches every "key required" route (never 401/403)', async () => {
+  // The scope this key holds guards nothing on these routes: any runtime key of the tenant is enough. The utility
+  // lanes are left out: they are chat completions and model lists, which keep runtime:chat and runtime:models.
+  const key = (await h.key(['runtime:email:send'])).apiKey;
+  for (const route of KEY_REQUIRED.filter(
+    (r) => !r.includes('/slm/') && !r.includes('/micro/') && !r.includes('/mid/') && !r.includes('/cloud/'),
+  )) {
+    const r = await call(route, key);
+    expect({ route, refused: r.status === 401 || r.status === 403 }).toEqual({ route, refused: false });
+  }
 });
 
 test('runtime:records now means bulk record administration: wiping enterprise knowledge', async () => {
