@@ -96,6 +96,31 @@ describe("OpenAI's Agents SDK with the client-run built-in tools", () => {
     expect(sentMessages(2).at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_2', content: 'completed' });
   });
 
+  test('streamed: the SDK reads our event stream, runs the shell call, and streams the answer', async () => {
+    const ran: string[][] = [];
+    const shell = shellTool({
+      shell: {
+        run: async (action) => {
+          ran.push(action.commands);
+          return { output: [{ stdout: 'v24', stderr: '', outcome: { type: 'exit' as const, exitCode: 0 } }] };
+        },
+      },
+    });
+    fake.script(
+      { toolCalls: [{ id: 'call_s', name: 'shell', arguments: { commands: ['node --version'] } }] },
+      { reply: 'Node 24 is installed.', chunkDelayMs: 2 },
+    );
+    const agent = new Agent({ name: 'coder', model: 'svc-oracle', tools: [shell] });
+    const stream = await runner.run(agent, 'Which Node?', { stream: true });
+    const deltas: string[] = [];
+    for await (const e of stream)
+      if (e.type === 'raw_model_stream_event' && e.data.type === 'output_text_delta') deltas.push(e.data.delta);
+    await stream.completed;
+    expect(stream.finalOutput).toBe('Node 24 is installed.');
+    expect(deltas.join('')).toBe('Node 24 is installed.');
+    expect(ran).toEqual([['node --version']]);
+  });
+
   test('ComputerTool: the SDK performs the action and its screenshot reaches the lane as an image', async () => {
     const png = (
       await sharp({ create: { width: 16, height: 16, channels: 3, background: '#123456' } })
