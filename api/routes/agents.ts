@@ -28,8 +28,6 @@ import { modelsFor } from './chat-shared';
 import { FINAL, cancelRun, createRun, runState, waitForRun, workspaceToolNames } from './agents-run-core';
 
 const access = { scope: 'runtime:chat' } as const;
-/** Agent definitions (vibe): "key required" in the spec (its Goals, memory, ... table), any runtime key. */
-const definitions = 'key' as const;
 
 async function createVibe(ctx: AppContext, description: string) {
   const p = principalOf(ctx);
@@ -114,7 +112,7 @@ export function agentsRoutes(): RouteSpec[] {
     defineRoute({
       method: 'post',
       path: '/v1/agents/vibe',
-      access: definitions,
+      access,
       tags: ['agents'],
       summary:
         'Create an agent definition from a description: written by the model under a JSON schema, validated (only real tools the key may use; others are dropped and listed), stored for the tenant.',
@@ -138,7 +136,7 @@ export function agentsRoutes(): RouteSpec[] {
     defineRoute({
       method: 'get',
       path: '/v1/agents',
-      access: definitions,
+      access,
       tags: ['agents'],
       summary: "The tenant's agent definitions, newest first (at most 200).",
       response: AgentList,
@@ -149,7 +147,7 @@ export function agentsRoutes(): RouteSpec[] {
     defineRoute({
       method: 'get',
       path: '/v1/agents/:id',
-      access: definitions,
+      access,
       tags: ['agents'],
       summary: 'One agent definition.',
       params: AgentParams,
@@ -163,7 +161,7 @@ export function agentsRoutes(): RouteSpec[] {
     defineRoute({
       method: 'delete',
       path: '/v1/agents/:id',
-      access: definitions,
+      access,
       tags: ['agents'],
       summary: 'Delete an agent definition (runs already started keep their copy of it).',
       params: AgentParams,

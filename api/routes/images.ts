@@ -97,13 +97,11 @@ async function imagesAnswer(ctx: AppContext, images: GeneratedImage[], format: '
 }
 
 export function imagesRoutes(): RouteSpec[] {
-  // Image generation is "key required" in the spec (its Goals, memory, ... table): any runtime key; edits and
-  // variations (OpenAI's, beside it) the same.
   return [
     defineRoute({
       method: 'post',
       path: '/v1/images/generations',
-      access: 'key',
+      access: { scope: 'runtime:chat' },
       tags: ['images'],
       body: ImageGenerateBody,
       response: ImagesResponse,
@@ -125,7 +123,7 @@ export function imagesRoutes(): RouteSpec[] {
     defineRoute({
       method: 'post',
       path: '/v1/images/edits',
-      access: 'key',
+      access: { scope: 'runtime:chat' },
       tags: ['images'],
       consumes: 'multipart/form-data',
       body: ImageEditForm,
@@ -175,7 +173,7 @@ export function imagesRoutes(): RouteSpec[] {
     defineRoute({
       method: 'post',
       path: '/v1/images/variations',
-      access: 'key',
+      access: { scope: 'runtime:chat' },
       tags: ['images'],
       consumes: 'multipart/form-data',
       body: ImageVariationForm,

@@ -134,7 +134,7 @@ test('refusals name the field and call no lane; an echoed web_search_call is tak
     ],
     [{ tools: [tool, { type: 'web_search_preview' }] }, 'body.tools'],
     [{ tool_choice: { type: 'web_search' } }, 'body.tool_choice'],
-    [{ tools: [{ type: 'computer_use_preview' }] }, 'body.tools.0.type'],
+    [{ tools: [{ type: 'code_interpreter' }] }, 'body.tools.0.type'],
   ];
   for (const [extra, path] of cases) {
     const r = await h.req('POST', '/v1/responses', { key, body: { model: 'mid', input: 'x', ...(extra as object) } });

@@ -52,9 +52,8 @@ const KEY_REQUIRED = [
   'post /v1/enterprise/learn',
   'get /v1/enterprise/learn/:job_id',
   'get /v1/enterprise/knowledge/search',
-  // Goals, memory, documents, sharing, tools, workspaces (key required): the rest of the table.
-  'post /v1/images/generations',
-  'post /v1/agents/vibe',
+  // Goals, memory, documents, sharing, tools, workspaces (key required): the rest of the table. Image generation
+  // and agent drafting are model calls, which keep runtime:chat (docs/decisions.md); every first-party app holds it.
   'get /v1/tools',
   'post /v1/tools/plan',
   'post /v1/tools/execute-plan',
@@ -100,6 +99,8 @@ const KEY_REQUIRED = [
 /** Spec'd routes with a named scope, reachable only by apps granted it. */
 const SCOPED: Record<string, string> = {
   'post /v1/chat/completions': 'runtime:chat',
+  'post /v1/images/generations': 'runtime:chat',
+  'post /v1/agents/vibe': 'runtime:chat',
   'post /v1/chat/feedback': 'runtime:chat',
   'get /v1/models': 'runtime:models',
   'get /v1/spaces': 'runtime:spaces',
