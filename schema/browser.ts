@@ -161,7 +161,16 @@ export const BrowserStateLoadBody = z
     message: 'give name or state_id (exactly one)',
   });
 
-export const BrowserCommandResponse = z.object({ url: z.string(), title: z.string() }).catchall(z.unknown());
+export const BrowserCommandResponse = z
+  .object({
+    url: z.string(),
+    title: z.string(),
+    session_id: z
+      .string()
+      .optional()
+      .describe('The session the command ran in (open names it: it may have opened it).'),
+  })
+  .catchall(z.unknown());
 
 export const BrowserHealth = z.object({
   available: z.boolean(),

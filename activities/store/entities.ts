@@ -137,7 +137,13 @@ export async function listEntities(
     ORDER BY h.rank, e.name_norm, e.id LIMIT ${opts.limit}`);
 }
 
-/** The entity with its newest `eventLimit` events (newest first), or null. */
+/** The most an entity's answer carries of event content and metadata (bytes): its newest events up to this. */
+export const ENTITY_EVENT_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The entity with its newest `eventLimit` events (newest first), or null. The events stop where their content and
+ * metadata would pass ENTITY_EVENT_BYTES (the newest one always comes): `event_count` tells how many there are.
+ */
 export async function getEntity(
   db: Db,
   opts: { tenantId: string; id: string; eventLimit: number },
@@ -145,9 +151,17 @@ export async function getEntity(
   const entity = await entityById(db, opts.tenantId, opts.id);
   if (!entity) return null;
   const events = await db.any(sql.type(EventRow)`
-    SELECT id, entity_id, kind, content, task_id, metadata, occurred_at, created_at FROM entity_events
-    WHERE entity_id = ${opts.id} AND tenant_id = ${opts.tenantId}
-    ORDER BY occurred_at DESC, created_at DESC, id DESC LIMIT ${opts.eventLimit}`);
+    SELECT id, entity_id, kind, content, task_id, metadata, occurred_at, created_at FROM (
+      SELECT *, sum(size) OVER (ORDER BY occurred_at DESC, created_at DESC, id DESC) - size AS before FROM (
+        SELECT id, entity_id, kind, content, task_id, metadata, occurred_at, created_at,
+               coalesce(octet_length(content), 0) + octet_length(metadata::text) AS size
+        FROM entity_events
+        WHERE entity_id = ${opts.id} AND tenant_id = ${opts.tenantId}
+        ORDER BY occurred_at DESC, created_at DESC, id DESC LIMIT ${opts.eventLimit}
+      ) newest
+    ) sized
+    WHERE before < ${ENTITY_EVENT_BYTES}
+    ORDER BY occurred_at DESC, created_at DESC, id DESC`);
   return { ...entity, events: [...events] };
 }
 

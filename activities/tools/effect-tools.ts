@@ -89,7 +89,8 @@ export const EFFECT_TOOLS: ToolDef[] = [
     name: 'browser_open',
     title: 'Browser: open URL',
     description: 'Navigate a session to an http(s) URL through the fetch guard (same as POST /v1/browser/open).',
-    input: BrowserOpenBody.required({ session_id: true }),
+    // The tool names its session (a model's call should say which session it drives).
+    input: BrowserOpenBody.extend(SessionRef.shape),
     output: BrowserCommandResponse,
     readOnly: false,
     destructive: false,

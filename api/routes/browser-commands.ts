@@ -9,7 +9,7 @@ import {
   BrowserStateLoadBody,
   BrowserStateSaveBody,
 } from '../../schema/browser';
-import { notFound } from '../../schema/errors';
+import { AppError, notFound } from '../../schema/errors';
 import { browserCommand, sessionOr404, actionCommand } from '../browser-client';
 import { closeSession, createSession } from '../browser-sessions';
 import { principalOf, type AppContext } from '../context';
@@ -41,6 +41,12 @@ function stateView(r: BrowserStateRow): z.infer<typeof BrowserState> {
   };
 }
 
+/** An error's detail naming a session the request opened and could not close (the client owns it now). */
+const sessionDetail = (id: string) => ({
+  path: 'session_id',
+  message: `${id}: opened for this request and still open (use it, or DELETE /v1/browser/sessions/${id})`,
+});
+
 const COMMON = {
   404: 'No such session (or another tenant’s).',
   409: 'The session has ended, or a ref is stale (take a fresh snapshot).',
@@ -56,6 +62,8 @@ export function browserCommandRoutes(): RouteSpec[] {
       path: '/v1/browser/open',
       access,
       tags,
+      // A retry with the same Idempotency-Key gets the first answer (without it, a lost answer would open another session).
+      idempotent: true,
       body: BrowserOpenBody,
       response: BrowserCommandResponse,
       responses: {
@@ -74,13 +82,26 @@ export function browserCommandRoutes(): RouteSpec[] {
           const row = await sessionOr404(ctx, body.session_id);
           return { session_id: row.id, ...(await browserCommand(ctx, row, open)) };
         }
-        // The spec's open takes a url alone: a session is opened for it. A page that fails leaves no session behind.
+        // The spec's open takes a url alone: a session is opened for it. A page that fails leaves no session behind;
+        // a session that could not be closed (or is still opening) is named in the error, so the client can use it.
         const created = await createSession(ctx, {});
+        if (created.status !== 'open')
+          throw new AppError(
+            'service_unavailable',
+            `The browser session ${created.id} opened for this URL is still ${created.status}: retry POST /v1/browser/open with its session_id shortly, or DELETE it.`,
+            { headers: { 'Retry-After': '5' }, details: [sessionDetail(created.id)] },
+          );
         try {
           return { session_id: created.id, ...(await browserCommand(ctx, await sessionOr404(ctx, created.id), open)) };
         } catch (err) {
-          await closeSession(ctx, created.id).catch(() => undefined);
-          throw err;
+          const closed = await closeSession(ctx, created.id).catch(() => undefined);
+          if (closed?.status === 'closed' || !(err instanceof AppError)) throw err;
+          throw new AppError(err.code, err.message, {
+            scope: err.scope,
+            headers: err.headers,
+            details: [...(err.details ?? []), sessionDetail(created.id)],
+            cause: err,
+          });
         }
       },
     }),

@@ -55,6 +55,7 @@ export function browserRoutes(): RouteSpec[] {
       path: '/v1/browser/sessions',
       access,
       tags,
+      idempotent: true,
       body: BrowserSessionCreateBody,
       response: BrowserSession,
       responses: {

@@ -37,6 +37,17 @@ test('open with a url alone (the spec’s body) opens a session for it; a page t
   const refused = await f.h.req('POST', '/v1/browser/open', { key: f.key, body: { url: 'http://169.254.169.254/' } });
   expect(refused.status).toBe(400);
   expect(await live()).toBe(before);
+  // A retry with the same Idempotency-Key gets the first answer: one session, not two.
+  const retry = () =>
+    f.h.req('POST', '/v1/browser/open', {
+      key: f.key,
+      body: { url: `${f.pages.url}/form` },
+      headers: { 'Idempotency-Key': 'open-once-1' },
+    });
+  const [first, again] = [await retry(), await retry()];
+  expect(again.body.session_id).toBe(first.body.session_id);
+  expect(await live()).toBe(before + 1);
+  await f.h.req('DELETE', `/v1/browser/sessions?session_id=${first.body.session_id}`, { key: f.key });
   // With a session named, the answer names it too.
   const named = await f.session();
   expect((await f.open(named, '/form')).body.session_id).toBe(named);
@@ -235,10 +246,10 @@ test("tenant isolation: another tenant's session answers 404 on every route; any
   const list = await f.h.req('GET', '/v1/browser/sessions', { key: other });
   expect(list.body.data).toEqual([]);
   // Browser automation is "key required" in the spec: a key with other scopes reaches it (and sees its own tenant).
-  const chatOnly = (await f.h.key(['runtime:models'])).apiKey;
-  const health = await f.h.req('GET', '/v1/browser/health', { key: chatOnly });
+  const modelsOnly = (await f.h.key(['runtime:models'])).apiKey;
+  const health = await f.h.req('GET', '/v1/browser/health', { key: modelsOnly });
   expect([health.status, health.body.sessions_open]).toEqual([200, 0]);
-  expect((await f.h.req('GET', `/v1/browser/sessions/${id}`, { key: chatOnly })).status).toBe(404);
+  expect((await f.h.req('GET', `/v1/browser/sessions/${id}`, { key: modelsOnly })).status).toBe(404);
   // The owner still works, and can close it; a closed session answers 409 to commands.
   expect((await f.snapshot(id)).status).toBe(200);
   const closed = await f.h.req('DELETE', `/v1/browser/sessions?session_id=${id}`, { key: f.key });

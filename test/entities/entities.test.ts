@@ -147,6 +147,29 @@ test('events: recorded with defaults, listed newest first, limited by event_limi
   expect([full.body.event_count, full.body.events.length]).toEqual([63, 63]);
 });
 
+test('a history larger than the answer can carry comes newest first up to about 8 MiB; event_count tells the rest', async () => {
+  const e = (await upsert({ name: 'Chatty' })).body;
+  const big = 'x'.repeat(100_000);
+  for (let i = 0; i < 90; i++)
+    expect(
+      (
+        await h.req('POST', `/v1/entities/${e.id}/events`, {
+          key,
+          body: { kind: 'note', content: big, occurred_at: new Date(Date.UTC(2025, 0, 1, 0, i)).toISOString() },
+        })
+      ).status,
+    ).toBe(201);
+  const got = await h.req('GET', `/v1/entities/${e.id}`, { key });
+  expect(got.status).toBe(200);
+  expect(got.body.event_count).toBe(90);
+  const n = got.body.events.length;
+  // 8 MiB of 100,000-character events: the newest 84 (the one that passes the budget is the last one in).
+  expect(n).toBe(84);
+  expect(got.body.events[0].occurred_at).toBe('2025-01-01T01:29:00.000Z');
+  // A smaller event_limit still applies first.
+  expect((await h.req('GET', `/v1/entities/${e.id}?event_limit=3`, { key })).body.events).toHaveLength(3);
+});
+
 test("tenants are isolated: 404 for another tenant's entity, and no cross-tenant matches", async () => {
   const mine = (await upsert({ name: 'Shared Name', aliases: ['SN'] })).body;
   expect((await h.req('GET', `/v1/entities/${mine.id}`, { key: other })).status).toBe(404);
