@@ -92,6 +92,11 @@ export async function readForm(
   const names = Object.keys(files)
     .map((f) => `"${f}"`)
     .join(', ');
+  // Files of one field come in the order they were sent (OpenAI's image[]: the first is the one a mask is for).
+  // Formidable lists a file when its write ends, so a small file can pass a larger one sent before it: each is ranked
+  // when its part begins.
+  const sent = new WeakMap<object, number>();
+  let begun = 0;
   const parse = koaBody({
     multipart: true,
     json: false,
@@ -105,6 +110,7 @@ export async function readForm(
       maxFieldsSize: 256 * 1024,
       allowEmptyFiles: false,
       minFileSize: 1,
+      onFileBegin: (_name: string, file: object) => void sent.set(file, begun++),
     },
   });
   try {
@@ -131,7 +137,7 @@ export async function readForm(
   try {
     const out: Record<string, FormFile[]> = {};
     for (const [field, value] of Object.entries(parsed)) {
-      const list = Array.isArray(value) ? value : [value];
+      const list = (Array.isArray(value) ? value : [value]).sort((a, b) => (sent.get(a) ?? 0) - (sent.get(b) ?? 0));
       const most = files[field];
       if (most === undefined)
         throw new AppError('invalid_request', `Files go in field ${names}, not "${field}".`, {

@@ -52,6 +52,8 @@ test('idempotency is a route flag: exactly the retry-safe creates and the tick d
     .map((r) => `${r.method} ${r.path}`)
     .sort();
   expect(flagged).toEqual([
+    'post /v1/browser/open',
+    'post /v1/browser/sessions',
     'post /v1/email/send',
     'post /v1/enterprise/learn',
     'post /v1/goals',

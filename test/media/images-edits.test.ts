@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
 import { FAKE_PNG_B64, type FakeOpenAI } from '../helpers/fake-openai';
@@ -84,6 +85,25 @@ test('several images go as image[]; JPEG and WebP are taken as they are; b64_jso
     ['image[]', 'image/webp', b.length],
   ]);
   expect(sent()).toMatchObject({ output_format: 'webp', background: 'opaque' });
+  // The order sent is kept even when the first file is much larger (its write to disk ends after the second's).
+  const noise = await sharp(randomBytes(600 * 600 * 3), { raw: { width: 600, height: 600, channels: 3 } })
+    .jpeg({ quality: 100 })
+    .toBuffer();
+  for (let i = 0; i < 3; i++) {
+    const again = await post(
+      '/v1/images/edits',
+      [
+        ['image[]', noise, 'big.jpg'],
+        ['image[]', b, 'small.webp'],
+      ],
+      { prompt: 'Combine them' },
+    );
+    expect(again.status).toBe(200);
+    expect(sent().files.map((f) => [f.type, f.size])).toEqual([
+      ['image/jpeg', noise.length],
+      ['image/webp', b.length],
+    ]);
+  }
 });
 
 test('variations of a square PNG with the SDK', async () => {
