@@ -109,8 +109,8 @@ type ClientTool = Extract<
 >;
 
 /**
- * The tools the client runs (function, custom, shell, apply_patch, local_shell), undefined when none: file and web
- * search are this service's own.
+ * The tools the client runs (function, custom, and the built-in shell, apply_patch, local_shell and computer tools),
+ * undefined when none: file and web search are this service's own.
  */
 function clientTools(b: CreateResponseRequest): ClientTool[] | undefined {
   const tools = b.tools?.filter(
