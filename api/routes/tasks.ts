@@ -87,7 +87,8 @@ export function tasksRoutes(): RouteSpec[] {
       path: '/v1/tasks/:id',
       access,
       tags,
-      summary: 'Update title, description, status, priority, surface, session_id (null clears it) or metadata; an illegal status transition is 409.',
+      summary:
+        'Update title, description, status, priority, surface, session_id (null clears it) or metadata; an illegal status transition is 409.',
       params: TaskIdParams,
       body: TaskPatchBody,
       response: Task,
