@@ -81,7 +81,7 @@ export type ComputerUsePreviewTool = z.output<typeof ComputerUsePreviewTool>;
 export const ComputerTool = z.object({ type: z.literal('computer') }).strict();
 
 /** The client-run built-in tools' types; each is offered to the lane as a function of this name. */
-export const CLIENT_BUILTINS = ['shell', 'apply_patch', 'local_shell', 'computer_use_preview', 'computer'] as const;
+const CLIENT_BUILTINS = ['shell', 'apply_patch', 'local_shell', 'computer_use_preview', 'computer'] as const;
 export type ClientBuiltin = (typeof CLIENT_BUILTINS)[number];
 export const isClientBuiltin = (type: string): type is ClientBuiltin =>
   (CLIENT_BUILTINS as readonly string[]).includes(type);

@@ -17,7 +17,7 @@ import {
  * tool's answer, as text.
  */
 
-export type ShellCall = {
+type ShellCall = {
   type: 'shell_call';
   id: string;
   call_id: string;
@@ -25,7 +25,7 @@ export type ShellCall = {
   status: 'in_progress' | 'completed' | 'incomplete';
   environment: { type: 'local' } | null;
 };
-export type ShellCallOutput = {
+type ShellCallOutput = {
   type: 'shell_call_output';
   id: string;
   call_id: string;
@@ -33,23 +33,23 @@ export type ShellCallOutput = {
   status: 'in_progress' | 'completed' | 'incomplete';
   max_output_length: number | null;
 };
-export type PatchOperation =
+type PatchOperation =
   { type: 'create_file' | 'update_file'; path: string; diff: string } | { type: 'delete_file'; path: string };
-export type ApplyPatchCall = {
+type ApplyPatchCall = {
   type: 'apply_patch_call';
   id: string;
   call_id: string;
   status: 'in_progress' | 'completed';
   operation: PatchOperation;
 };
-export type ApplyPatchCallOutput = {
+type ApplyPatchCallOutput = {
   type: 'apply_patch_call_output';
   id: string;
   call_id: string;
   status: 'completed' | 'failed';
   output: string | null;
 };
-export type LocalShellCall = {
+type LocalShellCall = {
   type: 'local_shell_call';
   id: string;
   call_id: string;
@@ -63,7 +63,7 @@ export type LocalShellCall = {
   };
   status: 'in_progress' | 'completed' | 'incomplete';
 };
-export type LocalShellCallOutput = {
+type LocalShellCallOutput = {
   type: 'local_shell_call_output';
   id: string;
   call_id: string;
@@ -71,7 +71,7 @@ export type LocalShellCallOutput = {
   status: 'in_progress' | 'completed' | 'incomplete' | null;
 };
 /** A computer call: one action (computer_use_preview) or a list of them (computer), no safety checks pending here. */
-export type ComputerCall = {
+type ComputerCall = {
   type: 'computer_call';
   id: string;
   call_id: string;
@@ -84,7 +84,7 @@ export type ComputerCall = {
  * The screenshot the client took after a computer call: its URL, or an uploaded file's id (read into a data URL in
  * place of the id when the lane is shown it, see `readInputFiles`).
  */
-export type ComputerCallOutput = {
+type ComputerCallOutput = {
   type: 'computer_call_output';
   id: string;
   call_id: string;
@@ -96,10 +96,10 @@ export type ComputerCallOutput = {
 /** How many of a conversation's latest screenshots the lane is shown (each earlier one is a line of text). */
 export const SHOWN_SCREENSHOTS = 3;
 export type BuiltinCall = ShellCall | ApplyPatchCall | LocalShellCall | ComputerCall;
-export type BuiltinOutput = ShellCallOutput | ApplyPatchCallOutput | LocalShellCallOutput | ComputerCallOutput;
+type BuiltinOutput = ShellCallOutput | ApplyPatchCallOutput | LocalShellCallOutput | ComputerCallOutput;
 export type BuiltinItem = BuiltinCall | BuiltinOutput;
 /** A built-in client tool as a request gives it. */
-export type BuiltinTool = ShellTool | { type: 'apply_patch' | 'local_shell' | 'computer' } | ComputerUsePreviewTool;
+type BuiltinTool = ShellTool | { type: 'apply_patch' | 'local_shell' | 'computer' } | ComputerUsePreviewTool;
 
 const ITEM_PREFIX = {
   shell_call: 'sh',

@@ -1,7 +1,7 @@
 import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
 import type { FakeOpenAI } from '../helpers/fake-openai';
-import { contractErrors, readResponseEvents, streamEventErrors } from '../helpers/openai-contract';
+import { contractErrors, postResponseStream, readResponseEvents, streamEventErrors } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
 
@@ -23,12 +23,7 @@ const post = (body: unknown) => h.req('POST', '/v1/responses', { key, body });
 const fields = (res: { body: { details?: Array<{ path: string }> } }) => (res.body.details ?? []).map((d) => d.path);
 /** The messages the upstream got, after the persona's system message. */
 const sentMessages = (i = -1) => fake.chats.at(i)!.body.messages.slice(1);
-const streamRaw = (body: Record<string, unknown>) =>
-  fetch(`${h.url}/v1/responses`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ ...body, stream: true }),
-  });
+const streamRaw = (body: Record<string, unknown>) => postResponseStream(h.url, key, body);
 const sentTool = (name: string) =>
   (fake.chats.at(-1)!.body.tools as Array<{ function: { name: string; description: string; parameters: any } }>).find(
     (t) => t.function.name === name,

@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import sharp from 'sharp';
 import { PERSONA } from '../../reasoning/persona';
 import type { FakeOpenAI } from '../helpers/fake-openai';
-import { contractErrors, readResponseEvents, streamEventErrors } from '../helpers/openai-contract';
+import { contractErrors, postResponseStream, readResponseEvents, streamEventErrors } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
 import { startExtraApp } from '../helpers/extra-app';
@@ -24,12 +24,7 @@ const fields = (res: { body: { details?: Array<{ path: string }> } }) => (res.bo
 /** The messages the upstream got, after the persona's system message. */
 const sentMessages = (i = -1) => fake.chats.at(i)!.body.messages.slice(1);
 
-const streamRaw = (body: Record<string, unknown>) =>
-  fetch(`${h.url}/v1/responses`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ ...body, stream: true }),
-  });
+const streamRaw = (body: Record<string, unknown>) => postResponseStream(h.url, key, body);
 
 describe('POST /v1/responses with the official openai client', () => {
   test('text input: a Response in OpenAI’s contract, persona then instructions upstream, usage and meta', async () => {

@@ -64,6 +64,14 @@ export function streamEventErrors(event: { type?: unknown }): string[] {
   return contractErrors(name, event);
 }
 
+/** POST /v1/responses with `stream: true` added to the body, as a raw fetch (its SSE read by `readResponseEvents`). */
+export const postResponseStream = (baseUrl: string, key: string, body: Record<string, unknown>) =>
+  fetch(`${baseUrl}/v1/responses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ ...body, stream: true }),
+  });
+
 /** One event of a Responses event stream: its name, its data, and its SSE id when it has one. */
 export type ResponseEvent = { event: string; data: any; id?: string };
 
