@@ -27,6 +27,7 @@ import {
   SHELL_ITEMS,
   ShellTool,
 } from './responses-shell';
+import { ImageGenerationCallItem, ImageGenerationTool } from './responses-image-gen';
 
 /**
  * OpenAI's Responses API (`POST /v1/responses`) as far as a persona lane can answer it: messages, images, function
@@ -264,6 +265,7 @@ export const InputItem = z.preprocess(
     McpCallItem,
     McpApprovalRequestItem,
     McpApprovalResponseItem,
+    ImageGenerationCallItem,
     ...SHELL_ITEMS,
     unsupportedItem(
       'item_reference',
@@ -442,7 +444,7 @@ export const McpTool = z
   });
 export type McpTool = z.output<typeof McpTool>;
 
-/** Other built-in tools (code_interpreter, image_generation, ...) run on OpenAI's side: refused by name. */
+/** Other built-in tools (code_interpreter, ...) run on OpenAI's side: refused by name. */
 const Tool = z
   .object({ type: z.string().max(100) })
   .loose()
@@ -452,13 +454,14 @@ const Tool = z
       t.type !== 'custom' &&
       t.type !== 'file_search' &&
       t.type !== 'mcp' &&
+      t.type !== 'image_generation' &&
       !isClientBuiltin(t.type) &&
       !WEB_SEARCH_TYPES.has(t.type)
     )
       ctx.addIssue({
         code: 'custom',
         path: ['type'],
-        message: `the built-in tool '${t.type}' is not available here: send function or custom tools, shell, apply_patch, local_shell or computer (the client runs them), file_search, web_search or mcp (a remote MCP server); POST /v1/capabilities/research and POST /v1/mcp offer this service's own tools`,
+        message: `the built-in tool '${t.type}' is not available here: send function or custom tools, shell, apply_patch, local_shell or computer (the client runs them), file_search, web_search, mcp (a remote MCP server) or image_generation; POST /v1/capabilities/research and POST /v1/mcp offer this service's own tools`,
       });
   })
   .pipe(
@@ -473,6 +476,7 @@ const Tool = z
       LocalShellTool,
       ComputerUsePreviewTool,
       ComputerTool,
+      ImageGenerationTool,
     ]),
   );
 type AnyTool = z.output<typeof Tool>;
@@ -498,6 +502,7 @@ const ToolChoice = z.union([
   z.object({ type: z.enum(['function', 'custom']), name: openaiName }).strict(),
   z.object({ type: z.literal('mcp'), server_label: ServerLabel, name: McpToolName.nullish() }).strict(),
   z.object({ type: z.enum(['shell', 'apply_patch', 'computer', 'computer_use', 'computer_use_preview']) }).strict(),
+  z.object({ type: z.literal('image_generation') }).strict(),
 ]);
 
 /** The client-run built-in tool a `tool_choice` of a built-in type picks among the tools (any computer tool for a computer choice). */
@@ -564,6 +569,7 @@ export const CreateResponseRequest = z
         (t) => t.filter((x) => x.type === 'computer' || x.type === 'computer_use_preview').length <= 1,
         'at most one computer tool (computer or computer_use_preview)',
       )
+      .refine((t) => t.filter((x) => x.type === 'image_generation').length <= 1, 'at most one image_generation tool')
       .optional()
       .describe(
         'Function tools ({type: "function", name, description, parameters, strict}), custom tools ({type: "custom", name, description, format: text or a lark/regex grammar}) and the shell ({type: "shell", environment: local}), apply_patch, local_shell, computer_use_preview and computer tools, which the client runs; file_search over your vector stores and web_search over the configured engines (each searched for the last user message before the answer); other built-in tools are refused by name.',
@@ -620,7 +626,11 @@ export const CreateResponseRequest = z
     const named = b.tools && clientToolNames(b.tools);
     const choice = b.tool_choice;
     const mcp = b.tools?.filter((t) => t.type === 'mcp') ?? [];
-    if (typeof choice === 'object' && choice.type === 'mcp') {
+    const imageTool = b.tools?.findIndex((t) => t.type === 'image_generation') ?? -1;
+    if (typeof choice === 'object' && choice.type === 'image_generation') {
+      if (imageTool < 0)
+        ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: 'no image_generation tool in tools' });
+    } else if (typeof choice === 'object' && choice.type === 'mcp') {
       if (!mcp.some((t) => t.server_label === choice.server_label))
         ctx.addIssue({
           code: 'custom',
@@ -637,13 +647,21 @@ export const CreateResponseRequest = z
       const kind = choice.type === 'file_search' ? 'file_search' : 'web_search';
       if (!builtins.some((t) => (kind === 'file_search' ? t.type === 'file_search' : WEB_SEARCH_TYPES.has(t.type))))
         ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `no ${kind} tool in tools` });
-    } else if (!(typeof choice === 'string' && (builtins.length || mcp.length))) checkToolChoice(ctx, choice, named);
+    } else if (!(typeof choice === 'string' && (builtins.length || mcp.length || imageTool >= 0)))
+      checkToolChoice(ctx, choice, named);
     if (b.background && mcp.length)
       ctx.addIssue({
         code: 'custom',
         path: ['tools', b.tools?.findIndex((t) => t.type === 'mcp') ?? 0],
         message:
           'mcp tools are served on responses answered in their request (leave background out); a background response cannot stop for approvals',
+      });
+    else if (b.background && imageTool >= 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tools', imageTool],
+        message:
+          'image_generation is served on responses answered in their request (leave background out, or stream the response to see the image as it is made)',
       });
     if (b.conversation !== undefined && b.previous_response_id !== undefined)
       ctx.addIssue({

@@ -43,7 +43,7 @@ export function checkImageRequest(config: Config, n: number, size: string | unde
  */
 export async function generateImages(
   config: Config,
-  req: { prompt: string; n: number; size?: string; quality?: string; style?: string },
+  req: { prompt: string; n: number; size?: string; quality?: string; style?: string; background?: string },
 ): Promise<GeneratedImage[]> {
   const lane = checkImageRequest(config, req.n, req.size);
   const body = {
@@ -54,6 +54,7 @@ export async function generateImages(
     ...(req.size && req.size !== 'auto' ? { size: req.size } : {}),
     ...(req.quality ? { quality: req.quality } : {}),
     ...(req.style ? { style: req.style } : {}),
+    ...(req.background ? { background: req.background } : {}),
   };
   return callImages(lane, 'generations', JSON.stringify(body), req.n);
 }

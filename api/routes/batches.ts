@@ -187,6 +187,13 @@ async function planLine(
         'mcp tools cannot be used in a batch (a batch line cannot stop for approvals): send the line to POST /v1/responses.',
         { details: [{ path: `body.tools.${mcpAt}`, message: 'not in a batch' }] },
       );
+    const imageAt = body.data.tools?.findIndex((t) => t.type === 'image_generation') ?? -1;
+    if (imageAt >= 0)
+      throw new AppError(
+        'invalid_request',
+        'image_generation cannot be used in a batch (its calls are made while the response is answered): send the line to POST /v1/responses.',
+        { details: [{ path: `body.tools.${imageAt}`, message: 'not in a batch' }] },
+      );
     const r = await prepareResponse(ctx, body.data, headers, true);
     const { signal: _signal, ...req } = r.call.req;
     return {

@@ -102,6 +102,8 @@ function transcript(items: readonly StoredItem[], summaries: ReadonlyMap<StoredI
           const { answer } = mcpCallMessages(item);
           return `assistant called ${item.name}(${item.arguments}) on the MCP server ${item.server_label}\ntool result: ${String(answer.content)}`;
         }
+        case 'image_generation_call':
+          return `assistant made an image (${item.status}) from the prompt: ${item.revised_prompt ?? ''}`;
         default:
           // Tool lists and approval requests and answers: the calls made carry what matters.
           return '';

@@ -6,6 +6,7 @@ import type { Config } from '../../schema/config';
 import { atPart, readFileAt, readFileById, type FileReader } from './chat-parts';
 import type { ResponseInputItem } from '../../schema/responses';
 import { parseStorableJson } from '../../schema/storable';
+import { IMAGE_GENERATION } from '../../schema/responses-image-gen';
 import type { RemoteCallError, RemoteTool } from '../mcp/remote-client';
 import { mcpLaneName } from './responses-mcp-names';
 import {
@@ -51,6 +52,7 @@ export type StoredItem =
   | McpCall
   | McpApprovalRequest
   | McpApprovalResponse
+  | ImageGenerationCall
   /** The client-run built-in tools' calls and outputs (shell, apply_patch, local_shell). */
   | BuiltinItem;
 
@@ -82,6 +84,21 @@ export type McpApprovalRequest = {
   name: string;
   arguments: string;
 };
+/**
+ * An image the model asked for (the image_generation tool) and the service made: the image's base64 in `result`, the
+ * prompt it was made from, and the settings it was made with (OpenAI's item has them too).
+ */
+export type ImageGenerationCall = {
+  type: 'image_generation_call';
+  id: string;
+  status: 'in_progress' | 'generating' | 'completed' | 'failed';
+  result: string | null;
+  revised_prompt?: string | null;
+  size?: string | null;
+  quality?: string | null;
+  background?: string | null;
+  output_format?: string | null;
+};
 /** The client's answer to an approval request. */
 export type McpApprovalResponse = {
   type: 'mcp_approval_response';
@@ -99,7 +116,7 @@ export interface NormalizedInput {
 }
 
 export const itemId = (
-  prefix: 'msg' | 'fc' | 'fco' | 'ctc' | 'ctco' | 'cmp' | 'fs' | 'ws' | 'mcpl' | 'mcp' | 'mcpr' | 'mcpa',
+  prefix: 'msg' | 'fc' | 'fco' | 'ctc' | 'ctco' | 'cmp' | 'fs' | 'ws' | 'mcpl' | 'mcp' | 'mcpr' | 'mcpa' | 'ig',
 ) => `${prefix}_${randomToken(24)}`;
 const ID_PREFIX = {
   function_call: 'fc',
@@ -210,6 +227,18 @@ function normalizeItem(item: ResponseInputItem): StoredItem | undefined {
       };
     case 'mcp_approval_request':
       return { ...item };
+    case 'image_generation_call':
+      return {
+        type: 'image_generation_call',
+        id: item.id,
+        status: item.status ?? 'completed',
+        result: item.result ?? null,
+        ...(item.revised_prompt != null ? { revised_prompt: item.revised_prompt } : {}),
+        ...(item.size != null ? { size: item.size } : {}),
+        ...(item.quality != null ? { quality: item.quality } : {}),
+        ...(item.background != null ? { background: item.background } : {}),
+        ...(item.output_format != null ? { output_format: item.output_format } : {}),
+      };
     case 'shell_call':
     case 'shell_call_output':
     case 'apply_patch_call':
@@ -264,6 +293,41 @@ export function mcpCallMessages(item: McpCall): {
     },
   };
 }
+
+/**
+ * An image generation call as the lane's call of its function (the prompt the image was made from) and the tool's
+ * answer: the image itself goes to the client, never back to the lane.
+ */
+export function imageCallMessages(item: ImageGenerationCall): {
+  call: { id: string; type: 'function'; function: { name: string; arguments: string } };
+  answer: PersonaMessage;
+} {
+  const id = laneCallId(item.id);
+  return {
+    call: {
+      id,
+      type: 'function',
+      function: { name: IMAGE_GENERATION, arguments: JSON.stringify({ prompt: item.revised_prompt ?? '' }) },
+    },
+    answer: {
+      role: 'tool',
+      content:
+        item.status === 'completed'
+          ? 'The image was made and shown to the user (you do not see it). Do not repeat its data; say what it shows if that helps.'
+          : item.status === 'failed'
+            ? `The image could not be made${imageFailures.get(item) ? `: ${imageFailures.get(item)}` : '.'}`
+            : 'Not made: the response ended, or spent its tool call budget (max_tool_calls), before this call.',
+      tool_call_id: id,
+    },
+  };
+}
+
+/** Why an image generation call of this response failed (what the model is told; the item has no field for it). */
+export const imageFailures = new WeakMap<ImageGenerationCall, string>();
+
+/** A server-run tool's call (an MCP server's, image generation) as the lane's call and the tool's answer. */
+export const serverCallMessages = (item: McpCall | ImageGenerationCall) =>
+  item.type === 'mcp_call' ? mcpCallMessages(item) : imageCallMessages(item);
 
 /**
  * An item's id as the lane's tool call id: as it is up to 40 characters (OpenAI's limit on a call id), else `mcp_` and
@@ -449,10 +513,10 @@ export function itemsToMessages(
       add({ role: 'tool', content: builtinOutputText(item), tool_call_id: item.call_id }, i);
       return;
     }
-    if (item.type === 'mcp_call') {
-      // A call made on an MCP server: the lane's call and the server's answer, as a function call and its output.
-      // Its answer follows at once: every call of a turn is answered before the next turn.
-      const { call, answer } = mcpCallMessages(item);
+    if (item.type === 'mcp_call' || item.type === 'image_generation_call') {
+      // A call made on an MCP server, or an image made: the lane's call and the tool's answer, as a function call and
+      // its output. Its answer follows at once: every call of a turn is answered before the next turn.
+      const { call, answer } = serverCallMessages(item);
       const turn = openTurn(messages);
       if (turn) turn.tool_calls = [...(turn.tool_calls ?? []), call];
       else {
@@ -515,6 +579,7 @@ export type OutputItem =
   | McpListTools
   | McpCall
   | McpApprovalRequest
+  | ImageGenerationCall
   | BuiltinCall;
 
 /** A call the client runs, as its output item: a function's, a custom tool's, or a built-in client tool's. */

@@ -3,7 +3,7 @@ import type { AppContext } from '../context';
 import type { TokenTap } from '../live/tokens';
 import { startEventStream, streamError } from './chat-sse';
 import { sumUsage } from './chat-shared';
-import type { McpSession } from './responses-mcp';
+import type { ServerCall, ServerTools } from './responses-server-tools';
 import {
   callItem,
   itemId,
@@ -12,7 +12,6 @@ import {
   type AnswerLead,
   type ClientCallItem,
   type McpApprovalRequest,
-  type McpCall,
   type OutputItem,
 } from './responses-items';
 
@@ -37,8 +36,8 @@ export interface ResponseEventOptions {
   snapshot: ResponseSnapshot;
   /** What the answer starts with (a file search done before the lane) and the annotations it gives the text. */
   lead?: AnswerLead;
-  /** The response's remote MCP servers: a round whose calls they make is followed by another (see emitResponseEvents). */
-  mcp?: McpRounds;
+  /** The tools this service runs (MCP servers', image generation): a round whose calls they make is followed by another. */
+  mcp?: ServerRounds;
   /** Runs when the answer is whole, before response.completed (session, stored response). */
   onComplete: (r: { content: string; calls: number; provider: string; response: StreamedResponse }) => Promise<void>;
 }
@@ -51,9 +50,9 @@ export interface ResponseStreamOptions extends ResponseEventOptions {
   onEnd?: () => Promise<void>;
 }
 
-/** An answer's MCP servers, and how the lane is asked again once a round's calls are made. */
-export interface McpRounds {
-  session: McpSession;
+/** An answer's server-run tools, and how the lane is asked again once a round's calls are made. */
+export interface ServerRounds {
+  session: ServerTools;
   /** The first round's request (each next one adds the round's answer and the calls' results to it). */
   req: ModelRequest;
   stream(req: ModelRequest): AsyncIterable<ModelStreamChunk> & { provider: Promise<string> };
@@ -61,16 +60,16 @@ export interface McpRounds {
 
 /**
  * A call as it streams: its item (function_call, custom_tool_call, or a built-in client tool's call), the function the
- * lane named, its place in the output, its arguments so far; `own` when it is a call of an MCP server's tool (the item
- * the output shows instead).
+ * lane named, its place in the output, its arguments so far; `own` when it is a call of a tool this service runs (an
+ * MCP server's, image generation: the item the output shows instead).
  */
 type Call = {
   item: ClientCallItem;
   name: string;
   index: number;
   args: string;
-  own?: McpCall | McpApprovalRequest;
-  /** The name the call was taken as an MCP call by (its first fragment's). */
+  own?: ServerCall | McpApprovalRequest;
+  /** The name the call was taken as a server-run call by (its first fragment's). */
   ownName?: string;
 };
 
@@ -223,27 +222,27 @@ export async function emitResponseEvents(
       const unsettled = new Set(sorted.filter((c) => c.own && c.ownName !== c.name));
       const own = sorted.filter((c) => c.own);
       if (o.mcp && own.length) {
-        // The MCP calls of the round, made in order; another round follows when nothing waits on the client. A call
-        // after the budget was spent (the model was told to call none) ends the answer.
+        // The server-run calls of the round, made in order; another round follows when nothing waits on the client. A
+        // call after the budget was spent (the model was told to call none) ends the answer.
         const session = o.mcp.session;
         let stop = status !== 'completed' || own.length < sorted.length || !session.open || unsettled.size > 0;
-        const mine: McpCall[] = [];
+        const mine: ServerCall[] = [];
         for (const call of own) {
           const at = { item_id: call.own!.id, output_index: call.index };
           if (call.own!.type === 'mcp_approval_request') {
             stop = true;
-            output[call.index] = { ...call.own!, arguments: call.args };
+            output[call.index] = session.withArguments(call.own!, call.args);
             emit('response.output_item.done', { output_index: call.index, item: output[call.index] });
             continue;
           }
-          let item: McpCall = { ...call.own!, arguments: call.args };
-          emit('response.mcp_call_arguments.done', { ...at, arguments: call.args });
-          if (status !== 'completed' || !session.open || unsettled.has(call)) item = { ...item, status: 'incomplete' };
+          let item = session.withArguments(call.own!, call.args);
+          if (item.type === 'mcp_call') emit('response.mcp_call_arguments.done', { ...at, arguments: call.args });
+          if (status !== 'completed' || !session.open || unsettled.has(call)) item = session.notMade(item);
           else {
-            emit('response.mcp_call.in_progress', at);
+            session.emitCall(emit, 'running', at, item);
             item = await session.run(item);
             if (sink.stopped()) return 'stopped';
-            emit(item.status === 'failed' ? 'response.mcp_call.failed' : 'response.mcp_call.completed', at);
+            session.emitCall(emit, 'made', at, item);
           }
           output[call.index] = item;
           mine.push(item);

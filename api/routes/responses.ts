@@ -54,8 +54,16 @@ import { builtinLead, runBuiltins } from './responses-builtins';
 import { FILE_SEARCH_RESULTS } from './responses-file-search';
 import { compactionRoutes, compactionSummaries } from './responses-compaction';
 import { countInputTokens } from '../../activities/providers/token-count';
-import { completeWithMcp, mcpApprovals, McpSession, withMcpLead, type McpAnswer } from './responses-mcp';
+import {
+  completeWithServerTools,
+  mcpApprovals,
+  ServerTools,
+  withServerLead,
+  type RoundsAnswer,
+} from './responses-server-tools';
 import { builtinAsFunction, builtinKind } from './responses-shell';
+import { imageToolEcho } from './responses-image-gen';
+import { IMAGE_GENERATION } from '../../schema/responses-image-gen';
 import { type ClientBuiltin, isClientBuiltin } from '../../schema/responses-shell';
 
 const CHAT = { scope: 'runtime:chat' } as const;
@@ -120,7 +128,7 @@ function clientTools(b: CreateResponseRequest): ClientTool[] | undefined {
 }
 
 /** The tools the lane is offered: the client's (function, custom and built-in, as functions), then the MCP servers'. */
-function laneTools(b: CreateResponseRequest, remoteTools: ReturnType<McpSession['laneTools']>) {
+function laneTools(b: CreateResponseRequest, remoteTools: ReturnType<ServerTools['laneTools']>) {
   const own = (clientTools(b) ?? []).map((t) =>
     t.type === 'custom'
       ? customAsFunction(t)
@@ -141,7 +149,7 @@ function laneTools(b: CreateResponseRequest, remoteTools: ReturnType<McpSession[
 }
 
 /** The request's fields as the chat pipeline takes them (the lane, sampling, structured output, tools). */
-function chatFields(b: CreateResponseRequest, mcp?: McpSession): Omit<ChatCompletionRequest, 'messages'> {
+function chatFields(b: CreateResponseRequest, mcp?: ServerTools): Omit<ChatCompletionRequest, 'messages'> {
   const remoteTools = mcp?.laneTools() ?? [];
   const format = b.text?.format ?? undefined;
   const logprobs = b.include?.includes('message.output_text.logprobs') ? true : undefined;
@@ -189,9 +197,11 @@ function chatFields(b: CreateResponseRequest, mcp?: McpSession): Omit<ChatComple
           ? (mcp?.choiceFor(b.tool_choice) as ChatCompletionRequest['tool_choice'])
           : 'name' in b.tool_choice
             ? { type: 'function', function: { name: b.tool_choice.name } }
-            : isClientBuiltin(b.tool_choice.type === 'computer_use' ? 'computer' : b.tool_choice.type)
-              ? { type: 'function', function: { name: chosenBuiltin(b.tools, b.tool_choice.type)!.type } }
-              : undefined
+            : b.tool_choice.type === 'image_generation'
+              ? { type: 'function', function: { name: IMAGE_GENERATION } }
+              : isClientBuiltin(b.tool_choice.type === 'computer_use' ? 'computer' : b.tool_choice.type)
+                ? { type: 'function', function: { name: chosenBuiltin(b.tools, b.tool_choice.type)!.type } }
+                : undefined
         : b.tool_choice === 'required' && !clientTools(b) && !remoteTools.length
           ? undefined
           : b.tool_choice,
@@ -272,20 +282,22 @@ function responseBase(
                 ? { type: t.type }
                 : t.type === 'computer_use_preview'
                   ? { ...t }
-                  : t.type === 'custom'
-                    ? {
-                        type: 'custom' as const,
-                        name: t.name,
-                        ...(t.description != null ? { description: t.description } : {}),
-                        ...(t.format != null ? { format: t.format } : {}),
-                      }
-                    : {
-                        type: 'function' as const,
-                        name: t.name,
-                        description: t.description ?? null,
-                        parameters: t.parameters ?? null,
-                        strict: t.strict ?? null,
-                      },
+                  : t.type === 'image_generation'
+                    ? imageToolEcho(t)
+                    : t.type === 'custom'
+                      ? {
+                          type: 'custom' as const,
+                          name: t.name,
+                          ...(t.description != null ? { description: t.description } : {}),
+                          ...(t.format != null ? { format: t.format } : {}),
+                        }
+                      : {
+                          type: 'function' as const,
+                          name: t.name,
+                          description: t.description ?? null,
+                          parameters: t.parameters ?? null,
+                          strict: t.strict ?? null,
+                        },
     ),
     top_p: b.top_p ?? 1,
     truncation: b.truncation ?? 'disabled',
@@ -346,7 +358,7 @@ export async function prepareResponse(
   // An unknown lane is refused before any MCP server is reached.
   if (body.tools?.some((t) => t.type === 'mcp')) checkedLane(modelsFor(ctx), body.model ?? DEFAULT_LANE);
   const approvals = mcpApprovals(body, input, all);
-  const mcp = await McpSession.open(ctx, body, all);
+  const mcp = await ServerTools.open(ctx, body, all);
   try {
     const { messages, source } = itemsToMessages(all, body.instructions, summaries);
     // An image's error names where the client put it: this request's input, or a response it continues.
@@ -481,7 +493,7 @@ async function answerResponse(
     });
   };
   const snapshot: ResponseSnapshot = (s) => withOutcome(base, s);
-  const lead = withMcpLead(builtinLead(builtins), mcp);
+  const lead = withServerLead(builtinLead(builtins), mcp);
 
   if (body.stream) {
     const stream = models.stream(req);
@@ -504,9 +516,9 @@ async function answerResponse(
     );
     return undefined;
   }
-  const answer: McpAnswer = await unlessClientGone(abort, () =>
+  const answer: RoundsAnswer = await unlessClientGone(abort, () =>
     mcp
-      ? completeWithMcp(
+      ? completeWithServerTools(
           (r) => models.complete(r),
           req,
           mcp,

@@ -2,17 +2,21 @@ import type { ChatMessageIn, ModelRequest, ModelResult, ModelUsage } from '../..
 import { lazyModule } from '../../activities/lazy-module';
 import { AppError } from '../../schema/errors';
 import { clientToolNames, type CreateResponseRequest, type McpTool, type McpToolFilter } from '../../schema/responses';
+import { IMAGE_GENERATION } from '../../schema/responses-image-gen';
 import type { AppContext } from '../context';
 import type { RemoteMcp, RemoteTool } from '../mcp/remote-client';
 import { abortOnDisconnect, sumUsage, unlessClientGone } from './chat-shared';
+import { ImageGeneration, imageNotMade } from './responses-image-gen';
 import { mcpLaneName } from './responses-mcp-names';
 import {
   callItem,
   itemId,
   mcpCallMessages,
+  serverCallMessages,
   outputItems,
   responseStatus,
   type AnswerLead,
+  type ImageGenerationCall,
   type McpApprovalRequest,
   type McpCall,
   type McpListTools,
@@ -24,7 +28,12 @@ import {
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the SDK's client loads on the first mcp tool (see lazyModule)
 const remote = lazyModule(() => require('../mcp/remote-client') as typeof import('../mcp/remote-client'));
 
-/** MCP calls one response may make when `max_tool_calls` does not say (and at most, when it does). */
+/** A call of a tool this service runs for the response (an MCP server's, image generation), as its item. */
+export type ServerCall = McpCall | ImageGenerationCall;
+
+type Emit = (type: string, data: Record<string, unknown>) => void;
+
+/** Server-run tool calls one response may make when `max_tool_calls` does not say (and at most, when it does). */
 const MCP_CALLS = 16;
 const MCP_CALLS_MAX = 64;
 /** Functions one model request may declare (OpenAI's limit): the client's and the servers' together. */
@@ -70,10 +79,11 @@ function serverError(err: unknown, at: number): unknown {
 }
 
 /**
- * A response's remote MCP servers (OpenAI's `mcp` tools): their tools offered to the lane as functions, calls made
- * on the server (or turned into approval requests), one connection per server for the response's length.
+ * The tools this service runs for a response: its remote MCP servers (OpenAI's `mcp` tools), their tools offered to
+ * the lane as functions, calls made on the server (or turned into approval requests), one connection per server for
+ * the response's length; and the image_generation tool (see ImageGeneration). Their calls share `max_tool_calls`.
  */
-export class McpSession {
+export class ServerTools {
   /** The lane's function name → its server and tool. */
   private readonly byLane = new Map<string, { server: Server; tool: RemoteTool }>();
   private readonly connections = new Map<string, Promise<RemoteMcp>>();
@@ -90,27 +100,33 @@ export class McpSession {
     /** The items of this response's lead: the lists made now, then the approved calls. */
     readonly items: OutputItem[],
     private readonly budget: number,
+    /** The request's image_generation tool. */
+    private readonly images: ImageGeneration | undefined,
   ) {}
 
   /**
    * The request's MCP servers with their tools: listed now, or as an mcp_list_tools item of the conversation lists
-   * them (no second listing). Undefined when the request has no mcp tool.
-   * @throws AppError 400 (a server the fetch guard refuses, two tools under one lane name), 502/504 (a server that fails)
+   * them (no second listing); and its image_generation tool, checked against the images lane. Undefined when the
+   * request has neither.
+   * @throws AppError 400 (a server the fetch guard refuses, two tools under one lane name), 502/504 (a server that
+   *   fails), 503 (no images lane)
    */
   static async open(
     ctx: AppContext,
     body: CreateResponseRequest,
     items: readonly StoredItem[],
-  ): Promise<McpSession | undefined> {
+  ): Promise<ServerTools | undefined> {
     const entries = (body.tools ?? []).flatMap((t, at) => (t.type === 'mcp' ? [{ tool: t, at }] : []));
-    if (!entries.length) return undefined;
+    const images = ImageGeneration.open(ctx.deps.config, body);
+    if (!entries.length && !images) return undefined;
     const config = { allowPrivate: ctx.deps.config.allowPrivateFetch };
-    const session = new McpSession(
+    const session = new ServerTools(
       new Map(),
       config,
       abortOnDisconnect(ctx),
       [],
       Math.min(body.max_tool_calls ?? MCP_CALLS, MCP_CALLS_MAX),
+      images,
     );
     try {
       // Listed side by side; the lists become items in the order of the request's tools.
@@ -145,6 +161,18 @@ export class McpSession {
       throw err;
     }
     const taken = new Set(clientToolNames(body.tools ?? []));
+    if (images) {
+      const at = body.tools!.findIndex((t) => t.type === IMAGE_GENERATION);
+      if (taken.has(IMAGE_GENERATION)) {
+        await session.close();
+        throw new AppError(
+          'invalid_request',
+          `tools.${at}: the image_generation tool is offered to the model as a function of that name, which another tool already has; rename that tool.`,
+          { details: [{ path: `body.tools.${at}`, message: `tool name '${IMAGE_GENERATION}' taken` }] },
+        );
+      }
+      taken.add(IMAGE_GENERATION);
+    }
     for (const { tool, at } of entries) {
       const server = session.servers.get(tool.server_label)!;
       for (const t of server.tools) {
@@ -161,7 +189,7 @@ export class McpSession {
         session.byLane.set(name, { server, tool: t });
       }
     }
-    if (taken.size > MAX_LANE_TOOLS) {
+    if (entries.length && taken.size > MAX_LANE_TOOLS) {
       await session.close();
       const at = entries[0].at;
       throw new AppError(
@@ -173,12 +201,12 @@ export class McpSession {
     return session;
   }
 
-  /** The servers' tools as the lane's functions (what the model may call while the budget lasts). */
+  /** The servers' tools (and image generation) as the lane's functions (what the model may call while the budget lasts). */
   laneTools(): Array<{
     type: 'function';
     function: { name: string; description?: string; parameters: Record<string, unknown> };
   }> {
-    return [...this.byLane].map(([name, { server, tool }]) => {
+    const own = [...this.byLane].map(([name, { server, tool }]) => {
       const about = server.tool.server_description
         ? `${server.tool.server_label}: ${server.tool.server_description}`
         : server.tool.server_label;
@@ -193,6 +221,7 @@ export class McpSession {
         },
       };
     });
+    return this.images ? [...own, this.images.laneTool()] : own;
   }
 
   /**
@@ -211,9 +240,9 @@ export class McpSession {
     return { type: 'function', function: { name } };
   }
 
-  /** True for a lane function that is an MCP server's tool. */
+  /** True for a lane function that is a tool this service runs (an MCP server's tool, image generation). */
   has(laneName: string): boolean {
-    return this.byLane.has(laneName);
+    return this.byLane.has(laneName) || (this.images !== undefined && laneName === IMAGE_GENERATION);
   }
 
   /** True while the response may make more calls. */
@@ -221,8 +250,12 @@ export class McpSession {
     return this.made < this.budget;
   }
 
-  /** A call of the lane as its item: an approval request when the tool needs one, else an mcp_call not yet made. */
-  itemFor(call: ToolCall): McpCall | McpApprovalRequest {
+  /**
+   * A call of the lane as its item: an image_generation_call, or for an MCP tool an approval request when the tool
+   * needs one, else an mcp_call; not yet made.
+   */
+  itemFor(call: ToolCall): ServerCall | McpApprovalRequest {
+    if (this.images && call.function.name === IMAGE_GENERATION) return this.images.itemFor(call.function.arguments);
     const { server, tool } = this.byLane.get(call.function.name)!;
     const base = { server_label: server.tool.server_label, name: tool.name, arguments: call.function.arguments };
     return approvalNeeded(server.tool, tool)
@@ -238,8 +271,48 @@ export class McpSession {
         };
   }
 
-  /** Makes a call on its server: the item completed or failed (a server's failure is the call's, never thrown). */
-  async run(item: McpCall): Promise<McpCall> {
+  /** The item of a call with its arguments as the lane finished writing them (a stream adds the call before). */
+  withArguments<T extends ServerCall | McpApprovalRequest>(item: T, args: string): T {
+    return item.type === 'image_generation_call'
+      ? (this.images!.withArguments(item, args) as T)
+      : { ...item, arguments: args };
+  }
+
+  /** A call not made (the response ended first, or the budget was spent): incomplete, or for an image failed. */
+  notMade<T extends ServerCall>(item: T): T {
+    return (item.type === 'image_generation_call' ? imageNotMade(item) : { ...item, status: 'incomplete' }) as T;
+  }
+
+  /** Makes a call: the item completed or failed (a server's or the images lane's failure is the call's, never thrown). */
+  async run<T extends ServerCall>(item: T): Promise<T> {
+    if (item.type === 'image_generation_call') {
+      this.made++;
+      return (await this.images!.run(item)) as T;
+    }
+    return (await this.runMcp(item as McpCall)) as T;
+  }
+
+  /**
+   * A made call's events in a stream, before (`running`: its arguments done, in progress, generating) and after it is
+   * made (`made`: completed or failed; an image's partial image), as OpenAI names them.
+   */
+  emitCall(
+    emit: Emit,
+    phase: 'running' | 'made',
+    at: { output_index: number; item_id: string },
+    item: ServerCall,
+  ): void {
+    if (item.type === 'image_generation_call') {
+      if (phase === 'running') this.images!.emitRunning(emit, at);
+      else this.images!.emitMade(emit, at, item);
+      return;
+    }
+    if (phase === 'running') emit('response.mcp_call.in_progress', at);
+    else emit(item.status === 'failed' ? 'response.mcp_call.failed' : 'response.mcp_call.completed', at);
+  }
+
+  /** Makes a call on its MCP server (see `run`). */
+  private async runMcp(item: McpCall): Promise<McpCall> {
     this.made++;
     const server = this.servers.get(item.server_label)!;
     let args: unknown;
@@ -317,8 +390,8 @@ export class McpSession {
    * The lane's request for the round after one whose MCP calls were made: the round's answer and the calls' results
    * appended; the choice left to the model, or none once the budget is spent.
    */
-  nextRequest(req: ModelRequest, content: string, calls: McpCall[]): ModelRequest {
-    const asked = calls.map((d) => mcpCallMessages(d));
+  nextRequest(req: ModelRequest, content: string, calls: ServerCall[]): ModelRequest {
+    const asked = calls.map((d) => serverCallMessages(d));
     const messages: ChatMessageIn[] = [
       ...req.messages,
       { role: 'assistant', content: content || null, tool_calls: asked.map((m) => m.call) },
@@ -460,7 +533,7 @@ function emitCall(
 }
 
 /** A lead with the MCP session's items after the searches' (the searches' annotations stay the answer's). */
-export function withMcpLead(lead: AnswerLead | undefined, mcp: McpSession | undefined): AnswerLead | undefined {
+export function withServerLead(lead: AnswerLead | undefined, mcp: ServerTools | undefined): AnswerLead | undefined {
   if (!mcp?.items.length) return lead;
   const own = mcp.items;
   const before = lead?.items ?? [];
@@ -475,7 +548,7 @@ export function withMcpLead(lead: AnswerLead | undefined, mcp: McpSession | unde
 }
 
 /** What the lane answered over its rounds: the output items after the lead, the last round's result, the usage. */
-export interface McpAnswer {
+export interface RoundsAnswer {
   output: OutputItem[];
   last: ModelResult;
   usage: ModelUsage;
@@ -486,17 +559,18 @@ export interface McpAnswer {
 }
 
 /**
- * Answers in rounds while the model calls MCP tools that need no approval: each round's text and calls become items,
- * the calls are made, and the lane is asked again with their results. A round ends the answer when it has no MCP
- * call, asks for an approval, has a call the client runs, or was cut short; the budget spent, the tools are withdrawn.
+ * Answers in rounds while the model calls tools this service runs (MCP tools that need no approval, image generation):
+ * each round's text and calls become items, the calls are made, and the lane is asked again with their results. A
+ * round ends the answer when it has no such call, asks for an approval, has a call the client runs, or was cut short;
+ * the budget spent, the tools are withdrawn.
  */
-export async function completeWithMcp(
+export async function completeWithServerTools(
   complete: (req: ModelRequest) => Promise<ModelResult>,
   req: ModelRequest,
-  mcp: McpSession,
+  server: ServerTools,
   custom: ReadonlySet<string>,
   annotate: (text: string) => unknown[],
-): Promise<McpAnswer> {
+): Promise<RoundsAnswer> {
   const output: OutputItem[] = [];
   const texts: string[] = [];
   /** The rounds' text gets the searches' citations; their items lead the answer once, outside this. */
@@ -508,7 +582,7 @@ export async function completeWithMcp(
     usage = sumUsage(usage, result.usage);
     if (result.content) texts.push(result.content);
     const calls = result.tool_calls ?? [];
-    const own = calls.filter((c) => mcp.has(c.function.name));
+    const own = calls.filter((c) => server.has(c.function.name));
     const status = responseStatus(result.finish_reason);
     if (!own.length) {
       output.push(...outputItems(result, true, custom, citing));
@@ -517,21 +591,21 @@ export async function completeWithMcp(
     if (result.content) output.push(...outputItems({ ...result, tool_calls: [] }, false, custom, citing));
     const cut = status !== 'completed';
     // A call after the budget was spent (the model was told to call none): the answer ends here.
-    let stop = cut || !mcp.open;
-    const mine: McpCall[] = [];
+    let stop = cut || !server.open;
+    const mine: ServerCall[] = [];
     for (const c of calls) {
-      if (!mcp.has(c.function.name)) {
+      if (!server.has(c.function.name)) {
         output.push(callItem(c, custom, status));
         stop = true;
         continue;
       }
-      const item = mcp.itemFor(c);
+      const item = server.itemFor(c);
       if (item.type === 'mcp_approval_request') {
         output.push(item);
         stop = true;
         continue;
       }
-      const made = cut || !mcp.open ? { ...item, status: 'incomplete' as const } : await mcp.run(item);
+      const made = cut || !server.open ? server.notMade(item) : await server.run(item);
       mine.push(made);
       output.push(made);
     }
@@ -543,6 +617,6 @@ export async function completeWithMcp(
         content: texts.join('\n\n'),
         clientCalls: calls.length - own.length,
       };
-    next = mcp.nextRequest(next, result.content, mine);
+    next = server.nextRequest(next, result.content, mine);
   }
 }

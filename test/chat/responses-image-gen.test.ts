@@ -1,0 +1,301 @@
+import OpenAI from 'openai';
+import sharp from 'sharp';
+import { FAKE_PNG_B64, type FakeOpenAI } from '../helpers/fake-openai';
+import { contractErrors, postResponseStream, readResponseEvents, streamEventErrors } from '../helpers/openai-contract';
+import { withFakeUpstream } from '../helpers/fake-upstream';
+import type { Harness } from '../helpers/harness';
+import { startExtraApp } from '../helpers/extra-app';
+
+// OpenAI's image_generation tool of the Responses API over a persona lane: the lane asks for an image through a
+// function, the service makes it with the images lane (a fake OpenAI-compatible upstream here) and answers with an
+// image_generation_call item holding the image, then the lane answers on.
+
+let h: Harness;
+let fake: FakeOpenAI;
+let key: string;
+let client: OpenAI;
+
+withFakeUpstream({ scopes: ['runtime:chat'], resetEach: {} }, (up) => {
+  ({ fake, h, key } = up);
+  client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 0 });
+});
+
+const post = (body: unknown) => h.req('POST', '/v1/responses', { key, body });
+const fields = (res: { body: { details?: Array<{ path: string }> } }) => (res.body.details ?? []).map((d) => d.path);
+const chats = () => fake.requests.filter((r) => r.path.endsWith('/chat/completions'));
+const imageRequests = () => fake.requests.filter((r) => r.path.endsWith('/images/generations'));
+const drawFox = {
+  toolCalls: [{ id: 'call_i1', name: 'image_generation', arguments: { prompt: 'A red fox in snow' } }],
+};
+
+describe('the image_generation tool', () => {
+  test('the lane’s call makes an image with the images lane: an image_generation_call in the contract, then the answer', async () => {
+    // The lane calls the tool; the images lane makes the image (the fake's PNG); the lane answers with the result.
+    fake.script(
+      { ...drawFox, usage: { prompt_tokens: 12, completion_tokens: 6 } },
+      {},
+      { reply: 'Here is your fox.', usage: { prompt_tokens: 30, completion_tokens: 5 } },
+    );
+    const res = await client.responses.create({
+      model: 'svc-oracle',
+      input: 'Draw me a fox.',
+      tools: [{ type: 'image_generation', quality: 'high' }],
+    });
+    expect(contractErrors('Response', res)).toEqual([]);
+    expect(res.output.map((o) => o.type)).toEqual(['image_generation_call', 'message']);
+    const call = res.output[0] as any;
+    expect(call).toEqual({
+      type: 'image_generation_call',
+      id: expect.stringMatching(/^ig_/),
+      status: 'completed',
+      result: FAKE_PNG_B64,
+      revised_prompt: 'fake: A red fox in snow',
+      size: 'auto',
+      quality: 'high',
+      background: 'auto',
+      output_format: 'png',
+    });
+    expect(res.output_text).toBe('Here is your fox.');
+    expect(res.usage).toMatchObject({ input_tokens: 42, output_tokens: 11 });
+    // The tool is echoed with OpenAI's defaults.
+    expect(res.tools[0]).toMatchObject({
+      type: 'image_generation',
+      quality: 'high',
+      size: 'auto',
+      output_format: 'png',
+      partial_images: 0,
+    });
+
+    // The lane was offered a function of one prompt, and the images lane was asked for the prompt the lane wrote.
+    const [first, second] = chats();
+    const fn = first.body.tools.find((t: any) => t.function.name === 'image_generation').function;
+    expect(fn.parameters).toMatchObject({ required: ['prompt'], properties: { prompt: { type: 'string' } } });
+    expect(imageRequests()).toHaveLength(1);
+    expect(imageRequests()[0].body).toMatchObject({
+      prompt: 'A red fox in snow',
+      n: 1,
+      quality: 'high',
+      response_format: 'b64_json',
+    });
+    // The lane hears that the image was made, never its bytes.
+    const [asked, answer] = second.body.messages.slice(-2);
+    expect(asked).toMatchObject({ role: 'assistant', tool_calls: [{ function: { name: 'image_generation' } }] });
+    expect(answer).toMatchObject({ role: 'tool', tool_call_id: asked.tool_calls[0].id });
+    expect(answer.content).toMatch(/made and shown to the user/);
+    expect(JSON.stringify(second.body)).not.toContain(FAKE_PNG_B64);
+
+    // GET gives the same item.
+    const got = await client.responses.retrieve(res.id);
+    expect(got.output[0]).toEqual(call);
+  });
+
+  test('streamed: added, in_progress, generating, partial_image, completed, done — every event in the contract', async () => {
+    fake.script(drawFox, {}, { reply: 'Done.' });
+    const events = await readResponseEvents(
+      await postResponseStream(h.url, key, {
+        input: 'Draw me a fox.',
+        tools: [{ type: 'image_generation', partial_images: 2 }],
+      }),
+    );
+    for (const e of events) expect(streamEventErrors(e.data)).toEqual([]);
+    const mine = events.filter(
+      (e) => e.data.item_id?.startsWith('ig_') || e.data.item?.type === 'image_generation_call',
+    );
+    expect(mine.map((e) => e.event)).toEqual([
+      'response.output_item.added',
+      'response.image_generation_call.in_progress',
+      'response.image_generation_call.generating',
+      'response.image_generation_call.partial_image',
+      'response.image_generation_call.completed',
+      'response.output_item.done',
+    ]);
+    expect(mine[0].data.item).toMatchObject({ status: 'in_progress', result: null });
+    expect(mine[3].data).toMatchObject({
+      partial_image_index: 0,
+      partial_image_b64: FAKE_PNG_B64,
+      output_format: 'png',
+    });
+    expect(mine[5].data.item).toMatchObject({ status: 'completed', result: FAKE_PNG_B64 });
+    const done = events.at(-1)!;
+    expect(done.event).toBe('response.completed');
+    expect(done.data.response.output.map((o: any) => o.type)).toEqual(['image_generation_call', 'message']);
+    expect(done.data.response.output[1].content[0].text).toBe('Done.');
+    // Without partial_images, no partial image event.
+    fake.script(drawFox, {}, { reply: 'Done.' });
+    const plain = await readResponseEvents(
+      await postResponseStream(h.url, key, { input: 'Again.', tools: [{ type: 'image_generation' }] }),
+    );
+    expect(plain.map((e) => e.event)).not.toContain('response.image_generation_call.partial_image');
+    expect(plain.map((e) => e.event)).toContain('response.image_generation_call.completed');
+  });
+
+  test('output_format and output_compression: the image is written as asked (jpeg, webp)', async () => {
+    fake.script(drawFox, {}, { reply: 'ok' });
+    const jpeg = await client.responses.create({
+      input: 'Draw me a fox.',
+      tools: [{ type: 'image_generation', output_format: 'jpeg', output_compression: 40 }],
+    });
+    const j = jpeg.output[0] as any;
+    expect(j.output_format).toBe('jpeg');
+    expect((await sharp(Buffer.from(j.result, 'base64')).metadata()).format).toBe('jpeg');
+
+    fake.script(drawFox, {}, { reply: 'ok' });
+    const webp = await client.responses.create({
+      input: 'Draw me a fox.',
+      tools: [{ type: 'image_generation', output_format: 'webp', background: 'transparent' }],
+    });
+    const w = webp.output[0] as any;
+    expect((await sharp(Buffer.from(w.result, 'base64')).metadata()).format).toBe('webp');
+    // A transparent background is asked of the images lane.
+    expect(imageRequests().at(-1)!.body).toMatchObject({ background: 'transparent' });
+  });
+
+  test('a failure of the images lane is the call’s: failed, no image, and the lane is told why', async () => {
+    fake.script(drawFox, { status: 500 }, { reply: 'Sorry, the image could not be made.' });
+    const res = await client.responses.create({ input: 'Draw me a fox.', tools: [{ type: 'image_generation' }] });
+    expect(contractErrors('Response', res)).toEqual([]);
+    expect(res.status).toBe('completed');
+    expect(res.output[0]).toMatchObject({ type: 'image_generation_call', status: 'failed', result: null });
+    expect(res.output_text).toBe('Sorry, the image could not be made.');
+    const answer = chats().at(-1)!.body.messages.at(-1);
+    expect(answer.role).toBe('tool');
+    expect(answer.content).toMatch(/^The image could not be made: .+/);
+  });
+
+  test('a call with no prompt makes no image; a plain-text argument is taken as the prompt', async () => {
+    fake.script(
+      { toolCalls: [{ id: 'c1', name: 'image_generation', arguments: { prompt: '  ' } }] },
+      { reply: 'I need a description.' },
+    );
+    const res = await client.responses.create({ input: 'Draw.', tools: [{ type: 'image_generation' }] });
+    expect(res.output[0]).toMatchObject({ status: 'failed', result: null });
+    expect(imageRequests()).toHaveLength(0);
+    expect(chats().at(-1)!.body.messages.at(-1).content).toBe('The image could not be made: the call gave no prompt.');
+
+    fake.script(
+      { toolCalls: [{ id: 'c2', name: 'image_generation', arguments: 'a blue whale' }] },
+      {},
+      { reply: 'ok' },
+    );
+    const plain = await client.responses.create({ input: 'Draw.', tools: [{ type: 'image_generation' }] });
+    expect(plain.output[0]).toMatchObject({ status: 'completed', revised_prompt: 'fake: a blue whale' });
+    expect(imageRequests().at(-1)!.body.prompt).toBe('a blue whale');
+  });
+
+  test('tool_choice image_generation forces the call; max_tool_calls bounds the images made', async () => {
+    fake.script(
+      {
+        toolCalls: [
+          { id: 'c1', name: 'image_generation', arguments: { prompt: 'one' } },
+          { id: 'c2', name: 'image_generation', arguments: { prompt: 'two' } },
+        ],
+      },
+      {},
+      { reply: 'One of two.' },
+    );
+    const res = (
+      await post({
+        input: 'Two pictures.',
+        tools: [{ type: 'image_generation' }],
+        tool_choice: { type: 'image_generation' },
+        max_tool_calls: 1,
+      })
+    ).body;
+    expect(contractErrors('Response', res)).toEqual([]);
+    expect(chats()[0].body.tool_choice).toEqual({ type: 'function', function: { name: 'image_generation' } });
+    expect(res.output.map((o: any) => [o.type, o.status])).toEqual([
+      ['image_generation_call', 'completed'],
+      ['image_generation_call', 'failed'],
+      ['message', 'completed'],
+    ]);
+    expect(imageRequests()).toHaveLength(1);
+    // The budget spent, the lane may call no tool; it hears the second call was not made.
+    const next = chats()[1].body;
+    expect(next.tool_choice).toBe('none');
+    expect(next.messages.at(-1).content).toMatch(
+      /could not be made: the response ended, or spent its tool call budget/,
+    );
+  });
+
+  test('a continued response gives the lane the earlier call (its prompt, not its image); the item can be sent back', async () => {
+    fake.script(drawFox, {}, { reply: 'A fox.' });
+    const first = await client.responses.create({ input: 'Draw a fox.', tools: [{ type: 'image_generation' }] });
+    fake.script({ reply: 'A bluer fox coming up.' });
+    await client.responses.create({
+      input: 'Make it bluer.',
+      previous_response_id: first.id,
+      tools: [{ type: 'image_generation' }],
+    });
+    const sent = chats().at(-1)!.body;
+    expect(sent.messages.slice(1).map((m: any) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user']);
+    expect(JSON.parse(sent.messages[2].tool_calls[0].function.arguments)).toEqual({
+      prompt: 'fake: A red fox in snow',
+    });
+    expect(JSON.stringify(sent)).not.toContain(FAKE_PNG_B64);
+
+    // A client that resends its history (as the Agents SDK does) sends the item itself back.
+    fake.script({ reply: 'Still a fox.' });
+    const res = await client.responses.create({
+      input: [
+        { role: 'user', content: 'Draw a fox.' },
+        first.output[0] as any,
+        { role: 'user', content: 'Is it a fox?' },
+      ],
+    });
+    expect(res.status).toBe('completed');
+    const again = chats().at(-1)!.body.messages.slice(1);
+    expect(again.map((m: any) => m.role)).toEqual(['user', 'assistant', 'tool', 'user']);
+    expect(again[1].tool_calls[0].function.name).toBe('image_generation');
+  });
+
+  test('refused with the field named: background, edit, a mask, transparent jpeg, a size the lane lacks, name clashes', async () => {
+    const bad: Array<[Record<string, unknown>, string]> = [
+      [{ input: 'x', background: true, tools: [{ type: 'image_generation' }] }, 'body.tools.0'],
+      [{ input: 'x', tools: [{ type: 'image_generation', action: 'edit' }] }, 'body.tools.0.action'],
+      [
+        { input: 'x', tools: [{ type: 'image_generation', input_image_mask: { file_id: 'file_1' } }] },
+        'body.tools.0.input_image_mask',
+      ],
+      [
+        { input: 'x', tools: [{ type: 'image_generation', background: 'transparent', output_format: 'jpeg' }] },
+        'body.tools.0.output_format',
+      ],
+      [
+        { input: 'x', tools: [{ type: 'image_generation', output_compression: 101 }] },
+        'body.tools.0.output_compression',
+      ],
+      [{ input: 'x', tools: [{ type: 'image_generation', partial_images: 4 }] }, 'body.tools.0.partial_images'],
+      [{ input: 'x', tools: [{ type: 'image_generation', size: '1024x1536' }] }, 'body.tools.0.size'],
+      [{ input: 'x', tools: [{ type: 'image_generation' }, { type: 'image_generation' }] }, 'body.tools'],
+      [{ input: 'x', tool_choice: { type: 'image_generation' } }, 'body.tool_choice'],
+      [
+        { input: 'x', tools: [{ type: 'function', name: 'image_generation' }, { type: 'image_generation' }] },
+        'body.tools.1',
+      ],
+    ];
+    for (const [body, path] of bad) {
+      const res = await post(body);
+      expect([res.status, fields(res)]).toEqual([400, expect.arrayContaining([path])]);
+    }
+    expect(imageRequests()).toHaveLength(0);
+    expect(chats()).toHaveLength(0);
+  });
+
+  test('no image provider configured: 503 naming it, before the lane is asked', async () => {
+    const app = await startExtraApp(h, {
+      config: { openai: { ...h.config.openai, baseUrl: undefined, apiKey: undefined } },
+    });
+    try {
+      const res = await fetch(`${app.url}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ input: 'Draw.', tools: [{ type: 'image_generation' }] }),
+      });
+      expect(res.status).toBe(503);
+      expect(JSON.stringify(await res.json())).toMatch(/No image provider is configured/);
+    } finally {
+      await app.close();
+    }
+    expect(chats()).toHaveLength(0);
+  });
+});
