@@ -9,9 +9,9 @@ import {
   type Computer,
   type ShellAction,
 } from '@openai/agents-core';
-import { OpenAIProvider } from '@openai/agents-openai';
+import { imageGenerationTool, OpenAIProvider } from '@openai/agents-openai';
 import sharp from 'sharp';
-import type { FakeOpenAI } from '../helpers/fake-openai';
+import { FAKE_PNG_B64, type FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
 import { startMcpPeer, type McpPeer } from '../helpers/mcp-peer';
@@ -19,7 +19,8 @@ import { startMcpPeer, type McpPeer } from '../helpers/mcp-peer';
 // OpenAI's Agents SDK (the real client, not a fake) running agents with its ShellTool, ApplyPatchTool and ComputerTool
 // against POST /v1/responses: the SDK reads our shell_call, apply_patch_call and computer_call items, runs its own
 // shell, editor and computer, sends their outputs back, and the run ends with the lane's answer. Its hosted MCP tool
-// runs against a real MCP server. The lane is a fake OpenAI-compatible upstream.
+// runs against a real MCP server, and its image generation tool gets images from the images lane. The lane is a fake
+// OpenAI-compatible upstream.
 
 let h: Harness;
 let fake: FakeOpenAI;
@@ -209,5 +210,35 @@ describe("OpenAI's Agents SDK with the client-run built-in tools", () => {
     expect(asked).toEqual(['add']);
     // Approved once, made once.
     expect(peer.toolCalls).toEqual([{ name: 'add', arguments: { a: 4, b: 4 } }]);
+  });
+
+  test('imageGenerationTool: the run gets the image as an image_generation_call, and sends it back on the next turn', async () => {
+    fake.script(
+      { toolCalls: [{ id: 'call_g1', name: 'image_generation', arguments: { prompt: 'A lighthouse at dusk' } }] },
+      {},
+      { reply: 'Here is your lighthouse.' },
+    );
+    const agent = new Agent({
+      name: 'painter',
+      model: 'svc-oracle',
+      tools: [imageGenerationTool({ quality: 'low', outputFormat: 'png' })],
+    });
+    const result = await runner.run(agent, 'Draw a lighthouse.');
+    expect(result.finalOutput).toBe('Here is your lighthouse.');
+    // The SDK reads our item as its hosted tool call, the image as its output.
+    const made = result.newItems.map((i) => i.rawItem as any).find((r) => r.type === 'hosted_tool_call');
+    expect(made).toMatchObject({ name: 'image_generation_call', status: 'completed', output: FAKE_PNG_B64 });
+    expect(made.providerData).toMatchObject({ quality: 'low', revised_prompt: 'fake: A lighthouse at dusk' });
+    const images = fake.requests.filter((r) => r.path.endsWith('/images/generations'));
+    expect(images.map((r) => r.body.prompt)).toEqual(['A lighthouse at dusk']);
+
+    // The next turn resends the history, the image call with it: the lane reads it as the call it made.
+    fake.script({ reply: 'It is a lighthouse.' });
+    const next = await runner.run(agent, [...result.history, { role: 'user', content: 'What did you draw?' }]);
+    expect(next.finalOutput).toBe('It is a lighthouse.');
+    const sent = sentMessages();
+    expect(sent.map((m: any) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user']);
+    expect(sent[1].tool_calls[0].function.name).toBe('image_generation');
+    expect(JSON.stringify(sent)).not.toContain(FAKE_PNG_B64);
   });
 });
