@@ -656,13 +656,6 @@ export const CreateResponseRequest = z
         message:
           'mcp tools are served on responses answered in their request (leave background out); a background response cannot stop for approvals',
       });
-    else if (b.background && imageTool >= 0)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['tools', imageTool],
-        message:
-          'image_generation is served on responses answered in their request (leave background out, or stream the response to see the image as it is made)',
-      });
     if (b.conversation !== undefined && b.previous_response_id !== undefined)
       ctx.addIssue({
         code: 'custom',

@@ -5,6 +5,7 @@ import type { DatabaseTransactionConnection } from 'slonik';
 import { completionBody, completionId } from '../../api/routes/chat-shared';
 import { outputItems, responseStatus, withOutcome } from '../../api/routes/responses-items';
 import { builtinLead, type BuiltinResults } from '../../api/routes/responses-builtins';
+import { completeWithServerTools, ServerTools, type ImageGenerationJob } from '../../api/routes/responses-server-tools';
 import { saveChatCompletion } from '../store/chat-completions';
 import { saveResponse } from '../store/responses';
 import { answerEmbeddings } from '../../api/routes/embeddings';
@@ -53,6 +54,8 @@ export type BatchJob =
       store: { inputItems: unknown[]; previousId?: string } | null;
       /** Its built-in tools' results (file and web search), found when the batch was created: the answer starts with them. */
       builtins?: BuiltinResults;
+      /** Its image_generation tool: images the lane asks for are made, then the lane is asked again. */
+      imageGeneration?: ImageGenerationJob;
     };
 
 /** A request answered (or failed), as the run records it. */
@@ -111,13 +114,28 @@ export function createBatchActivities(deps: ActivityDeps) {
           const { prompt_tokens: tokensIn, completion_tokens: tokensOut } = body.usage;
           return { ok: true, result: line(200, body), lane, tokensIn, tokensOut };
         }
-        const result = await deps.models!.complete({ ...job.req, signal });
-        const tokens = { tokensIn: result.usage.prompt_tokens, tokensOut: result.usage.completion_tokens };
         if (job.kind === 'responses') {
+          const lead = builtinLead(job.builtins);
+          const custom = new Set(job.custom);
+          // With image_generation the answer comes in rounds: the images the lane asks for are made between them.
+          const answer = job.imageGeneration
+            ? await completeWithServerTools(
+                (r) => deps.models!.complete({ ...r, signal }),
+                { ...job.req, signal },
+                ServerTools.forJob(config, job.imageGeneration),
+                custom,
+                (t) => lead?.annotate(t) ?? [],
+              ).then((a) => ({ ...a, output: [...(lead?.items ?? []), ...a.output] }))
+            : await deps.models!.complete({ ...job.req, signal }).then((last) => ({
+                last,
+                usage: last.usage,
+                output: outputItems(last, job.toolsOffered, custom, lead),
+              }));
+          const result = answer.last;
           const response = withOutcome(job.base, {
             status: responseStatus(result.finish_reason),
-            output: outputItems(result, job.toolsOffered, new Set(job.custom), builtinLead(job.builtins)),
-            usage: result.usage,
+            output: answer.output,
+            usage: answer.usage,
             finish: result.finish_reason,
             provider: result.provider,
           });
@@ -130,8 +148,16 @@ export function createBatchActivities(deps: ActivityDeps) {
               response,
               replace: true,
             });
-          return { ok: true, result: line(200, response), lane, ...tokens };
+          return {
+            ok: true,
+            result: line(200, response),
+            lane,
+            tokensIn: answer.usage.prompt_tokens,
+            tokensOut: answer.usage.completion_tokens,
+          };
         }
+        const result = await deps.models!.complete({ ...job.req, signal });
+        const tokens = { tokensIn: result.usage.prompt_tokens, tokensOut: result.usage.completion_tokens };
         const body = completionBody({
           id: job.store?.id ?? completionId(),
           lane: job.req.lane,

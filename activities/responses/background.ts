@@ -5,6 +5,7 @@ import { storeTurn, type SessionTurn } from '../../api/routes/chat-persona';
 import { midResponseError, emitResponseEvents, type ResponseEventSink } from '../../api/routes/responses-sse';
 import { outputAsInput, withOutcome, type OutputItem } from '../../api/routes/responses-items';
 import { builtinLead, type BuiltinResults } from '../../api/routes/responses-builtins';
+import { ServerTools, type ImageGenerationJob } from '../../api/routes/responses-server-tools';
 import { addConversationItems } from '../store/conversations';
 import { AppError } from '../../schema/errors';
 import { canFallback } from '../providers/errors';
@@ -38,6 +39,8 @@ export interface ResponseJob {
   conversation?: { id: string; items: unknown[] };
   /** Its built-in tools' results (file and web search), found when it was queued: the answer starts with and cites them. */
   builtins?: BuiltinResults;
+  /** Its image_generation tool: the worker makes the images the lane asks for, then asks the lane again. */
+  imageGeneration?: ImageGenerationJob;
 }
 
 export interface BackgroundResponseInput {
@@ -217,6 +220,14 @@ export function createResponseActivities(deps: ActivityDeps) {
             custom: new Set(job.custom),
             snapshot: (s) => snapshotOf({ ...s, output: s.output as OutputItem[] }),
             lead: builtinLead(job.builtins),
+            // Images the lane asks for are made here, then the lane is asked again (each round a stream of its own).
+            mcp: job.imageGeneration
+              ? {
+                  session: ServerTools.forJob(deps.config, job.imageGeneration),
+                  req: { ...job.req, signal },
+                  stream: (r) => deps.models!.stream({ ...r, signal }),
+                }
+              : undefined,
             onComplete: async (r) => {
               answered = r;
             },

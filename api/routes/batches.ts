@@ -187,14 +187,10 @@ async function planLine(
         'mcp tools cannot be used in a batch (a batch line cannot stop for approvals): send the line to POST /v1/responses.',
         { details: [{ path: `body.tools.${mcpAt}`, message: 'not in a batch' }] },
       );
-    const imageAt = body.data.tools?.findIndex((t) => t.type === 'image_generation') ?? -1;
-    if (imageAt >= 0)
-      throw new AppError(
-        'invalid_request',
-        'image_generation cannot be used in a batch (its calls are made while the response is answered): send the line to POST /v1/responses.',
-        { details: [{ path: `body.tools.${imageAt}`, message: 'not in a batch' }] },
-      );
     const r = await prepareResponse(ctx, body.data, headers, true);
+    // Its image_generation tool (the one server-run tool a line may have) is run again by the batch's worker.
+    const imageGeneration = r.mcp?.jobPart();
+    await r.mcp?.close();
     const { signal: _signal, ...req } = r.call.req;
     return {
       kind: 'responses',
@@ -205,6 +201,7 @@ async function planLine(
       store:
         body.data.store === false ? null : { inputItems: r.input.items, previousId: body.data.previous_response_id },
       ...(r.builtins ? { builtins: r.builtins } : {}),
+      ...(imageGeneration ? { imageGeneration } : {}),
     };
   }
   const body = ChatCompletionRequest.safeParse(raw);

@@ -32,7 +32,7 @@ function promptOf(args: string): string {
  * as an image_generation_call item with the image's base64. The lane hears that the image was made, never its bytes.
  */
 export class ImageGeneration {
-  private constructor(
+  constructor(
     private readonly config: Config,
     readonly tool: ImageGenerationTool,
   ) {}

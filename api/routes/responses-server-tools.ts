@@ -2,7 +2,8 @@ import type { ChatMessageIn, ModelRequest, ModelResult, ModelUsage } from '../..
 import { lazyModule } from '../../activities/lazy-module';
 import { AppError } from '../../schema/errors';
 import { clientToolNames, type CreateResponseRequest, type McpTool, type McpToolFilter } from '../../schema/responses';
-import { IMAGE_GENERATION } from '../../schema/responses-image-gen';
+import type { Config } from '../../schema/config';
+import { IMAGE_GENERATION, type ImageGenerationTool } from '../../schema/responses-image-gen';
 import type { AppContext } from '../context';
 import type { RemoteMcp, RemoteTool } from '../mcp/remote-client';
 import { abortOnDisconnect, sumUsage, unlessClientGone } from './chat-shared';
@@ -27,6 +28,12 @@ import {
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the SDK's client loads on the first mcp tool (see lazyModule)
 const remote = lazyModule(() => require('../mcp/remote-client') as typeof import('../mcp/remote-client'));
+
+/** A background response's image_generation tool and its call budget, kept with its job. */
+export interface ImageGenerationJob {
+  tool: ImageGenerationTool;
+  budget: number;
+}
 
 /** A call of a tool this service runs for the response (an MCP server's, image generation), as its item. */
 export type ServerCall = McpCall | ImageGenerationCall;
@@ -199,6 +206,26 @@ export class ServerTools {
       );
     }
     return session;
+  }
+
+  /**
+   * A background response's server-run tools, as its worker runs them: its image_generation tool (checked when it was
+   * queued) and its budget. A background response has no MCP server (it cannot stop for approvals).
+   */
+  static forJob(config: Config, job: ImageGenerationJob): ServerTools {
+    return new ServerTools(
+      new Map(),
+      { allowPrivate: config.allowPrivateFetch },
+      new AbortController(),
+      [],
+      job.budget,
+      new ImageGeneration(config, job.tool),
+    );
+  }
+
+  /** What a background response's worker needs to run these tools again (see forJob): undefined without images. */
+  jobPart(): ImageGenerationJob | undefined {
+    return this.images ? { tool: this.images.tool, budget: this.budget } : undefined;
   }
 
   /** The servers' tools (and image generation) as the lane's functions (what the model may call while the budget lasts). */

@@ -444,7 +444,7 @@ async function createResponse(ctx: AppContext, body: CreateResponseRequest, head
     if (!mcp.open && prepared.call.req.tools) prepared.call.req.tool_choice = 'none';
     const answer = await answerResponse(ctx, body, prepared);
     // A stream that started owns the sessions until it ends (it closes them); a JSON answer is done with them.
-    if (!body.stream) await mcp.close();
+    if (!body.stream || body.background) await mcp.close();
     return answer;
   } catch (err) {
     await mcp.close();
@@ -471,6 +471,7 @@ async function answerResponse(
       custom,
       conversationId,
       builtins,
+      imageGeneration: mcp?.jobPart(),
     });
     if (!body.stream) return queued;
     await streamBackgroundResponse(ctx, { tenantId, id, response: queued });

@@ -308,6 +308,34 @@ describe('/v1/batches', () => {
     ]);
   });
 
+  test('a /v1/responses line with image_generation: the worker makes the image between the lane’s rounds', async () => {
+    fake.script(
+      { toolCalls: [{ id: 'call_g1', name: 'image_generation', arguments: { prompt: 'A kite' } }] },
+      {},
+      { reply: 'A kite.' },
+    );
+    const batch = await batchOf('/v1/responses', [
+      lineTo('/v1/responses', 'img', {
+        model: 'mid',
+        input: 'Draw a kite.',
+        tools: [{ type: 'image_generation', output_format: 'webp' }],
+      }),
+    ]);
+    const done = await untilEnded(batch.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 1, completed: 1, failed: 0 } });
+    const [out] = await readLines(done.output_file_id);
+    const body = out.response.body;
+    expect(contractErrors('Response', body)).toEqual([]);
+    expect(body.output.map((o: any) => [o.type, o.status])).toEqual([
+      ['image_generation_call', 'completed'],
+      ['message', 'completed'],
+    ]);
+    expect(body.output[0]).toMatchObject({ output_format: 'webp', revised_prompt: 'fake: A kite' });
+    expect(Buffer.from(body.output[0].result, 'base64').subarray(8, 12).toString()).toBe('WEBP');
+    expect(fake.requests.filter((r) => r.path.endsWith('/images/generations'))).toHaveLength(1);
+    expect(fake.chats).toHaveLength(2);
+  });
+
   test('invalid lines fail the batch with their line numbers; nothing is answered', async () => {
     const batch = await batchOf('/v1/chat/completions', [
       chatLine('a', 'fine'),

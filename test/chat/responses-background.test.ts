@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import type { FakeOpenAI } from '../helpers/fake-openai';
+import { FAKE_PNG_B64, type FakeOpenAI } from '../helpers/fake-openai';
 import { contractErrors, readResponseEvents, streamEventErrors, type ResponseEvent } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
@@ -284,6 +284,42 @@ describe('background responses', () => {
       'message',
     ]);
     for (const item of items.body.data) expect(contractErrors('ItemResource', item)).toEqual([]);
+  });
+
+  test('image_generation in the background: the worker makes the image, asks the lane again, and stores every event', async () => {
+    fake.script(
+      { toolCalls: [{ id: 'call_g1', name: 'image_generation', arguments: { prompt: 'A heron' } }] },
+      {},
+      { reply: 'A heron, as asked.' },
+    );
+    const queued = await client.responses.create({
+      model: 'mid',
+      input: 'Draw a heron.',
+      background: true,
+      tools: [{ type: 'image_generation', partial_images: 1 }],
+    });
+    expect(queued.status).toBe('queued');
+    const done = await untilEnded(queued.id);
+    expect(contractErrors('Response', done.body)).toEqual([]);
+    expect(done.body.status).toBe('completed');
+    expect(done.body.output.map((o: any) => o.type)).toEqual(['image_generation_call', 'message']);
+    expect(done.body.output[0]).toMatchObject({
+      status: 'completed',
+      result: FAKE_PNG_B64,
+      revised_prompt: 'fake: A heron',
+    });
+    expect(done.body.output[1].content[0].text).toBe('A heron, as asked.');
+    expect(fake.requests.filter((r) => r.path.endsWith('/images/generations'))).toHaveLength(1);
+    expect(fake.chats).toHaveLength(2);
+    expect(fake.chats[1].body.messages.at(-1)).toMatchObject({ role: 'tool' });
+
+    const events = await readResponseEvents(await getStream(queued.id));
+    expect(events.map((e) => e.data.sequence_number)).toEqual(events.map((_, i) => i));
+    for (const e of events) expect(streamEventErrors(e.data)).toEqual([]);
+    const kinds = events.map((e) => e.event);
+    for (const kind of ['in_progress', 'generating', 'partial_image', 'completed'])
+      expect(kinds).toContain(`response.image_generation_call.${kind}`);
+    expect(events.at(-1)!.data.response).toEqual(done.body);
   });
 
   test('refusals: store false, a foreground response cancelled or streamed again, unknown and other tenants’ ids', async () => {
