@@ -40,17 +40,11 @@ export const ImageGenerationTool = z
   })
   .strict()
   .superRefine((t, ctx) => {
-    if (t.action === 'edit')
-      ctx.addIssue({
-        code: 'custom',
-        path: ['action'],
-        message: `this tool generates images here (generate or auto); ${EDIT_ELSEWHERE}`,
-      });
     if (t.input_image_mask != null)
       ctx.addIssue({
         code: 'custom',
         path: ['input_image_mask'],
-        message: `a mask is for an edit, which this tool does not make here; ${EDIT_ELSEWHERE}`,
+        message: `this tool edits the whole image here (no mask); ${EDIT_ELSEWHERE} with a mask`,
       });
     if (t.background === 'transparent' && t.output_format === 'jpeg')
       ctx.addIssue({

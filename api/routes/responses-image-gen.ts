@@ -1,29 +1,55 @@
-import { checkImageRequest, generateImages, type GeneratedImage } from '../../activities/media/generate';
-import { MAX_PIXELS, sharp } from '../../activities/media/image-input';
+import { checkImageRequest, editImages, generateImages, type GeneratedImage } from '../../activities/media/generate';
+import { loadImage, MAX_PIXELS, sharp } from '../../activities/media/image-input';
 import type { Config } from '../../schema/config';
 import { AppError } from '../../schema/errors';
 import type { CreateResponseRequest } from '../../schema/responses';
 import { IMAGE_GENERATION, type ImageGenerationTool } from '../../schema/responses-image-gen';
 import { parseStorableJson } from '../../schema/storable';
-import { imageFailures, itemId, type ImageGenerationCall } from './responses-items';
+import { imageFailures, itemId, type ImageGenerationCall, type StoredItem } from './responses-items';
 
 type Emit = (type: string, data: Record<string, unknown>) => void;
 
 /**
- * The prompt of a call the lane made of the image_generation function: the `prompt` string of its arguments, or the
- * arguments themselves when the model wrote plain text. Empty when it gave none.
+ * The image an edit changes: the conversation's latest, as base64 (an image made, an image sent inline) or the URL
+ * the client gave (read through the fetch guard when an edit needs it).
  */
-function promptOf(args: string): string {
+export type LatestImage = { base64: string } | { url: string };
+
+/**
+ * What a call the lane made of the image_generation function asks: the `prompt` string of its arguments (or the
+ * arguments themselves when the model wrote plain text; empty when it gave none), and whether it asks for an edit.
+ */
+function callOf(args: string): { prompt: string; edit: boolean } {
   try {
     const v = parseStorableJson(args);
     if (v !== null && typeof v === 'object') {
-      const prompt = (v as { prompt?: unknown }).prompt;
-      return typeof prompt === 'string' ? prompt.trim() : '';
+      const { prompt, edit } = v as { prompt?: unknown; edit?: unknown };
+      return { prompt: typeof prompt === 'string' ? prompt.trim() : '', edit: edit === true || edit === 'true' };
     }
-    return typeof v === 'string' ? v.trim() : '';
+    return { prompt: typeof v === 'string' ? v.trim() : '', edit: false };
   } catch {
-    return args.trim();
+    return { prompt: args.trim(), edit: false };
   }
+}
+
+/**
+ * The latest image of a conversation: the last image made (a completed image_generation_call) or the last image of a
+ * user message, whichever came later. Undefined when it has none.
+ */
+export function latestImage(items: readonly StoredItem[]): LatestImage | undefined {
+  for (let k = items.length - 1; k >= 0; k--) {
+    const item = items[k];
+    if (item.type === 'image_generation_call' && item.status === 'completed' && item.result)
+      return { base64: item.result };
+    if (item.type === 'message' && item.role === 'user') {
+      const image = item.content.findLast((p) => p.type === 'input_image');
+      if (image?.type === 'input_image') {
+        const inline = /^data:[^,;]*;base64,/i.exec(image.image_url);
+        return inline ? { base64: image.image_url.slice(inline[0].length) } : { url: image.image_url };
+      }
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -32,9 +58,14 @@ function promptOf(args: string): string {
  * as an image_generation_call item with the image's base64. The lane hears that the image was made, never its bytes.
  */
 export class ImageGeneration {
+  /** The calls (by item id) that asked for an edit of the latest image. */
+  private readonly edits = new Set<string>();
+
   constructor(
     private readonly config: Config,
     readonly tool: ImageGenerationTool,
+    /** The image an edit changes (each image made becomes it). */
+    public latest: LatestImage | undefined,
   ) {}
 
   /**
@@ -42,7 +73,12 @@ export class ImageGeneration {
    * the request has none.
    * @throws AppError 503 when no images lane is configured, 400 naming `body.tools.N.size` for a size the lane lacks
    */
-  static open(config: Config, body: CreateResponseRequest): ImageGeneration | undefined {
+  static open(
+    config: Config,
+    body: CreateResponseRequest,
+    /** The conversation's items (history and input): its latest image is what an edit changes. */
+    items: readonly StoredItem[],
+  ): ImageGeneration | undefined {
     const at = body.tools?.findIndex((t) => t.type === IMAGE_GENERATION) ?? -1;
     if (at < 0) return undefined;
     const tool = body.tools![at] as ImageGenerationTool;
@@ -55,7 +91,12 @@ export class ImageGeneration {
         });
       throw err;
     }
-    return new ImageGeneration(config, tool);
+    return new ImageGeneration(config, tool, latestImage(items));
+  }
+
+  /** Whether calls may edit: `generate` makes new images only, `edit` always edits, `auto` lets the model say. */
+  private get mode(): 'generate' | 'edit' | 'auto' {
+    return this.tool.action ?? 'auto';
   }
 
   /** The tool as the lane's function. */
@@ -68,7 +109,24 @@ export class ImageGeneration {
           'Makes an image from a description and shows it to the user. Call it when the user asks for an image (a picture, drawing, photo, illustration, logo). Write the whole description in the prompt: subject, setting, style, composition, colours, any text the image holds. You do not see the image.',
         parameters: {
           type: 'object',
-          properties: { prompt: { type: 'string', description: 'What the image shows, in full.' } },
+          properties: {
+            prompt: {
+              type: 'string',
+              description:
+                this.mode === 'edit'
+                  ? 'What to change in the latest image of the conversation (the one last made, or the last one the user gave).'
+                  : 'What the image shows, in full; for an edit, what to change.',
+            },
+            ...(this.mode === 'auto'
+              ? {
+                  edit: {
+                    type: 'boolean',
+                    description:
+                      'true to change the latest image of the conversation (the one last made, or the last one the user gave) rather than make a new one.',
+                  },
+                }
+              : {}),
+          },
           required: ['prompt'],
           additionalProperties: false,
         },
@@ -95,10 +153,15 @@ export class ImageGeneration {
     );
   }
 
-  /** The item with the prompt its call's arguments give (they may still have been streaming when it was added). */
+  /**
+   * The item with the prompt its call's arguments give (they may still have been streaming when it was added), and
+   * whether it edits (kept by its id: the item has no field for it).
+   */
   withArguments(item: ImageGenerationCall, args: string): ImageGenerationCall {
     const { revised_prompt: _was, ...rest } = item;
-    const prompt = promptOf(args);
+    const { prompt, edit } = callOf(args);
+    if (this.mode === 'edit' || (this.mode === 'auto' && edit)) this.edits.add(item.id);
+    else this.edits.delete(item.id);
     return prompt ? { ...rest, revised_prompt: prompt } : rest;
   }
 
@@ -109,16 +172,22 @@ export class ImageGeneration {
   async run(item: ImageGenerationCall): Promise<ImageGenerationCall> {
     const prompt = item.revised_prompt ?? '';
     if (!prompt) return failed(item, 'the call gave no prompt.');
+    const edit = this.edits.has(item.id);
+    if (edit && !this.latest)
+      return failed(item, 'there is no image in the conversation to edit; make one first (without edit).');
     const t = this.tool;
+    const settings = {
+      prompt,
+      n: 1,
+      size: t.size ?? undefined,
+      quality: t.quality != null && t.quality !== 'auto' ? t.quality : undefined,
+      background: t.background != null && t.background !== 'auto' ? t.background : undefined,
+    };
     let image: GeneratedImage;
     try {
-      [image] = await generateImages(this.config, {
-        prompt,
-        n: 1,
-        size: t.size ?? undefined,
-        quality: t.quality != null && t.quality !== 'auto' ? t.quality : undefined,
-        background: t.background != null && t.background !== 'auto' ? t.background : undefined,
-      });
+      [image] = edit
+        ? await editImages(this.config, { ...settings, images: [await this.latestImage()] })
+        : await generateImages(this.config, settings);
     } catch (err) {
       if (err instanceof AppError) return failed(item, err.message);
       throw err;
@@ -126,12 +195,20 @@ export class ImageGeneration {
     const bytes = await this.encoded(image).catch(() => undefined);
     if (!bytes)
       return failed(item, `the image the provider made could not be written as ${this.settings().output_format}.`);
-    return {
-      ...item,
-      status: 'completed',
-      result: bytes.toString('base64'),
-      revised_prompt: image.revisedPrompt ?? prompt,
-    };
+    const result = bytes.toString('base64');
+    this.latest = { base64: result };
+    return { ...item, status: 'completed', result, revised_prompt: image.revisedPrompt ?? prompt };
+  }
+
+  /**
+   * The image an edit changes, read (a URL through the fetch guard) and checked from its bytes; normalised as images
+   * for the lanes are (PNG when it has transparency, else JPEG; the longest side at most 2048).
+   * @throws AppError when it cannot be read (the call fails with that)
+   */
+  private async latestImage() {
+    const src = this.latest!;
+    const img = await loadImage('base64' in src ? { image_base64: src.base64 } : { image_url: src.url }, this.config);
+    return { bytes: img.bytes, contentType: img.mediaType };
   }
 
   /** The image in the tool's output format (and compression, for jpeg and webp): as it came when it already is. */

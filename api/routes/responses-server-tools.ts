@@ -7,7 +7,7 @@ import { IMAGE_GENERATION, type ImageGenerationTool } from '../../schema/respons
 import type { AppContext } from '../context';
 import type { RemoteMcp, RemoteTool } from '../mcp/remote-client';
 import { abortOnDisconnect, sumUsage, unlessClientGone } from './chat-shared';
-import { ImageGeneration, imageNotMade } from './responses-image-gen';
+import { ImageGeneration, imageNotMade, type LatestImage } from './responses-image-gen';
 import { mcpLaneName } from './responses-mcp-names';
 import {
   callItem,
@@ -33,6 +33,8 @@ const remote = lazyModule(() => require('../mcp/remote-client') as typeof import
 export interface ImageGenerationJob {
   tool: ImageGenerationTool;
   budget: number;
+  /** The image an edit would change when the response was queued. */
+  latest?: LatestImage;
 }
 
 /** A call of a tool this service runs for the response (an MCP server's, image generation), as its item. */
@@ -124,7 +126,7 @@ export class ServerTools {
     items: readonly StoredItem[],
   ): Promise<ServerTools | undefined> {
     const entries = (body.tools ?? []).flatMap((t, at) => (t.type === 'mcp' ? [{ tool: t, at }] : []));
-    const images = ImageGeneration.open(ctx.deps.config, body);
+    const images = ImageGeneration.open(ctx.deps.config, body, items);
     if (!entries.length && !images) return undefined;
     const config = { allowPrivate: ctx.deps.config.allowPrivateFetch };
     const session = new ServerTools(
@@ -219,13 +221,15 @@ export class ServerTools {
       new AbortController(),
       [],
       job.budget,
-      new ImageGeneration(config, job.tool),
+      new ImageGeneration(config, job.tool, job.latest),
     );
   }
 
   /** What a background response's worker needs to run these tools again (see forJob): undefined without images. */
   jobPart(): ImageGenerationJob | undefined {
-    return this.images ? { tool: this.images.tool, budget: this.budget } : undefined;
+    const images = this.images;
+    if (!images) return undefined;
+    return { tool: images.tool, budget: this.budget, ...(images.latest ? { latest: images.latest } : {}) };
   }
 
   /** The servers' tools (and image generation) as the lane's functions (what the model may call while the budget lasts). */

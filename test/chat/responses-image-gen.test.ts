@@ -248,9 +248,125 @@ describe('the image_generation tool', () => {
     expect(again[1].tool_calls[0].function.name).toBe('image_generation');
   });
 
-  test('refused with the field named: edit, a mask, transparent jpeg, a size the lane lacks, name clashes', async () => {
+  describe('edits: the latest image of the conversation, changed with the images lane', () => {
+    const edits = () => fake.requests.filter((r) => r.path.endsWith('/images/edits'));
+    const redPng = async () =>
+      (
+        await sharp({ create: { width: 8, height: 8, channels: 3, background: '#ff0000' } })
+          .png()
+          .toBuffer()
+      ).toString('base64');
+
+    test('auto: the model asks for an edit of the image it made; the next round edits the image that edit made', async () => {
+      fake.script(drawFox, {}, { reply: 'A fox.' });
+      const first = await client.responses.create({ input: 'Draw a fox.', tools: [{ type: 'image_generation' }] });
+      const fn = chats()[0].body.tools.find((t: any) => t.function.name === 'image_generation').function;
+      expect(Object.keys(fn.parameters.properties)).toEqual(['prompt', 'edit']);
+
+      const blue = sharp({ create: { width: 4, height: 4, channels: 3, background: '#0000ff' } });
+      const blueB64 = (await blue.png().toBuffer()).toString('base64');
+      fake.script(
+        { toolCalls: [{ id: 'e1', name: 'image_generation', arguments: { prompt: 'Make the fox blue', edit: true } }] },
+        { reply: blueB64 },
+        { toolCalls: [{ id: 'e2', name: 'image_generation', arguments: { prompt: 'Add a hat', edit: true } }] },
+        {},
+        { reply: 'A blue fox in a hat.' },
+      );
+      const res = await client.responses.create({
+        input: 'Make it blue, then give it a hat.',
+        previous_response_id: first.id,
+        tools: [{ type: 'image_generation' }],
+      });
+      expect(contractErrors('Response', res)).toEqual([]);
+      expect(res.output.map((o: any) => [o.type, o.status])).toEqual([
+        ['image_generation_call', 'completed'],
+        ['image_generation_call', 'completed'],
+        ['message', 'completed'],
+      ]);
+      expect((res.output[0] as any).result).toBe(blueB64);
+      expect(imageRequests()).toHaveLength(1);
+      expect(edits()).toHaveLength(2);
+      const [one, two] = edits().map((r) => r.body);
+      expect(one).toMatchObject({ prompt: 'Make the fox blue', n: '1', response_format: 'b64_json' });
+      expect(one.files).toEqual([expect.objectContaining({ field: 'image', type: 'image/png' })]);
+      // The second edit changed the image the first one made (4x4 blue, no transparency: sent as JPEG), not the fox.
+      expect(two.files).toEqual([expect.objectContaining({ field: 'image', type: 'image/jpeg' })]);
+      expect(two.prompt).toBe('Add a hat');
+    });
+
+    test('the user’s own image is the one edited; with none, the call fails and the lane is told', async () => {
+      const red = await redPng();
+      fake.script(
+        { toolCalls: [{ id: 'e1', name: 'image_generation', arguments: { prompt: 'Turn it green', edit: true } }] },
+        {},
+        { reply: 'Green now.' },
+      );
+      const res = await client.responses.create({
+        input: [
+          {
+            role: 'user',
+            content: [
+              { type: 'input_text', text: 'Make this green.' },
+              { type: 'input_image', image_url: `data:image/png;base64,${red}`, detail: 'auto' },
+            ],
+          },
+        ],
+        tools: [{ type: 'image_generation' }],
+      });
+      expect(res.output[0]).toMatchObject({ type: 'image_generation_call', status: 'completed' });
+      expect(edits()).toHaveLength(1);
+      expect(edits()[0].body.files[0]).toMatchObject({ field: 'image', type: 'image/jpeg' });
+
+      fake.script(
+        { toolCalls: [{ id: 'e2', name: 'image_generation', arguments: { prompt: 'Turn it green', edit: true } }] },
+        { reply: 'There was nothing to edit.' },
+      );
+      const none = await client.responses.create({ input: 'Make it green.', tools: [{ type: 'image_generation' }] });
+      expect(none.output[0]).toMatchObject({ status: 'failed', result: null });
+      expect(edits()).toHaveLength(1);
+      expect(chats().at(-1)!.body.messages.at(-1).content).toMatch(/no image in the conversation to edit/);
+    });
+
+    test('action generate never edits; action edit always does', async () => {
+      const red = await redPng();
+      const withImage = (text: string) => [
+        {
+          role: 'user' as const,
+          content: [
+            { type: 'input_text' as const, text },
+            { type: 'input_image' as const, image_url: `data:image/png;base64,${red}`, detail: 'auto' as const },
+          ],
+        },
+      ];
+      fake.script(
+        { toolCalls: [{ id: 'g1', name: 'image_generation', arguments: { prompt: 'A new one', edit: true } }] },
+        {},
+        { reply: 'ok' },
+      );
+      await client.responses.create({
+        input: withImage('New picture.'),
+        tools: [{ type: 'image_generation', action: 'generate' }],
+      });
+      expect(Object.keys(chats()[0].body.tools[0].function.parameters.properties)).toEqual(['prompt']);
+      expect([imageRequests().length, edits().length]).toEqual([1, 0]);
+
+      fake.script(
+        { toolCalls: [{ id: 'g2', name: 'image_generation', arguments: { prompt: 'Brighter' } }] },
+        {},
+        { reply: 'ok' },
+      );
+      const res = await client.responses.create({
+        input: withImage('Brighter.'),
+        tools: [{ type: 'image_generation', action: 'edit' }],
+      });
+      expect(res.tools[0]).toMatchObject({ action: 'edit' });
+      expect(Object.keys(chats().at(-2)!.body.tools[0].function.parameters.properties)).toEqual(['prompt']);
+      expect([imageRequests().length, edits().length]).toEqual([1, 1]);
+    });
+  });
+
+  test('refused with the field named: a mask, transparent jpeg, a size the lane lacks, name clashes', async () => {
     const bad: Array<[Record<string, unknown>, string]> = [
-      [{ input: 'x', tools: [{ type: 'image_generation', action: 'edit' }] }, 'body.tools.0.action'],
       [
         { input: 'x', tools: [{ type: 'image_generation', input_image_mask: { file_id: 'file_1' } }] },
         'body.tools.0.input_image_mask',
