@@ -649,13 +649,6 @@ export const CreateResponseRequest = z
         ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `no ${kind} tool in tools` });
     } else if (!(typeof choice === 'string' && (builtins.length || mcp.length || imageTool >= 0)))
       checkToolChoice(ctx, choice, named);
-    if (b.background && mcp.length)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['tools', b.tools?.findIndex((t) => t.type === 'mcp') ?? 0],
-        message:
-          'mcp tools are served on responses answered in their request (leave background out); a background response cannot stop for approvals',
-      });
     if (b.conversation !== undefined && b.previous_response_id !== undefined)
       ctx.addIssue({
         code: 'custom',

@@ -5,7 +5,7 @@ import type { DatabaseTransactionConnection } from 'slonik';
 import { completionBody, completionId } from '../../api/routes/chat-shared';
 import { outputItems, responseStatus, withOutcome } from '../../api/routes/responses-items';
 import { builtinLead, type BuiltinResults } from '../../api/routes/responses-builtins';
-import { completeWithServerTools, ServerTools, type ImageGenerationJob } from '../../api/routes/responses-server-tools';
+import { completeWithServerTools, ServerTools, type ServerToolsJob } from '../../api/routes/responses-server-tools';
 import { saveChatCompletion } from '../store/chat-completions';
 import { saveResponse } from '../store/responses';
 import { answerEmbeddings } from '../../api/routes/embeddings';
@@ -55,7 +55,7 @@ export type BatchJob =
       /** Its built-in tools' results (file and web search), found when the batch was created: the answer starts with them. */
       builtins?: BuiltinResults;
       /** Its image_generation tool: images the lane asks for are made, then the lane is asked again. */
-      imageGeneration?: ImageGenerationJob;
+      serverTools?: ServerToolsJob;
     };
 
 /** A request answered (or failed), as the run records it. */
@@ -118,14 +118,24 @@ export function createBatchActivities(deps: ActivityDeps) {
           const lead = builtinLead(job.builtins);
           const custom = new Set(job.custom);
           // With image_generation the answer comes in rounds: the images the lane asks for are made between them.
-          const answer = job.imageGeneration
+          const server = job.serverTools
+            ? await ServerTools.fromJob(
+                { db, config },
+                { tenantId, responseId: String(job.base.id) },
+                job.serverTools,
+                signal,
+              )
+            : undefined;
+          const answer = server
             ? await completeWithServerTools(
                 (r) => deps.models!.complete({ ...r, signal }),
                 { ...job.req, signal },
-                ServerTools.forJob(config, job.imageGeneration),
+                server,
                 custom,
                 (t) => lead?.annotate(t) ?? [],
-              ).then((a) => ({ ...a, output: [...(lead?.items ?? []), ...a.output] }))
+              )
+                .then((a) => ({ ...a, output: [...(lead?.items ?? []), ...a.output] }))
+                .finally(() => server.close())
             : await deps.models!.complete({ ...job.req, signal }).then((last) => ({
                 last,
                 usage: last.usage,

@@ -5,7 +5,7 @@ import { storeTurn, type SessionTurn } from '../../api/routes/chat-persona';
 import { midResponseError, emitResponseEvents, type ResponseEventSink } from '../../api/routes/responses-sse';
 import { outputAsInput, withOutcome, type OutputItem } from '../../api/routes/responses-items';
 import { builtinLead, type BuiltinResults } from '../../api/routes/responses-builtins';
-import { ServerTools, type ImageGenerationJob } from '../../api/routes/responses-server-tools';
+import { ServerTools, withServerLead, type ServerToolsJob } from '../../api/routes/responses-server-tools';
 import { addConversationItems } from '../store/conversations';
 import { AppError } from '../../schema/errors';
 import { canFallback } from '../providers/errors';
@@ -39,8 +39,11 @@ export interface ResponseJob {
   conversation?: { id: string; items: unknown[] };
   /** Its built-in tools' results (file and web search), found when it was queued: the answer starts with and cites them. */
   builtins?: BuiltinResults;
-  /** Its image_generation tool: the worker makes the images the lane asks for, then asks the lane again. */
-  imageGeneration?: ImageGenerationJob;
+  /**
+   * Its server-run tools: the worker makes the calls of the MCP servers' tools and the images the lane asks for, then
+   * asks the lane again.
+   */
+  serverTools?: ServerToolsJob;
 }
 
 export interface BackgroundResponseInput {
@@ -137,6 +140,15 @@ export function createResponseActivities(deps: ActivityDeps) {
           .catch(() => undefined);
       }, 1000);
       const signal = AbortSignal.any([ctx.cancellationSignal, ended.signal]);
+      let server: ServerTools | undefined;
+      try {
+        server = job.serverTools
+          ? await ServerTools.fromJob(deps, { tenantId: i.tenantId, responseId: i.responseId }, job.serverTools, signal)
+          : undefined;
+      } catch (err) {
+        clearInterval(beat);
+        throw failureOf(err, ctx.cancellationSignal);
+      }
       const stream = deps.models!.stream({ ...job.req, signal });
       const it = stream[Symbol.asyncIterator]();
       // A response made in a session (X-Session-ID) sends its tokens to the sockets subscribed to that session, as a
@@ -219,14 +231,12 @@ export function createResponseActivities(deps: ActivityDeps) {
             toolsOffered: job.toolsOffered,
             custom: new Set(job.custom),
             snapshot: (s) => snapshotOf({ ...s, output: s.output as OutputItem[] }),
-            lead: builtinLead(job.builtins),
-            // Images the lane asks for are made here, then the lane is asked again (each round a stream of its own).
-            mcp: job.imageGeneration
-              ? {
-                  session: ServerTools.forJob(deps.config, job.imageGeneration),
-                  req: { ...job.req, signal },
-                  stream: (r) => deps.models!.stream({ ...r, signal }),
-                }
+            // The MCP servers' lists and the calls approved when it was queued come first.
+            lead: withServerLead(builtinLead(job.builtins), server),
+            // MCP calls and images the lane asks for are made here, then the lane is asked again (each round a stream
+            // of its own).
+            mcp: server
+              ? { session: server, req: { ...job.req, signal }, stream: (r) => deps.models!.stream({ ...r, signal }) }
               : undefined,
             onComplete: async (r) => {
               answered = r;
@@ -277,6 +287,7 @@ export function createResponseActivities(deps: ActivityDeps) {
         clearInterval(beat);
         tap?.end();
         await it.return?.(undefined).catch(() => undefined);
+        await server?.close();
       }
     },
 

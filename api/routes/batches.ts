@@ -189,7 +189,7 @@ async function planLine(
       );
     const r = await prepareResponse(ctx, body.data, headers, true);
     // Its image_generation tool (the one server-run tool a line may have) is run again by the batch's worker.
-    const imageGeneration = r.mcp?.jobPart();
+    const serverTools = await r.mcp?.toJob(ctx.deps.db, r.tenantId, r.id);
     await r.mcp?.close();
     const { signal: _signal, ...req } = r.call.req;
     return {
@@ -201,7 +201,7 @@ async function planLine(
       store:
         body.data.store === false ? null : { inputItems: r.input.items, previousId: body.data.previous_response_id },
       ...(r.builtins ? { builtins: r.builtins } : {}),
-      ...(imageGeneration ? { imageGeneration } : {}),
+      ...(serverTools ? { serverTools } : {}),
     };
   }
   const body = ChatCompletionRequest.safeParse(raw);

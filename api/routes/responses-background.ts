@@ -1,5 +1,5 @@
 import type { BuiltinResults } from './responses-builtins';
-import type { ImageGenerationJob } from './responses-server-tools';
+import type { ServerToolsJob } from './responses-server-tools';
 import type { ResponseJob } from '../../activities/responses/background';
 import {
   cancelResponseRow,
@@ -39,8 +39,8 @@ export async function queueBackgroundResponse(
     conversationId?: string;
     /** Its built-in tools' results (file and web search), found before it was queued: the answer starts with them. */
     builtins?: BuiltinResults;
-    /** Its image_generation tool, which the worker runs. */
-    imageGeneration?: ImageGenerationJob;
+    /** Its server-run tools (MCP servers, image generation), which the worker runs. */
+    serverTools?: ServerToolsJob;
   },
 ): Promise<Record<string, unknown>> {
   const { call } = o;
@@ -56,7 +56,7 @@ export async function queueBackgroundResponse(
     windows: admittedWindows(ctx),
     ...(o.conversationId !== undefined ? { conversation: { id: o.conversationId, items: o.inputItems } } : {}),
     ...(o.builtins ? { builtins: o.builtins } : {}),
-    ...(o.imageGeneration ? { imageGeneration: o.imageGeneration } : {}),
+    ...(o.serverTools ? { serverTools: o.serverTools } : {}),
   };
   const queued = withOutcome(o.base, { status: 'queued', output: [], usage: null, finish: 'stop' });
   await saveResponse(ctx.deps.db, {

@@ -2,6 +2,8 @@ import type { ChatMessageIn, ModelRequest, ModelResult, ModelUsage } from '../..
 import { lazyModule } from '../../activities/lazy-module';
 import { AppError } from '../../schema/errors';
 import { clientToolNames, type CreateResponseRequest, type McpTool, type McpToolFilter } from '../../schema/responses';
+import type { DatabasePool } from 'slonik';
+import { sealWith } from '../../activities/store/sealed';
 import type { Config } from '../../schema/config';
 import { IMAGE_GENERATION, type ImageGenerationTool } from '../../schema/responses-image-gen';
 import type { AppContext } from '../context';
@@ -29,13 +31,27 @@ import {
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the SDK's client loads on the first mcp tool (see lazyModule)
 const remote = lazyModule(() => require('../mcp/remote-client') as typeof import('../mcp/remote-client'));
 
-/** A background response's image_generation tool and its call budget, kept with its job. */
-export interface ImageGenerationJob {
-  tool: ImageGenerationTool;
+/**
+ * What a background response's (or a batch line's) worker needs to run its server-run tools again (see `fromJob`),
+ * kept with its job.
+ */
+export interface ServerToolsJob {
+  /** Calls it may still make (`max_tool_calls` less the approved calls made when it was queued). */
   budget: number;
-  /** The image an edit would change when the response was queued. */
-  latest?: LatestImage;
+  /** Its image_generation tool, and the image an edit would change when it was queued. */
+  images?: { tool: ImageGenerationTool; latest?: LatestImage };
+  /**
+   * Its MCP servers (their tool entries, credentials included, and the tools they offer), sealed to the response: a
+   * server's token and headers are never kept in the clear.
+   */
+  mcp?: string;
+  /** The items made when it was queued (the servers' lists, the approved calls): its answer starts with them. */
+  items: OutputItem[];
 }
+
+/** The seal of a response's MCP servers in its job (AES-256-GCM under the service's `mcp` key, bound to the response). */
+const serversSeal = (db: DatabasePool, tenantId: string, responseId: string) =>
+  sealWith(db, 'mcp', `mcp:${tenantId}:${responseId}`, 'mcps1.');
 
 /** A call of a tool this service runs for the response (an MCP server's, image generation), as its item. */
 export type ServerCall = McpCall | ImageGenerationCall;
@@ -211,25 +227,56 @@ export class ServerTools {
   }
 
   /**
-   * A background response's server-run tools, as its worker runs them: its image_generation tool (checked when it was
-   * queued) and its budget. A background response has no MCP server (it cannot stop for approvals).
+   * A background response's (or a batch line's) server-run tools as its worker runs them, from its job (`toJob`): the
+   * servers as they were listed when it was queued (connected again on the first call), its image_generation tool.
+   * @throws AppError service_unavailable when the sealed servers cannot be opened (the service key changed)
    */
-  static forJob(config: Config, job: ImageGenerationJob): ServerTools {
-    return new ServerTools(
+  static async fromJob(
+    deps: { db: DatabasePool; config: Config },
+    where: { tenantId: string; responseId: string },
+    job: ServerToolsJob,
+    signal: AbortSignal,
+  ): Promise<ServerTools> {
+    const abort = new AbortController();
+    if (signal.aborted) abort.abort();
+    else signal.addEventListener('abort', () => abort.abort(), { once: true });
+    const { config } = deps;
+    const images = job.images ? new ImageGeneration(config, job.images.tool, job.images.latest) : undefined;
+    const session = new ServerTools(
       new Map(),
       { allowPrivate: config.allowPrivateFetch },
-      new AbortController(),
-      [],
+      abort,
+      [...job.items],
       job.budget,
-      new ImageGeneration(config, job.tool, job.latest),
+      images,
     );
+    if (job.mcp) {
+      const opened = (await serversSeal(deps.db, where.tenantId, where.responseId)).open(job.mcp);
+      if (opened === null)
+        throw new AppError(
+          'service_unavailable',
+          "This response's MCP servers could not be read back (the service key that sealed them changed); create the response again.",
+        );
+      for (const server of JSON.parse(opened) as Server[]) {
+        session.servers.set(server.tool.server_label, server);
+        for (const tool of server.tools)
+          session.byLane.set(mcpLaneName(server.tool.server_label, tool.name), { server, tool });
+      }
+    }
+    return session;
   }
 
-  /** What a background response's worker needs to run these tools again (see forJob): undefined without images. */
-  jobPart(): ImageGenerationJob | undefined {
+  /** What a worker needs to run these tools again (see `fromJob`), the MCP servers sealed to the response. */
+  async toJob(db: DatabasePool, tenantId: string, responseId: string): Promise<ServerToolsJob> {
     const images = this.images;
-    if (!images) return undefined;
-    return { tool: images.tool, budget: this.budget, ...(images.latest ? { latest: images.latest } : {}) };
+    return {
+      budget: Math.max(0, this.budget - this.made),
+      ...(images ? { images: { tool: images.tool, ...(images.latest ? { latest: images.latest } : {}) } } : {}),
+      ...(this.servers.size
+        ? { mcp: (await serversSeal(db, tenantId, responseId)).seal(JSON.stringify([...this.servers.values()])) }
+        : {}),
+      items: this.items,
+    };
   }
 
   /** The servers' tools (and image generation) as the lane's functions (what the model may call while the budget lasts). */

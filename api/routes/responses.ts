@@ -471,7 +471,7 @@ async function answerResponse(
       custom,
       conversationId,
       builtins,
-      imageGeneration: mcp?.jobPart(),
+      serverTools: mcp ? await mcp.toJob(ctx.deps.db, tenantId, id) : undefined,
     });
     if (!body.stream) return queued;
     await streamBackgroundResponse(ctx, { tenantId, id, response: queued });

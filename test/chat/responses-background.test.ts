@@ -7,6 +7,7 @@ import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
 import { withSlowInserts } from '../helpers/db-faults';
+import { startMcpPeer, type McpPeer } from '../helpers/mcp-peer';
 
 // Background responses (POST /v1/responses, background: true) run as Temporal workflows on a real worker, against a
 // fake OpenAI-compatible upstream; their events are stored and streamed again from the database.
@@ -16,10 +17,22 @@ let fake: FakeOpenAI;
 let key: string;
 let client: OpenAI;
 
-withFakeUpstream({ scopes: ['runtime:chat'], worker: true, resetEach: {} }, (up) => {
-  ({ fake, h, key } = up);
-  client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 0 });
+let peer: McpPeer;
+beforeAll(async () => {
+  peer = await startMcpPeer();
 });
+afterAll(async () => {
+  await peer?.close();
+});
+
+// The MCP server listens on 127.0.0.1: the fetch guard lets the service (and its worker) reach it only with this setting.
+withFakeUpstream(
+  { scopes: ['runtime:chat'], worker: true, resetEach: {}, env: { SVC_ALLOW_PRIVATE_FETCH: '127.0.0.1' } },
+  (up) => {
+    ({ fake, h, key } = up);
+    client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 0 });
+  },
+);
 
 type Ev = ResponseEvent;
 
@@ -320,6 +333,80 @@ describe('background responses', () => {
     for (const kind of ['in_progress', 'generating', 'partial_image', 'completed'])
       expect(kinds).toContain(`response.image_generation_call.${kind}`);
     expect(events.at(-1)!.data.response).toEqual(done.body);
+  });
+
+  test('an mcp tool in the background: listed when queued, its calls made by the worker with the credentials sealed in the job', async () => {
+    peer.reset();
+    const calc = {
+      type: 'mcp' as const,
+      server_label: 'calc',
+      server_url: peer.url,
+      authorization: 'secret-token-123',
+      headers: { 'X-Team': 'blue-team-456' },
+    };
+    fake.script(
+      // The lane answers slowly: the job is still stored when it is read below.
+      { toolCalls: [{ id: 'call_m1', name: 'calc__whoami', arguments: {} }], delayMs: 1500 },
+      { reply: 'The server knows us.' },
+    );
+    const queued = await client.responses.create({
+      model: 'mid',
+      input: 'Who am I to the server?',
+      background: true,
+      tools: [{ ...calc, require_approval: 'never' }],
+    });
+    // Listed when it was queued; the job holds the server's token and headers sealed, never in the clear.
+    expect(peer.calls.map((c) => c.method)).toContain('tools/list');
+    const job = await h.db.oneFirst(
+      sql.type(
+        z.object({ job: z.string().nullable() }),
+      )`SELECT job::text AS job FROM responses WHERE id = ${queued.id}`,
+    );
+    expect(job).toMatch(/"mcp": ?"mcps1\./);
+    expect(job).not.toContain('secret-token-123');
+    expect(job).not.toContain('blue-team-456');
+    const done = await untilEnded(queued.id);
+    expect(contractErrors('Response', done.body)).toEqual([]);
+    expect(done.body.status).toBe('completed');
+    expect(done.body.output.map((o: any) => o.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
+    expect(done.body.output[1]).toMatchObject({ name: 'whoami', status: 'completed', output: 'auth=yes team=yes' });
+    expect(done.body.output[2].content[0].text).toBe('The server knows us.');
+    // The worker's call carried the credentials.
+    const call = peer.calls.find((c) => c.method === 'tools/call')!;
+    expect(call.headers.authorization).toBe('Bearer secret-token-123');
+    expect(call.headers['x-team']).toBe('blue-team-456');
+    // Ended, the job (and its sealed credentials) is gone; the stored events are in the contract.
+    expect(
+      await h.db.oneFirst(sql.type(z.object({ n: z.number() }))`
+        SELECT count(*)::int AS n FROM responses WHERE id = ${queued.id} AND job IS NOT NULL`),
+    ).toBe(0);
+    const events = await readResponseEvents(await getStream(queued.id));
+    for (const e of events) expect(streamEventErrors(e.data)).toEqual([]);
+    expect(events.map((e) => e.event)).toEqual(
+      expect.arrayContaining(['response.mcp_list_tools.completed', 'response.mcp_call.completed']),
+    );
+    expect(JSON.stringify(events)).not.toContain('secret-token-123');
+
+    // Approval by default: the background response ends with the request; the approval, in a background response
+    // too, makes the call once.
+    peer.reset();
+    fake.script({ toolCalls: [{ id: 'call_m2', name: 'calc__add', arguments: { a: 1, b: 2 } }] });
+    const asking = await client.responses.create({ model: 'mid', input: '1 + 2?', background: true, tools: [calc] });
+    const asked = await untilEnded(asking.id);
+    expect(asked.body.output.map((o: any) => o.type)).toEqual(['mcp_list_tools', 'mcp_approval_request']);
+    expect(peer.toolCalls).toEqual([]);
+    fake.script({ reply: 'Three.' });
+    const approved = await client.responses.create({
+      model: 'mid',
+      background: true,
+      previous_response_id: asking.id,
+      input: [{ type: 'mcp_approval_response', approval_request_id: asked.body.output[1].id, approve: true }],
+      tools: [calc],
+    });
+    const answered = await untilEnded(approved.id);
+    expect(answered.body.output.map((o: any) => o.type)).toEqual(['mcp_call', 'message']);
+    expect(answered.body.output[0]).toMatchObject({ name: 'add', output: '3' });
+    expect(peer.toolCalls).toEqual([{ name: 'add', arguments: { a: 1, b: 2 } }]);
   });
 
   test('refusals: store false, a foreground response cancelled or streamed again, unknown and other tenants’ ids', async () => {
