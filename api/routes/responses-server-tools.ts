@@ -374,7 +374,7 @@ export class ServerTools {
    * A made call's events in a stream, before (`running`: its arguments done, in progress, generating) and after it is
    * made (`made`: completed or failed; an image's partial image), as OpenAI names them.
    */
-  emitCall(
+  emitPhase(
     emit: Emit,
     phase: 'running' | 'made',
     at: { output_index: number; item_id: string },

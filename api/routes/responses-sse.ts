@@ -239,10 +239,10 @@ export async function emitResponseEvents(
           if (item.type === 'mcp_call') emit('response.mcp_call_arguments.done', { ...at, arguments: call.args });
           if (status !== 'completed' || !session.open || unsettled.has(call)) item = session.notMade(item);
           else {
-            session.emitCall(emit, 'running', at, item);
+            session.emitPhase(emit, 'running', at, item);
             item = await session.run(item);
             if (sink.stopped()) return 'stopped';
-            session.emitCall(emit, 'made', at, item);
+            session.emitPhase(emit, 'made', at, item);
           }
           output[call.index] = item;
           mine.push(item);
@@ -306,6 +306,9 @@ export async function emitResponseEvents(
   }
 }
 
+/** How long a response's stream may be silent before a comment line is sent. */
+const KEEP_ALIVE_MS = 15_000;
+
 /** OpenAI's error codes for a failure in the middle of a response. */
 export function midResponseError(e: { code: string; message: string }): { code: string; message: string } {
   return { code: e.code === 'rate_limited' ? 'rate_limit_exceeded' : 'server_error', message: e.message };
@@ -324,6 +327,11 @@ export async function sendResponseStream(ctx: AppContext, o: ResponseStreamOptio
   const body = startEventStream(ctx);
   let closed = false;
   let seq = 0;
+  // A comment line every 15 s, so that a stream silent while an image is made or an MCP call runs is not closed by a
+  // proxy as idle; SSE readers skip comments.
+  const keepAlive = setInterval(() => {
+    if (!closed) body.write(': keep-alive\n\n');
+  }, KEEP_ALIVE_MS);
   o.abort.signal.addEventListener('abort', () => (closed = true), { once: true });
   const sink: ResponseEventSink = {
     emit: (type, data) => {
@@ -336,6 +344,7 @@ export async function sendResponseStream(ctx: AppContext, o: ResponseStreamOptio
     onDelta: o.tap ? (d) => o.tap?.push(d) : undefined,
   };
   void emitResponseEvents(it, first, provider, o, sink).finally(async () => {
+    clearInterval(keepAlive);
     await o.onEnd?.().catch(() => undefined);
     o.tap?.end();
     if (closed) await it.return?.(undefined).catch(() => undefined);

@@ -280,6 +280,23 @@ describe('the mcp tool: a remote MCP server’s tools, called by the model', () 
     expect(stored.body.output).toEqual(done.response.output);
   });
 
+  test('streamed: a call that keeps the stream silent for over 15 s gets a keep-alive comment, the events unchanged', async () => {
+    // The comment comes between the call's progress and its completion (SSE readers, the SDKs' too, skip comments).
+    fake.script({ toolCalls: [{ id: 'c2', name: 'calc__slow', arguments: { ms: 15_500 } }] }, { reply: 'Again.' });
+    const res = await fetch(`${h.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'wait', stream: true, tools: [calc({ require_approval: 'never' })] }),
+    });
+    const raw = await res.clone().text();
+    const events = await readResponseEvents(res);
+    for (const e of events) expect(streamEventErrors(e.data)).toEqual([]);
+    expect(events.at(-1)!.event).toBe('response.completed');
+    const at = raw.indexOf(': keep-alive\n\n');
+    expect(at).toBeGreaterThan(raw.indexOf('event: response.mcp_call.in_progress'));
+    expect(at).toBeLessThan(raw.indexOf('event: response.mcp_call.completed'));
+  }, 60_000);
+
   test('streamed approval: the approved call’s events come first, then the answer', async () => {
     fake.script({ toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 5, b: 5 } }] });
     const asked = await client.responses.create({ input: 'add', tools: [calc()] });
