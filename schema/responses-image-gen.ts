@@ -55,7 +55,7 @@ export const ImageGenerationTool = z
   });
 export type ImageGenerationTool = z.output<typeof ImageGenerationTool>;
 
-/** An image generation call an earlier response made, as a client sends it back (its image is not read again). */
+/** An image generation call an earlier response made, as a client sends it back (its image is read only to edit it). */
 export const ImageGenerationCallItem = z.object({
   type: z.literal('image_generation_call'),
   id: z.string().min(1).max(200),

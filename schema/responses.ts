@@ -572,7 +572,7 @@ export const CreateResponseRequest = z
       .refine((t) => t.filter((x) => x.type === 'image_generation').length <= 1, 'at most one image_generation tool')
       .optional()
       .describe(
-        'Function tools ({type: "function", name, description, parameters, strict}), custom tools ({type: "custom", name, description, format: text or a lark/regex grammar}) and the shell ({type: "shell", environment: local}), apply_patch, local_shell, computer_use_preview and computer tools, which the client runs; file_search over your vector stores and web_search over the configured engines (each searched for the last user message before the answer); other built-in tools are refused by name.',
+        'Function tools ({type: "function", name, description, parameters, strict}), custom tools ({type: "custom", name, description, format: text or a lark/regex grammar}) and the shell ({type: "shell", environment: local}), apply_patch, local_shell, computer_use_preview and computer tools, which the client runs; file_search over your vector stores and web_search over the configured engines (each searched for the last user message before the answer); mcp (a remote MCP server\'s tools, called by the service) and image_generation (images made or edited with the images lane); other built-in tools are refused by name.',
       ),
     tool_choice: nullable(ToolChoice),
     parallel_tool_calls: nullable(z.boolean()),

@@ -99,6 +99,8 @@ export function createBatchActivities(deps: ActivityDeps) {
           : job.kind === 'completions'
             ? job.body.model
             : job.req.lane;
+    /** A responses line's server-run call was made (an image): a failure after it is not tried again. */
+    let called = false;
     for (let attempt = 1; ; attempt++) {
       try {
         if (job.kind === 'embeddings') {
@@ -135,7 +137,10 @@ export function createBatchActivities(deps: ActivityDeps) {
                 (t) => lead?.annotate(t) ?? [],
               )
                 .then((a) => ({ ...a, output: [...(lead?.items ?? []), ...a.output] }))
-                .finally(() => server.close())
+                .finally(() => {
+                  called ||= server.called;
+                  return server.close();
+                })
             : await deps.models!.complete({ ...job.req, signal }).then((last) => ({
                 last,
                 usage: last.usage,
@@ -190,7 +195,7 @@ export function createBatchActivities(deps: ActivityDeps) {
         if (signal.aborted) throw err;
         const e = err instanceof AppError ? err : new AppError('internal', 'The request failed.');
         if (!(err instanceof AppError)) log.error({ err, batch_request: customId }, 'batch request failed');
-        if (TRANSIENT.has(e.code) && attempt < TRIES) {
+        if (TRANSIENT.has(e.code) && attempt < TRIES && !called) {
           // An abort ends the wait early; the next try then throws it.
           await sleep(1000 * attempt, undefined, { signal }).catch(() => undefined);
           continue;

@@ -44,6 +44,8 @@ export function checkImageRequest(config: Config, n: number, size: string | unde
 export async function generateImages(
   config: Config,
   req: { prompt: string; n: number; size?: string; quality?: string; style?: string; background?: string },
+  /** Ends the provider's call early (the client left, the run was cancelled). */
+  signal?: AbortSignal,
 ): Promise<GeneratedImage[]> {
   const lane = checkImageRequest(config, req.n, req.size);
   const body = {
@@ -56,7 +58,7 @@ export async function generateImages(
     ...(req.style ? { style: req.style } : {}),
     ...(req.background ? { background: req.background } : {}),
   };
-  return callImages(lane, 'generations', JSON.stringify(body), req.n);
+  return callImages(lane, 'generations', JSON.stringify(body), req.n, signal);
 }
 
 /** An image sent to the provider as a form file. */
@@ -85,6 +87,8 @@ export async function editImages(
     background?: string;
     outputFormat?: string;
   },
+  /** Ends the provider's call early (the client left, the run was cancelled). */
+  signal?: AbortSignal,
 ): Promise<GeneratedImage[]> {
   const lane = checkImageLane(config, req.n);
   const form = new FormData();
@@ -99,7 +103,7 @@ export async function editImages(
   if (req.quality) form.append('quality', req.quality);
   if (req.background) form.append('background', req.background);
   if (req.outputFormat) form.append('output_format', req.outputFormat);
-  return callImages(lane, 'edits', form, req.n);
+  return callImages(lane, 'edits', form, req.n, signal);
 }
 
 /**
@@ -131,6 +135,7 @@ async function callImages(
   kind: 'generations' | 'edits' | 'variations',
   body: string | FormData,
   n: number,
+  signal?: AbortSignal,
 ): Promise<GeneratedImage[]> {
   const p = lane.provider;
   // A form sets its own content type (with the boundary).
@@ -146,7 +151,7 @@ async function callImages(
       method: 'POST',
       headers,
       body,
-      signal: AbortSignal.timeout(limit),
+      signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(limit)]) : AbortSignal.timeout(limit),
     });
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
@@ -155,6 +160,7 @@ async function callImages(
     text = await res.text();
   } catch (err) {
     if (err instanceof AppError) throw err;
+    if (signal?.aborted) throw err;
     if ((err as Error).name === 'TimeoutError') throw timeoutFault(p.name, limit);
     throw faultFromNetwork(p.name, err, false);
   }

@@ -1,3 +1,4 @@
+import { itemChars } from './item-size';
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { randomToken } from './ids';
@@ -17,7 +18,7 @@ function itemRows(items: readonly Item[]) {
   return sql.unnest(
     items.map((it, i) => {
       const text = JSON.stringify(it);
-      return [i, it.id, text, text.length];
+      return [i, it.id, text, itemChars(it, text)];
     }),
     ['int4', 'text', 'text', 'int4'],
   );

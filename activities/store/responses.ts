@@ -1,3 +1,4 @@
+import { itemsChars } from './item-size';
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { batchNotify } from './events';
@@ -25,7 +26,7 @@ export async function saveResponse(
     replace?: boolean;
   },
 ): Promise<void> {
-  const size = JSON.stringify(r.inputItems).length + JSON.stringify(r.response.output).length;
+  const size = itemsChars(r.inputItems) + itemsChars(r.response.output);
   await db.query(sql.unsafe`
     WITH gone AS (DELETE FROM responses WHERE tenant_id = ${r.tenantId} AND expires_at < now() RETURNING id),
     gone_events AS (DELETE FROM events WHERE tenant_id = ${r.tenantId} AND stream IN (SELECT 'response:' || id FROM gone))

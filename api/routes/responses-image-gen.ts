@@ -1,5 +1,5 @@
 import { checkImageRequest, editImages, generateImages, type GeneratedImage } from '../../activities/media/generate';
-import { loadImage, MAX_PIXELS, sharp } from '../../activities/media/image-input';
+import { loadImage, MAX_IMAGE_BYTES, MAX_PIXELS, sharp } from '../../activities/media/image-input';
 import type { Config } from '../../schema/config';
 import { AppError } from '../../schema/errors';
 import type { CreateResponseRequest } from '../../schema/responses';
@@ -13,7 +13,7 @@ type Emit = (type: string, data: Record<string, unknown>) => void;
  * The image an edit changes: the conversation's latest, as base64 (an image made, an image sent inline) or the URL
  * the client gave (read through the fetch guard when an edit needs it).
  */
-export type LatestImage = { base64: string } | { url: string };
+export type LatestImage = { base64: string } | { url: string } | { missing: true };
 
 /**
  * What a call the lane made of the image_generation function asks: the `prompt` string of its arguments (or the
@@ -34,13 +34,14 @@ function callOf(args: string): { prompt: string; edit: boolean } {
 
 /**
  * The latest image of a conversation: the last image made (a completed image_generation_call) or the last image of a
- * user message, whichever came later. Undefined when it has none.
+ * user message, whichever came later; `missing` when the last image made was sent back without its result (an edit
+ * must not change an older image instead). Undefined when it has none.
  */
 export function latestImage(items: readonly StoredItem[]): LatestImage | undefined {
   for (let k = items.length - 1; k >= 0; k--) {
     const item = items[k];
-    if (item.type === 'image_generation_call' && item.status === 'completed' && item.result)
-      return { base64: item.result };
+    if (item.type === 'image_generation_call' && item.status === 'completed')
+      return item.result ? { base64: item.result } : { missing: true };
     if (item.type === 'message' && item.role === 'user') {
       const image = item.content.findLast((p) => p.type === 'input_image');
       if (image?.type === 'input_image') {
@@ -53,8 +54,9 @@ export function latestImage(items: readonly StoredItem[]): LatestImage | undefin
 }
 
 /**
- * A response's image_generation tool (OpenAI's): offered to the lane as a function of one `prompt`; each call the
- * model makes is an image made with the images lane (as POST /v1/images/generations makes one) and given to the client
+ * A response's image_generation tool (OpenAI's): offered to the lane as a function of a `prompt` (and, under action
+ * auto, an `edit` flag); each call the model makes is an image made with the images lane (as POST
+ * /v1/images/generations makes one, or /images/edits changing the conversation's latest image) and given to the client
  * as an image_generation_call item with the image's base64. The lane hears that the image was made, never its bytes.
  */
 export class ImageGeneration {
@@ -169,12 +171,17 @@ export class ImageGeneration {
    * Makes the image: the item completed with its base64, the prompt the lane's provider revised it to, in the tool's
    * output format; or failed (the provider's failure is the call's, never thrown: the model is told why).
    */
-  async run(item: ImageGenerationCall): Promise<ImageGenerationCall> {
+  async run(item: ImageGenerationCall, signal: AbortSignal): Promise<ImageGenerationCall> {
     const prompt = item.revised_prompt ?? '';
     if (!prompt) return failed(item, 'the call gave no prompt.');
     const edit = this.edits.has(item.id);
     if (edit && !this.latest)
       return failed(item, 'there is no image in the conversation to edit; make one first (without edit).');
+    if (edit && 'missing' in this.latest!)
+      return failed(
+        item,
+        "the conversation's latest image was sent back without its result, so it cannot be edited; send the image_generation_call item whole, or make a new image.",
+      );
     const t = this.tool;
     const settings = {
       prompt,
@@ -186,15 +193,20 @@ export class ImageGeneration {
     let image: GeneratedImage;
     try {
       [image] = edit
-        ? await editImages(this.config, { ...settings, images: [await this.latestImage()] })
-        : await generateImages(this.config, settings);
+        ? await editImages(this.config, { ...settings, images: [await this.latestImage()] }, signal)
+        : await generateImages(this.config, settings, signal);
     } catch (err) {
       if (err instanceof AppError) return failed(item, err.message);
       throw err;
     }
+    const format = this.settings().output_format;
     const bytes = await this.encoded(image).catch(() => undefined);
-    if (!bytes)
-      return failed(item, `the image the provider made could not be written as ${this.settings().output_format}.`);
+    if (!bytes) return failed(item, `the image the provider made could not be written as ${format}.`);
+    if (bytes.length > MAX_IMAGE_BYTES)
+      return failed(
+        item,
+        `the image written as ${format} is over ${MAX_IMAGE_BYTES} bytes; ask for jpeg or webp, or a smaller size.`,
+      );
     const result = bytes.toString('base64');
     this.latest = { base64: result };
     return { ...item, status: 'completed', result, revised_prompt: image.revisedPrompt ?? prompt };
@@ -206,7 +218,7 @@ export class ImageGeneration {
    * @throws AppError when it cannot be read (the call fails with that)
    */
   private async latestImage() {
-    const src = this.latest!;
+    const src = this.latest as Exclude<LatestImage, { missing: true }>;
     const img = await loadImage('base64' in src ? { image_base64: src.base64 } : { image_url: src.url }, this.config);
     return { bytes: img.bytes, contentType: img.mediaType };
   }

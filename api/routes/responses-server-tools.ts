@@ -116,6 +116,8 @@ export class ServerTools {
   private made = 0;
   /** Closed when the response ends: no connection is opened after that. */
   private closed = false;
+  /** Removes what ties the session to its worker's signal (see fromJob). */
+  private detach: (() => void) | undefined;
 
   private constructor(
     private readonly servers: Map<string, Server>,
@@ -140,15 +142,29 @@ export class ServerTools {
     ctx: AppContext,
     body: CreateResponseRequest,
     items: readonly StoredItem[],
+    /** A batch line's or a background response's: not ended by the client leaving (no listener on its request). */
+    detached = false,
   ): Promise<ServerTools | undefined> {
     const entries = (body.tools ?? []).flatMap((t, at) => (t.type === 'mcp' ? [{ tool: t, at }] : []));
     const images = ImageGeneration.open(ctx.deps.config, body, items);
     if (!entries.length && !images) return undefined;
+    const taken = new Set(clientToolNames(body.tools ?? []));
+    if (images) {
+      // Checked before any server is reached.
+      const at = body.tools!.findIndex((t) => t.type === IMAGE_GENERATION);
+      if (taken.has(IMAGE_GENERATION))
+        throw new AppError(
+          'invalid_request',
+          `tools.${at}: the image_generation tool is offered to the model as a function of that name, which another tool already has; rename that tool.`,
+          { details: [{ path: `body.tools.${at}`, message: `tool name '${IMAGE_GENERATION}' taken` }] },
+        );
+      taken.add(IMAGE_GENERATION);
+    }
     const config = { allowPrivate: ctx.deps.config.allowPrivateFetch };
     const session = new ServerTools(
       new Map(),
       config,
-      abortOnDisconnect(ctx),
+      detached ? new AbortController() : abortOnDisconnect(ctx),
       [],
       Math.min(body.max_tool_calls ?? MCP_CALLS, MCP_CALLS_MAX),
       images,
@@ -184,19 +200,6 @@ export class ServerTools {
     } catch (err) {
       await session.close();
       throw err;
-    }
-    const taken = new Set(clientToolNames(body.tools ?? []));
-    if (images) {
-      const at = body.tools!.findIndex((t) => t.type === IMAGE_GENERATION);
-      if (taken.has(IMAGE_GENERATION)) {
-        await session.close();
-        throw new AppError(
-          'invalid_request',
-          `tools.${at}: the image_generation tool is offered to the model as a function of that name, which another tool already has; rename that tool.`,
-          { details: [{ path: `body.tools.${at}`, message: `tool name '${IMAGE_GENERATION}' taken` }] },
-        );
-      }
-      taken.add(IMAGE_GENERATION);
     }
     for (const { tool, at } of entries) {
       const server = session.servers.get(tool.server_label)!;
@@ -238,8 +241,9 @@ export class ServerTools {
     signal: AbortSignal,
   ): Promise<ServerTools> {
     const abort = new AbortController();
+    const stop = () => abort.abort();
     if (signal.aborted) abort.abort();
-    else signal.addEventListener('abort', () => abort.abort(), { once: true });
+    else signal.addEventListener('abort', stop, { once: true });
     const { config } = deps;
     const images = job.images ? new ImageGeneration(config, job.images.tool, job.images.latest) : undefined;
     const session = new ServerTools(
@@ -250,6 +254,7 @@ export class ServerTools {
       job.budget,
       images,
     );
+    session.detach = () => signal.removeEventListener('abort', stop);
     if (job.mcp) {
       const opened = (await serversSeal(deps.db, where.tenantId, where.responseId)).open(job.mcp);
       if (opened === null)
@@ -365,14 +370,15 @@ export class ServerTools {
   async run<T extends ServerCall>(item: T): Promise<T> {
     if (item.type === 'image_generation_call') {
       this.made++;
-      return (await this.images!.run(item)) as T;
+      return (await this.images!.run(item, this.abort.signal)) as T;
     }
     return (await this.runMcp(item as McpCall)) as T;
   }
 
   /**
-   * A made call's events in a stream, before (`running`: its arguments done, in progress, generating) and after it is
-   * made (`made`: completed or failed; an image's partial image), as OpenAI names them.
+   * A made call's events in a stream, before (`running`: in progress, and generating for an image) and after it is
+   * made (`made`: completed or failed; an image's partial image), as OpenAI names them. An MCP call's arguments.done
+   * comes before these (the caller's).
    */
   emitPhase(
     emit: Emit,
@@ -465,7 +471,7 @@ export class ServerTools {
   }
 
   /**
-   * The lane's request for the round after one whose MCP calls were made: the round's answer and the calls' results
+   * The lane's request for the round after one whose server-run calls were made: the round's answer and the calls' results
    * appended; the choice left to the model, or none once the budget is spent.
    */
   nextRequest(req: ModelRequest, content: string, calls: ServerCall[]): ModelRequest {
@@ -520,9 +526,16 @@ export class ServerTools {
     return c;
   }
 
+  /** True once a call was made (a batch line that fails after one is not tried again: it would make it twice). */
+  get called(): boolean {
+    return this.made > 0;
+  }
+
   /** Closes the servers' connections (their sessions end with the response). */
   async close(): Promise<void> {
     this.closed = true;
+    this.detach?.();
+    this.detach = undefined;
     const open = [...this.connections.values()];
     this.connections.clear();
     await Promise.all(open.map((c) => c.then((x) => x.close()).catch(() => undefined)));

@@ -127,7 +127,10 @@ function clientTools(b: CreateResponseRequest): ClientTool[] | undefined {
   return tools?.length ? tools : undefined;
 }
 
-/** The tools the lane is offered: the client's (function, custom and built-in, as functions), then the MCP servers'. */
+/**
+ * The tools the lane is offered: the client's (function, custom and built-in, as functions), then the server-run ones
+ * (the MCP servers' tools, image_generation).
+ */
 function laneTools(b: CreateResponseRequest, remoteTools: ReturnType<ServerTools['laneTools']>) {
   const own = (clientTools(b) ?? []).map((t) =>
     t.type === 'custom'
@@ -358,7 +361,7 @@ export async function prepareResponse(
   // An unknown lane is refused before any MCP server is reached.
   if (body.tools?.some((t) => t.type === 'mcp')) checkedLane(modelsFor(ctx), body.model ?? DEFAULT_LANE);
   const approvals = mcpApprovals(body, input, all);
-  const mcp = await ServerTools.open(ctx, body, all);
+  const mcp = await ServerTools.open(ctx, body, all, detached);
   try {
     const { messages, source } = itemsToMessages(all, body.instructions, summaries);
     // An image's error names where the client put it: this request's input, or a response it continues.

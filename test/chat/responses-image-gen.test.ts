@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import OpenAI from 'openai';
 import sharp from 'sharp';
 import { FAKE_PNG_B64, type FakeOpenAI } from '../helpers/fake-openai';
@@ -129,6 +130,27 @@ describe('the image_generation tool', () => {
     expect(plain.map((e) => e.event)).toContain('response.image_generation_call.completed');
   });
 
+  test('a client that leaves while the image is being made ends the images lane’s call', async () => {
+    fake.script(drawFox, { hang: true });
+    const abort = new AbortController();
+    const res = await fetch(`${h.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'Draw a fox.', stream: true, tools: [{ type: 'image_generation' }] }),
+      signal: abort.signal,
+    });
+    const reader = res.body!.getReader();
+    let seen = '';
+    while (!seen.includes('response.image_generation_call.generating')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += new TextDecoder().decode(value);
+    }
+    await fake.waitFor(() => imageRequests().length === 1);
+    abort.abort();
+    await fake.waitFor(() => imageRequests()[0].closedEarly, 5000);
+  });
+
   test('output_format and output_compression: the image is written as asked (jpeg, webp)', async () => {
     fake.script(drawFox, {}, { reply: 'ok' });
     const jpeg = await client.responses.create({
@@ -248,6 +270,45 @@ describe('the image_generation tool', () => {
     expect(again[1].tool_calls[0].function.name).toBe('image_generation');
   });
 
+  test('made images do not count toward SVC_CHAT_BODY_LIMIT (no lane reads them): a chain and a conversation go on', async () => {
+    // A 60 KB image against a 40 KB limit on what a request may send a lane.
+    const noise = randomBytes(120 * 120 * 3);
+    const big = (
+      await sharp(noise, { raw: { width: 120, height: 120, channels: 3 } })
+        .png()
+        .toBuffer()
+    ).toString('base64');
+    expect(big.length).toBeGreaterThan(40_000);
+    const app = await startExtraApp(h, { config: { chatBodyLimit: 40_000 } });
+    const send = (body: unknown) =>
+      fetch(`${app.url}/v1/${body && (body as any).items ? 'conversations' : 'responses'}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+    try {
+      fake.script(drawFox, { reply: big }, { reply: 'A fox.' });
+      const first = await send({ input: 'Draw a fox.', tools: [{ type: 'image_generation' }] });
+      expect(first.body.output[0].result).toBe(big);
+      fake.script({ reply: 'Still a fox.' });
+      const next = await send({ input: 'And now?', previous_response_id: first.body.id });
+      expect([next.status, next.body.output_text ?? next.body.output?.[0]?.content?.[0]?.text]).toEqual([
+        200,
+        'Still a fox.',
+      ]);
+
+      const conv = await send({ items: [] });
+      fake.script(drawFox, { reply: big }, { reply: 'A fox.' });
+      expect(
+        (await send({ input: 'Draw.', conversation: conv.body.id, tools: [{ type: 'image_generation' }] })).status,
+      ).toBe(200);
+      fake.script({ reply: 'Yes.' });
+      expect((await send({ input: 'Done?', conversation: conv.body.id })).status).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+
   describe('edits: the latest image of the conversation, changed with the images lane', () => {
     const edits = () => fake.requests.filter((r) => r.path.endsWith('/images/edits'));
     const redPng = async () =>
@@ -325,6 +386,31 @@ describe('the image_generation tool', () => {
       expect(none.output[0]).toMatchObject({ status: 'failed', result: null });
       expect(edits()).toHaveLength(1);
       expect(chats().at(-1)!.body.messages.at(-1).content).toMatch(/no image in the conversation to edit/);
+    });
+
+    test('an image call sent back without its result is not skipped for an older image: the edit fails, saying why', async () => {
+      const red = await redPng();
+      fake.script(
+        { toolCalls: [{ id: 'e1', name: 'image_generation', arguments: { prompt: 'Bluer', edit: true } }] },
+        { reply: 'I cannot see that image any more.' },
+      );
+      const res = await client.responses.create({
+        input: [
+          {
+            role: 'user',
+            content: [
+              { type: 'input_text', text: 'Here is a photo.' },
+              { type: 'input_image', image_url: `data:image/png;base64,${red}`, detail: 'auto' },
+            ],
+          },
+          { type: 'image_generation_call', id: 'ig_earlier', status: 'completed', result: null } as any,
+          { role: 'user', content: 'Make the image you made bluer.' },
+        ],
+        tools: [{ type: 'image_generation' }],
+      });
+      expect(res.output[0]).toMatchObject({ status: 'failed', result: null });
+      expect(edits()).toHaveLength(0);
+      expect(chats().at(-1)!.body.messages.at(-1).content).toMatch(/sent back without its result/);
     });
 
     test('action generate never edits; action edit always does', async () => {

@@ -693,8 +693,13 @@ export async function startFakeOpenAI(
         return;
       }
       if (req.method === 'POST' && path.endsWith('/images/generations')) {
-        // OpenAI Images API: the next behaviour decides (status for failures); else `n` copies of a 1x1 PNG as b64_json.
+        // OpenAI Images API: the next behaviour decides (status for failures; hang: never answers, until the client
+        // goes away); else `n` copies of a 1x1 PNG as b64_json.
         const b = queue.shift() ?? handler?.(rec) ?? defaults;
+        if (b.hang) {
+          res.on('close', () => (rec.closedEarly = !res.writableFinished));
+          return;
+        }
         if (b.status && b.status >= 400) {
           res.writeHead(b.status, {
             'content-type': 'application/json',
