@@ -14,7 +14,8 @@ export const IMAGE_GENERATION = 'image_generation';
 /** A generated image's base64 as an item holds it (an image of a few MB; the request's body limit bounds it too). */
 const MAX_IMAGE_RESULT_CHARS = 33_554_432;
 
-const EDIT_ELSEWHERE = 'POST /v1/images/edits edits an image';
+/** A mask's base64 (a PNG of up to 10 MB). */
+const MAX_MASK_CHARS = 14_000_000;
 
 export const ImageGenerationTool = z
   .object({
@@ -32,19 +33,23 @@ export const ImageGenerationTool = z
     background: z.enum(['transparent', 'opaque', 'auto']).nullish(),
     input_fidelity: z.enum(['high', 'low']).nullish(),
     input_image_mask: z
-      .object({ image_url: z.string().max(MAX_MESSAGE_CHARS).nullish(), file_id: z.string().max(200).nullish() })
+      .object({
+        image_url: z.string().min(1).max(MAX_MASK_CHARS).nullish(),
+        file_id: z.string().min(1).max(200).nullish(),
+      })
       .strict()
+      .refine((m) => (m.image_url == null) !== (m.file_id == null), 'send one of image_url and file_id')
       .nullish(),
     partial_images: z.number().int().min(0).max(3).nullish(),
     action: z.enum(['generate', 'edit', 'auto']).nullish(),
   })
   .strict()
   .superRefine((t, ctx) => {
-    if (t.input_image_mask != null)
+    if (t.input_image_mask != null && t.action === 'generate')
       ctx.addIssue({
         code: 'custom',
         path: ['input_image_mask'],
-        message: `this tool edits the whole image here (no mask); ${EDIT_ELSEWHERE} with a mask`,
+        message: 'a mask is for edits, and action generate makes new images only',
       });
     if (t.background === 'transparent' && t.output_format === 'jpeg')
       ctx.addIssue({

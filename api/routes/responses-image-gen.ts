@@ -1,10 +1,18 @@
-import { checkImageRequest, editImages, generateImages, type GeneratedImage } from '../../activities/media/generate';
-import { loadImage, MAX_IMAGE_BYTES, MAX_PIXELS, sharp } from '../../activities/media/image-input';
+import {
+  checkImageRequest,
+  editImages,
+  generateImages,
+  type GeneratedImage,
+  type ImageFile,
+} from '../../activities/media/generate';
+import { decodeBase64 } from '../../activities/media/base64';
+import { loadImage, MAX_IMAGE_BYTES, MAX_PIXELS, sharp, sniffImage } from '../../activities/media/image-input';
+import type { FileReader } from './chat-parts';
 import type { Config } from '../../schema/config';
 import { AppError } from '../../schema/errors';
 import type { CreateResponseRequest } from '../../schema/responses';
 import { IMAGE_GENERATION, type ImageGenerationTool } from '../../schema/responses-image-gen';
-import { parseStorableJson } from '../../schema/storable';
+import { parseStorableJson, storableText } from '../../schema/storable';
 import { imageFailures, itemId, type ImageGenerationCall, type StoredItem } from './responses-items';
 
 type Emit = (type: string, data: Record<string, unknown>) => void;
@@ -13,7 +21,7 @@ type Emit = (type: string, data: Record<string, unknown>) => void;
  * The image an edit changes: the conversation's latest, as base64 (an image made, an image sent inline) or the URL
  * the client gave (read through the fetch guard when an edit needs it).
  */
-export type LatestImage = { base64: string } | { url: string } | { missing: true };
+export type LatestImage = { base64: string } | { url: string } | { missing: string };
 
 /**
  * What a call the lane made of the image_generation function asks: the `prompt` string of its arguments (or the
@@ -28,20 +36,32 @@ function callOf(args: string): { prompt: string; edit: boolean } {
     }
     return { prompt: typeof v === 'string' ? v.trim() : '', edit: false };
   } catch {
-    return { prompt: args.trim(), edit: false };
+    // Plain text, as the model wrote it: made storable (a NUL or a lone surrogate would fail the stored response).
+    return { prompt: storableText(args).trim(), edit: false };
   }
 }
 
 /**
  * The latest image of a conversation: the last image made (a completed image_generation_call) or the last image of a
- * user message, whichever came later; `missing` when the last image made was sent back without its result (an edit
- * must not change an older image instead). Undefined when it has none.
+ * user message, whichever came later; `missing` (why) when the last image made was sent back without its result, or a
+ * compaction stands after the images (it keeps no image made): an edit must not change an older image instead.
+ * Undefined when it has none.
  */
 export function latestImage(items: readonly StoredItem[]): LatestImage | undefined {
   for (let k = items.length - 1; k >= 0; k--) {
     const item = items[k];
     if (item.type === 'image_generation_call' && item.status === 'completed')
-      return item.result ? { base64: item.result } : { missing: true };
+      return item.result
+        ? { base64: item.result }
+        : {
+            missing:
+              "the conversation's latest image was sent back without its result, so it cannot be edited; send the image_generation_call item whole, or make a new image.",
+          };
+    if (item.type === 'compaction')
+      return {
+        missing:
+          'the conversation was compacted after its images (a compaction keeps no image made), so there is none to edit; give the image again, or make a new one.',
+      };
     if (item.type === 'message' && item.role === 'user') {
       const image = item.content.findLast((p) => p.type === 'input_image');
       if (image?.type === 'input_image') {
@@ -75,15 +95,17 @@ export class ImageGeneration {
    * the request has none.
    * @throws AppError 503 when no images lane is configured, 400 naming `body.tools.N.size` for a size the lane lacks
    */
-  static open(
+  static async open(
     config: Config,
     body: CreateResponseRequest,
     /** The conversation's items (history and input): its latest image is what an edit changes. */
     items: readonly StoredItem[],
-  ): ImageGeneration | undefined {
+    /** The tenant's files (a mask given by `file_id`). */
+    files: FileReader,
+  ): Promise<ImageGeneration | undefined> {
     const at = body.tools?.findIndex((t) => t.type === IMAGE_GENERATION) ?? -1;
     if (at < 0) return undefined;
-    const tool = body.tools![at] as ImageGenerationTool;
+    let tool = body.tools![at] as ImageGenerationTool;
     try {
       checkImageRequest(config, 1, tool.size ?? undefined);
     } catch (err) {
@@ -93,6 +115,15 @@ export class ImageGeneration {
         });
       throw err;
     }
+    // The mask is read and checked now, and kept inline (a background response's worker reads it from its job).
+    const mask = tool.input_image_mask;
+    if (mask != null)
+      tool = {
+        ...tool,
+        input_image_mask: {
+          image_url: `data:image/png;base64,${(await checkedMask(mask, at, files)).toString('base64')}`,
+        },
+      };
     return new ImageGeneration(config, tool, latestImage(items));
   }
 
@@ -177,11 +208,7 @@ export class ImageGeneration {
     const edit = this.edits.has(item.id);
     if (edit && !this.latest)
       return failed(item, 'there is no image in the conversation to edit; make one first (without edit).');
-    if (edit && 'missing' in this.latest!)
-      return failed(
-        item,
-        "the conversation's latest image was sent back without its result, so it cannot be edited; send the image_generation_call item whole, or make a new image.",
-      );
+    if (edit && 'missing' in this.latest!) return failed(item, this.latest.missing);
     const t = this.tool;
     const settings = {
       prompt,
@@ -192,9 +219,13 @@ export class ImageGeneration {
     };
     let image: GeneratedImage;
     try {
-      [image] = edit
-        ? await editImages(this.config, { ...settings, images: [await this.latestImage()] }, signal)
-        : await generateImages(this.config, settings, signal);
+      if (edit) {
+        const source = await this.latestImage();
+        const mask = this.mask();
+        const mismatch = mask && (await this.maskMismatch(source, mask));
+        if (mismatch) return failed(item, mismatch);
+        [image] = await editImages(this.config, { ...settings, images: [source], mask }, signal);
+      } else [image] = await generateImages(this.config, settings, signal);
     } catch (err) {
       if (err instanceof AppError) return failed(item, err.message);
       throw err;
@@ -209,18 +240,44 @@ export class ImageGeneration {
       );
     const result = bytes.toString('base64');
     this.latest = { base64: result };
-    return { ...item, status: 'completed', result, revised_prompt: image.revisedPrompt ?? prompt };
+    const revised = image.revisedPrompt !== undefined ? storableText(image.revisedPrompt) : prompt;
+    return { ...item, status: 'completed', result, revised_prompt: revised };
   }
 
   /**
-   * The image an edit changes, read (a URL through the fetch guard) and checked from its bytes; normalised as images
-   * for the lanes are (PNG when it has transparency, else JPEG; the longest side at most 2048).
+   * The image an edit changes: inline PNG, JPEG or WebP as it is (a mask must match it pixel for pixel); else read (a
+   * URL through the fetch guard), checked from its bytes and normalised as images for the lanes are (PNG when it has
+   * transparency, else JPEG; the longest side at most 2048).
    * @throws AppError when it cannot be read (the call fails with that)
    */
-  private async latestImage() {
-    const src = this.latest as Exclude<LatestImage, { missing: true }>;
+  private async latestImage(): Promise<ImageFile> {
+    const src = this.latest as Exclude<LatestImage, { missing: string }>;
+    if ('base64' in src) {
+      const bytes = decodeBase64(src.base64, MAX_IMAGE_BYTES);
+      const type = typeof bytes === 'string' ? null : sniffImage(bytes);
+      if (typeof bytes !== 'string' && (type === 'image/png' || type === 'image/jpeg' || type === 'image/webp'))
+        return { bytes, contentType: type };
+    }
     const img = await loadImage('base64' in src ? { image_base64: src.base64 } : { image_url: src.url }, this.config);
     return { bytes: img.bytes, contentType: img.mediaType };
+  }
+
+  /** The tool's mask (checked when the response began), or undefined. */
+  private mask(): ImageFile | undefined {
+    const url = this.tool.input_image_mask?.image_url;
+    return url
+      ? { bytes: Buffer.from(url.slice(url.indexOf(',') + 1), 'base64'), contentType: 'image/png' }
+      : undefined;
+  }
+
+  /** Why a mask cannot be used with an image (its size differs), or undefined. */
+  private async maskMismatch(image: ImageFile, mask: ImageFile): Promise<string | undefined> {
+    const [i, m] = await Promise.all(
+      [image, mask].map((f) => sharp()(f.bytes, { limitInputPixels: MAX_PIXELS }).metadata()),
+    );
+    return i.width === m.width && i.height === m.height
+      ? undefined
+      : `the mask is ${m.width}x${m.height} and the image to edit ${i.width}x${i.height}; they must be the same size.`;
   }
 
   /** The image in the tool's output format (and compression, for jpeg and webp): as it came when it already is. */
@@ -255,6 +312,54 @@ export class ImageGeneration {
       });
     emit('response.image_generation_call.completed', at);
   }
+}
+
+/**
+ * A mask given with the tool (`input_image_mask`: inline as a data URL or base64, or an uploaded `file_id`), read and
+ * checked: a PNG with an alpha channel, transparent where the image is to change, as OpenAI's edits take it.
+ * @throws AppError 400 naming `body.tools.N.input_image_mask` (404 for an unknown file)
+ */
+async function checkedMask(
+  mask: NonNullable<ImageGenerationTool['input_image_mask']>,
+  at: number,
+  files: FileReader,
+): Promise<Buffer> {
+  const path = `body.tools.${at}.input_image_mask`;
+  const refuse = (field: string, message: string) =>
+    new AppError('invalid_request', `tools.${at}.input_image_mask.${field}: ${message}.`, {
+      details: [{ path: `${path}.${field}`, message }],
+    });
+  let bytes: Buffer;
+  if (mask.file_id != null) {
+    const file = await files(mask.file_id);
+    if (!file)
+      throw new AppError(
+        'not_found',
+        `tools.${at}.input_image_mask.file_id: no file '${mask.file_id}' among your files.`,
+        {
+          details: [{ path: `${path}.file_id`, message: 'not found' }],
+        },
+      );
+    bytes = file.bytes;
+  } else {
+    const url = mask.image_url!;
+    if (/^https?:/i.test(url)) throw refuse('image_url', 'send the mask inline (a data URL or base64) or as a file_id');
+    const inline = /^data:[^,;]*;base64,/i.exec(url);
+    const decoded = decodeBase64(inline ? url.slice(inline[0].length) : url, MAX_IMAGE_BYTES);
+    if (decoded === 'invalid') throw refuse('image_url', 'not base64 (or a data URL of it)');
+    if (decoded === 'tooLarge') throw refuse('image_url', `over ${MAX_IMAGE_BYTES} bytes`);
+    bytes = decoded;
+  }
+  const field = mask.file_id != null ? 'file_id' : 'image_url';
+  const meta =
+    sniffImage(bytes) === 'image/png'
+      ? await sharp()(bytes, { limitInputPixels: MAX_PIXELS })
+          .metadata()
+          .catch(() => undefined)
+      : undefined;
+  if (!meta?.hasAlpha)
+    throw refuse(field, 'must be a PNG with an alpha channel (transparent where the image is to change)');
+  return bytes;
 }
 
 /** The tool as a Response object echoes it: what it was given, OpenAI's defaults for the rest. */

@@ -6,7 +6,8 @@ import type { DatabasePool } from 'slonik';
 import { sealWith } from '../../activities/store/sealed';
 import type { Config } from '../../schema/config';
 import { IMAGE_GENERATION, type ImageGenerationTool } from '../../schema/responses-image-gen';
-import type { AppContext } from '../context';
+import { principalOf, type AppContext } from '../context';
+import { tenantFiles } from './chat-parts';
 import type { RemoteMcp, RemoteTool } from '../mcp/remote-client';
 import { abortOnDisconnect, sumUsage, unlessClientGone } from './chat-shared';
 import { ImageGeneration, imageNotMade, type LatestImage } from './responses-image-gen';
@@ -146,7 +147,8 @@ export class ServerTools {
     detached = false,
   ): Promise<ServerTools | undefined> {
     const entries = (body.tools ?? []).flatMap((t, at) => (t.type === 'mcp' ? [{ tool: t, at }] : []));
-    const images = ImageGeneration.open(ctx.deps.config, body, items);
+    const files = tenantFiles(ctx.deps.db, principalOf(ctx).tenantId);
+    const images = await ImageGeneration.open(ctx.deps.config, body, items, files);
     if (!entries.length && !images) return undefined;
     const taken = new Set(clientToolNames(body.tools ?? []));
     if (images) {

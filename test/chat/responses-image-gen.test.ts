@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
 import sharp from 'sharp';
 import { FAKE_PNG_B64, type FakeOpenAI } from '../helpers/fake-openai';
 import { contractErrors, postResponseStream, readResponseEvents, streamEventErrors } from '../helpers/openai-contract';
@@ -202,6 +202,17 @@ describe('the image_generation tool', () => {
     const plain = await client.responses.create({ input: 'Draw.', tools: [{ type: 'image_generation' }] });
     expect(plain.output[0]).toMatchObject({ status: 'completed', revised_prompt: 'fake: a blue whale' });
     expect(imageRequests().at(-1)!.body.prompt).toBe('a blue whale');
+  });
+
+  test('prompts with NUL or a lone surrogate (raw or as JSON escapes) are made storable: answered and stored', async () => {
+    for (const args of ['a fox \u0000 in \ud800 snow', JSON.stringify({ prompt: 'a fox \u0000 in \ud800 snow' })]) {
+      fake.script({ toolCalls: [{ id: 'c1', name: 'image_generation', arguments: args }] }, {}, { reply: 'ok' });
+      const res = await post({ input: 'Draw.', tools: [{ type: 'image_generation' }] });
+      expect(res.status).toBe(200);
+      expect(res.body.output[0]).toMatchObject({ type: 'image_generation_call', status: 'completed' });
+      expect(res.body.output[0].revised_prompt).toBe('fake: a fox \ufffd in \ufffd snow');
+      expect((await h.req('GET', `/v1/responses/${res.body.id}`, { key })).status).toBe(200);
+    }
   });
 
   test('tool_choice image_generation forces the call; max_tool_calls bounds the images made', async () => {
@@ -413,6 +424,103 @@ describe('the image_generation tool', () => {
       expect(chats().at(-1)!.body.messages.at(-1).content).toMatch(/sent back without its result/);
     });
 
+    test('after a compaction no earlier image is edited (its images made are gone): the edit fails, saying why', async () => {
+      const red = await redPng();
+      // Compacted: the user's messages (the image among them) are kept, the images made are not.
+      fake.script({ reply: 'Summary: a fox was drawn.' });
+      const compacted = (
+        await h.req('POST', '/v1/responses/compact', {
+          key,
+          body: {
+            model: 'svc-oracle',
+            input: [
+              {
+                role: 'user',
+                content: [
+                  { type: 'input_text', text: 'Use this.' },
+                  { type: 'input_image', image_url: `data:image/png;base64,${red}`, detail: 'auto' },
+                ],
+              },
+              { type: 'image_generation_call', id: 'ig_made', status: 'completed', result: FAKE_PNG_B64 },
+            ],
+          },
+        })
+      ).body;
+      expect(compacted.output.map((o: any) => o.type)).toEqual(['message', 'compaction']);
+      fake.script(
+        { toolCalls: [{ id: 'e1', name: 'image_generation', arguments: { prompt: 'Bluer', edit: true } }] },
+        { reply: 'Please give me the image again.' },
+      );
+      const res = await client.responses.create({
+        input: [...compacted.output, { role: 'user', content: 'Make it bluer.' }],
+        tools: [{ type: 'image_generation' }],
+      });
+      expect(res.output[0]).toMatchObject({ status: 'failed', result: null });
+      expect(edits()).toHaveLength(0);
+      expect(chats().at(-1)!.body.messages.at(-1).content).toMatch(/compacted after its images/);
+    });
+
+    test('a mask (inline or an uploaded file) goes with the edit; one of another size fails the call; one without alpha is 400', async () => {
+      const red = await redPng(); // 8x8
+      const maskOf = (size: number, alpha = true) =>
+        sharp({
+          create: { width: size, height: size, channels: alpha ? 4 : 3, background: { r: 0, g: 0, b: 0, alpha: 0 } },
+        })
+          .png()
+          .toBuffer();
+      const withImage = [
+        {
+          role: 'user' as const,
+          content: [
+            { type: 'input_text' as const, text: 'Fill the hole.' },
+            { type: 'input_image' as const, image_url: `data:image/png;base64,${red}`, detail: 'auto' as const },
+          ],
+        },
+      ];
+      const editCall = { toolCalls: [{ id: 'm1', name: 'image_generation', arguments: { prompt: 'A window' } }] };
+
+      fake.script(editCall, {}, { reply: 'ok' });
+      const inline = `data:image/png;base64,${(await maskOf(8)).toString('base64')}`;
+      const res = await client.responses.create({
+        input: withImage,
+        tools: [{ type: 'image_generation', action: 'edit', input_image_mask: { image_url: inline } }],
+      });
+      expect(res.output[0]).toMatchObject({ status: 'completed' });
+      expect(
+        edits()
+          .at(-1)!
+          .body.files.map((f: any) => [f.field, f.type]),
+      ).toEqual([
+        ['image', 'image/png'],
+        ['mask', 'image/png'],
+      ]);
+
+      const uploaded = await client.files.create({
+        file: await toFile(await maskOf(4), 'mask.png'),
+        purpose: 'vision',
+      });
+      fake.script(editCall, { reply: 'The mask does not fit.' });
+      const wrong = await client.responses.create({
+        input: withImage,
+        tools: [{ type: 'image_generation', action: 'edit', input_image_mask: { file_id: uploaded.id } }],
+      });
+      expect(wrong.output[0]).toMatchObject({ status: 'failed' });
+      expect(chats().at(-1)!.body.messages.at(-1).content).toMatch(/the mask is 4x4 and the image to edit 8x8/);
+      expect(edits()).toHaveLength(1);
+
+      const opaque = `data:image/png;base64,${(await maskOf(8, false)).toString('base64')}`;
+      const noAlpha = await post({
+        input: 'x',
+        tools: [{ type: 'image_generation', input_image_mask: { image_url: opaque } }],
+      });
+      expect([noAlpha.status, fields(noAlpha)]).toEqual([400, ['body.tools.0.input_image_mask.image_url']]);
+      const unknown = await post({
+        input: 'x',
+        tools: [{ type: 'image_generation', input_image_mask: { file_id: 'file-nope' } }],
+      });
+      expect([unknown.status, fields(unknown)]).toEqual([404, ['body.tools.0.input_image_mask.file_id']]);
+    });
+
     test('action generate never edits; action edit always does', async () => {
       const red = await redPng();
       const withImage = (text: string) => [
@@ -451,11 +559,32 @@ describe('the image_generation tool', () => {
     });
   });
 
-  test('refused with the field named: a mask, transparent jpeg, a size the lane lacks, name clashes', async () => {
+  test('refused with the field named: masks, transparent jpeg, a size the lane lacks, name clashes', async () => {
     const bad: Array<[Record<string, unknown>, string]> = [
       [
-        { input: 'x', tools: [{ type: 'image_generation', input_image_mask: { file_id: 'file_1' } }] },
+        {
+          input: 'x',
+          tools: [{ type: 'image_generation', action: 'generate', input_image_mask: { file_id: 'file_1' } }],
+        },
         'body.tools.0.input_image_mask',
+      ],
+      [
+        { input: 'x', tools: [{ type: 'image_generation', input_image_mask: { file_id: 'f', image_url: 'x' } }] },
+        'body.tools.0.input_image_mask',
+      ],
+      [
+        {
+          input: 'x',
+          tools: [{ type: 'image_generation', input_image_mask: { image_url: 'http://example.com/m.png' } }],
+        },
+        'body.tools.0.input_image_mask.image_url',
+      ],
+      [
+        {
+          input: 'x',
+          tools: [{ type: 'image_generation', input_image_mask: { image_url: 'data:image/png;base64,@@' } }],
+        },
+        'body.tools.0.input_image_mask.image_url',
       ],
       [
         { input: 'x', tools: [{ type: 'image_generation', background: 'transparent', output_format: 'jpeg' }] },
