@@ -361,8 +361,9 @@ describe('the image_generation tool', () => {
       const [one, two] = edits().map((r) => r.body);
       expect(one).toMatchObject({ prompt: 'Make the fox blue', n: '1', response_format: 'b64_json' });
       expect(one.files).toEqual([expect.objectContaining({ field: 'image', type: 'image/png' })]);
-      // The second edit changed the image the first one made (4x4 blue, no transparency: sent as JPEG), not the fox.
-      expect(two.files).toEqual([expect.objectContaining({ field: 'image', type: 'image/jpeg' })]);
+      // Each edit sent the image as it was (inline PNGs are not re-encoded): the fox first, then the first edit's result.
+      expect(one.files[0].bytes.equals(Buffer.from(FAKE_PNG_B64, 'base64'))).toBe(true);
+      expect(two.files[0].bytes.equals(Buffer.from(blueB64, 'base64'))).toBe(true);
       expect(two.prompt).toBe('Add a hat');
     });
 
@@ -387,7 +388,9 @@ describe('the image_generation tool', () => {
       });
       expect(res.output[0]).toMatchObject({ type: 'image_generation_call', status: 'completed' });
       expect(edits()).toHaveLength(1);
-      expect(edits()[0].body.files[0]).toMatchObject({ field: 'image', type: 'image/jpeg' });
+      // The user's PNG, as they gave it.
+      expect(edits()[0].body.files[0]).toMatchObject({ field: 'image', type: 'image/png' });
+      expect(edits()[0].body.files[0].bytes.equals(Buffer.from(red, 'base64'))).toBe(true);
 
       fake.script(
         { toolCalls: [{ id: 'e2', name: 'image_generation', arguments: { prompt: 'Turn it green', edit: true } }] },
