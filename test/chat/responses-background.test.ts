@@ -337,6 +337,9 @@ describe('background responses', () => {
 
   test('an mcp tool in the background: listed when queued, its calls made by the worker with the credentials sealed in the job', async () => {
     peer.reset();
+    // The SDK's default retries: a pooled keep-alive connection the server closed while idle (a full run loads this
+    // machine enough for that race) is tried again, as every OpenAI client does.
+    const client = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 2 });
     const calc = {
       type: 'mcp' as const,
       server_label: 'calc',
