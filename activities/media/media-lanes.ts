@@ -46,11 +46,21 @@ function readMediaSection(file: string | undefined): z.infer<typeof MediaConfigF
   return parsed.data;
 }
 
+/** The lanes of each Config, resolved once (as the chat lanes are, when the model router is built). */
+const resolved = new WeakMap<Config, MediaLanes>();
+
 /**
- * Resolves the vision and images lanes to provider targets.
+ * Resolves the vision and images lanes to provider targets: read once per Config (a configuration that cannot be read
+ * is read again on the next call).
  * @throws AppError service_unavailable when the configuration cannot be read (detail logged by the caller)
  */
 export function loadMediaLanes(config: Config): MediaLanes {
+  let lanes = resolved.get(config);
+  if (!lanes) resolved.set(config, (lanes = readMediaLanes(config)));
+  return lanes;
+}
+
+function readMediaLanes(config: Config): MediaLanes {
   let setup: ReturnType<typeof loadProviderSetup>;
   let media: z.infer<typeof MediaConfigFile>;
   try {
