@@ -269,57 +269,53 @@ function mcpErrorText(error: McpCall['error']): string {
   return JSON.stringify(e?.content ?? e ?? 'failed');
 }
 
-/** An MCP call as the lane's tool call and the tool's answer (its output, or its error). */
-export function mcpCallMessages(item: McpCall): {
+/** A call this service made (an MCP server's, an image) as the lane's tool call and the tool's answer to it. */
+type CallMessages = {
   call: { id: string; type: 'function'; function: { name: string; arguments: string } };
   answer: PersonaMessage;
-} {
-  const id = laneCallId(item.id);
+};
+
+/** The lane's call of function `name` under the item's id (see laneCallId), and `content` as the tool's answer. */
+function callMessages(itemIdValue: string, name: string, args: string, content: string): CallMessages {
+  const id = laneCallId(itemIdValue);
   return {
-    call: {
-      id,
-      type: 'function',
-      function: { name: mcpLaneName(item.server_label, item.name), arguments: item.arguments },
-    },
-    answer: {
-      role: 'tool',
-      content:
-        item.status === 'incomplete'
-          ? 'Not made: the response ended, or spent its tool call budget (max_tool_calls), before this call.'
-          : item.error != null
-            ? `Error: ${item.output || mcpErrorText(item.error)}`
-            : (item.output ?? ''),
-      tool_call_id: id,
-    },
+    call: { id, type: 'function', function: { name, arguments: args } },
+    answer: { role: 'tool', content, tool_call_id: id },
   };
+}
+
+const NOT_MADE = 'Not made: the response ended, or spent its tool call budget (max_tool_calls), before this call.';
+
+/** An MCP call as the lane's tool call and the tool's answer (its output, or its error). */
+export function mcpCallMessages(item: McpCall): CallMessages {
+  return callMessages(
+    item.id,
+    mcpLaneName(item.server_label, item.name),
+    item.arguments,
+    item.status === 'incomplete'
+      ? NOT_MADE
+      : item.error != null
+        ? `Error: ${item.output || mcpErrorText(item.error)}`
+        : (item.output ?? ''),
+  );
 }
 
 /**
  * An image generation call as the lane's call of its function (the prompt the image was made from) and the tool's
  * answer: the image itself goes to the client, never back to the lane.
  */
-export function imageCallMessages(item: ImageGenerationCall): {
-  call: { id: string; type: 'function'; function: { name: string; arguments: string } };
-  answer: PersonaMessage;
-} {
-  const id = laneCallId(item.id);
-  return {
-    call: {
-      id,
-      type: 'function',
-      function: { name: IMAGE_GENERATION, arguments: JSON.stringify({ prompt: item.revised_prompt ?? '' }) },
-    },
-    answer: {
-      role: 'tool',
-      content:
-        item.status === 'completed'
-          ? 'The image was made and shown to the user (you do not see it). Do not repeat its data; say what it shows if that helps.'
-          : item.status === 'failed'
-            ? `The image could not be made${imageFailures.get(item) ? `: ${imageFailures.get(item)}` : '.'}`
-            : 'Not made: the response ended, or spent its tool call budget (max_tool_calls), before this call.',
-      tool_call_id: id,
-    },
-  };
+export function imageCallMessages(item: ImageGenerationCall): CallMessages {
+  const why = imageFailures.get(item);
+  return callMessages(
+    item.id,
+    IMAGE_GENERATION,
+    JSON.stringify({ prompt: item.revised_prompt ?? '' }),
+    item.status === 'completed'
+      ? 'The image was made and shown to the user (you do not see it). Do not repeat its data; say what it shows if that helps.'
+      : item.status === 'failed'
+        ? `The image could not be made${why ? `: ${why}` : '.'}`
+        : NOT_MADE,
+  );
 }
 
 /** Why an image generation call of this response failed (what the model is told; the item has no field for it). */
