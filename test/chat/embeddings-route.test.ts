@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { fakeEmbedding, startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai';
 import { startExtraApp } from '../helpers/extra-app';
 import { contractErrors } from '../helpers/openai-contract';
-import { startHarness, type Harness } from '../helpers/harness';
+import { startHarness, type Harness, fields } from '../helpers/harness';
 
 /** POST /v1/embeddings against a real OpenAI-compatible upstream (reverse order: vectors are placed by index). */
 let fake: FakeOpenAI;
@@ -24,7 +24,6 @@ afterAll(async () => {
 });
 
 const post = (body: unknown, k = key) => h.req('POST', '/v1/embeddings', { key: k, body });
-const fields = (res: { body: { details?: Array<{ path: string }> } }) => (res.body.details ?? []).map((d) => d.path);
 const close = (a: number[], b: number[]) => a.every((x, i) => Math.abs(x - b[i]) < 1e-6);
 
 test('the official SDK (base64 by default, decoded by it) gets each input’s vector in order', async () => {

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
-import type { Harness } from '../helpers/harness';
+import { fields, type Harness } from '../helpers/harness';
 import { makeDocx, makePdf } from '../knowledge/fixtures';
 
 /** Documents in chat messages: OpenAI's `file` parts on chat completions, `input_file` parts on responses. */
@@ -38,7 +38,6 @@ const chat = (content: unknown[], extra: Record<string, unknown> = {}) =>
     key,
     body: { model: 'svc-oracle', messages: [{ role: 'user', content }], ...extra },
   });
-const fields = (res: { body: { details?: Array<{ path: string }> } }) => (res.body.details ?? []).map((d) => d.path);
 const lastUser = () => fake.chats.at(-1)!.body.messages.at(-1);
 const dataUrl = (mime: string, b: Buffer) => `data:${mime};base64,${b.toString('base64')}`;
 

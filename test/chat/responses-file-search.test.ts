@@ -3,7 +3,7 @@ import { sql } from 'slonik';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { contractErrors, streamEventErrors } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
-import type { Harness } from '../helpers/harness';
+import { fields, type Harness } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
 
 // The Responses API's file_search tool over the tenant's vector stores: a real worker reads the files, the real
@@ -53,7 +53,6 @@ beforeEach(() => {
 });
 
 const tool = () => ({ type: 'file_search' as const, vector_store_ids: [storeId] });
-const fields = (res: { body: { details?: Array<{ path: string }> } }) => (res.body.details ?? []).map((d) => d.path);
 
 test('JSON: the store is searched for the last user message, the lane gets the results, its [1] is a file_citation', async () => {
   const res = await client.responses.create({

@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { FAKE_PNG_B64, type FakeOpenAI } from '../helpers/fake-openai';
 import { contractErrors, postResponseStream, readResponseEvents, streamEventErrors } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
-import type { Harness } from '../helpers/harness';
+import { fields, type Harness } from '../helpers/harness';
 import { startExtraApp } from '../helpers/extra-app';
 
 // OpenAI's image_generation tool of the Responses API over a persona lane: the lane asks for an image through a
@@ -22,7 +22,6 @@ withFakeUpstream({ scopes: ['runtime:chat'], resetEach: {} }, (up) => {
 });
 
 const post = (body: unknown) => h.req('POST', '/v1/responses', { key, body });
-const fields = (res: { body: { details?: Array<{ path: string }> } }) => (res.body.details ?? []).map((d) => d.path);
 const chats = () => fake.requests.filter((r) => r.path.endsWith('/chat/completions'));
 const imageRequests = () => fake.requests.filter((r) => r.path.endsWith('/images/generations'));
 const drawFox = {
@@ -322,6 +321,14 @@ describe('the image_generation tool', () => {
 
   describe('edits: the latest image of the conversation, changed with the images lane', () => {
     const edits = () => fake.requests.filter((r) => r.path.endsWith('/images/edits'));
+    /** A user message with an inline PNG, as a client sends it. */
+    const userWithImage = (text: string, b64: string) => ({
+      role: 'user' as const,
+      content: [
+        { type: 'input_text' as const, text },
+        { type: 'input_image' as const, image_url: `data:image/png;base64,${b64}`, detail: 'auto' as const },
+      ],
+    });
     const redPng = async () =>
       (
         await sharp({ create: { width: 8, height: 8, channels: 3, background: '#ff0000' } })
@@ -375,15 +382,7 @@ describe('the image_generation tool', () => {
         { reply: 'Green now.' },
       );
       const res = await client.responses.create({
-        input: [
-          {
-            role: 'user',
-            content: [
-              { type: 'input_text', text: 'Make this green.' },
-              { type: 'input_image', image_url: `data:image/png;base64,${red}`, detail: 'auto' },
-            ],
-          },
-        ],
+        input: [userWithImage('Make this green.', red)],
         tools: [{ type: 'image_generation' }],
       });
       expect(res.output[0]).toMatchObject({ type: 'image_generation_call', status: 'completed' });
@@ -410,13 +409,7 @@ describe('the image_generation tool', () => {
       );
       const res = await client.responses.create({
         input: [
-          {
-            role: 'user',
-            content: [
-              { type: 'input_text', text: 'Here is a photo.' },
-              { type: 'input_image', image_url: `data:image/png;base64,${red}`, detail: 'auto' },
-            ],
-          },
+          userWithImage('Here is a photo.', red),
           { type: 'image_generation_call', id: 'ig_earlier', status: 'completed', result: null } as any,
           { role: 'user', content: 'Make the image you made bluer.' },
         ],
@@ -437,13 +430,7 @@ describe('the image_generation tool', () => {
           body: {
             model: 'svc-oracle',
             input: [
-              {
-                role: 'user',
-                content: [
-                  { type: 'input_text', text: 'Use this.' },
-                  { type: 'input_image', image_url: `data:image/png;base64,${red}`, detail: 'auto' },
-                ],
-              },
+              userWithImage('Use this.', red),
               { type: 'image_generation_call', id: 'ig_made', status: 'completed', result: FAKE_PNG_B64 },
             ],
           },
@@ -471,15 +458,7 @@ describe('the image_generation tool', () => {
         })
           .png()
           .toBuffer();
-      const withImage = [
-        {
-          role: 'user' as const,
-          content: [
-            { type: 'input_text' as const, text: 'Fill the hole.' },
-            { type: 'input_image' as const, image_url: `data:image/png;base64,${red}`, detail: 'auto' as const },
-          ],
-        },
-      ];
+      const withImage = [userWithImage('Fill the hole.', red)];
       const editCall = { toolCalls: [{ id: 'm1', name: 'image_generation', arguments: { prompt: 'A window' } }] };
 
       fake.script(editCall, {}, { reply: 'ok' });
@@ -526,15 +505,7 @@ describe('the image_generation tool', () => {
 
     test('action generate never edits; action edit always does', async () => {
       const red = await redPng();
-      const withImage = (text: string) => [
-        {
-          role: 'user' as const,
-          content: [
-            { type: 'input_text' as const, text },
-            { type: 'input_image' as const, image_url: `data:image/png;base64,${red}`, detail: 'auto' as const },
-          ],
-        },
-      ];
+      const withImage = (text: string) => [userWithImage(text, red)];
       fake.script(
         { toolCalls: [{ id: 'g1', name: 'image_generation', arguments: { prompt: 'A new one', edit: true } }] },
         {},

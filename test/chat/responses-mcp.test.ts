@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { contractErrors, readResponseEvents, streamEventErrors } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
-import type { Harness } from '../helpers/harness';
+import { fields, type Harness } from '../helpers/harness';
 import { startExtraApp } from '../helpers/extra-app';
 import { startMcpPeer, type McpPeer } from '../helpers/mcp-peer';
 
@@ -27,7 +27,6 @@ withFakeUpstream({ scopes: ['runtime:chat'], resetEach: {}, env: { SVC_ALLOW_PRI
 beforeEach(() => peer.reset());
 
 const post = (body: unknown) => h.req('POST', '/v1/responses', { key, body });
-const fields = (res: { body: { details?: Array<{ path: string }> } }) => (res.body.details ?? []).map((d) => d.path);
 const calc = (extra: Record<string, unknown> = {}) => ({
   type: 'mcp' as const,
   server_label: 'calc',

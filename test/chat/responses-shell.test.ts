@@ -3,7 +3,7 @@ import sharp from 'sharp';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { contractErrors, postResponseStream, readResponseEvents, streamEventErrors } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
-import type { Harness } from '../helpers/harness';
+import { fields, type Harness } from '../helpers/harness';
 
 // OpenAI's client-run built-in tools (shell, apply_patch, local_shell, computer) over a persona lane, against a fake
 // OpenAI-compatible upstream: offered to the lane as functions, their calls come back as the tools' own items, and the
@@ -20,7 +20,6 @@ withFakeUpstream({ scopes: ['runtime:chat'], resetEach: {} }, (up) => {
 });
 
 const post = (body: unknown) => h.req('POST', '/v1/responses', { key, body });
-const fields = (res: { body: { details?: Array<{ path: string }> } }) => (res.body.details ?? []).map((d) => d.path);
 /** The messages the upstream got, after the persona's system message. */
 const sentMessages = (i = -1) => fake.chats.at(i)!.body.messages.slice(1);
 const streamRaw = (body: Record<string, unknown>) => postResponseStream(h.url, key, body);

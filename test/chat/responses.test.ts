@@ -5,7 +5,7 @@ import { PERSONA } from '../../reasoning/persona';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { contractErrors, postResponseStream, readResponseEvents, streamEventErrors } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
-import type { Harness } from '../helpers/harness';
+import { fields, type Harness } from '../helpers/harness';
 import { startExtraApp } from '../helpers/extra-app';
 
 let h: Harness;
@@ -20,7 +20,6 @@ withFakeUpstream({ scopes: ['runtime:chat'], resetEach: {} }, (up) => {
 
 const post = (body: unknown, k = key, headers: Record<string, string> = {}) =>
   h.req('POST', '/v1/responses', { key: k, body, headers });
-const fields = (res: { body: { details?: Array<{ path: string }> } }) => (res.body.details ?? []).map((d) => d.path);
 /** The messages the upstream got, after the persona's system message. */
 const sentMessages = (i = -1) => fake.chats.at(i)!.body.messages.slice(1);
 

@@ -63,6 +63,10 @@ export async function freshDatabase(
   return { url, drop: () => dropDatabase(base, name) };
 }
 
+/** The field paths an error answer names (`details[].path`), in order: what a refusal is checked by. */
+export const fields = (res: { body: { details?: Array<{ path: string }> } }): string[] =>
+  (res.body.details ?? []).map((d) => d.path);
+
 export interface Harness {
   url: string;
   config: Config;

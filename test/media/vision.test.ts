@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { Config } from '../../schema/config';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { withFakeUpstream } from '../helpers/fake-upstream';
-import type { Harness } from '../helpers/harness';
+import { fields, type Harness } from '../helpers/harness';
 import { startExtraApp } from '../helpers/extra-app';
 import { contractErrors } from '../helpers/openai-contract';
 
@@ -66,7 +66,6 @@ const sentImage = () => {
   const url = content.find((c) => c.type === 'image_url')!.image_url!.url;
   return { url, bytes: Buffer.from(url.split(',')[1], 'base64') };
 };
-const fields = (res: { body: { details?: Array<{ path: string }> } }) => (res.body.details ?? []).map((d) => d.path);
 
 const appWith = (config: Partial<Config>) => startExtraApp(h, { config });
 const postTo = async (url: string, body: unknown) => {
