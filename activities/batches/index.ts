@@ -3,9 +3,9 @@ import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import type { DatabaseTransactionConnection } from 'slonik';
 import { completionBody, completionId } from '../../api/routes/chat-shared';
-import { outputItems, responseStatus, withOutcome } from '../../api/routes/responses-items';
+import { responseStatus, withOutcome } from '../../api/routes/responses-items';
 import { builtinLead, type BuiltinResults } from '../../api/routes/responses-builtins';
-import { completeWithServerTools, ServerTools, type ServerToolsJob } from '../../api/routes/responses-server-tools';
+import { completeResponse, ServerTools, type ServerToolsJob } from '../../api/routes/responses-server-tools';
 import { saveChatCompletion } from '../store/chat-completions';
 import { saveResponse } from '../store/responses';
 import { answerEmbeddings } from '../../api/routes/embeddings';
@@ -128,24 +128,14 @@ export function createBatchActivities(deps: ActivityDeps) {
                 signal,
               )
             : undefined;
-          const answer = server
-            ? await completeWithServerTools(
-                (r) => deps.models!.complete({ ...r, signal }),
-                { ...job.req, signal },
-                server,
-                custom,
-                (t) => lead?.annotate(t) ?? [],
-              )
-                .then((a) => ({ ...a, output: [...(lead?.items ?? []), ...a.output] }))
-                .finally(() => {
-                  called ||= server.called;
-                  return server.close();
-                })
-            : await deps.models!.complete({ ...job.req, signal }).then((last) => ({
-                last,
-                usage: last.usage,
-                output: outputItems(last, job.toolsOffered, custom, lead),
-              }));
+          const answer = await completeResponse(
+            (r) => deps.models!.complete({ ...r, signal }),
+            { ...job.req, signal },
+            { server, custom, toolsOffered: job.toolsOffered, lead },
+          ).finally(() => {
+            called ||= server?.called ?? false;
+            return server?.close();
+          });
           const result = answer.last;
           const response = withOutcome(job.base, {
             status: responseStatus(result.finish_reason),

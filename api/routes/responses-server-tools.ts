@@ -713,3 +713,27 @@ export async function completeWithServerTools(
     next = server.nextRequest(next, result.content, mine);
   }
 }
+
+/**
+ * A prepared response answered whole (a JSON answer, a batch line): in rounds when it has server-run tools, else in one
+ * lane call; the lead's items (searches, MCP lists, approved calls) first.
+ */
+export async function completeResponse(
+  complete: (req: ModelRequest) => Promise<ModelResult>,
+  req: ModelRequest,
+  o: { server?: ServerTools; custom: ReadonlySet<string>; toolsOffered: boolean; lead?: AnswerLead },
+): Promise<RoundsAnswer> {
+  const { server, custom, lead } = o;
+  if (server) {
+    const a = await completeWithServerTools(complete, req, server, custom, (t) => lead?.annotate(t) ?? []);
+    return { ...a, output: [...(lead?.items ?? []), ...a.output] };
+  }
+  const last = await complete(req);
+  return {
+    last,
+    output: outputItems(last, o.toolsOffered, custom, lead),
+    usage: last.usage,
+    content: last.content,
+    clientCalls: o.toolsOffered ? (last.tool_calls?.length ?? 0) : 0,
+  };
+}

@@ -38,7 +38,6 @@ import {
   itemsToMessages,
   normalizeInput,
   outputAsInput,
-  outputItems,
   readInputFiles,
   responseStatus,
   screenshotFromFile,
@@ -54,13 +53,7 @@ import { builtinLead, runBuiltins } from './responses-builtins';
 import { FILE_SEARCH_RESULTS } from './responses-file-search';
 import { compactionRoutes, compactionSummaries } from './responses-compaction';
 import { countInputTokens } from '../../activities/providers/token-count';
-import {
-  completeWithServerTools,
-  mcpApprovals,
-  ServerTools,
-  withServerLead,
-  type RoundsAnswer,
-} from './responses-server-tools';
+import { completeResponse, mcpApprovals, ServerTools, withServerLead } from './responses-server-tools';
 import { builtinAsFunction, builtinKind } from './responses-shell';
 import { imageToolEcho } from './responses-image-gen';
 import { IMAGE_GENERATION } from '../../schema/responses-image-gen';
@@ -520,25 +513,8 @@ async function answerResponse(
     );
     return undefined;
   }
-  const answer: RoundsAnswer = await unlessClientGone(abort, () =>
-    mcp
-      ? completeWithServerTools(
-          (r) => models.complete(r),
-          req,
-          mcp,
-          custom,
-          (t) => lead?.annotate(t) ?? [],
-        ).then((a) => ({
-          ...a,
-          output: [...(lead?.items ?? []), ...a.output],
-        }))
-      : models.complete(req).then((result) => ({
-          last: result,
-          output: outputItems(result, toolsOffered, custom, lead),
-          usage: result.usage,
-          content: result.content,
-          clientCalls: toolsOffered ? (result.tool_calls?.length ?? 0) : 0,
-        })),
+  const answer = await unlessClientGone(abort, () =>
+    completeResponse((r) => models.complete(r), req, { server: mcp, custom, toolsOffered, lead }),
   ).catch((err: unknown) => {
     tap?.end();
     throw err;
