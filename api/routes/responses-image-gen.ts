@@ -220,13 +220,15 @@ export class ImageGeneration {
     let image: GeneratedImage;
     try {
       if (edit) {
-        const source = await this.latestImage();
+        const { width, height, ...source } = await this.latestImage();
         const mask = this.mask();
-        const mismatch = mask && (await this.maskMismatch(source, mask));
+        const mismatch = mask && (await maskMismatch({ width, height }, mask));
         if (mismatch) return failed(item, mismatch);
         [image] = await editImages(this.config, { ...settings, images: [source], mask }, signal);
       } else [image] = await generateImages(this.config, settings, signal);
     } catch (err) {
+      // An edit source that cannot be read (an AppError, as every read of client bytes here throws) fails the call,
+      // not the request: it is read only when the model asks for an edit, so the request itself was valid.
       if (err instanceof AppError) return failed(item, err.message);
       throw err;
     }
@@ -245,21 +247,23 @@ export class ImageGeneration {
   }
 
   /**
-   * The image an edit changes: inline PNG, JPEG or WebP as it is (a mask must match it pixel for pixel); else read (a
-   * URL through the fetch guard), checked from its bytes and normalised as images for the lanes are (PNG when it has
-   * transparency, else JPEG; the longest side at most 2048).
+   * The image an edit changes, with its size: inline PNG, JPEG or WebP as it is (a mask must match it pixel for
+   * pixel), once its header reads (an `image_generation_call.result` the client sent back is checked by nothing
+   * before this: bytes that only start like an image would reach sharp or the provider); else read (a URL through the
+   * fetch guard), checked from its bytes and normalised as images for the lanes are (PNG when it has transparency,
+   * else JPEG; the longest side at most 2048).
    * @throws AppError when it cannot be read (the call fails with that)
    */
-  private async latestImage(): Promise<ImageFile> {
+  private async latestImage(): Promise<ImageFile & Size> {
     const src = this.latest as Exclude<LatestImage, { missing: string }>;
     if ('base64' in src) {
       const bytes = decodeBase64(src.base64, MAX_IMAGE_BYTES);
       const type = typeof bytes === 'string' ? null : sniffImage(bytes);
       if (typeof bytes !== 'string' && (type === 'image/png' || type === 'image/jpeg' || type === 'image/webp'))
-        return { bytes, contentType: type };
+        return { bytes, contentType: type, ...(await sizeOf(bytes, 'the image to edit')) };
     }
     const img = await loadImage('base64' in src ? { image_base64: src.base64 } : { image_url: src.url }, this.config);
-    return { bytes: img.bytes, contentType: img.mediaType };
+    return { bytes: img.bytes, contentType: img.mediaType, width: img.width, height: img.height };
   }
 
   /** The tool's mask (checked when the response began), or undefined. */
@@ -268,16 +272,6 @@ export class ImageGeneration {
     return url
       ? { bytes: Buffer.from(url.slice(url.indexOf(',') + 1), 'base64'), contentType: 'image/png' }
       : undefined;
-  }
-
-  /** Why a mask cannot be used with an image (its size differs), or undefined. */
-  private async maskMismatch(image: ImageFile, mask: ImageFile): Promise<string | undefined> {
-    const [i, m] = await Promise.all(
-      [image, mask].map((f) => sharp()(f.bytes, { limitInputPixels: MAX_PIXELS }).metadata()),
-    );
-    return i.width === m.width && i.height === m.height
-      ? undefined
-      : `the mask is ${m.width}x${m.height} and the image to edit ${i.width}x${i.height}; they must be the same size.`;
   }
 
   /** The image in the tool's output format (and compression, for jpeg and webp): as it came when it already is. */
@@ -360,6 +354,30 @@ async function checkedMask(
   if (!meta?.hasAlpha)
     throw refuse(field, 'must be a PNG with an alpha channel (transparent where the image is to change)');
   return bytes;
+}
+
+type Size = { width: number; height: number };
+
+/**
+ * An image's width and height, read from its header.
+ * @throws AppError unsupported_media_type naming `what` when sharp cannot read it (corrupt, or over MAX_PIXELS)
+ */
+async function sizeOf(bytes: Buffer, what: string): Promise<Size> {
+  const meta = await sharp()(bytes, { limitInputPixels: MAX_PIXELS })
+    .metadata()
+    .catch((err: Error) => {
+      throw new AppError('unsupported_media_type', `${what} could not be read: ${err.message.slice(0, 120)}`);
+    });
+  if (!meta.width || !meta.height) throw new AppError('unsupported_media_type', `${what} could not be read.`);
+  return { width: meta.width, height: meta.height };
+}
+
+/** Why a mask cannot be used with an image (its size differs), or undefined. @throws AppError as sizeOf */
+async function maskMismatch(image: Size, mask: ImageFile): Promise<string | undefined> {
+  const m = await sizeOf(mask.bytes, 'the mask');
+  return image.width === m.width && image.height === m.height
+    ? undefined
+    : `the mask is ${m.width}x${m.height} and the image to edit ${image.width}x${image.height}; they must be the same size.`;
 }
 
 /** The tool as a Response object echoes it: what it was given, OpenAI's defaults for the rest. */

@@ -503,6 +503,43 @@ describe('the image_generation tool', () => {
       expect([unknown.status, fields(unknown)]).toEqual([404, ['body.tools.0.input_image_mask.file_id']]);
     });
 
+    test('an image sent back that only starts like a PNG fails the edit, with a mask or without (no 500); the provider gets nothing', async () => {
+      // The PNG signature, then junk: it sniffs as a PNG, but no header can be read from it.
+      const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+      const junk = Buffer.concat([signature, randomBytes(100)]).toString('base64');
+      const mask = await sharp({
+        create: { width: 1, height: 1, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } },
+      })
+        .png()
+        .toBuffer();
+      const withMask = { input_image_mask: { image_url: `data:image/png;base64,${mask.toString('base64')}` } };
+      for (const extra of [withMask, {}]) {
+        fake.script(
+          { toolCalls: [{ id: 'j1', name: 'image_generation', arguments: { prompt: 'blue' } }] },
+          { reply: 'That image could not be read.' },
+        );
+        const res = await post({
+          model: 'svc-oracle',
+          tools: [{ type: 'image_generation', action: 'edit', ...extra }],
+          tool_choice: { type: 'image_generation' },
+          input: [
+            { type: 'image_generation_call', id: 'ig_x', status: 'completed', result: junk },
+            { role: 'user', content: 'make it blue' },
+          ],
+        });
+        expect([res.status, res.body.code]).toEqual([200, undefined]);
+        expect(contractErrors('Response', res.body)).toEqual([]);
+        expect(res.body.output.map((o: any) => [o.type, o.status, o.result ?? null])).toEqual([
+          ['image_generation_call', 'failed', null],
+          ['message', 'completed', null],
+        ]);
+        expect(chats().at(-1)!.body.messages.at(-1).content).toMatch(
+          /^The image could not be made: the image to edit could not be read: .+/,
+        );
+        expect(edits()).toHaveLength(0);
+      }
+    });
+
     test('action generate never edits; action edit always does', async () => {
       const red = await redPng();
       const withImage = (text: string) => [userWithImage(text, red)];
