@@ -9,7 +9,7 @@ import { decodeBase64 } from '../../activities/media/base64';
 import { loadImage, MAX_IMAGE_BYTES, MAX_PIXELS, sharp, sniffImage } from '../../activities/media/image-input';
 import type { FileReader } from './chat-parts';
 import type { Config } from '../../schema/config';
-import { AppError } from '../../schema/errors';
+import { AppError, type ErrorCode } from '../../schema/errors';
 import type { CreateResponseRequest } from '../../schema/responses';
 import { IMAGE_GENERATION, type ImageGenerationTool } from '../../schema/responses-image-gen';
 import { parseStorableJson, storableText } from '../../schema/storable';
@@ -311,7 +311,7 @@ export class ImageGeneration {
 /**
  * A mask given with the tool (`input_image_mask`: inline as a data URL or base64, or an uploaded `file_id`), read and
  * checked: a PNG with an alpha channel, transparent where the image is to change, as OpenAI's edits take it.
- * @throws AppError 400 naming `body.tools.N.input_image_mask` (404 for an unknown file)
+ * @throws AppError 400 naming `body.tools.N.input_image_mask` (404 for an unknown file, 413 over MAX_IMAGE_BYTES)
  */
 async function checkedMask(
   mask: NonNullable<ImageGenerationTool['input_image_mask']>,
@@ -319,10 +319,12 @@ async function checkedMask(
   files: FileReader,
 ): Promise<Buffer> {
   const path = `body.tools.${at}.input_image_mask`;
-  const refuse = (field: string, message: string) =>
-    new AppError('invalid_request', `tools.${at}.input_image_mask.${field}: ${message}.`, {
+  const refuse = (field: string, message: string, code: ErrorCode = 'invalid_request') =>
+    new AppError(code, `tools.${at}.input_image_mask.${field}: ${message}.`, {
       details: [{ path: `${path}.${field}`, message }],
     });
+  // Over the cap of any image a request gives (as an edit source is): 413, by id as inline.
+  const tooLarge = (field: string) => refuse(field, `over ${MAX_IMAGE_BYTES} bytes`, 'payload_too_large');
   let bytes: Buffer;
   if (mask.file_id != null) {
     const file = await files(mask.file_id);
@@ -334,6 +336,9 @@ async function checkedMask(
           details: [{ path: `${path}.file_id`, message: 'not found' }],
         },
       );
+    // Checked before the bytes go any further: the mask is inlined into the tool, which a background response's
+    // job and every batch line's plan keep.
+    if (file.bytes.length > MAX_IMAGE_BYTES) throw tooLarge('file_id');
     bytes = file.bytes;
   } else {
     const url = mask.image_url!;
@@ -341,7 +346,7 @@ async function checkedMask(
     const inline = /^data:[^,;]*;base64,/i.exec(url);
     const decoded = decodeBase64(inline ? url.slice(inline[0].length) : url, MAX_IMAGE_BYTES);
     if (decoded === 'invalid') throw refuse('image_url', 'not base64 (or a data URL of it)');
-    if (decoded === 'tooLarge') throw refuse('image_url', `over ${MAX_IMAGE_BYTES} bytes`);
+    if (decoded === 'tooLarge') throw tooLarge('image_url');
     bytes = decoded;
   }
   const field = mask.file_id != null ? 'file_id' : 'image_url';

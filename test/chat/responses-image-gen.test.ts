@@ -540,6 +540,38 @@ describe('the image_generation tool', () => {
       }
     });
 
+    test('a mask over 10 MiB is 413 naming its field, by file_id as inline, before the lane is asked', async () => {
+      const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
+      const side = 1700; // RGBA noise does not compress: ~11.6 MB of PNG
+      const big = await sharp(randomBytes(side * side * 4), { raw: { width: side, height: side, channels: 4 } })
+        .png()
+        .toBuffer();
+      expect(big.length).toBeGreaterThan(MAX_IMAGE_BYTES);
+      const uploaded = await client.files.create({ file: await toFile(big, 'mask.png'), purpose: 'vision' });
+      fake.script({ reply: 'ok' });
+      const byId = await post({
+        input: 'x',
+        tools: [{ type: 'image_generation', input_image_mask: { file_id: uploaded.id } }],
+      });
+      expect([byId.status, byId.body.code, fields(byId)]).toEqual([
+        413,
+        'payload_too_large',
+        ['body.tools.0.input_image_mask.file_id'],
+      ]);
+      // Inline, just over the cap (and under the schema's 14M characters): the same answer for its field.
+      const over = big.subarray(0, MAX_IMAGE_BYTES + 3000).toString('base64');
+      const inline = await post({
+        input: 'x',
+        tools: [{ type: 'image_generation', input_image_mask: { image_url: `data:image/png;base64,${over}` } }],
+      });
+      expect([inline.status, inline.body.code, fields(inline)]).toEqual([
+        413,
+        'payload_too_large',
+        ['body.tools.0.input_image_mask.image_url'],
+      ]);
+      expect(chats()).toHaveLength(0);
+    });
+
     test('action generate never edits; action edit always does', async () => {
       const red = await redPng();
       const withImage = (text: string) => [userWithImage(text, red)];
