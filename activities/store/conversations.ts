@@ -104,6 +104,11 @@ export async function addConversationItems(
 /**
  * A conversation's items, oldest first (the context a response reads). Null when the conversation is unknown;
  * `tooLarge` when they hold more than `maxBytes` (what one request may send).
+ *
+ * Made images do not count toward `maxBytes` (see item-size.ts), so their `result` strings are not read either: only
+ * the latest completed image_generation_call keeps its `result` (the image an edit changes, see `latestImage`: the
+ * search stops at that call, so no older one is ever used); every other call comes without it. What one request reads
+ * is then `maxBytes` and one image, however many images the conversation holds (the items listed by GET are whole).
  */
 export async function conversationContext(
   db: DatabasePool,
@@ -116,9 +121,17 @@ export async function conversationContext(
       AS total FROM conversations c WHERE c.tenant_id = ${tenantId} AND c.id = ${id}`);
   if (!head) return null;
   if (head.total > maxBytes) return 'tooLarge';
+  const image = sql.fragment`strpos(item::text, 'image_generation_call') > 0 AND item ->> 'type' = 'image_generation_call'`;
   return [
     ...(await db.anyFirst(sql.type(z.object({ item: z.unknown() }))`
-    SELECT item FROM conversation_items WHERE tenant_id = ${tenantId} AND conversation_id = ${id} ORDER BY seq`)),
+    WITH latest AS (
+      SELECT seq FROM conversation_items WHERE tenant_id = ${tenantId} AND conversation_id = ${id}
+        AND ${image} AND item ->> 'status' = 'completed'
+      ORDER BY seq DESC LIMIT 1
+    )
+    SELECT CASE WHEN ${image} AND seq IS DISTINCT FROM (SELECT seq FROM latest)
+      THEN (item::jsonb - 'result')::json ELSE item END AS item
+    FROM conversation_items WHERE tenant_id = ${tenantId} AND conversation_id = ${id} ORDER BY seq`)),
   ];
 }
 

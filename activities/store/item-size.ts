@@ -1,7 +1,8 @@
 /**
  * The characters of an image_generation_call's image, which no lane is ever sent (the lane reads that the image was
  * made): they do not count toward SVC_CHAT_BODY_LIMIT, the budget of what a request may send a lane. Without this, a
- * conversation that made ten images would be refused for its size.
+ * conversation that made ten images would be refused for its size. What a request reads back stays bounded all the
+ * same: the stores read no image but the latest (`responseChain`, `conversationContext`), the only one an edit can use.
  */
 function imageChars(item: unknown): number {
   if (item === null || typeof item !== 'object' || (item as { type?: unknown }).type !== 'image_generation_call')

@@ -1,5 +1,5 @@
 import { itemsChars } from './item-size';
-import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabasePool, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { batchNotify } from './events';
 
@@ -158,10 +158,32 @@ export async function getInputItems(db: DatabasePool, tenantId: string, id: stri
 }
 
 /**
+ * A stored list of items (`items`, json) as a request reads it back: every image_generation_call's `result` left out
+ * (the key removed) except where `keep` is true of its position `n` (1-based). When `within` (the stored text the list
+ * is part of) names no such call, the list is read as it is; other items always are (their keys in their order).
+ */
+function withoutOlderImages(
+  items: FragmentSqlToken,
+  within: FragmentSqlToken,
+  keep: (n: FragmentSqlToken) => FragmentSqlToken,
+) {
+  return sql.fragment`CASE WHEN strpos(${within}::text, 'image_generation_call') = 0 THEN ${items} ELSE (
+    SELECT coalesce(json_agg(
+      CASE WHEN e.item ->> 'type' = 'image_generation_call' AND NOT coalesce(${keep(sql.fragment`e.n`)}, false)
+      THEN (e.item::jsonb - 'result')::json ELSE e.item END ORDER BY e.n), '[]'::json)
+    FROM json_array_elements(${items}) WITH ORDINALITY AS e(item, n)) END`;
+}
+
+/**
  * The turns a response continues, oldest first: each stored response of its previous_response_id chain (itself
  * included) with its input items and output. Null when `id` is unknown; `tooLarge` when the turns hold more than
  * `maxBytes` (the walk stops there, so no more than that is read). A chain stops at a response deleted or expired,
  * and after MAX_CHAIN links.
+ *
+ * Made images do not count toward `maxBytes` (see item-size.ts), so their `result` strings are not read either: only
+ * the chain's latest completed image_generation_call keeps its `result` (the image an edit changes, see `latestImage`:
+ * the search stops at that call, so no older one is ever used); every other call comes without it. What one request
+ * reads is then `maxBytes` and one image, however many images the chain holds.
  */
 export async function responseChain(
   db: DatabasePool,
@@ -169,6 +191,9 @@ export async function responseChain(
   id: string,
   maxBytes: number,
 ): Promise<Array<{ input_items: unknown[]; output: unknown[] }> | null | 'tooLarge'> {
+  // The latest completed image is in the newest turn (lowest depth) that has one: its output's last, else its input's.
+  const keep = (part: number) => (n: FragmentSqlToken) =>
+    sql.fragment`l.depth = c.depth AND l.part = ${part} AND l.n = ${n}`;
   const rows = await db.any(sql.type(
     z.object({ input_items: z.array(z.unknown()), output: z.array(z.unknown()), total: z.coerce.number() }),
   )`
@@ -179,8 +204,21 @@ export async function responseChain(
       SELECT r.id, r.previous_id, r.input_items, r.response, c.total + r.size_bytes, c.depth + 1 FROM responses r
       JOIN chain c ON r.id = c.previous_id
       WHERE r.tenant_id = ${tenantId} AND r.expires_at > now() AND c.depth < ${MAX_CHAIN} AND c.total <= ${maxBytes}
+    ),
+    latest AS (
+      SELECT c.depth, p.part, e.n FROM chain c
+      CROSS JOIN LATERAL (VALUES
+        (0, CASE WHEN strpos(c.input_items::text, 'image_generation_call') > 0 THEN c.input_items END),
+        (1, CASE WHEN strpos(c.response::text, 'image_generation_call') > 0 THEN c.response -> 'output' END)
+      ) AS p(part, items)
+      CROSS JOIN LATERAL json_array_elements(p.items) WITH ORDINALITY AS e(item, n)
+      WHERE e.item ->> 'type' = 'image_generation_call' AND e.item ->> 'status' = 'completed'
+      ORDER BY c.depth, p.part DESC, e.n DESC
+      LIMIT 1
     )
-    SELECT input_items, response -> 'output' AS output, total FROM chain ORDER BY depth DESC`);
+    SELECT ${withoutOlderImages(sql.fragment`c.input_items`, sql.fragment`c.input_items`, keep(0))} AS input_items,
+      ${withoutOlderImages(sql.fragment`(c.response -> 'output')`, sql.fragment`c.response`, keep(1))} AS output, c.total
+    FROM chain c LEFT JOIN latest l ON true ORDER BY c.depth DESC`);
   if (!rows.length) return null;
   if (rows[0].total > maxBytes) return 'tooLarge';
   return rows.map((r) => ({ input_items: r.input_items, output: r.output }));

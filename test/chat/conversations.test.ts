@@ -1,4 +1,6 @@
 import OpenAI from 'openai';
+import sharp from 'sharp';
+import { conversationContext } from '../../activities/store/conversations';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { contractErrors } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
@@ -163,5 +165,91 @@ describe('/v1/conversations', () => {
     expect(big.status).toBe(413);
     expect(paths(big.body)).toEqual(['body.conversation']);
     expect(fake.chats).toHaveLength(0);
+  });
+});
+
+describe('images made in a conversation', () => {
+  test('a response reads no image but the latest (an edit changes it), however many are added; GET lists them whole', async () => {
+    const mine = await h.key(['runtime:chat']);
+    const k = mine.apiKey;
+    const conv = (await h.req('POST', '/v1/conversations', { key: k, body: {} })).body;
+    const red = (
+      await sharp({ create: { width: 8, height: 8, channels: 3, background: '#ff0000' } })
+        .png()
+        .toBuffer()
+    ).toString('base64');
+    const big = (c: string) => c.repeat(700_000);
+    const image = (id: string, result: string | null, status = 'completed') => ({
+      type: 'image_generation_call',
+      id,
+      status,
+      result,
+    });
+    // Each ~700 KB item counts a few bytes toward SVC_CHAT_BODY_LIMIT (20,000 here): made images are left out of it.
+    for (const item of [
+      image('ig_old1', big('A')),
+      image('ig_old2', big('B')),
+      image('ig_latest', red),
+      image('ig_failed', big('C'), 'failed'),
+    ]) {
+      const added = await h.req('POST', `/v1/conversations/${conv.id}/items`, { key: k, body: { items: [item] } });
+      expect(added.status).toBe(200);
+    }
+
+    // What a response reads: the latest completed image whole, every other image call without its result.
+    const read = (await conversationContext(h.db, mine.tenantId, conv.id, h.config.chatBodyLimit)) as any[];
+    expect(read.map((i) => [i.id, i.result === undefined ? 'left out' : i.result])).toEqual([
+      ['ig_old1', 'left out'],
+      ['ig_old2', 'left out'],
+      ['ig_latest', red],
+      ['ig_failed', 'left out'],
+    ]);
+    expect(read[0]).toEqual({ type: 'image_generation_call', id: 'ig_old1', status: 'completed' });
+    expect(JSON.stringify(read).length).toBeLessThan(h.config.chatBodyLimit);
+    const counted = await h.req('POST', '/v1/responses/input_tokens', {
+      key: k,
+      body: { conversation: conv.id, input: 'x' },
+    });
+    expect(counted.status).toBe(200);
+    expect(counted.body.input_tokens).toBeGreaterThan(0);
+
+    // The client still gets every item as it was added.
+    const listed = await h.req('GET', `/v1/conversations/${conv.id}/items?order=asc`, { key: k });
+    expect(listed.body.data.map((i: { result: string }) => i.result.length)).toEqual([
+      700_000,
+      700_000,
+      red.length,
+      700_000,
+    ]);
+    const one = await h.req('GET', `/v1/conversations/${conv.id}/items/ig_old2`, { key: k });
+    expect(one.body.result).toBe(big('B'));
+
+    // An edit changes the latest image.
+    const edits = () => fake.requests.filter((r) => r.path.endsWith('/images/edits'));
+    const askEdit = (id: string) => ({
+      toolCalls: [{ id, name: 'image_generation', arguments: { prompt: 'Bluer', edit: true } }],
+    });
+    const edit = () =>
+      h.req('POST', '/v1/responses', {
+        key: k,
+        body: { conversation: conv.id, input: 'Make it bluer.', tools: [{ type: 'image_generation' }] },
+      });
+    fake.script(askEdit('e1'), {}, { reply: 'Bluer now.' });
+    const edited = await edit();
+    expect(edited.status).toBe(200);
+    expect(edited.body.output[0]).toMatchObject({ type: 'image_generation_call', status: 'completed' });
+    expect(edits()).toHaveLength(1);
+    expect(edits()[0].body.files[0].bytes.equals(Buffer.from(red, 'base64'))).toBe(true);
+
+    // A latest image sent back without its result is still the latest: no older image is edited instead.
+    await h.req('POST', `/v1/conversations/${conv.id}/items`, {
+      key: k,
+      body: { items: [image('ig_sent_back', null)] },
+    });
+    fake.script(askEdit('e2'), { reply: 'I cannot see it.' });
+    const blocked = await edit();
+    expect(blocked.body.output[0]).toMatchObject({ type: 'image_generation_call', status: 'failed', result: null });
+    expect(edits()).toHaveLength(1);
+    expect(fake.chats.at(-1)!.body.messages.at(-1).content).toMatch(/sent back without its result/);
   });
 });

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import OpenAI from 'openai';
 import sharp from 'sharp';
 import { PERSONA } from '../../reasoning/persona';
+import { responseChain } from '../../activities/store/responses';
 import type { FakeOpenAI } from '../helpers/fake-openai';
 import { contractErrors, postResponseStream, readResponseEvents, streamEventErrors } from '../helpers/openai-contract';
 import { withFakeUpstream } from '../helpers/fake-upstream';
@@ -427,6 +428,91 @@ describe('stored responses: chains, input items, delete, tenants', () => {
     } finally {
       await app.close();
     }
+  });
+
+  test('a chain reads no image but the latest (an edit changes it), however many its turns hold; GET gives them whole', async () => {
+    const mine = await h.key(['runtime:chat']);
+    const send = (body: unknown) => post(body, mine.apiKey);
+    const red = (
+      await sharp({ create: { width: 8, height: 8, channels: 3, background: '#ff0000' } })
+        .png()
+        .toBuffer()
+    ).toString('base64');
+    const image = (id: string, c: string, status = 'completed') => ({
+      type: 'image_generation_call',
+      id,
+      status,
+      result: c.repeat(700_000),
+    });
+    // Three turns of ~700 KB images (sent back by the client, or made): the latest is the one the second turn made,
+    // after an image in its own input; the third turn's image call failed.
+    fake.script({ reply: 'one' });
+    const r1 = await send({ input: [image('ig_a', 'A'), { role: 'user', content: 'one' }] });
+    fake.script(
+      { toolCalls: [{ id: 'call_i1', name: 'image_generation', arguments: { prompt: 'A red square' } }] },
+      { reply: red },
+      { reply: 'two' },
+    );
+    const r2 = await send({
+      input: [image('ig_b', 'B'), { role: 'user', content: 'two' }],
+      previous_response_id: r1.body.id,
+      tools: [{ type: 'image_generation' }],
+    });
+    expect(r2.body.output[0]).toMatchObject({ type: 'image_generation_call', status: 'completed', result: red });
+    fake.script({ reply: 'three' });
+    const r3 = await send({
+      input: [image('ig_c', 'C', 'failed'), { role: 'user', content: 'three' }],
+      previous_response_id: r2.body.id,
+    });
+    expect([r1.status, r2.status, r3.status]).toEqual([200, 200, 200]);
+
+    // What a continuation reads, with a limit of 20,000 bytes: the made image whole, every other one without its result.
+    const chain = await responseChain(h.db, mine.tenantId, r3.body.id, 20_000);
+    if (!Array.isArray(chain)) throw new Error(`chain: ${chain}`);
+    const items = chain.flatMap((t) => [...t.input_items, ...t.output]) as any[];
+    expect(
+      items
+        .filter((i) => i.type === 'image_generation_call')
+        .map((i) => [i.id === r2.body.output[0].id ? 'made' : i.id, i.result === undefined ? 'left out' : i.result]),
+    ).toEqual([
+      ['ig_a', 'left out'],
+      ['ig_b', 'left out'],
+      ['made', red],
+      ['ig_c', 'left out'],
+    ]);
+    expect(JSON.stringify(chain).length).toBeLessThan(20_000);
+    const app = await startExtraApp(h, { config: { chatBodyLimit: 20_000 } });
+    try {
+      const counted = await fetch(`${app.url}/v1/responses/input_tokens`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${mine.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ previous_response_id: r3.body.id, input: 'x' }),
+      });
+      expect(counted.status).toBe(200);
+    } finally {
+      await app.close();
+    }
+
+    // The client still gets every item as it was stored.
+    const inputs = await h.req('GET', `/v1/responses/${r1.body.id}/input_items?order=asc`, { key: mine.apiKey });
+    expect(inputs.body.data[0].result).toBe('A'.repeat(700_000));
+    expect((await h.req('GET', `/v1/responses/${r2.body.id}`, { key: mine.apiKey })).body.output[0].result).toBe(red);
+
+    // An edit continuing the chain changes the latest image.
+    fake.script(
+      { toolCalls: [{ id: 'e1', name: 'image_generation', arguments: { prompt: 'Bluer', edit: true } }] },
+      {},
+      { reply: 'Bluer now.' },
+    );
+    const edited = await send({
+      input: 'Make it bluer.',
+      previous_response_id: r3.body.id,
+      tools: [{ type: 'image_generation' }],
+    });
+    expect(edited.body.output[0]).toMatchObject({ type: 'image_generation_call', status: 'completed' });
+    const edits = fake.requests.filter((r) => r.path.endsWith('/images/edits'));
+    expect(edits).toHaveLength(1);
+    expect(edits[0].body.files[0].bytes.equals(Buffer.from(red, 'base64'))).toBe(true);
   });
 
   test('a key without runtime:chat is 403 on every responses route', async () => {
