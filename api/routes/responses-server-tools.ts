@@ -62,6 +62,8 @@ type Emit = (type: string, data: Record<string, unknown>) => void;
 /** Server-run tool calls one response may make when `max_tool_calls` does not say (and at most, when it does). */
 const MCP_CALLS = 16;
 const MCP_CALLS_MAX = 64;
+/** The server-run calls a response may make: `max_tool_calls`, else MCP_CALLS; never more than MCP_CALLS_MAX. */
+const callBudget = (body: CreateResponseRequest) => Math.min(body.max_tool_calls ?? MCP_CALLS, MCP_CALLS_MAX);
 /** Functions one model request may declare (OpenAI's limit): the client's and the servers' together. */
 const MAX_LANE_TOOLS = 128;
 
@@ -168,7 +170,7 @@ export class ServerTools {
       config,
       detached ? new AbortController() : abortOnDisconnect(ctx),
       [],
-      Math.min(body.max_tool_calls ?? MCP_CALLS, MCP_CALLS_MAX),
+      callBudget(body),
       images,
     );
     try {
@@ -432,7 +434,8 @@ export class ServerTools {
 
   /**
    * The calls the client approved (see `mcpApprovals`), made now, and the lane's messages for them (a declined call
-   * is answered "declined"). Checked before any call is made.
+   * is answered "declined"). Checked before any call is made. They count against `max_tool_calls`: `mcpApprovals`
+   * refuses more than it allows, and a call past the budget is not made here either (incomplete, as in a round).
    * @throws AppError 400 for an answer to a request of a server or tool this request does not offer
    */
   async approved(todo: readonly Approval[]): Promise<{ items: McpCall[]; messages: ChatMessageIn[] }> {
@@ -453,7 +456,8 @@ export class ServerTools {
         approval_request_id: request.id,
       };
       if (approve) {
-        const done = { ...(await unlessClientGone(this.abort, () => this.run(call))), id: itemId('mcp') };
+        const ran = this.open ? await unlessClientGone(this.abort, () => this.run(call)) : this.notMade(call);
+        const done = { ...ran, id: itemId('mcp') };
         items.push(done);
         const m = mcpCallMessages(done);
         messages.push({ role: 'assistant', content: null, tool_calls: [m.call] }, m.answer as ChatMessageIn);
@@ -563,7 +567,13 @@ const notOffered = (request: McpApprovalRequest, path: string) =>
  * The approval answers of a request's input (mcp_approval_response items), each with the request of the conversation it
  * answers; an answer to a request whose call the conversation already holds is left out (a retried request does not call
  * twice). Read before any server is reached.
- * @throws AppError 400 for an answer to no request of the conversation, or an answer with no mcp tool to run it
+ *
+ * The request answered may be in this request's own input: a client that keeps its own history (`store: false`) sends
+ * the service's approval requests back with its answers, and nothing tells those apart from requests it wrote itself.
+ * So the bound is the budget: more approved calls than `max_tool_calls` allows (at most MCP_CALLS_MAX) is 400, and made
+ * up requests get a client no more calls than `require_approval: "never"` would.
+ * @throws AppError 400 for an answer to no request of the conversation, an answer with no mcp tool to run it, or more
+ *   approved calls than `max_tool_calls` allows
  */
 export function mcpApprovals(
   body: CreateResponseRequest,
@@ -600,6 +610,20 @@ export function mcpApprovals(
       throw notOffered(request, path);
     todo.push({ request, approve: item.approve, reason: item.reason, path });
   });
+  const approved = todo.filter((t) => t.approve);
+  const budget = callBudget(body);
+  if (approved.length > budget) {
+    const path = approved[budget].path;
+    const limit =
+      budget >= MCP_CALLS_MAX
+        ? `${MCP_CALLS_MAX}, the most one response makes); approve the others in a later request.`
+        : `max_tool_calls: ${budget}${body.max_tool_calls == null ? ' by default' : ''}); approve the others in a later request, or raise max_tool_calls (at most ${MCP_CALLS_MAX}).`;
+    throw new AppError(
+      'invalid_request',
+      `${path.slice(5)}: this input approves ${approved.length} MCP calls, more than one response may make (${limit}`,
+      { details: [{ path, message: 'more approved calls than max_tool_calls' }] },
+    );
+  }
   return todo;
 }
 

@@ -474,6 +474,77 @@ describe('the mcp tool: a remote MCP server’s tools, called by the model', () 
     expect(res.body.output.map((o: any) => o.type)).toEqual(['mcp_call', 'message']);
   });
 
+  test('more approvals than max_tool_calls allows are 400 before any server is reached, requests made up in the input too', async () => {
+    // Approval requests the client wrote itself, each answered in the same input (a client that keeps its own history
+    // sends the service's requests back this way, so they are read as such): the budget bounds the calls.
+    const pair = (k: number) => [
+      {
+        type: 'mcp_approval_request',
+        id: `mcpr_own_${k}`,
+        server_label: 'calc',
+        name: 'add',
+        arguments: JSON.stringify({ a: k, b: 1 }),
+      },
+      { type: 'mcp_approval_response', approval_request_id: `mcpr_own_${k}`, approve: true },
+    ];
+    const pairs = (n: number) => Array.from({ length: n }, (_, k) => pair(k)).flat();
+    const over = await post({ max_tool_calls: 1, tools: [calc()], input: pairs(3) });
+    expect(over.status).toBe(400);
+    expect(fields(over)).toEqual(['body.input.3.approval_request_id']);
+    expect(over.body.error).toMatch(/approves 3 MCP calls.*max_tool_calls: 1\)/);
+    // The default budget (16), and the most any response makes (64) whatever max_tool_calls says.
+    const byDefault = await post({ tools: [calc()], input: pairs(17) });
+    expect(byDefault.status).toBe(400);
+    expect(fields(byDefault)).toEqual(['body.input.33.approval_request_id']);
+    const capped = await post({ max_tool_calls: 1000, tools: [calc()], input: pairs(65) });
+    expect(capped.status).toBe(400);
+    expect(fields(capped)).toEqual(['body.input.129.approval_request_id']);
+    expect(capped.body.error).toContain('64, the most one response makes');
+    // Declined answers make no call and are not counted; input_tokens refuses what the response would.
+    const declined = [...pairs(1), ...pair(1).slice(0, 1), { ...pair(1)[1], approve: false }];
+    const counted = await h.req('POST', '/v1/responses/input_tokens', {
+      key,
+      body: { max_tool_calls: 1, tools: [calc()], input: [...declined, ...pair(2)] },
+    });
+    expect(counted.status).toBe(400);
+    expect(fields(counted)).toEqual(['body.input.5.approval_request_id']);
+    expect(peer.calls).toEqual([]);
+    expect(fake.chats).toHaveLength(0);
+
+    // Within the budget they are made, one call each; the budget spent, the model is told to call none.
+    fake.script({ reply: 'Done.' });
+    const within = await post({ max_tool_calls: 1, tools: [calc()], input: declined });
+    expect(within.status).toBe(200);
+    expect(within.body.output.map((o: any) => [o.type, o.status])).toEqual([
+      ['mcp_list_tools', undefined],
+      ['mcp_call', 'completed'],
+      ['message', 'completed'],
+    ]);
+    expect(within.body.output[1]).toMatchObject({ approval_request_id: 'mcpr_own_0', output: '1' });
+    expect(peer.toolCalls).toEqual([{ name: 'add', arguments: { a: 0, b: 1 } }]);
+    expect(fake.chats.at(-1)!.body.tool_choice).toBe('none');
+  });
+
+  test('a client that keeps its own history (store: false) sends the approval request back with its answer', async () => {
+    fake.script({ toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 5, b: 5 } }] });
+    const asked = await post({ input: 'five plus five', store: false, tools: [calc()] });
+    expect(asked.body.output.map((o: any) => o.type)).toEqual(['mcp_list_tools', 'mcp_approval_request']);
+    fake.script({ reply: 'Ten.' });
+    const answered = await post({
+      store: false,
+      tools: [calc()],
+      input: [
+        { role: 'user', content: 'five plus five' },
+        ...asked.body.output,
+        { type: 'mcp_approval_response', approval_request_id: asked.body.output[1].id, approve: true },
+      ],
+    });
+    expect(answered.status).toBe(200);
+    expect(answered.body.output.map((o: any) => o.type)).toEqual(['mcp_call', 'message']);
+    expect(answered.body.output[0]).toMatchObject({ output: '10', approval_request_id: asked.body.output[1].id });
+    expect(peer.toolCalls).toEqual([{ name: 'add', arguments: { a: 5, b: 5 } }]);
+  });
+
   test('the same approval twice in one input makes one call; approved and declined at once is 400', async () => {
     fake.script({ toolCalls: [{ id: 'c1', name: 'calc__add', arguments: { a: 2, b: 2 } }] });
     const asked = await client.responses.create({ input: 'add', tools: [calc()] });
