@@ -5,6 +5,7 @@ import type { CommonQueryMethods } from 'slonik';
 import { storableText } from '../../schema/storable';
 import { streams, workflowIds } from '../../schema/workflow-ids';
 import type { ActivityDeps } from '../deps';
+import { heartbeating } from '../heartbeat';
 import { FetchFailure, guardedRequest } from '../net/guarded-http';
 import { appendEvent } from '../store/events';
 import { findJobOutput, saveJobOutput } from '../store/job-outputs';
@@ -17,17 +18,6 @@ import { ModelTurnOut, ToolCallOut, modelKey, parseOut, toolKey, usageOf } from 
 import { agentOutputs, getAgentRun, holdOpenRun, updateAgentRun, type AgentRunRow } from './store';
 import { closeRunBrowserSession, workspaceBrowserTools } from './workspace-browser';
 import { workspaceTools } from './workspace-tools';
-
-/** Heartbeats while `fn` runs, so a cancelled run's activity hears of it (and aborts its model call or shell). */
-async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
-  const ctx = Context.current();
-  const timer = setInterval(() => ctx.heartbeat(), 1000);
-  try {
-    return await fn();
-  } finally {
-    clearInterval(timer);
-  }
-}
 
 export interface AgentRef {
   tenantId: string;
