@@ -52,6 +52,8 @@ export interface RecordedRequest {
   finished: boolean;
   /** True when the client went away before the answer was complete (abort, disconnect). */
   closedEarly: boolean;
+  /** Chat requests: when (Date.now()) the request's response closed, answered or not; unset while it is open. */
+  closedAt?: number;
 }
 
 export interface FakeOpenAI {
@@ -731,6 +733,7 @@ export async function startFakeOpenAI(
       let isClosed = false;
       res.on('close', () => {
         isClosed = true;
+        rec.closedAt = Date.now();
         inFlight--;
         rec.finished = res.writableFinished;
         rec.closedEarly = !res.writableFinished;
