@@ -2,13 +2,32 @@ import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/
 import type { Activities } from '../activities';
 import { activityFailureMessage } from './failure';
 
-const { researchPlan, researchSearch, researchReport } = proxyActivities<Activities>({
+// The steps heartbeat every second while they wait (activities/heartbeat.ts), so a cancel reaches them within the
+// heartbeatTimeout and aborts the model call or fetch they make, and a dead worker's step is retried after 10 s. The
+// timeouts only bound attempts: the model's own deadlines (60 s planning, 120 s report) and each query's search end
+// within one attempt, so the documented fallbacks (the question as the plan, an extractive report, search.failed)
+// happen instead of the attempt being killed. Changing activity options does not change the commands' type or id, so
+// this is replay-safe for running workflows (their already-scheduled activities keep the options they had).
+const retry4 = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '20 seconds',
+  maximumAttempts: 4,
+};
+const { researchPlan, researchReport } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '20 seconds', maximumAttempts: 4 },
+  heartbeatTimeout: '10 seconds',
+  retry: retry4,
+});
+// Up to 5 queries one after another, each waiting up to its engine's timeout (at most 60 s).
+const { researchSearch } = proxyActivities<Activities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: retry4,
 });
 const { researchFetch } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3 },
 });
 const { researchFinish } = proxyActivities<Activities>({

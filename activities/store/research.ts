@@ -1,6 +1,8 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { ResearchReport, ResearchSource, ResearchStatus, type ResearchState } from '../../schema/research';
+import { streams } from '../../schema/workflow-ids';
+import { eventInsertFrom } from './events';
 import { newId } from './ids';
 
 const Row = z.object({
@@ -68,4 +70,23 @@ export async function updateResearch(
   await db.query(sql.unsafe`
     UPDATE research_jobs SET ${sql.join(sets, sql.fragment`, `)}
     WHERE tenant_id = ${tenantId} AND id = ${id} AND status NOT IN ('completed', 'failed', 'cancelled')`);
+}
+
+/**
+ * Appends an event to the job's stream unless the job has finished (completed, failed, cancelled), as
+ * `updateResearch` refuses such a write: a step still running after a cancel adds nothing after the stream's `done`.
+ * The job's row is read FOR SHARE in the same statement, so the ending write (`researchFinish`, which appends `done`
+ * after it commits) waits for this append's transaction, or this append sees the job ended. Returns the event's id,
+ * or null when refused.
+ */
+export async function appendResearchEvent(
+  db: CommonQueryMethods,
+  o: { tenantId: string; jobId: string; type: string; data: unknown },
+): Promise<number | null> {
+  const live = sql.fragment`(SELECT 1 FROM research_jobs
+    WHERE tenant_id = ${o.tenantId} AND id = ${o.jobId} AND status NOT IN ('completed', 'failed', 'cancelled')
+    FOR SHARE) AS live`;
+  return db.maybeOneFirst(sql.type(z.object({ id: z.number().int() }))`
+    WITH ev AS (${eventInsertFrom(live, { tenantId: o.tenantId, stream: streams.research(o.jobId), type: o.type, data: o.data })})
+    SELECT id FROM ev`);
 }

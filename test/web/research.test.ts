@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { sql } from 'slonik';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai';
 import { startHarness, startQueueWorker, type Harness, type QueueWorker } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
@@ -54,6 +55,8 @@ beforeAll(async () => {
   model = await startFakeOpenAI();
   model.onRequest((req) => {
     const system = String(req.body?.messages?.[0]?.content ?? '');
+    // A question saying "hold the model": its planning or report request is never answered (open until the client goes).
+    if (String(req.body?.messages?.[1]?.content ?? '').includes('hold the model')) return { hang: true };
     if (system.includes('Plan web research'))
       return { reply: '{"queries": ["marmot hibernation", "marmot colony winter"]}' };
     // A report whose JSON holds \u0000 and lone-surrogate escapes (PostgreSQL stores neither once decoded).
@@ -242,4 +245,62 @@ test('survives a worker restart mid-run: the job resumes from its stored steps a
   });
   // Planning was not repeated after the restart (quick depth plans without the model; the report is one call).
   expect(model.chats.length - plannedBefore).toBe(1);
+});
+
+/** The held (never answered) model request of the job asking `query`. */
+const heldRequest = async (query: string) => {
+  await model.waitFor(() => model.chats.some((c) => String(c.body?.messages?.[1]?.content).includes(query)), 30_000);
+  return model.chats.find((c) => String(c.body?.messages?.[1]?.content).includes(query))!;
+};
+const streamTypes = async (id: string) =>
+  h.db.anyFirst(sql.unsafe`SELECT type FROM events WHERE stream = ${`research:${id}`} ORDER BY id`);
+
+// Research steps heartbeat (heartbeatTimeout 10 s; the SDK sends a heartbeat at most every 8 s), so a cancel reaches the
+// step that waits for the model within seconds and aborts the request. They used to declare a 2-minute heartbeat
+// timeout and never beat: the request stayed open until the model's own deadline (60 s planning, 120 s report), and
+// the planning step then wrote its fallback plan and a `plan` event after the stream's `done`.
+test('a cancel while the model plans closes the planning request within seconds; nothing follows done on the stream', async () => {
+  const query = 'hold the model while planning marmot research';
+  const r = await start({ query, depth: 'standard' });
+  expect(r.status).toBe(202);
+  const held = await heldRequest(query);
+  expect(held.closedAt).toBeUndefined();
+  const cancelledAt = Date.now();
+  expect((await h.req('DELETE', `/v1/capabilities/research/${r.body.id}`, { key })).status).toBe(202);
+  await model.waitFor(() => held.closedAt !== undefined, 12_000);
+  expect(held.closedEarly).toBe(true);
+  expect(held.closedAt! - cancelledAt).toBeLessThan(10_000);
+  const done = await pollUntil(
+    () => h.req('GET', `/v1/capabilities/research/${r.body.id}`, { key }),
+    (x) => x.body.status === 'cancelled',
+  );
+  expect(done.body).toMatchObject({ status: 'cancelled', plan: null });
+  // The aborted step ends its attempt right after the request closes; give it time to write if it were going to.
+  await new Promise((res) => setTimeout(res, 1500));
+  expect(await streamTypes(r.body.id)).toEqual(['done']);
+  expect((await h.req('GET', `/v1/capabilities/research/${r.body.id}`, { key })).body.plan).toBeNull();
+  // The question was not planned again (no retry of the cancelled step).
+  expect(model.chats.filter((c) => String(c.body?.messages?.[1]?.content).includes(query))).toHaveLength(1);
+});
+
+test('a cancel while the model writes the report closes the report request within seconds; the stream ends with done', async () => {
+  const query = 'hold the model while reporting on marmots';
+  const r = await start({ query, depth: 'quick' });
+  expect(r.status).toBe(202);
+  const held = await heldRequest(query);
+  expect(String(held.body?.messages?.[0]?.content)).toContain('research report');
+  const cancelledAt = Date.now();
+  expect((await h.req('DELETE', `/v1/capabilities/research/${r.body.id}`, { key })).status).toBe(202);
+  await model.waitFor(() => held.closedAt !== undefined, 12_000);
+  expect(held.closedEarly).toBe(true);
+  expect(held.closedAt! - cancelledAt).toBeLessThan(10_000);
+  await pollUntil(
+    () => h.req('GET', `/v1/capabilities/research/${r.body.id}`, { key }),
+    (x) => x.body.status === 'cancelled',
+  );
+  await new Promise((res) => setTimeout(res, 1500));
+  expect(await streamTypes(r.body.id)).toEqual(['plan', 'sources', 'source.fetched', 'source.fetched', 'done']);
+  // No extractive report was written in place of the aborted draft.
+  const after = await h.req('GET', `/v1/capabilities/research/${r.body.id}`, { key });
+  expect(after.body).toMatchObject({ status: 'cancelled', report: null });
 });
