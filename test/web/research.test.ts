@@ -289,11 +289,24 @@ test('a cancel while the model writes the report closes the report request withi
   expect(r.status).toBe(202);
   const held = await heldRequest(query);
   expect(String(held.body?.messages?.[0]?.content)).toContain('research report');
+  // The step heartbeats under a 10 s timeout, so a dead worker is noticed in 10 s and a model that does not answer
+  // gets its extractive fallback within the attempt (the step used to be killed at 2 minutes, never having beaten).
+  // Cancelling after its first heartbeat is the slow case: the next one is sent up to 8 s later.
+  const handle = h.client.workflow.getHandle(`research-${r.body.id}`);
+  const beating = await pollUntil(
+    async () => (await handle.describe()).raw.pendingActivities ?? [],
+    (acts) => acts.some((a) => a.activityType?.name === 'researchReport' && a.lastHeartbeatTime),
+    10_000,
+  );
+  expect(beating).toHaveLength(1);
+  const scheduled = (await handle.fetchHistory()).events!.map((e) => e.activityTaskScheduledEventAttributes);
+  const reportStep = scheduled.find((a) => a?.activityType?.name === 'researchReport')!;
+  expect(String(reportStep.heartbeatTimeout?.seconds)).toBe('10');
   const cancelledAt = Date.now();
   expect((await h.req('DELETE', `/v1/capabilities/research/${r.body.id}`, { key })).status).toBe(202);
-  await model.waitFor(() => held.closedAt !== undefined, 12_000);
+  await model.waitFor(() => held.closedAt !== undefined, 15_000);
   expect(held.closedEarly).toBe(true);
-  expect(held.closedAt! - cancelledAt).toBeLessThan(10_000);
+  expect(held.closedAt! - cancelledAt).toBeLessThan(12_000);
   await pollUntil(
     () => h.req('GET', `/v1/capabilities/research/${r.body.id}`, { key }),
     (x) => x.body.status === 'cancelled',
