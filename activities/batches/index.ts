@@ -212,7 +212,13 @@ export function createBatchActivities(deps: ActivityDeps) {
       // Who pays for the run (the usage report's key, the admitted windows): read once, they never change.
       const account = await batchAccount(db, i.tenantId, i.batchId);
       const stopped = new AbortController();
-      const signal = AbortSignal.any([ctx.cancellationSignal, stopped.signal]);
+      // Why the run stopped early (an outcome write failed twice in a row, a page could not be read): the attempt fails
+      // with it once what was answered is recorded, and Temporal's retry resumes with what is still pending.
+      const broken = new AbortController();
+      const halt = (err: unknown) => {
+        if (!broken.signal.aborted) broken.abort(err);
+      };
+      const signal = AbortSignal.any([ctx.cancellationSignal, stopped.signal, broken.signal]);
       let done = 0;
       let expired = false;
       // Every second: a heartbeat, and a look at the batch, so a cancel (marked cancelling by the API) or the end of its
@@ -245,25 +251,52 @@ export function createBatchActivities(deps: ActivityDeps) {
         return signal.aborted ? undefined : queue.shift();
       };
       let gathered: Outcome[] = [];
+      let failedWrites = 0;
       let recording = Promise.resolve();
+      /**
+       * Records what has gathered by the time the write starts. A failed write never loses outcomes and never blocks
+       * later writes: its outcomes go back into `gathered` and the chain goes on, so the next write (the next tick, or
+       * the next 50) tries them again. A second failure in a row stops the run: the lanes are aborted (the requests in
+       * flight stay pending), the last write below tries once more, and the attempt fails, so the retry resumes from
+       * what was recorded. Chosen over stopping at the first failure, which would redo the failed write's outcomes (up
+       * to 50 answered requests) and the requests in flight for a blip; and over retrying for as long as it fails,
+       * which would keep paying the upstream for answers it cannot keep. The upstream work redone is then nothing
+       * after a blip, and at most the outcomes of about two writes plus the requests in flight when the database stays
+       * down. Recording twice charges nothing twice: `recordOutcomes` only records lines still pending, and only the
+       * lines it recorded in this transaction are charged, so a write that committed but was reported failed (a
+       * connection lost at COMMIT) charges nothing again.
+       */
       const record = () => {
-        const batch = gathered;
-        gathered = [];
-        recording = recording.then(async () => {
+        const write = recording.then(async () => {
+          const batch = gathered;
+          gathered = [];
           if (!batch.length) return;
-          // The outcomes and their usage in one transaction: an attempt that stops between them cannot leave answered
-          // requests uncharged (the next finds them answered), and only what this attempt recorded is charged.
-          await db.transaction(async (tx) => {
-            const recorded = await recordOutcomes(tx, i.tenantId, i.batchId, batch);
-            await chargeUsage(
-              tx,
-              batch.filter((o) => recorded.has(o.line)),
+          try {
+            // The outcomes and their usage in one transaction: an attempt that stops between them cannot leave answered
+            // requests uncharged (the next finds them answered), and only what this attempt recorded is charged.
+            await db.transaction(async (tx) => {
+              const recorded = await recordOutcomes(tx, i.tenantId, i.batchId, batch);
+              await chargeUsage(
+                tx,
+                batch.filter((o) => recorded.has(o.line)),
+              );
+            });
+          } catch (err) {
+            gathered = [...batch, ...gathered];
+            failedWrites++;
+            log.warn(
+              { err: (err as Error).message, batch: i.batchId, held: gathered.length },
+              'batch outcomes not recorded',
             );
-          });
+            if (failedWrites >= 2) halt(err);
+            throw err;
+          }
+          failedWrites = 0;
           done += batch.length;
           ctx.heartbeat({ done });
         });
-        return recording;
+        recording = write.catch(() => undefined);
+        return write;
       };
       const recorder = setInterval(() => void record().catch(() => undefined), 1000);
       const lane = async () => {
@@ -275,11 +308,13 @@ export function createBatchActivities(deps: ActivityDeps) {
           } catch {
             // Aborted: the request stays pending.
           }
-          if (gathered.length >= PAGE) void record().catch(() => undefined);
+          // After a failed write the next try waits for the tick (a second), not the next answer.
+          if (gathered.length >= PAGE && !failedWrites) void record().catch(() => undefined);
         }
       };
       try {
-        await Promise.all(Array.from({ length: config.batch.concurrency }, lane));
+        // A lane that fails (a page that cannot be read) stops the others, and what they answered is still recorded.
+        await Promise.all(Array.from({ length: config.batch.concurrency }, () => lane().catch(halt)));
       } finally {
         clearInterval(beat);
         clearInterval(recorder);
@@ -290,6 +325,10 @@ export function createBatchActivities(deps: ActivityDeps) {
         const shutdown = workerShutdownFailure(ctx.cancellationSignal);
         if (shutdown) throw shutdown;
         throw new CancelledFailure('batch cancelled');
+      }
+      if (broken.signal.aborted) {
+        const err = broken.signal.reason as Error;
+        throw new Error(`The batch's run stopped: ${err?.message ?? String(err)}`, { cause: err });
       }
       const cancelled = stopped.signal.aborted && !expired;
       const how = expired ? 'batch expired' : cancelled ? 'batch cancelled' : 'batch answered';

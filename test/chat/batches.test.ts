@@ -45,9 +45,9 @@ async function inputFile(lines: unknown[], c = client, purpose: 'batch' | 'user_
 }
 const ended = (b: { status: string }) => ['completed', 'failed', 'cancelled', 'expired'].includes(b.status);
 const untilEnded = (id: string) => pollUntil(() => client.batches.retrieve(id), ended, 60_000);
-async function readLines(fileId: string | null | undefined): Promise<any[]> {
+async function readLines(fileId: string | null | undefined, c = client): Promise<any[]> {
   if (!fileId) return [];
-  const text = await (await client.files.content(fileId)).text();
+  const text = await (await c.files.content(fileId)).text();
   return text
     .trim()
     .split('\n')
@@ -136,6 +136,59 @@ describe('/v1/batches', () => {
       },
     );
     expect(fired).toEqual(['completed']);
+  });
+
+  test('an outcome write that fails once is tried again: each line asked once, recorded once, charged once', async () => {
+    // A database fault: the first write of an outcome fails (the whole write rolls back). Before, every later write of
+    // the attempt chained on the failed one and was dropped; the attempt answered the rest for nothing, failed at its
+    // end, and the retry asked the upstream again for every line (about 2N requests, N charged).
+    const k = await h.key(['runtime:chat']);
+    const c = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: k.apiKey, maxRetries: 0 });
+    fake.onRequest((r) => ({
+      reply: `answer to ${r.body.messages.at(-1).content}`,
+      usage: { prompt_tokens: 10, completion_tokens: 2 },
+    }));
+    const N = 100;
+    const lines = Array.from({ length: N }, (_, n) => chatLine(`l${n}`, `line ${n}`));
+    const { result: done, fired } = await withFirstWriteFailing(
+      h.db,
+      {
+        table: 'batch_requests',
+        op: 'UPDATE',
+        when: "OLD.status = 'pending' AND NEW.status = $kind",
+        kinds: ['completed'],
+      },
+      async () => {
+        const file = await inputFile(lines, c);
+        const created = await c.batches.create({
+          input_file_id: file.id,
+          endpoint: '/v1/chat/completions',
+          completion_window: '24h',
+        });
+        return pollUntil(() => c.batches.retrieve(created.id), ended, 60_000);
+      },
+    );
+    expect(fired).toEqual(['completed']);
+    expect(done).toMatchObject({
+      status: 'completed',
+      request_counts: { total: N, completed: N, failed: 0 },
+      usage: { input_tokens: N * 10, output_tokens: N * 2 },
+    });
+    // The upstream was asked at most once a line and once for each lane's request in flight (SVC_BATCH_CONCURRENCY).
+    const asked = fake.chats.filter((r) => String(r.body.messages.at(-1).content).startsWith('line '));
+    expect(asked.length).toBeLessThanOrEqual(N + 4);
+    const out = await readLines(done.output_file_id, c);
+    expect(out.map((l) => l.custom_id)).toEqual(lines.map((l) => l.custom_id));
+    expect(out.map((l) => l.response.body.choices[0].message.content)).toEqual(
+      lines.map((_, n) => `answer to line ${n}`),
+    );
+    // Charged once: the usage report has each line once under its lane, with its tokens.
+    const usage = await h.req('GET', '/v1/usage?group_by=lane', { key: k.apiKey });
+    expect(usage.body.data.find((d: { group: string }) => d.group === 'mid')).toMatchObject({
+      requests: N,
+      tokens_in: N * 10,
+      tokens_out: N * 2,
+    });
   });
 
   test('a line the upstream refuses ends in the error file; a 5xx is tried again and answered', async () => {
