@@ -20,7 +20,9 @@ import type { ModelRequest } from '../providers/types';
 import {
   batchAccount,
   batchStatus,
+  failCalledRequests,
   finishBatch,
+  markCalled,
   markCancelling,
   pendingRequests,
   recordOutcomes,
@@ -73,6 +75,10 @@ const PAGE = 50;
 /** Tries of one request whose failure may pass (429, 5xx, timeouts), 1 s then 2 s apart. */
 const TRIES = 3;
 const TRANSIENT = new Set(['rate_limited', 'upstream_error', 'upstream_timeout']);
+/** A request whose server-run call an earlier attempt began (see failCalledRequests): its error line says so. */
+export const CALLED_BEFORE =
+  'The worker stopped after making an image for this request, before its answer was recorded; it is not answered ' +
+  'again, which would make the image twice. Send the request again.';
 
 export function createBatchActivities(deps: ActivityDeps) {
   const { db, log, config } = deps;
@@ -83,6 +89,8 @@ export function createBatchActivities(deps: ActivityDeps) {
     job: BatchJob,
     customId: string,
     signal: AbortSignal,
+    /** Marks the request before its first server-run call (see markCalled). */
+    mark: () => Promise<void>,
   ): Promise<Omit<Outcome, 'line'>> {
     const requestId = `req_${randomToken(24)}`;
     const line = (status: number, body: unknown) => ({
@@ -101,7 +109,10 @@ export function createBatchActivities(deps: ActivityDeps) {
             : job.req.lane;
     /** A responses line's server-run call was made (an image): a failure after it is not tried again. */
     let called = false;
+    /** The mark before the first call failed (the database): nothing was made, so the request may be tried again. */
+    let unmarked = false;
     for (let attempt = 1; ; attempt++) {
+      unmarked = false;
       try {
         if (job.kind === 'embeddings') {
           const body = await answerEmbeddings(config, job.body, signal);
@@ -128,6 +139,14 @@ export function createBatchActivities(deps: ActivityDeps) {
                 signal,
               )
             : undefined;
+          // Marked before its first image is made: an attempt that stops before the outcome is recorded leaves the
+          // mark, and the next attempt ends the request failed instead of making the image again.
+          if (server)
+            server.beforeFirstCall = () =>
+              mark().catch((err: unknown) => {
+                unmarked = true;
+                throw err;
+              });
           const answer = await completeResponse(
             (r) => deps.models!.complete({ ...r, signal }),
             { ...job.req, signal },
@@ -185,7 +204,7 @@ export function createBatchActivities(deps: ActivityDeps) {
         if (signal.aborted) throw err;
         const e = err instanceof AppError ? err : new AppError('internal', 'The request failed.');
         if (!(err instanceof AppError)) log.error({ err, batch_request: customId }, 'batch request failed');
-        if (TRANSIENT.has(e.code) && attempt < TRIES && !called) {
+        if ((TRANSIENT.has(e.code) || unmarked) && attempt < TRIES && !called) {
           // An abort ends the wait early; the next try then throws it.
           await sleep(1000 * attempt, undefined, { signal }).catch(() => undefined);
           continue;
@@ -211,6 +230,12 @@ export function createBatchActivities(deps: ActivityDeps) {
       const ctx = Context.current();
       // Who pays for the run (the usage report's key, the admitted windows): read once, they never change.
       const account = await batchAccount(db, i.tenantId, i.batchId);
+      // Requests an earlier attempt made an image for and did not record end failed, before any pending one is read:
+      // answering them again would make the image twice (decisions.md: a line that made an image is not tried again).
+      // Requests without a server-run call are asked again, as before.
+      const calledBefore = await failCalledRequests(db, i.tenantId, i.batchId, CALLED_BEFORE);
+      if (calledBefore)
+        log.warn({ batch: i.batchId, requests: calledBefore }, 'batch requests called before, not answered again');
       const stopped = new AbortController();
       // Why the run stopped early (an outcome write failed twice in a row, a page could not be read): the attempt fails
       // with it once what was answered is recorded, and Temporal's retry resumes with what is still pending.
@@ -303,7 +328,9 @@ export function createBatchActivities(deps: ActivityDeps) {
         for (let r = await take(); r; r = await take()) {
           try {
             // Answered first, then pushed: `gathered` is swapped by each record while the answer is awaited.
-            const outcome = await answer(i.tenantId, r.job as BatchJob, r.custom_id, signal);
+            const outcome = await answer(i.tenantId, r.job as BatchJob, r.custom_id, signal, () =>
+              markCalled(db, i.batchId, r.line),
+            );
             gathered.push({ ...outcome, line: r.line });
           } catch {
             // Aborted: the request stays pending.

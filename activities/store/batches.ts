@@ -192,6 +192,40 @@ export async function pendingRequests(
 }
 
 /**
+ * Marks a pending request as having begun its server-run calls (an image about to be made), in one statement, before
+ * the first of them: a later attempt then ends it failed rather than make the call again (see failCalledRequests).
+ */
+export async function markCalled(db: CommonQueryMethods, batchId: string, line: number): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE batch_requests SET called_at = now()
+    WHERE batch_id = ${batchId} AND line = ${line} AND status = 'pending' AND called_at IS NULL`);
+}
+
+/**
+ * Ends failed, with `message`, the requests still pending that an earlier attempt marked called (its worker stopped
+ * after a server-run call and before the outcome was recorded), and counts them in the batch, in one statement. Run at
+ * the start of an attempt, before its pending requests are read: no request this attempt marks is among them.
+ * @returns how many were ended
+ */
+export async function failCalledRequests(
+  db: CommonQueryMethods,
+  tenantId: string,
+  batchId: string,
+  message: string,
+): Promise<number> {
+  return db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`
+    WITH up AS (
+      UPDATE batch_requests SET status = 'failed', result = json_build_object(
+        'id', 'batch_req_' || md5(batch_id || ':' || line), 'custom_id', custom_id, 'response', NULL,
+        'error', json_build_object('code', 'server_error', 'message', ${message}::text))
+      WHERE batch_id = ${batchId} AND status = 'pending' AND called_at IS NOT NULL RETURNING 1),
+    counts AS (
+      UPDATE batches SET request_failed = request_failed + (SELECT count(*) FROM up)
+      WHERE tenant_id = ${tenantId} AND id = ${batchId} AND EXISTS (SELECT 1 FROM up))
+    SELECT count(*) AS n FROM up`);
+}
+
+/**
  * Records requests' outcomes (each only while still pending, so an outcome is counted once) and adds them to the
  * batch's counts and token totals, in one statement.
  * @returns the lines recorded now (an outcome another attempt recorded first is not among them)

@@ -121,6 +121,11 @@ export class ServerTools {
   private closed = false;
   /** Removes what ties the session to its worker's signal (see fromJob). */
   private detach: (() => void) | undefined;
+  /**
+   * Run once, before the first call is made (a batch line marks itself, so a later attempt of its run does not make
+   * the call again); a failure fails the call's round, and no call is made.
+   */
+  beforeFirstCall: (() => Promise<void>) | undefined;
 
   private constructor(
     private readonly servers: Map<string, Server>,
@@ -372,6 +377,10 @@ export class ServerTools {
 
   /** Makes a call: the item completed or failed (a server's or the images lane's failure is the call's, never thrown). */
   async run<T extends ServerCall>(item: T): Promise<T> {
+    if (this.beforeFirstCall) {
+      await this.beforeFirstCall();
+      this.beforeFirstCall = undefined;
+    }
     if (item.type === 'image_generation_call') {
       this.made++;
       return (await this.images!.run(item, this.abort.signal)) as T;

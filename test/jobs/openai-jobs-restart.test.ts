@@ -128,3 +128,75 @@ test('a worker stopped mid-batch: the next worker answers what was pending; ever
     await second.stop();
   }
 });
+
+test('a worker stopped during an image line’s second round: the next attempt ends the line failed, the image made once', async () => {
+  // The batch's first attempt makes the line's image in its first round, then stops in its second. Before, the next
+  // attempt answered the line from scratch and made the image again (images asked twice, the line completed).
+  let holding = true;
+  fake.onRequest((r) => {
+    if (r.path.endsWith('/images/generations')) return {};
+    // A line without server-run calls is asked again by the next attempt, as before.
+    if (r.body.messages.at(-1).content === 'no image here') return holding ? { hang: true } : { reply: 'plain answer' };
+    const afterCall = (r.body.messages as Array<{ tool_calls?: unknown }>).some((m) => m.tool_calls);
+    if (!afterCall)
+      return { toolCalls: [{ id: 'call_g1', name: 'image_generation', arguments: { prompt: 'A kite' } }] };
+    return holding ? { hang: true } : { reply: 'A kite.' };
+  });
+  const images = () => fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/images/generations'));
+  const file = await uploadLines(h, key, [
+    {
+      custom_id: 'img',
+      method: 'POST',
+      url: '/v1/responses',
+      body: { model: 'mid', input: 'Draw a kite.', tools: [{ type: 'image_generation' }] },
+    },
+    { custom_id: 'plain', method: 'POST', url: '/v1/responses', body: { model: 'mid', input: 'no image here' } },
+  ]);
+  const first = await startQueueWorker(h);
+  const created = await h.req('POST', '/v1/batches', {
+    key,
+    body: { input_file_id: file, endpoint: '/v1/responses', completion_window: '24h' },
+  });
+  expect(created.status).toBe(200);
+  const id = created.body.id as string;
+  // The image made, the image line's second round and the plain line in flight.
+  await fake.waitFor(() => fake.chats.length === 3, 15_000);
+  expect(images()).toHaveLength(1);
+  await first.stop();
+  holding = false;
+  const second = await startQueueWorker(h);
+  try {
+    const done = await pollUntil(
+      () => h.req('GET', `/v1/batches/${id}`, { key }),
+      (r) => r.body.status === 'completed',
+      60_000,
+    );
+    expect(done.body.request_counts).toEqual({ total: 2, completed: 1, failed: 1 });
+    const out = (await h.req('GET', `/v1/files/${done.body.output_file_id}/content`, { key })).text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { custom_id: string; response: { body: { output_text?: string; output: any[] } } });
+    expect(out.map((l) => l.custom_id)).toEqual(['plain']);
+    expect(out[0].response.body.output.at(-1).content[0].text).toBe('plain answer');
+    const errors = (await h.req('GET', `/v1/files/${done.body.error_file_id}/content`, { key })).text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(errors).toEqual([
+      {
+        id: expect.stringMatching(/^batch_req_/),
+        custom_id: 'img',
+        response: null,
+        error: {
+          code: 'server_error',
+          message: expect.stringMatching(/stopped after making an image.*Send the request again/),
+        },
+      },
+    ]);
+    expect(images()).toHaveLength(1);
+    // Three before the stop, and the plain line once more.
+    expect(fake.chats).toHaveLength(4);
+  } finally {
+    await second.stop();
+  }
+});
