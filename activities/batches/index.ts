@@ -346,8 +346,19 @@ export function createBatchActivities(deps: ActivityDeps) {
         clearInterval(beat);
         clearInterval(recorder);
       }
-      // Everything answered is recorded before the run ends (a failed write fails the attempt; the retry resumes).
-      await record();
+      // Everything answered is recorded before the run ends. The lanes have stopped, so this write holds all this
+      // attempt answered and did not record: it is tried three times, a second apart, before its failure fails the
+      // attempt (the retry would ask the upstream again for all of it, and resumes with what is pending).
+      for (let tries = 1; ; tries++) {
+        try {
+          await record();
+          break;
+        } catch (err) {
+          if (tries >= 3) throw err;
+          ctx.heartbeat({ done });
+          await sleep(1000);
+        }
+      }
       if (ctx.cancellationSignal.aborted) {
         const shutdown = workerShutdownFailure(ctx.cancellationSignal);
         if (shutdown) throw shutdown;

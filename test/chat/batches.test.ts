@@ -191,6 +191,60 @@ describe('/v1/batches', () => {
     });
   });
 
+  test('two outcome writes failing in a row stop the run; the retry resumes with what was not recorded', async () => {
+    // Two one-shot faults on the same write: the first write fails, its retry fails too, so the attempt stops its
+    // lanes, records what it holds and fails; Temporal's retry answers only what is still pending. Each answer takes
+    // 100 ms (about 40 a second on four lanes), so the lanes are still running at the second failure.
+    const k = await h.key(['runtime:chat']);
+    const c = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: k.apiKey, maxRetries: 0 });
+    fake.onRequest((r) => ({
+      reply: `answer to ${r.body.messages.at(-1).content}`,
+      usage: { prompt_tokens: 10, completion_tokens: 2 },
+      delayMs: 100,
+    }));
+    const N = 100;
+    const lines = Array.from({ length: N }, (_, n) => chatLine(`m${n}`, `row ${n}`));
+    const { result: done, fired } = await withFirstWriteFailing(
+      h.db,
+      {
+        table: 'batch_requests',
+        op: 'UPDATE',
+        when: "OLD.status = 'pending' AND NEW.status = $kind",
+        kinds: ['completed', 'completed'],
+      },
+      async () => {
+        const created = await c.batches.create({
+          input_file_id: (await inputFile(lines, c)).id,
+          endpoint: '/v1/chat/completions',
+          completion_window: '24h',
+        });
+        return pollUntil(() => c.batches.retrieve(created.id), ended, 60_000);
+      },
+    );
+    expect(fired).toEqual(['completed', 'completed']);
+    // The run stopped and was retried once: its activity's last start is its second attempt.
+    const history = (await h.client.workflow.getHandle(done.id).fetchHistory()).events ?? [];
+    const starts = history.flatMap((e) =>
+      e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt] : [],
+    );
+    expect(starts[0]).toBe(2);
+    expect(done).toMatchObject({
+      status: 'completed',
+      request_counts: { total: N, completed: N, failed: 0 },
+      usage: { input_tokens: N * 10, output_tokens: N * 2 },
+    });
+    const asked = fake.chats.filter((r) => String(r.body.messages.at(-1).content).startsWith('row '));
+    expect(asked.length).toBeLessThanOrEqual(N + 4);
+    const out = await readLines(done.output_file_id, c);
+    expect(out.map((l) => l.custom_id)).toEqual(lines.map((l) => l.custom_id));
+    const usage = await h.req('GET', '/v1/usage?group_by=lane', { key: k.apiKey });
+    expect(usage.body.data.find((d: { group: string }) => d.group === 'mid')).toMatchObject({
+      requests: N,
+      tokens_in: N * 10,
+      tokens_out: N * 2,
+    });
+  });
+
   test('a line the upstream refuses ends in the error file; a 5xx is tried again and answered', async () => {
     let fiveHundreds = 0;
     fake.onRequest((r) => {
