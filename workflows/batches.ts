@@ -2,6 +2,7 @@ import {
   ActivityCancellationType,
   CancellationScope,
   isCancellation,
+  patched,
   proxyActivities,
   sleep,
 } from '@temporalio/workflow';
@@ -59,20 +60,43 @@ async function runBatch(input: {
       },
       () => undefined, // the workflow was cancelled first
     );
+  // Versioning of the ending writes (`batch-finish-uncancellable`, `batch-give-up-uncancellable`): an ending write in
+  // CancellationScope.nonCancellable schedules the same activity, but a cancel arriving during it no longer sends
+  // RequestCancelActivityTask (nor rejects it at once). A run still open can have such a history (its success path's
+  // finish cancelled, the catch's 'cancelled' finish still retrying), and it would not replay. On the give-up path such
+  // a cancel closed the run at once, so only closed runs have it, but queries, resets and replay tests replay those
+  // too. Runs without the marker keep the old calls; the patches can be deprecated once no batch started before them
+  // is open (a batch lasts at most its 24-hour window plus its ending).
   try {
     const r = await run.run(() => runBatchRequests(input));
     const outcome = r.expired || expired ? 'expired' : r.cancelled ? 'cancelled' : 'completed';
-    await finishBatchRun({ ...input, outcome });
+    // Not cancellable: the batch ends as this write says, and the workflow reports what it wrote. (Cancelled, it was
+    // followed by a second ending write, 'cancelled', that lost to this one when it had committed: the batch stored
+    // completed while the workflow said and sent batch.cancelled.)
+    if (patched('batch-finish-uncancellable'))
+      await CancellationScope.nonCancellable(() => finishBatchRun({ ...input, outcome }));
+    else await finishBatchRun({ ...input, outcome });
     return { status: outcome };
   } catch (err) {
-    if (isCancellation(err)) {
+    const uncancellable = patched('batch-give-up-uncancellable');
+    // A cancelled run ends cancelled (expired at the end of its window), with what was answered. So does a run that
+    // failed after its cancel: its activity may answer a cancel with another failure (the worker stopping, a failed
+    // write), which is no reason to fail the requests still pending.
+    const stopped =
+      isCancellation(err) || (uncancellable && (expired || CancellationScope.current().consideredCancelled));
+    if (stopped) {
       const outcome = expired ? 'expired' : 'cancelled';
       await CancellationScope.nonCancellable(() => finishBatchRun({ ...input, outcome }));
       return { status: outcome };
     }
-    // The run gave up (its retries spent): what was answered is kept, the rest ends failed, in the error file.
+    // The run gave up (its retries spent): what was answered is kept, the rest ends failed, in the error file. Not
+    // cancellable: a cancel arriving while this write waits for its retry would otherwise leave the batch cancelling for
+    // good (nothing else ends a batch), holding a running slot.
     const why = activityFailureMessage(err, 'the batch run failed');
-    await finishBatchRun({ ...input, outcome: 'completed', failPending: `The batch's run gave up: ${why}` });
+    const giveUp = () =>
+      finishBatchRun({ ...input, outcome: 'completed', failPending: `The batch's run gave up: ${why}` });
+    if (uncancellable) await CancellationScope.nonCancellable(giveUp);
+    else await giveUp();
     return { status: 'completed' };
   }
 }

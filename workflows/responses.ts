@@ -3,6 +3,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
+  patched,
   proxyActivities,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
@@ -38,21 +39,35 @@ export async function backgroundResponseWorkflow(input: { tenantId: string; resp
 }
 
 async function answered(input: { tenantId: string; responseId: string }): Promise<{ status: string }> {
+  // The status reported (the result, the webhook event) is the stored one: the row lock decides which ending write
+  // won. endBackgroundResponse returns it; runs recorded before it did (undefined) keep the workflow's own guess.
   try {
     return await runBackgroundResponse(input);
   } catch (err) {
     if (isCancellation(err)) {
-      await CancellationScope.nonCancellable(() => endBackgroundResponse({ ...input, status: 'cancelled' }));
-      return { status: 'cancelled' };
+      // The run's own last write may have ended the response before the cancel (TRY_CANCEL drops its result).
+      const stored = await CancellationScope.nonCancellable(() =>
+        endBackgroundResponse({ ...input, status: 'cancelled' }),
+      );
+      return { status: stored ?? 'cancelled' };
     }
     const cause = err instanceof ActivityFailure ? err.cause : err;
     const message = activityFailureMessage(err, 'The response failed.');
     const type = cause instanceof ApplicationFailure ? cause.type : undefined;
-    await endBackgroundResponse({
-      ...input,
-      status: 'failed',
-      error: { code: type === 'rate_limited' ? 'rate_limit_exceeded' : 'server_error', message },
-    });
-    return { status: 'failed' };
+    const fail = () =>
+      endBackgroundResponse({
+        ...input,
+        status: 'failed',
+        error: { code: type === 'rate_limited' ? 'rate_limit_exceeded' : 'server_error', message },
+      });
+    // Not cancellable: a cancel arriving while this write waits for its retry (an operator, a revoked key) would
+    // otherwise leave the response running (queued) for good, its readers and webhooks never told. Versioned
+    // (`response-give-up-uncancellable`): the same activity is scheduled, but a cancel during it no longer sends
+    // RequestCancelActivityTask. Such a cancel closed the run at once, so only closed runs have that history; the
+    // patch keeps them replayable (queries, resets, replay tests).
+    const stored = patched('response-give-up-uncancellable')
+      ? await CancellationScope.nonCancellable(fail)
+      : await fail();
+    return { status: stored ?? 'failed' };
   }
 }

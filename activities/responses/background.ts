@@ -291,11 +291,17 @@ export function createResponseActivities(deps: ActivityDeps) {
       }
     },
 
-    /** Ends a background response that still runs as failed (its run gave up) or cancelled (its workflow was). */
+    /**
+     * Ends a background response that still runs as failed (its run gave up) or cancelled (its workflow was).
+     * @returns the status it is stored with once ended: this write's, or that of the write that ended it first (the
+     * run's own last write, a cancel by the API); null when it is unknown or expired
+     */
     async endBackgroundResponse(
       i: BackgroundResponseInput & { status: 'failed' | 'cancelled'; error?: { code: string; message: string } },
-    ): Promise<void> {
+    ): Promise<string | null> {
       await endRun(i, i.status, i.error);
+      const row = await getResponseRow(db, i.tenantId, i.responseId);
+      return row && !row.job && typeof row.response.status === 'string' ? row.response.status : null;
     },
   };
 

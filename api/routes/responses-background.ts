@@ -146,7 +146,9 @@ export async function cancelBackgroundResponse(
   const cancelled = await cancelResponseRow(ctx.deps.db, tenantId, id, (r) =>
     withOutcome(r, { status: 'cancelled', output: [], usage: null, finish: 'stop' }),
   );
-  await cancelStoredJob(ctx, id, 'background response');
+  // Its workflow is cancelled only when this cancel ended it: when the run's last write won the row lock, the response
+  // is answered and its workflow reports that (a cancel would race it to its end).
+  if (cancelled) await cancelStoredJob(ctx, id, 'background response');
   return (
     (cancelled as Record<string, unknown> | null) ?? (await getResponseRow(ctx.deps.db, tenantId, id))?.response ?? null
   );
