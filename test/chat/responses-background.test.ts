@@ -8,6 +8,10 @@ import type { Harness } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
 import { withSlowInserts } from '../helpers/db-faults';
 import { startMcpPeer, type McpPeer } from '../helpers/mcp-peer';
+import pino from 'pino';
+import { getResponseRow, writeResponseEvents } from '../../activities/store/responses';
+import type { AppContext } from '../../api/context';
+import { cancelBackgroundResponse } from '../../api/routes/responses-background';
 
 // Background responses (POST /v1/responses, background: true) run as Temporal workflows on a real worker, against a
 // fake OpenAI-compatible upstream; their events are stored and streamed again from the database.
@@ -171,6 +175,36 @@ describe('background responses', () => {
     const again = await h.req('POST', `/v1/responses/${id}/cancel`, { key });
     expect(again.status).toBe(200);
     expect(again.body.status).toBe('cancelled');
+  });
+
+  test('a cancel that finds the run’s last write ended the response answers it as stored, and leaves its workflow alone', async () => {
+    fake.script({ reply: 'a b c d e f g h', hangAfterChunks: 2 });
+    const { id } = await client.responses.create({ model: 'mid', input: 'Nearly done', background: true });
+    await untilStatus(id, 'in_progress');
+    const tenantId = await h.db.oneFirst(
+      sql.type(z.object({ tenant_id: z.string() }))`SELECT tenant_id FROM responses WHERE id = ${id}`,
+    );
+    // The cancel read the row while it ran; then the run's last write won the row lock (the store call it makes).
+    const seen = (await getResponseRow(h.db, tenantId, id))!;
+    expect(seen.job).not.toBeNull();
+    await writeResponseEvents(h.db, {
+      tenantId,
+      id,
+      events: [],
+      response: { ...seen.response, status: 'completed' },
+      end: true,
+    });
+    const ctx = {
+      deps: { db: h.db, log: pino({ level: 'silent' }), temporal: { connection: h.connection, client: h.client } },
+    } as unknown as AppContext;
+    const answered = await cancelBackgroundResponse(ctx, tenantId, id, seen);
+    expect(answered).toMatchObject({ id, status: 'completed' });
+    // No cancel was sent: the workflow reports the end its run wrote (a cancel raced it and was reported instead).
+    const handle = h.client.workflow.getHandle(id);
+    const history = await handle.fetchHistory();
+    expect(history.events!.some((e) => e.workflowExecutionCancelRequestedEventAttributes)).toBe(false);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    await handle.terminate('test over: its upstream hangs');
   });
 
   test('a 5xx before the first token is retried by the workflow; a 4xx is not (failed, in the contract)', async () => {
