@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 
 // Transient SMTP failures (4xx, connection refused or lost before the end of DATA) back off and retry;
@@ -26,7 +26,11 @@ export async function emailWorkflow(input: { tenantId: string; emailId: string }
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : err;
     const message = cause instanceof ApplicationFailure || cause instanceof Error ? cause.message : 'delivery failed';
-    await emailGaveUp({ ...input, error: `Gave up after repeated transient failures: ${message}` });
+    // Not cancellable (an operator's cancel would leave the email sending for good). Versioned: a cancel during it
+    // closed the run at once, so only closed runs replay differently, but those are replayed too.
+    const gaveUp = () => emailGaveUp({ ...input, error: `Gave up after repeated transient failures: ${message}` });
+    if (patched('email-gave-up-uncancellable')) await CancellationScope.nonCancellable(gaveUp);
+    else await gaveUp();
     return { status: 'failed' };
   }
 }

@@ -3,6 +3,7 @@ import {
   CancellationScope,
   ContinueAsNew,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
 } from '@temporalio/workflow';
@@ -161,6 +162,9 @@ export async function endGoalOnError(
   }
   s.status = 'failed';
   s.error = failureMessage(err);
-  await saveSnapshot(s);
+  // Not cancellable: a cancel arriving during this write would leave the goal running for good. Versioned: a cancel
+  // during it closed the run at once, so only closed runs replay differently, but those are replayed too.
+  if (patched('goal-failure-uncancellable')) await CancellationScope.nonCancellable(() => saveSnapshot(s));
+  else await saveSnapshot(s);
   return s;
 }

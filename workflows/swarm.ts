@@ -1,4 +1,4 @@
-import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched } from '@temporalio/workflow';
 import { tallyVotes } from '../reasoning/swarm-tally';
 import { mapBounded } from './bounded';
 import { swarmStepCount } from './job-rules';
@@ -121,7 +121,11 @@ export async function swarmWorkflow(input: SwarmInput): Promise<unknown> {
       await CancellationScope.nonCancellable(() => save('cancelled'));
       throw err;
     }
-    await save('failed', { error: failureMessage(err) });
+    // Not cancellable: a cancel arriving during this write would leave the run running for good. Versioned: a cancel
+    // during it closed the run at once, so only closed runs replay differently, but those are replayed too.
+    const failed = () => save('failed', { error: failureMessage(err) });
+    if (patched('swarm-failure-uncancellable')) await CancellationScope.nonCancellable(failed);
+    else await failed();
     return null;
   }
 }

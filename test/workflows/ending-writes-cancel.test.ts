@@ -182,3 +182,33 @@ describe('background response', () => {
     expect(delivered).toEqual(['response.completed']);
   });
 });
+
+describe('email', () => {
+  test('the gave-up write waiting for its retry when a cancel arrives: it still runs, and the email ends failed', async () => {
+    const gaveUp: string[] = [];
+    let tries = 0;
+    const r = await run(
+      'emailWorkflow',
+      [{ tenantId: 't', emailId: 'email_1' }],
+      {
+        sendEmail: async () => {
+          throw ApplicationFailure.nonRetryable('no SMTP server is configured', 'SmtpNotConfigured');
+        },
+        emailGaveUp: async (i: { error: string }) => {
+          if (++tries === 1) throw failOnceThenRetry('db down');
+          gaveUp.push(i.error);
+        },
+      },
+      async (h) => {
+        await pollUntil(
+          () => inRetryBackoff(h, 'emailGaveUp'),
+          (v) => v,
+        );
+        await h.cancel();
+      },
+    );
+    expect(r.error).toBeUndefined();
+    expect(gaveUp).toEqual(['Gave up after repeated transient failures: no SMTP server is configured']);
+    expect(r.result).toEqual({ status: 'failed' });
+  });
+});
