@@ -20,6 +20,18 @@ const create = async (input: string) => {
   expect(r.status).toBe(200);
   return r.body.id as string;
 };
+/** A batch polled until it completes, and the lines of one of its files (JSONL parsed). */
+const completedBatch = (id: string) =>
+  pollUntil(
+    () => h.req('GET', `/v1/batches/${id}`, { key }),
+    (r) => r.body.status === 'completed',
+    60_000,
+  );
+const fileLines = async <T>(fileId: string) =>
+  (await h.req('GET', `/v1/files/${fileId}/content`, { key })).text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as T);
 const events = async (id: string) =>
   (
     await h.db.any(
@@ -106,22 +118,12 @@ test('a worker stopped mid-batch: the next worker answers what was pending; ever
   holding = false;
   const second = await startQueueWorker(h);
   try {
-    const done = await pollUntil(
-      () => h.req('GET', `/v1/batches/${id}`, { key }),
-      (r) => r.body.status === 'completed',
-      60_000,
-    );
+    const done = await completedBatch(id);
     expect(done.body.request_counts).toEqual({ total: 12, completed: 12, failed: 0 });
-    const out = (await h.req('GET', `/v1/files/${done.body.output_file_id}/content`, { key })).text
-      .trim()
-      .split('\n')
-      .map(
-        (l) =>
-          JSON.parse(l) as {
-            custom_id: string;
-            response: { body: { choices: Array<{ message: { content: string } }> } };
-          },
-      );
+    const out = await fileLines<{
+      custom_id: string;
+      response: { body: { choices: Array<{ message: { content: string } }> } };
+    }>(done.body.output_file_id);
     expect(out.map((l) => l.custom_id)).toEqual(lines.map((l) => l.custom_id));
     expect(out.map((l) => l.response.body.choices[0].message.content)).toEqual(lines.map((_, i) => `answer ${i}`));
   } finally {
@@ -166,22 +168,14 @@ test('a worker stopped during an image line’s second round: the next attempt e
   holding = false;
   const second = await startQueueWorker(h);
   try {
-    const done = await pollUntil(
-      () => h.req('GET', `/v1/batches/${id}`, { key }),
-      (r) => r.body.status === 'completed',
-      60_000,
-    );
+    const done = await completedBatch(id);
     expect(done.body.request_counts).toEqual({ total: 2, completed: 1, failed: 1 });
-    const out = (await h.req('GET', `/v1/files/${done.body.output_file_id}/content`, { key })).text
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { custom_id: string; response: { body: { output_text?: string; output: any[] } } });
+    const out = await fileLines<{ custom_id: string; response: { body: { output_text?: string; output: any[] } } }>(
+      done.body.output_file_id,
+    );
     expect(out.map((l) => l.custom_id)).toEqual(['plain']);
     expect(out[0].response.body.output.at(-1).content[0].text).toBe('plain answer');
-    const errors = (await h.req('GET', `/v1/files/${done.body.error_file_id}/content`, { key })).text
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const errors = await fileLines<Record<string, unknown>>(done.body.error_file_id);
     expect(errors).toEqual([
       {
         id: expect.stringMatching(/^batch_req_/),
