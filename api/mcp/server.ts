@@ -5,10 +5,12 @@ import {
   CallToolRequestSchema,
   ErrorCode,
   isJSONRPCErrorResponse,
+  isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
   ListToolsRequestSchema,
   type JSONRPCMessage,
+  type JSONRPCNotification,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { KeyPrincipal } from '../../activities/store/keys';
@@ -22,7 +24,25 @@ export interface McpCaller {
   surface?: string;
 }
 
-type Pending = { originalId: string | number; resolve: (m: JSONRPCMessage) => void };
+type Pending = { originalId: string | number; owner: string; resolve: (m: JSONRPCMessage) => void };
+
+/**
+ * JSON-RPC code of a request the caller cancelled (LSP's RequestCancelled; MCP defines none). The
+ * SDK sends nothing for a request whose handler was aborted, but the caller's HTTP request still
+ * needs an answer, so the transport gives this one.
+ */
+export const REQUEST_CANCELLED = -32800;
+
+/** Whose request this is: the key (and its tenant) that sent it. Cancellations match only within it. */
+function ownerOf(authInfo: AuthInfo): string {
+  const caller = authInfo.extra?.caller as McpCaller | undefined;
+  return caller ? `${caller.principal.tenantId}/${caller.principal.keyId}` : '';
+}
+
+/** The key of a caller's own request id in `byCaller` (a string id "1" and a number id 1 differ). */
+function callerKey(owner: string, id: string | number): string {
+  return `${owner}\u0000${typeof id}:${id}`;
+}
 
 /**
  * One long-lived transport that multiplexes every HTTP request onto one SDK `Server`: each
@@ -30,6 +50,12 @@ type Pending = { originalId: string | number; resolve: (m: JSONRPCMessage) => vo
  * response the server sends for that id resolves the waiting HTTP request with the caller's id
  * restored. This keeps the SDK's own dispatch (initialize negotiation, ping, -32601, capability
  * checks) without building a server and transport per request (measured ~18 ms each).
+ *
+ * Client messages that name a request go through the caller's own ids only: a
+ * `notifications/cancelled` is translated from the caller's id to the internal ids of that
+ * caller's in-flight requests (and dropped when it names none), so no caller can cancel another's
+ * request; client progress notifications and client responses can only refer to requests the
+ * server sent, and it sends none here, so they are dropped.
  */
 class MuxTransport implements Transport {
   onmessage?: Transport['onmessage'];
@@ -37,6 +63,8 @@ class MuxTransport implements Transport {
   onerror?: (error: Error) => void;
   private seq = 0;
   private readonly pending = new Map<string, Pending>();
+  /** (owner, caller's id) → internal ids in flight (one caller may reuse an id across concurrent POSTs). */
+  private readonly byCaller = new Map<string, Set<string>>();
 
   async start(): Promise<void> {}
 
@@ -44,25 +72,66 @@ class MuxTransport implements Transport {
     this.onclose?.();
   }
 
+  /** In-flight requests (for tests: nothing may stay here once answered). */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
   async send(message: JSONRPCMessage): Promise<void> {
     // Server-initiated requests and notifications have no HTTP request to ride on here: dropped.
     if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
-    const key = String(message.id);
-    const p = this.pending.get(key);
+    this.settle(String(message.id), message);
+  }
+
+  /** Answers the HTTP request waiting for `internal` (with the caller's id restored) and forgets it. */
+  private settle(internal: string, message: JSONRPCMessage): void {
+    const p = this.pending.get(internal);
     if (!p) return;
-    this.pending.delete(key);
+    this.pending.delete(internal);
+    const key = callerKey(p.owner, p.originalId);
+    const ids = this.byCaller.get(key);
+    ids?.delete(internal);
+    if (ids?.size === 0) this.byCaller.delete(key);
     p.resolve({ ...message, id: p.originalId } as JSONRPCMessage);
+  }
+
+  /** A caller's cancellation: only its own in-flight requests with that id; anything else is dropped. */
+  private cancel(message: JSONRPCNotification, authInfo: AuthInfo): void {
+    const params = message.params as { requestId?: unknown; reason?: unknown } | undefined;
+    const id = params?.requestId;
+    if (typeof id !== 'string' && typeof id !== 'number') return;
+    const ids = this.byCaller.get(callerKey(ownerOf(authInfo), id));
+    if (!ids) return;
+    for (const internal of [...ids]) {
+      // The SDK aborts the handler's signal and then sends nothing for it: answer the HTTP request here.
+      this.onmessage?.({ ...message, params: { ...params, requestId: internal } }, { authInfo });
+      this.settle(internal, {
+        jsonrpc: '2.0',
+        id: internal,
+        error: { code: REQUEST_CANCELLED, message: 'Request cancelled' },
+      });
+    }
   }
 
   /** Feeds one message to the server; resolves with its response (requests) or undefined (notifications). */
   dispatch(message: JSONRPCMessage, authInfo: AuthInfo): Promise<JSONRPCMessage | undefined> {
     if (!isJSONRPCRequest(message)) {
-      this.onmessage?.(message, { authInfo });
+      if (isJSONRPCNotification(message)) {
+        if (message.method === 'notifications/cancelled') this.cancel(message, authInfo);
+        // Progress from a client is about a request the server sent; it sends none here.
+        else if (message.method !== 'notifications/progress') this.onmessage?.(message, { authInfo });
+      }
+      // Responses from a client answer server-initiated requests, which are never sent here: dropped.
       return Promise.resolve(undefined);
     }
     const internal = `m${(this.seq = (this.seq + 1) % Number.MAX_SAFE_INTEGER)}`;
+    const owner = ownerOf(authInfo);
     return new Promise((resolve) => {
-      this.pending.set(internal, { originalId: message.id, resolve });
+      this.pending.set(internal, { originalId: message.id, owner, resolve });
+      const key = callerKey(owner, message.id);
+      const ids = this.byCaller.get(key);
+      if (ids) ids.add(internal);
+      else this.byCaller.set(key, new Set([internal]));
       this.onmessage?.({ ...message, id: internal }, { authInfo });
     });
   }
@@ -100,6 +169,8 @@ function describe(tool: ToolDef): Tool {
 
 export interface McpDispatcher {
   dispatch(message: JSONRPCMessage, caller: McpCaller): Promise<JSONRPCMessage | undefined>;
+  /** Requests dispatched and not answered yet. */
+  inFlight(): number;
 }
 
 /** Builds the process's MCP server once (per app); tools come from the tool registry, filtered by the caller's scopes. */
@@ -138,5 +209,6 @@ export async function createMcpDispatcher(toolCtx: Omit<ToolContext, 'principal'
         scopes: caller.principal.scopes,
         extra: { caller },
       }),
+    inFlight: () => transport.inFlight,
   };
 }
