@@ -21,9 +21,22 @@ export interface SseWriter {
   batch<T>(fn: () => T): T;
   close(): void;
   readonly closed: boolean;
+  /** Bytes written and not yet taken by the client: the body's buffers and, when reachable, the socket's. */
+  readonly buffered: number;
+  /**
+   * Resolves once `buffered` is at most `cap` (at once when it is), or when the stream closes; waits on
+   * the body's and the socket's 'drain' and leaves no listener behind.
+   */
+  drained(cap?: number): Promise<void>;
   /** Resolves when the client goes away or `close()` is called. */
   readonly done: Promise<void>;
 }
+
+/**
+ * Unsent bytes past which a persisted-event stream waits for its reader before reading more (as the
+ * WebSocket's 1 MB slow-consumer cap; a stream can resume by id, so waiting loses nothing).
+ */
+export const SSE_MAX_BUFFERED = 1024 * 1024;
 
 /** The reconnect delay a draining server tells its SSE clients. */
 export const DRAIN_RETRY_MS = 500;
@@ -87,12 +100,37 @@ export function openSse(ctx: AppContext, opts: { heartbeatMs?: number; retryMs?:
     held = '';
     if (!body.destroyed) body.write(text);
   }
+  const socket = ctx.req.socket;
+  function buffered(): number {
+    return body.writableLength + body.readableLength + (socket.writableLength ?? 0);
+  }
+  /** Ends of the `drained` waits under way (called at close). */
+  const waiters = new Set<() => void>();
+  function drained(cap = SSE_MAX_BUFFERED): Promise<void> {
+    if (closed || buffered() <= cap) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const check = () => {
+        if (closed || buffered() <= cap) end();
+      };
+      const end = () => {
+        body.off('drain', check);
+        socket.off('drain', check);
+        waiters.delete(end);
+        resolve();
+      };
+      // Whichever buffer holds the bytes passed its high-water mark, so it emits 'drain' when it empties.
+      body.on('drain', check);
+      socket.on('drain', check);
+      waiters.add(end);
+    });
+  }
   function close() {
     if (closed) return;
     flush();
     closed = true;
     clearInterval(heartbeat);
     body.end();
+    for (const end of [...waiters]) end();
     resolveDone();
   }
   ctx.req.on('close', close);
@@ -131,6 +169,10 @@ export function openSse(ctx: AppContext, opts: { heartbeatMs?: number; retryMs?:
     get closed() {
       return closed;
     },
+    get buffered() {
+      return buffered();
+    },
+    drained,
     done,
   };
 }
@@ -160,6 +202,8 @@ export interface StreamFeed {
   dirty: boolean;
   /** Called on every notice (set by the reader that waits). */
   wake?: () => void;
+  /** Set while the reader waits for a slow client: notices only mark the feed dirty (nothing piles up in memory). */
+  held?: boolean;
   unsubscribe(): void;
 }
 
@@ -174,7 +218,7 @@ export function subscribeStream(ctx: AppContext, o: { tenantId: string; stream: 
   const feed: StreamFeed = { carried: [], dirty: !listener.connected, unsubscribe: () => undefined };
   feed.unsubscribe = listener.subscribe(o.stream, (notice) => {
     if (notice?.t !== undefined && notice.t !== o.tenantId) return; // another tenant's stream of that name
-    if (notice?.ev) {
+    if (notice?.ev && !feed.held) {
       for (const e of notice.ev)
         feed.carried.push({
           id: e.id,
@@ -183,7 +227,7 @@ export function subscribeStream(ctx: AppContext, o: { tenantId: string; stream: 
           data: e.data,
           created_at: timestamptzText(e.created_at),
         });
-    } else feed.dirty = true;
+    } else feed.dirty = true; // read back from the last id (a notice without its events, or a held feed)
     feed.wake?.();
   });
   return feed;
@@ -196,7 +240,9 @@ export function subscribeStream(ctx: AppContext, o: { tenantId: string; stream: 
  * come in id order with none missing, so those events are sent as they are; a notice without
  * them, a (re)connect of the listener and the slow poll (which covers a listener that is down)
  * make the reader read back from its last id instead. The reader reads back first, unless it is
- * given a `feed` opened before any event after `afterId` could exist and still clean. Returns at
+ * given a `feed` opened before any event after `afterId` could exist and still clean. A reader
+ * that does not read holds at most `SSE_MAX_BUFFERED` plus one page: past it the stream waits for
+ * 'drain' before reading (or sending) more, and then reads back from its last id. Returns at
  * once: the stream runs in the background.
  */
 export function pipeEventStream(
@@ -238,6 +284,16 @@ export function pipeEventStream(
     });
   const loop = async () => {
     while (!sse.closed) {
+      if (sse.buffered > SSE_MAX_BUFFERED) {
+        // A slow reader: read nothing more until it has taken its bytes. Events that arrive meanwhile
+        // are read back from the database by id afterwards (as a resume does), not held here.
+        feed.held = true;
+        feed.carried = [];
+        feed.dirty = true;
+        await sse.drained(SSE_MAX_BUFFERED);
+        feed.held = false;
+        continue;
+      }
       if (feed.dirty) {
         feed.dirty = false;
         const rows = await readEventsAfter(opts.db, {

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import pg from 'pg';
+import { sql } from 'slonik';
 import { z } from 'zod';
 import pino from 'pino';
 import { createEventListener } from '../../activities/store/event-listener';
@@ -362,3 +363,156 @@ test('events that arrive together go out in one write: one HTTP chunk for a read
     await api.close();
   }
 });
+
+/**
+ * A raw HTTP/1.1 GET whose socket can be held: `pause()` stops reading (the kernel's buffers fill and the
+ * server's writes back up), `read()` resumes and resolves with the body's chunks joined once the
+ * terminating chunk arrives.
+ */
+function heldGet(url: string, headers: Record<string, string> = {}) {
+  const { hostname, port, pathname } = new URL(url);
+  const parts: Buffer[] = [];
+  const socket = net.connect(Number(port), hostname, () =>
+    socket.write(
+      `GET ${pathname} HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n` +
+        Object.entries(headers)
+          .map(([k, v]) => `${k}: ${v}\r\n`)
+          .join('') +
+        '\r\n',
+    ),
+  );
+  socket.pause();
+  return {
+    socket,
+    read: () =>
+      new Promise<string>((resolve, reject) => {
+        let seen = 0;
+        socket.on('data', (b: Buffer) => {
+          parts.push(b);
+          seen += b.length;
+          const tail = Buffer.concat(parts.slice(-2)).subarray(-7).toString('latin1');
+          if (tail === '\r\n0\r\n\r\n') {
+            socket.destroy();
+            resolve(dechunk(Buffer.concat(parts, seen)));
+          }
+        });
+        socket.on('error', reject);
+        socket.resume();
+      }),
+  };
+}
+
+/** The body of a chunked HTTP/1.1 response (headers and chunk framing removed). */
+function dechunk(raw: Buffer): string {
+  const head = raw.indexOf('\r\n\r\n');
+  const out: Buffer[] = [];
+  for (let at = head + 4; ;) {
+    const eol = raw.indexOf('\r\n', at);
+    const size = Number.parseInt(raw.subarray(at, eol).toString('latin1'), 16);
+    if (!size) break;
+    out.push(raw.subarray(eol + 2, eol + 2 + size));
+    at = eol + 2 + size + 2;
+  }
+  return Buffer.concat(out).toString('utf8');
+}
+
+/** Polls `value` until it has not changed for `quietMs` (or `maxMs` passed); returns it. */
+async function settled(value: () => number, quietMs = 1500, maxMs = 10_000): Promise<number> {
+  const start = Date.now();
+  let last = value();
+  let since = Date.now();
+  while (Date.now() - start < maxMs) {
+    await sleep(100);
+    const now = value();
+    if (now !== last) [last, since] = [now, Date.now()];
+    else if (Date.now() - since >= quietMs) break;
+  }
+  return last;
+}
+
+test('a reader that does not read holds the stream: reading stops at about 1 MiB unsent, and resumes with every event once, in order, live ones included', async () => {
+  const { db: counted, counter } = countingDb();
+  let ctxOf: AppContext | undefined;
+  let writer: SseWriter | undefined;
+  let socketDrainAtStart = 0;
+  const routes = [
+    getRoute('/test/s10', (ctx) => {
+      ctxOf = ctx;
+      socketDrainAtStart = ctx.req.socket.listenerCount('drain');
+      writer = pipeEventStream(ctx, {
+        db: counted,
+        tenantId: tenant,
+        stream: ctx.path.slice('/test/'.length),
+        afterId: 0,
+        toMessage: (row) => ({ event: row.type, data: row.data }),
+        isFinal: (row) => row.type === 'end',
+      });
+    }),
+    getRoute('/test/s11', (ctx) => {
+      ctxOf = ctx;
+      socketDrainAtStart = ctx.req.socket.listenerCount('drain');
+      writer = pipeEventStream(ctx, {
+        db: counted,
+        tenantId: tenant,
+        stream: 's11',
+        afterId: 0,
+        toMessage: (row) => ({ event: row.type, data: row.data }),
+        isFinal: (row) => row.type === 'end',
+      });
+    }),
+  ];
+  const api = await startExtraApp(h, { routes });
+  /** Unsent bytes of the open stream, as the server holds them (its body's buffers and its socket's). */
+  const held = () => {
+    const body = ctxOf!.body as import('node:stream').PassThrough;
+    return body.writableLength + body.readableLength + ctxOf!.req.socket.writableLength;
+  };
+  const total = 20_000;
+  const pad = 'x'.repeat(1000);
+  const fill = async (stream: string) =>
+    h.db.query(sql.unsafe`
+      INSERT INTO events (tenant_id, stream, type, data)
+      SELECT ${tenant}, ${stream}, 'tick', jsonb_build_object('i', g, 'pad', ${pad}::text)
+      FROM generate_series(0, ${total - 1}) AS g`);
+  try {
+    await fill('s10');
+    const reads = counter.reads;
+    const client = heldGet(`${api.url}/test/s10`, { 'Last-Event-ID': '0' });
+    await until(async () => counter.reads > reads);
+    const pages = (await settled(() => counter.reads)) - reads;
+    // 20,000 events of ~1 KB are 40 pages of 500 (~21 MB). The old code read them all (and held what the
+    // kernel did not); now the stream stops once ~1 MiB waits, plus what the loopback's buffers took.
+    expect(pages).toBeLessThan(20);
+    expect(held()).toBeLessThan(2 * 1024 * 1024);
+    expect(writer!.closed).toBe(false);
+    // Live events while it waits: carried by NOTIFY, read back by id after the drain.
+    for (let i = 0; i < 3; i++)
+      await appendEvent(h.db, { tenantId: tenant, stream: 's10', type: 'tick', data: { i: total + i } });
+    await appendEvent(h.db, { tenantId: tenant, stream: 's10', type: 'end', data: { i: total + 3 } });
+    const text = await client.read();
+    const events = text.split('\n\n').filter((b) => b.includes('data: '));
+    const got = events.map((e) => JSON.parse(/^data: (.*)$/m.exec(e)![1]).i as number);
+    expect(got).toEqual(Array.from({ length: total + 4 }, (_, i) => i));
+    const ids = events.map((e) => Number(/^id: (\d+)$/m.exec(e)![1]));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(/^event: (\w+)$/m.exec(events.at(-1)!)?.[1]).toBe('end');
+
+    // A client that goes away while the stream waits releases it: closed, no 'drain' listener left, no more reads.
+    await fill('s11');
+    const before = counter.reads;
+    const gone = heldGet(`${api.url}/test/s11`);
+    await until(async () => counter.reads > before);
+    await settled(() => counter.reads);
+    expect(writer!.closed).toBe(false);
+    gone.socket.destroy();
+    await until(async () => writer!.closed);
+    const body = ctxOf!.body as import('node:stream').PassThrough;
+    expect(body.listenerCount('drain')).toBe(0);
+    expect(ctxOf!.req.socket.listenerCount('drain')).toBeLessThanOrEqual(socketDrainAtStart);
+    const after = counter.reads;
+    await sleep(300);
+    expect(counter.reads).toBe(after);
+  } finally {
+    await api.close();
+  }
+}, 60_000);
