@@ -148,3 +148,15 @@ export async function markKeyUsed(db: Db, keyId: string): Promise<void> {
     UPDATE api_keys SET last_used_at = now()
     WHERE id = ${keyId} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`);
 }
+
+/**
+ * Of these key ids, the ones still unrevoked and holding `scope`: one read for any number of keys (the live
+ * socket re-checks the keys of its open connections with it).
+ */
+export async function keysHoldingScope(db: Db, keyIds: readonly string[], scope: string): Promise<Set<string>> {
+  if (keyIds.length === 0) return new Set();
+  const rows = await db.anyFirst(sql.type(z.object({ id: z.string() }))`
+    SELECT id FROM api_keys
+    WHERE id = ANY(${sql.array([...keyIds], 'text')}) AND revoked_at IS NULL AND ${scope} = ANY(scopes)`);
+  return new Set(rows);
+}

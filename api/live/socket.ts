@@ -4,7 +4,8 @@ import type { Duplex } from 'node:stream';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type Koa from 'koa';
 import { WebSocket, WebSocketServer } from 'ws';
-import { authenticateKey } from '../../activities/store/keys';
+import { GATEWAY_CHANNEL } from '../../activities/store/gateway-listener';
+import { authenticateKey, keysHoldingScope } from '../../activities/store/keys';
 import { LIVE_CHANNEL, latestSample, sampleById } from '../../activities/store/live';
 import { ClientMessage, ServerFrame } from '../../schema/live-frames';
 import type { AppExtras, AppState } from '../context';
@@ -29,6 +30,8 @@ interface LiveClient {
   raw?: Socket;
   alive: boolean;
   tenantId?: string;
+  /** The key that authenticated the connection: re-checked on its gateway notice and on every heartbeat tick. */
+  keyId?: string;
   sessions: Set<string>;
 }
 
@@ -198,6 +201,37 @@ export function attachLiveSocket(
   });
   const listener = eventListenerOf(deps);
 
+  /**
+   * Closes the connections whose key is revoked or lost runtime:chat. Their tenant and sessions are cleared first,
+   * so no token frame reaches them while the close handshake runs. Close code 1008 (policy violation): the file
+   * uses standard codes only (1001 on shutdown), and the `error` frame before it says why.
+   */
+  const recheckKeys = async (only?: string) => {
+    const ids = new Set<string>();
+    for (const c of clients) if (c.keyId && (only === undefined || c.keyId === only)) ids.add(c.keyId);
+    if (ids.size === 0) return;
+    const still = await keysHoldingScope(deps.db, [...ids], 'runtime:chat');
+    for (const c of clients) {
+      if (!c.keyId || !ids.has(c.keyId) || still.has(c.keyId)) continue;
+      c.tenantId = undefined;
+      c.keyId = undefined;
+      c.sessions.clear();
+      closedCounter.inc({ reason: 'key_revoked' });
+      send(c, { type: 'error', message: 'The key was revoked or no longer has runtime:chat.' });
+      c.ws.close(1008, 'key revoked');
+    }
+  };
+  const recheck = (only?: string) =>
+    void recheckKeys(only).catch((err: Error) => deps.log.warn({ err: err.message }, 'live key re-check failed'));
+  // The gateway's key notices ("key:<id>", sent by trigger on every revocation or scope change, whatever made it)
+  // on the shared LISTEN connection; after a reconnect, notices may have been missed: every key is checked.
+  const unlistenKeys = listener.listen(GATEWAY_CHANNEL, {
+    onPayload: (p) => {
+      if (p.startsWith('key:')) recheck(p.slice(4));
+    },
+    onReconnect: () => recheck(),
+  });
+
   const onMessage = async (c: LiveClient, data: string) => {
     let raw: unknown;
     try {
@@ -219,6 +253,7 @@ export function attachLiveSocket(
       if (!p || p.kind === 'bootstrap' || !p.scopes.includes('runtime:chat'))
         return send(c, { type: 'error', message: 'Invalid key, or it lacks runtime:chat.' });
       c.tenantId = p.tenantId;
+      c.keyId = p.keyId;
       c.sessions.clear();
       return send(c, { type: 'auth_ok' });
     }
@@ -275,6 +310,7 @@ export function attachLiveSocket(
   server.on('upgrade', onUpgrade);
 
   const heartbeat = setInterval(() => {
+    recheck(); // the fallback when a key notice was missed: one read for the keys of every open connection
     for (const c of clients) {
       if (!c.alive) {
         closedCounter.inc({ reason: 'dead_peer' });
@@ -306,6 +342,7 @@ export function attachLiveSocket(
         await new Promise<void>((r) => wss.close(() => r()));
         announcer.close();
         unlisten();
+        unlistenKeys();
       })();
       return closing;
     },
