@@ -33,6 +33,12 @@ interface LiveClient {
   /** The key that authenticated the connection: re-checked on its gateway notice and on every heartbeat tick. */
   keyId?: string;
   sessions: Set<string>;
+  /** Messages are handled one at a time, in order: each waits for the one before it. */
+  chain: Promise<void>;
+  /** Token bucket of the message rate: MSG_BURST at most, MSG_PER_SECOND added per second. */
+  allowance: number;
+  allowanceAt: number;
+  failedAuths: number;
 }
 
 /**
@@ -71,6 +77,15 @@ function rawSocketOf(ws: WebSocket): Socket | undefined {
 }
 
 const MAX_SESSIONS = 20;
+/**
+ * Per connection, messages of any kind: a burst of 40 (an auth and 20 subscribes fit twice), then 10 a second on
+ * average; past that the socket is closed 1008. With messages handled one at a time this also bounds what one
+ * connection can have queued.
+ */
+const MSG_BURST = 40;
+const MSG_PER_SECOND = 10;
+/** Failed `auth` messages one connection may send; the next failure closes it 1008 (key guessing). */
+const MAX_FAILED_AUTHS = 5;
 
 interface Encoded {
   payloads: Buffer[];
@@ -250,8 +265,14 @@ export function attachLiveSocket(
       });
     if (m.data.type === 'auth') {
       const p = await authenticateKey(deps.db, m.data.key);
-      if (!p || p.kind === 'bootstrap' || !p.scopes.includes('runtime:chat'))
-        return send(c, { type: 'error', message: 'Invalid key, or it lacks runtime:chat.' });
+      if (!p || p.kind === 'bootstrap' || !p.scopes.includes('runtime:chat')) {
+        send(c, { type: 'error', message: 'Invalid key, or it lacks runtime:chat.' });
+        if (++c.failedAuths >= MAX_FAILED_AUTHS) {
+          closedCounter.inc({ reason: 'failed_auth' });
+          c.ws.close(1008, 'too many failed auth messages');
+        }
+        return;
+      }
       c.tenantId = p.tenantId;
       c.keyId = p.keyId;
       c.sessions.clear();
@@ -260,6 +281,8 @@ export function attachLiveSocket(
     if (!c.tenantId) return send(c, { type: 'error', message: 'Authenticate first: {"type":"auth","key":"svc...."}.' });
     if (c.sessions.size >= MAX_SESSIONS && !c.sessions.has(m.data.session))
       return send(c, { type: 'error', message: `At most ${MAX_SESSIONS} subscriptions per connection.` });
+    // Already subscribed: every replica was told (and is told again every announce interval), no NOTIFY.
+    if (c.sessions.has(m.data.session)) return send(c, { type: 'subscribed', message: m.data.session });
     c.sessions.add(m.data.session);
     // Answered once the notice to every replica is committed (they apply it as it arrives).
     await announcer.subscribed(c.tenantId, m.data.session);
@@ -285,15 +308,36 @@ export function attachLiveSocket(
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const c: LiveClient = { ws, raw: rawSocketOf(ws), alive: true, sessions: new Set() };
+      const c: LiveClient = {
+        ws,
+        raw: rawSocketOf(ws),
+        alive: true,
+        sessions: new Set(),
+        chain: Promise.resolve(),
+        allowance: MSG_BURST,
+        allowanceAt: Date.now(),
+        failedAuths: 0,
+      };
       clients.add(c);
       gauge.set(clients.size);
       ws.on('pong', () => (c.alive = true));
       ws.on('message', (data, isBinary) => {
+        if (ws.readyState !== WebSocket.OPEN) return; // closing: what is still arriving is dropped
+        const now = Date.now();
+        c.allowance = Math.min(MSG_BURST, c.allowance + ((now - c.allowanceAt) / 1000) * MSG_PER_SECOND);
+        c.allowanceAt = now;
+        if (c.allowance < 1) {
+          closedCounter.inc({ reason: 'flooding' });
+          send(c, { type: 'error', message: `Too many messages: at most ${MSG_PER_SECOND} a second.` });
+          ws.close(1008, 'too many messages');
+          return;
+        }
+        c.allowance -= 1;
         if (isBinary) return send(c, { type: 'error', message: 'Send text frames.' });
-        void onMessage(c, data.toString()).catch((err: Error) =>
-          deps.log.warn({ err: err.message }, 'live client message failed'),
-        );
+        const text = data.toString();
+        c.chain = c.chain
+          .then(() => (ws.readyState === WebSocket.OPEN ? onMessage(c, text) : undefined))
+          .catch((err: Error) => deps.log.warn({ err: err.message }, 'live client message failed'));
       });
       ws.on('close', () => {
         clients.delete(c);

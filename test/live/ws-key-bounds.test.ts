@@ -1,5 +1,7 @@
+import pg from 'pg';
 import { sql } from 'slonik';
 import { publishDispatch, publishTokens } from '../../activities/live/publish';
+import { LIVE_CHANNEL } from '../../activities/store/live';
 import { startHarness, type Harness } from '../helpers/harness';
 import { client, replicas, until, type TestClient } from './ws-helpers';
 
@@ -78,4 +80,67 @@ test('with the key notice missed (trigger off), the heartbeat re-check still clo
     await h.db.query(sql.unsafe`ALTER TABLE api_keys ENABLE TRIGGER api_keys_gateway_notify`);
   }
   expect(await closedWithin(c, 10_000)).toBe(1008);
+});
+
+/** A LISTEN connection on the live channel in the test: counts the `sub` notices naming (tenant, session). */
+async function subNotices(tenantId: string, session: string) {
+  const l = new pg.Client({ connectionString: h.config.databaseUrl });
+  await l.connect();
+  const state = { subs: 0, markers: 0 };
+  l.on('notification', (n) => {
+    const p = JSON.parse(n.payload ?? '{}');
+    if (p.kind === 'sub' && p.subs.some((x: string[]) => x[0] === tenantId && x[1] === session)) state.subs++;
+    if (p.kind === 'dispatch' && p.id === 'marker') state.markers++;
+  });
+  await l.query(`LISTEN ${LIVE_CHANNEL}`);
+  return {
+    state,
+    /** Every notice committed before this call has been received once it resolves (one connection, commit order). */
+    async settle() {
+      const before = state.markers;
+      await publishDispatch(h.db, 'marker');
+      await until([state], (s) => s.markers > before);
+    },
+    close: () => l.end(),
+  };
+}
+
+test('duplicate subscribes are answered `subscribed` with no further NOTIFY: one `sub` notice for 30 of them', async () => {
+  const r = await reps.start({ announceMs: 600_000 }); // no periodic re-announce during the test
+  const k = await h.key(['runtime:chat']);
+  const listen = await subNotices(k.tenantId, 'dup');
+  const c = await client(r.ws);
+  c.ws.send(JSON.stringify({ type: 'auth', key: k.apiKey }));
+  await until(c.frames, (f) => f.type === 'auth_ok');
+  for (let i = 0; i < 30; i++) c.ws.send(JSON.stringify({ type: 'subscribe', session: 'dup' }));
+  await until(c.frames, () => c.frames.filter((f) => f.type === 'subscribed').length === 30);
+  await listen.settle();
+  expect(listen.state.subs).toBe(1);
+  expect(c.ws.readyState).toBe(c.ws.OPEN);
+  c.ws.close();
+  await listen.close();
+});
+
+test('1,000 subscribe messages at once: the socket is closed 1008 for flooding, with at most one `sub` notice', async () => {
+  const r = await reps.start({ announceMs: 600_000 });
+  const k = await h.key(['runtime:chat']);
+  const listen = await subNotices(k.tenantId, 'flood');
+  const c = await client(r.ws);
+  c.ws.send(JSON.stringify({ type: 'auth', key: k.apiKey }));
+  await until(c.frames, (f) => f.type === 'auth_ok');
+  for (let i = 0; i < 1000; i++) c.ws.send(JSON.stringify({ type: 'subscribe', session: 'flood' }));
+  expect(await closedWithin(c, 10_000)).toBe(1008);
+  expect(c.frames.some((f) => f.type === 'error' && /Too many messages/.test(f.message))).toBe(true);
+  await listen.settle();
+  expect(listen.state.subs).toBeLessThanOrEqual(1);
+  await listen.close();
+});
+
+test('failed auth messages: the fifth closes the socket 1008; the ones after it are not handled', async () => {
+  const r = await reps.start();
+  const c = await client(r.ws);
+  for (let i = 0; i < 10; i++)
+    c.ws.send(JSON.stringify({ type: 'auth', key: `svc.aaaaaaaaaaa${i}.${'b'.repeat(32)}` }));
+  expect(await closedWithin(c, 10_000)).toBe(1008);
+  expect(c.frames.filter((f) => f.type === 'error' && /Invalid key/.test(f.message))).toHaveLength(5);
 });
