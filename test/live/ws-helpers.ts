@@ -74,3 +74,13 @@ export const until = (frames: any[], pred: (f: any) => boolean) =>
     (f) => f !== undefined,
     30_000,
   );
+
+/** A socket authenticated with `apiKey` and subscribed to `session` (both answered). */
+export async function authed(url: string, apiKey: string, session: string): Promise<TestClient> {
+  const c = await client(url);
+  c.ws.send(JSON.stringify({ type: 'auth', key: apiKey }));
+  await until(c.frames, (f) => f.type === 'auth_ok');
+  c.ws.send(JSON.stringify({ type: 'subscribe', session }));
+  await until(c.frames, (f) => f.type === 'subscribed');
+  return c;
+}

@@ -3,7 +3,7 @@ import { sql } from 'slonik';
 import { publishDispatch, publishTokens } from '../../activities/live/publish';
 import { LIVE_CHANNEL } from '../../activities/store/live';
 import { startHarness, type Harness } from '../helpers/harness';
-import { client, replicas, until, type TestClient } from './ws-helpers';
+import { authed, client, replicas, until, type TestClient } from './ws-helpers';
 
 let h: Harness;
 const reps = replicas(() => h);
@@ -15,15 +15,6 @@ afterAll(async () => {
   await reps.closeAll();
   await h?.close();
 });
-
-async function authed(url: string, apiKey: string, session: string): Promise<TestClient> {
-  const c = await client(url);
-  c.ws.send(JSON.stringify({ type: 'auth', key: apiKey }));
-  await until(c.frames, (f) => f.type === 'auth_ok');
-  c.ws.send(JSON.stringify({ type: 'subscribe', session }));
-  await until(c.frames, (f) => f.type === 'subscribed');
-  return c;
-}
 
 /** The close code, or 'open' if the socket is still open after `ms` (a bound for a test that fails, not a speed check). */
 const closedWithin = (c: TestClient, ms: number) =>

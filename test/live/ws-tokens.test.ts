@@ -5,7 +5,7 @@ import { withFakeUpstream } from '../helpers/fake-upstream';
 import type { Harness } from '../helpers/harness';
 import { pollUntil } from '../helpers/poll';
 import { withSlowInserts } from '../helpers/db-faults';
-import { client, replicas, until, type TestClient } from './ws-helpers';
+import { authed, client, replicas, until, type TestClient } from './ws-helpers';
 
 let h: Harness;
 let fake: FakeOpenAI;
@@ -14,15 +14,6 @@ afterAll(() => reps.closeAll()); // declared first so it runs before the harness
 withFakeUpstream({ scopes: ['runtime:chat'], worker: true }, (up) => ({ fake, h } = up));
 
 const REPLY = 'Tokens travel from one replica to the socket on another.';
-
-async function authed(url: string, apiKey: string, session: string): Promise<TestClient> {
-  const c = await client(url);
-  c.ws.send(JSON.stringify({ type: 'auth', key: apiKey }));
-  await until(c.frames, (f) => f.type === 'auth_ok');
-  c.ws.send(JSON.stringify({ type: 'subscribe', session }));
-  await until(c.frames, (f) => f.type === 'subscribed');
-  return c;
-}
 
 /** Streamed chat through `url`; returns the content the SSE stream delivered. */
 async function streamChat(url: string, apiKey: string, headers: Record<string, string>): Promise<string> {
